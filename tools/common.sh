@@ -1,0 +1,51 @@
+# Shared by tools/run and tools/test: install what is missing, configure, build.
+# Sourced, not executed.
+
+LOOM_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+# Debian 12 packages the build, the tests and the workbench need.
+LOOM_PACKAGES=(
+  gcc pkg-config meson ninja-build gettext
+  libglib2.0-dev libgtk-4-dev libadwaita-1-dev libjson-glib-dev libepoxy-dev
+  libopenblas-dev
+  desktop-file-utils appstream
+  xvfb xauth libgl1-mesa-dri
+)
+
+loom_say() { printf '\033[1m==> %s\033[0m\n' "$*"; }
+
+loom_install_missing() {
+  local missing=()
+  local p
+  for p in "${LOOM_PACKAGES[@]}"; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+      missing+=("$p")
+    fi
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  loom_say "Installing missing packages: ${missing[*]}"
+  local sudo=()
+  if [ "$(id -u)" -ne 0 ]; then
+    if command -v sudo >/dev/null; then
+      sudo=(sudo)
+    else
+      echo "Missing packages (${missing[*]}) and no sudo: install them as root, then run this again." >&2
+      exit 1
+    fi
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo[@]}" apt-get update -q || true
+  "${sudo[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
+}
+
+# loom_build DIR [meson options...]: configure once, then build incrementally.
+loom_build() {
+  local dir=$1
+  shift
+  if [ ! -f "$LOOM_ROOT/$dir/build.ninja" ]; then
+    loom_say "Configuring $dir"
+    meson setup "$LOOM_ROOT/$dir" "$LOOM_ROOT" "$@"
+  fi
+  loom_say "Building $dir"
+  ninja -C "$LOOM_ROOT/$dir"
+}
