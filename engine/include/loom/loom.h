@@ -5,3 +5,7 @@
 #include "version.h"
 #include "error.h"
 #include "file.h"
+#include "context.h"
+#include "npy.h"
+#include "pool.h"
+#include "shape.h"

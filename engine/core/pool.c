@@ -1,0 +1,154 @@
+/*
+ * A fixed pool of worker threads executing one parallel-for at a time.
+ * Ranges are handed out by an atomic counter; which thread runs a range
+ * varies, but the ranges themselves (and so every result) do not.
+ */
+#include "loom/pool.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "core/i18n.h"
+
+#define LOOM_POOL_MAX_THREADS 256
+
+struct loom_pool {
+  int n_threads; /* including the caller */
+  pthread_t *threads;
+  pthread_mutex_t mutex;
+  pthread_cond_t work_cv;
+  pthread_cond_t done_cv;
+  pthread_mutex_t run_mutex; /* one parallel-for at a time per pool */
+
+  /* The job being run. */
+  uint64_t generation;
+  loom_range_fn fn;
+  void *arg;
+  int64_t n, grain, n_chunks;
+  atomic_llong next_chunk;
+  int busy_workers;
+  bool quit;
+};
+
+static _Thread_local int in_pool_job;
+
+static void run_chunks(loom_pool *p) {
+  for (;;) {
+    long long c = atomic_fetch_add(&p->next_chunk, 1);
+    if (c >= p->n_chunks) break;
+    int64_t begin = c * p->grain;
+    int64_t end = begin + p->grain < p->n ? begin + p->grain : p->n;
+    p->fn(p->arg, begin, end);
+  }
+}
+
+static void *worker_main(void *data) {
+  loom_pool *p = data;
+  uint64_t seen = 0;
+  in_pool_job = 1;
+  pthread_mutex_lock(&p->mutex);
+  for (;;) {
+    while (!p->quit && p->generation == seen) pthread_cond_wait(&p->work_cv, &p->mutex);
+    if (p->quit) break;
+    seen = p->generation;
+    p->busy_workers++;
+    pthread_mutex_unlock(&p->mutex);
+    run_chunks(p);
+    pthread_mutex_lock(&p->mutex);
+    if (--p->busy_workers == 0) pthread_cond_signal(&p->done_cv);
+  }
+  pthread_mutex_unlock(&p->mutex);
+  return NULL;
+}
+
+LOOM_API loom_pool *loom_pool_new(int n_threads, loom_error *err) {
+  if (n_threads <= 0) {
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    n_threads = n > 0 ? (int)n : 1;
+  }
+  if (n_threads > LOOM_POOL_MAX_THREADS)
+    n_threads = LOOM_POOL_MAX_THREADS;
+  loom_pool *p = calloc(1, sizeof *p);
+  if (!p) {
+    loom_error_set(err, LOOM_ERR_NOMEM, _("out of memory creating a thread pool"));
+    return NULL;
+  }
+  p->n_threads = n_threads;
+  pthread_mutex_init(&p->mutex, NULL);
+  pthread_mutex_init(&p->run_mutex, NULL);
+  pthread_cond_init(&p->work_cv, NULL);
+  pthread_cond_init(&p->done_cv, NULL);
+  if (n_threads > 1) {
+    p->threads = calloc((size_t)n_threads - 1, sizeof *p->threads);
+    if (!p->threads) {
+      loom_pool_free(p);
+      loom_error_set(err, LOOM_ERR_NOMEM, _("out of memory creating a thread pool"));
+      return NULL;
+    }
+    for (int i = 0; i < n_threads - 1; i++) {
+      if (pthread_create(&p->threads[i], NULL, worker_main, p) != 0) {
+        p->n_threads = i + 1; /* the caller plus the workers started so far */
+        loom_pool_free(p);
+        loom_error_set(err, LOOM_ERR_NOMEM, _("cannot start thread %d of the thread pool"), i + 1);
+        return NULL;
+      }
+    }
+  }
+  return p;
+}
+
+LOOM_API void loom_pool_free(loom_pool *p) {
+  if (!p) return;
+  pthread_mutex_lock(&p->mutex);
+  p->quit = true;
+  pthread_cond_broadcast(&p->work_cv);
+  pthread_mutex_unlock(&p->mutex);
+  if (p->threads)
+    for (int i = 0; i < p->n_threads - 1; i++) pthread_join(p->threads[i], NULL);
+  free(p->threads);
+  pthread_mutex_destroy(&p->mutex);
+  pthread_mutex_destroy(&p->run_mutex);
+  pthread_cond_destroy(&p->work_cv);
+  pthread_cond_destroy(&p->done_cv);
+  free(p);
+}
+
+LOOM_API int loom_pool_size(const loom_pool *p) { return p ? p->n_threads : 1; }
+
+LOOM_API void loom_pool_for(loom_pool *p, int64_t n, int64_t grain, loom_range_fn fn, void *arg) {
+  if (n <= 0) return;
+  if (grain < 1) grain = 1;
+  int64_t n_chunks = (n + grain - 1) / grain;
+  if (!p || p->n_threads == 1 || n_chunks == 1 || in_pool_job) {
+    for (int64_t c = 0; c < n_chunks; c++) {
+      int64_t begin = c * grain;
+      fn(arg, begin, begin + grain < n ? begin + grain : n);
+    }
+    return;
+  }
+  pthread_mutex_lock(&p->run_mutex);
+  pthread_mutex_lock(&p->mutex);
+  p->fn = fn;
+  p->arg = arg;
+  p->n = n;
+  p->grain = grain;
+  p->n_chunks = n_chunks;
+  atomic_store(&p->next_chunk, 0);
+  p->generation++;
+  pthread_cond_broadcast(&p->work_cv);
+  pthread_mutex_unlock(&p->mutex);
+
+  in_pool_job = 1;
+  run_chunks(p);
+  in_pool_job = 0;
+
+  /* Wait until every worker that joined this generation has finished. Workers
+   * that wake late find no chunks left and return at once. */
+  pthread_mutex_lock(&p->mutex);
+  while (p->busy_workers > 0) pthread_cond_wait(&p->done_cv, &p->mutex);
+  pthread_mutex_unlock(&p->mutex);
+  pthread_mutex_unlock(&p->run_mutex);
+}

@@ -1,0 +1,16 @@
+// The floor of the network's grid: one quad on the y = 0 plane spanning
+// cols × rows cells plus a small margin (so the outer lines keep their full
+// width). No vertex buffer: the corners come from gl_VertexID.
+// The #version line (330 core or 300 es) is prepended at load time.
+
+uniform mat4 u_mvp;
+uniform vec2 u_size;   // (cols, rows) in cells
+uniform float u_margin;
+
+out vec2 v_cell;       // position in cell units: x along columns, y along rows
+
+void main() {
+  vec2 corner = vec2(float(gl_VertexID & 1), float((gl_VertexID >> 1) & 1));
+  v_cell = mix(vec2(-u_margin), u_size + vec2(u_margin), corner);
+  gl_Position = u_mvp * vec4(v_cell.x, 0.0, v_cell.y, 1.0);
+}
