@@ -8,8 +8,10 @@ uniform vec4 u_tile_odd;
 uniform vec4 u_line;
 uniform vec4 u_border;
 uniform float u_line_px;  // half width of a line, in pixels
+uniform float u_ghost;    // opacity of the outlines above the floor
 
 in vec2 v_cell;
+flat in int v_level;
 out vec4 frag_color;
 
 // Coverage of the line family x = k (k = 0 … n), restricted to the floor's
@@ -46,6 +48,13 @@ void main() {
     color = mod(cell.x + cell.y, 2.0) < 0.5 ? u_tile_even : u_tile_odd;
   }
   color = mix(color, vec4(line.rgb, 1.0), cov * line.a);
+
+  // Levels above the floor: only their outline, faint, so they mark the
+  // volume without hiding the floor.
+  if (v_level > 0) {
+    float outline = max(edge_x ? cx : 0.0, edge_y ? cy : 0.0);
+    color = vec4(u_border.rgb, outline * u_ghost);
+  }
 
   if (color.a <= 0.0)
     discard;

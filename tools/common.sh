@@ -7,7 +7,7 @@ LOOM_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 LOOM_PACKAGES=(
   gcc pkg-config meson ninja-build gettext
   libglib2.0-dev libgtk-4-dev libadwaita-1-dev libjson-glib-dev libepoxy-dev
-  libopenblas-dev
+  libopenblas-dev zlib1g-dev
   desktop-file-utils appstream
   xvfb xauth libgl1-mesa-dri
 )

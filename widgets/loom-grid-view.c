@@ -1,7 +1,8 @@
 /*
  * LoomGridView draws a network's grid with OpenGL: for now the floor, a tile
- * per cell of the rows × cols plane, seen by an orbit camera that frames the
- * whole depth × rows × cols volume. Drag to orbit, scroll to zoom.
+ * per cell of the rows × cols plane, and faint outlines of the depth levels
+ * above it, seen by an orbit camera that frames the whole depth × rows × cols
+ * volume. Drag to orbit, scroll to zoom.
  *
  * GL: 3.3 core or GLES 3.0. The shaders in the GResource carry no #version
  * line; the one matching the context is prepended when they are compiled.
@@ -20,10 +21,13 @@
 #define MAX_CELLS 4096 /* per axis; beyond this the floor is unreadable anyway */
 
 #define DEFAULT_YAW 0.65f
-#define DEFAULT_PITCH 0.55f
+#define DEFAULT_PITCH 0.45f
 #define MIN_PITCH 0.08f
 #define MAX_PITCH 1.50f
 #define FOV_Y 0.70f /* radians, about 40° */
+/* Distance over the one that just fits the bounding sphere: perspective makes
+ * the nearest corner stick out of the sphere's silhouette. */
+#define DEFAULT_ZOOM 1.15f
 
 struct _LoomGridView {
   GtkGLArea parent_instance;
@@ -36,7 +40,7 @@ struct _LoomGridView {
   float drag_yaw, drag_pitch;
 
   GLuint program, vao;
-  GLint u_mvp, u_size, u_margin, u_tile_even, u_tile_odd, u_line, u_border, u_line_px;
+  GLint u_mvp, u_size, u_margin, u_tile_even, u_tile_odd, u_line, u_border, u_line_px, u_ghost;
 };
 
 G_DEFINE_FINAL_TYPE(LoomGridView, loom_grid_view, GTK_TYPE_GL_AREA)
@@ -175,6 +179,38 @@ static GLuint link_program(const char *vert, const char *frag, gboolean es, GErr
   return program;
 }
 
+/* One attempt at a context with the given APIs and minimum version; NULL
+ * with @error set when GDK cannot provide it. */
+static GdkGLContext *try_context(GdkSurface *surface, GdkGLAPI apis, int major, int minor, GError **error) {
+  GdkGLContext *context = gdk_surface_create_gl_context(surface, error);
+  if (!context) return NULL;
+  gdk_gl_context_set_allowed_apis(context, apis);
+  gdk_gl_context_set_required_version(context, major, minor);
+  if (!gdk_gl_context_realize(context, error)) {
+    g_object_unref(context);
+    return NULL;
+  }
+  return context;
+}
+
+/*
+ * GtkGLArea 4.8 asks for desktop GL only unless told to use GLES only, so on
+ * a GLES-only display (GDK_DEBUG=gl-gles, many ARM boards) it gets no
+ * context at all. Ask for GL 3.3 core with the API left to GDK first, and
+ * for GLES 3.0 if that fails.
+ */
+static GdkGLContext *loom_grid_view_create_context(GtkGLArea *area) {
+  GdkSurface *surface = gtk_native_get_surface(gtk_widget_get_native(GTK_WIDGET(area)));
+  g_autoptr(GError) error = NULL;
+  GdkGLContext *context = try_context(surface, GDK_GL_API_GL | GDK_GL_API_GLES, 3, 3, &error);
+  if (!context) {
+    g_clear_error(&error);
+    context = try_context(surface, GDK_GL_API_GLES, 3, 0, &error);
+  }
+  if (!context) gtk_gl_area_set_error(area, error);
+  return context;
+}
+
 static void loom_grid_view_realize(GtkWidget *widget) {
   LoomGridView *self = LOOM_GRID_VIEW(widget);
   GtkGLArea *area = GTK_GL_AREA(widget);
@@ -185,7 +221,7 @@ static void loom_grid_view_realize(GtkWidget *widget) {
   if (gtk_gl_area_get_error(area)) return; /* GtkGLArea shows the error itself */
 
   GdkGLContext *context = gtk_gl_area_get_context(area);
-  gboolean es = gdk_gl_context_get_use_es(context);
+  gboolean es = gdk_gl_context_get_api(context) == GDK_GL_API_GLES;
   int major, minor;
   gdk_gl_context_get_version(context, &major, &minor);
   if (major * 10 + minor < (es ? 30 : 33)) {
@@ -211,6 +247,7 @@ static void loom_grid_view_realize(GtkWidget *widget) {
   self->u_line = glGetUniformLocation(self->program, "u_line");
   self->u_border = glGetUniformLocation(self->program, "u_border");
   self->u_line_px = glGetUniformLocation(self->program, "u_line_px");
+  self->u_ghost = glGetUniformLocation(self->program, "u_ghost");
 
   /* Core profiles draw nothing without a bound vertex array, even when the
    * vertex shader reads no attributes. */
@@ -255,8 +292,10 @@ static void draw_scene(LoomGridView *self, int width, int height) {
   glUniform4f(self->u_border, LOOM_GRID_VIEW_BORDER_R, LOOM_GRID_VIEW_BORDER_G,
               LOOM_GRID_VIEW_BORDER_B, 1.f);
   glUniform1f(self->u_line_px, 0.75f * scale);
+  glUniform1f(self->u_ghost, 0.3f);
   glBindVertexArray(self->vao);
-  glDrawArrays(GL_TRIANGLE_STRIP, 0, 4);
+  /* Instance 0 is the floor, 1…depth outline the levels above it. */
+  glDrawArraysInstanced(GL_TRIANGLE_STRIP, 0, 4, (GLsizei)self->depth + 1);
   glBindVertexArray(0);
   glUseProgram(0);
   glDisable(GL_BLEND);
@@ -348,7 +387,7 @@ void loom_grid_view_reset_camera(LoomGridView *self) {
   g_return_if_fail(LOOM_IS_GRID_VIEW(self));
   self->yaw = DEFAULT_YAW;
   self->pitch = DEFAULT_PITCH;
-  self->zoom = 1.f;
+  self->zoom = DEFAULT_ZOOM;
   gtk_gl_area_queue_render(GTK_GL_AREA(self));
 }
 
@@ -422,6 +461,9 @@ static void loom_grid_view_class_init(LoomGridViewClass *klass) {
   widget_class->realize = loom_grid_view_realize;
   widget_class->unrealize = loom_grid_view_unrealize;
   area_class->render = loom_grid_view_render;
+  /* GTK 4.8 runs its default through a class handler, not the vfunc slot. */
+  g_signal_override_class_handler("create-context", LOOM_TYPE_GRID_VIEW,
+                                  G_CALLBACK(loom_grid_view_create_context));
 
   properties[PROP_DEPTH] = g_param_spec_uint("depth", NULL, NULL, 0, MAX_CELLS, 4,
                                              G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY |
@@ -445,9 +487,8 @@ static void loom_grid_view_init(LoomGridView *self) {
   self->depth = self->rows = self->cols = 4;
   self->yaw = DEFAULT_YAW;
   self->pitch = DEFAULT_PITCH;
-  self->zoom = 1.f;
+  self->zoom = DEFAULT_ZOOM;
 
-  gtk_gl_area_set_required_version(GTK_GL_AREA(self), 3, 3);
   gtk_gl_area_set_has_depth_buffer(GTK_GL_AREA(self), TRUE);
   gtk_widget_set_focusable(GTK_WIDGET(self), TRUE);
 

@@ -135,6 +135,10 @@ LOOM_API int loom_npy_read(const char *path, loom_npy *out, loom_error *err) {
     numel *= d;
     p = endp;
   }
+  if (*p != ')') {
+    rc = loom_error_set(err, LOOM_ERR_FORMAT, _("%s: malformed shape in .npy header"), path);
+    goto fail;
+  }
   size_t data_off = hstart + hlen;
   size_t avail = len - data_off;
   if ((uint64_t)numel > avail / (size_t)elem || (size_t)numel * (size_t)elem != avail) {
@@ -170,6 +174,14 @@ fail:
 LOOM_API int loom_npy_write(const char *path, const loom_npy *a, loom_error *err) {
   if (a->ndim < 0 || a->ndim > LOOM_NPY_MAX_DIMS)
     return loom_error_set(err, LOOM_ERR_INVALID, _("%s: %d dimensions is out of range"), path, a->ndim);
+  int64_t numel = 1;
+  for (int i = 0; i < a->ndim; i++) {
+    if (a->shape[i] < 0 || (a->shape[i] > 0 && numel > INT64_MAX / 4 / a->shape[i]))
+      return loom_error_set(err, LOOM_ERR_INVALID, _("%s: dimension %d of the array (%lld) is out of range"), path, i,
+                            (long long)a->shape[i]);
+    numel *= a->shape[i];
+  }
+  if (numel > 0 && !a->data) return loom_error_set(err, LOOM_ERR_INVALID, _("%s: the array has no data"), path);
   char dict[512];
   int n = snprintf(dict, sizeof dict, "{'descr': '<f4', 'fortran_order': False, 'shape': (");
   for (int i = 0; i < a->ndim; i++)
@@ -180,7 +192,8 @@ LOOM_API int loom_npy_write(const char *path, const loom_npy *a, loom_error *err
   size_t total = 10 + (size_t)n + 1;
   size_t pad = (64 - total % 64) % 64;
   size_t hlen = (size_t)n + pad + 1;
-  int64_t numel = loom_npy_numel(a);
+  if ((uint64_t)numel > (SIZE_MAX - 10 - hlen) / 4)
+    return loom_error_set(err, LOOM_ERR_NOMEM, _("%s: the array is too large"), path);
   size_t bytes = 10 + hlen + (size_t)numel * 4;
   unsigned char *buf = malloc(bytes);
   if (!buf) return loom_error_set(err, LOOM_ERR_NOMEM, _("%s: out of memory"), path);

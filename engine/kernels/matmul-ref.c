@@ -20,7 +20,6 @@ void loom_sgemm_ref_rows(bool trans_a, int64_t row_begin, int64_t row_end, int64
       int64_t j1 = j0 + COL_BLOCK < n ? j0 + COL_BLOCK : n;
       for (int64_t p = 0; p < k; p++) {
         const float aip = trans_a ? a[p * lda + i] : a[i * lda + p];
-        if (aip == 0.0f) continue; /* exact: adding 0·b changes nothing unless b is not finite */
         const float *restrict brow = b + p * ldb;
         for (int64_t j = j0; j < j1; j++) crow[j] += aip * brow[j];
       }

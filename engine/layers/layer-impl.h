@@ -98,3 +98,6 @@ int layer_backward(loom_layer *l, const loom_ctx *ctx, const float *x, const flo
                    int64_t batch, loom_error *err);
 /* Zeroes the gradients of l and its children. */
 void layer_zero_grad(loom_layer *l);
+/* Sets where the layer sits (the net calls it on place/move; has_coord false
+ * clears it) and relabels its weights, children and gate included. */
+void layer_set_coord(loom_layer *l, const int coord[4], bool has_coord);

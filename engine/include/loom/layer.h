@@ -121,6 +121,8 @@ LOOM_API int loom_layer_adapt_to_input(loom_layer *l, const loom_shape *in, loom
 LOOM_API int loom_layer_n_weights(const loom_layer *l);
 LOOM_API loom_weights *loom_layer_weights(loom_layer *l, int index);
 LOOM_API const char *loom_layer_weights_name(const loom_layer *l, int index);
+/* The tensor's path inside the layer: "weight", "children[1].bias", "gate.weight". */
+LOOM_API char *loom_layer_weights_path(const loom_layer *l, int index, char *buf, size_t size);
 LOOM_API float *loom_layer_grad(loom_layer *l, int index); /* same size as the weights; after build */
 LOOM_API int64_t loom_layer_param_count(const loom_layer *l);
 LOOM_API size_t loom_layer_bytes(const loom_layer *l);                  /* at the current dtype */

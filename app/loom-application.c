@@ -1,0 +1,145 @@
+/*
+ * LoomApplication: the process-wide part of the workbench. It owns the
+ * settings, installs the app actions and every accelerator (win. ones too, so
+ * one table lists them all), and opens a window per file it is given.
+ */
+#include "loom-application.h"
+
+#include <glib/gi18n.h>
+
+#include "loom-window.h"
+#include "loom-workbench-resources.h"
+
+#define MAX_RECENT 10
+
+struct _LoomApplication {
+  AdwApplication parent_instance;
+  GSettings *settings;
+};
+
+G_DEFINE_FINAL_TYPE(LoomApplication, loom_application, ADW_TYPE_APPLICATION)
+
+static const struct {
+  const char *action;
+  const char *accels[3];
+} accels[] = {
+  {"app.quit", {"<Control>q", NULL}},
+  {"win.new", {"<Control>n", NULL}},
+  {"win.open", {"<Control>o", NULL}},
+  {"win.save", {"<Control>s", NULL}},
+  {"win.save-as", {"<Control><Shift>s", NULL}},
+  {"win.reset-camera", {"Home", NULL}},
+  {"win.show-help-overlay", {"<Control>question", NULL}},
+};
+
+GSettings *loom_application_get_settings(LoomApplication *self) {
+  g_return_val_if_fail(LOOM_IS_APPLICATION(self), NULL);
+  return self->settings;
+}
+
+void loom_application_add_recent(LoomApplication *self, const char *uri) {
+  g_return_if_fail(LOOM_IS_APPLICATION(self));
+  g_return_if_fail(uri != NULL);
+  g_auto(GStrv) old = g_settings_get_strv(self->settings, "recent-files");
+  g_autoptr(GStrvBuilder) builder = g_strv_builder_new();
+  g_strv_builder_add(builder, uri);
+  guint n = 1;
+  for (guint i = 0; old[i] && n < MAX_RECENT; i++) {
+    if (g_str_equal(old[i], uri)) continue;
+    g_strv_builder_add(builder, old[i]);
+    n++;
+  }
+  g_auto(GStrv) recent = g_strv_builder_end(builder);
+  g_settings_set_strv(self->settings, "recent-files", (const char *const *)recent);
+}
+
+static void app_about(GSimpleAction *action, GVariant *param, gpointer user_data) {
+  GtkApplication *app = GTK_APPLICATION(user_data);
+  const char *developers[] = {_("The Loom Workbench developers"), NULL};
+  GtkWidget *about = g_object_new(ADW_TYPE_ABOUT_WINDOW,
+                                  "application-name", _("Loom Workbench"),
+                                  "application-icon", APPLICATION_ID,
+                                  "developer-name", _("The Loom Workbench developers"),
+                                  "version", PACKAGE_VERSION,
+                                  "comments", _("Design, train, inspect and export volumetric neural networks."),
+                                  "developers", developers,
+                                  /* Translators: your names, one per line. */
+                                  "translator-credits", _("translator-credits"),
+                                  "license-type", GTK_LICENSE_GPL_3_0,
+                                  "transient-for", gtk_application_get_active_window(app),
+                                  "modal", TRUE,
+                                  NULL);
+  gtk_window_present(GTK_WINDOW(about));
+}
+
+static void app_quit(GSimpleAction *action, GVariant *param, gpointer user_data) {
+  /* Close every window through close-request, so each saves its state and
+   * cancels its work; the application exits when the last one is gone. */
+  GList *windows = g_list_copy(gtk_application_get_windows(GTK_APPLICATION(user_data)));
+  for (GList *l = windows; l; l = l->next) gtk_window_close(l->data);
+  g_list_free(windows);
+}
+
+static const GActionEntry app_actions[] = {
+  {.name = "about", .activate = app_about},
+  {.name = "quit", .activate = app_quit},
+};
+
+static void loom_application_startup(GApplication *application) {
+  LoomApplication *self = LOOM_APPLICATION(application);
+  G_APPLICATION_CLASS(loom_application_parent_class)->startup(application);
+
+  /* The grid view is dark; a dark shell around it keeps the contrast calm.
+   * A user who forces light mode still gets it. */
+  adw_style_manager_set_color_scheme(adw_style_manager_get_default(), ADW_COLOR_SCHEME_PREFER_DARK);
+
+  g_action_map_add_action_entries(G_ACTION_MAP(self), app_actions, G_N_ELEMENTS(app_actions), self);
+  for (gsize i = 0; i < G_N_ELEMENTS(accels); i++)
+    gtk_application_set_accels_for_action(GTK_APPLICATION(self), accels[i].action, accels[i].accels);
+}
+
+static void loom_application_activate(GApplication *application) {
+  GtkWindow *window = gtk_application_get_active_window(GTK_APPLICATION(application));
+  if (!window) window = GTK_WINDOW(loom_window_new(LOOM_APPLICATION(application)));
+  gtk_window_present(window);
+}
+
+static void loom_application_open(GApplication *application, GFile **files, int n_files, const char *hint) {
+  for (int i = 0; i < n_files; i++) {
+    LoomWindow *window = loom_window_new(LOOM_APPLICATION(application));
+    loom_window_open_file(window, files[i]);
+    gtk_window_present(GTK_WINDOW(window));
+  }
+}
+
+static void loom_application_finalize(GObject *object) {
+  LoomApplication *self = LOOM_APPLICATION(object);
+  g_clear_object(&self->settings);
+  G_OBJECT_CLASS(loom_application_parent_class)->finalize(object);
+}
+
+static void loom_application_class_init(LoomApplicationClass *klass) {
+  GObjectClass *object_class = G_OBJECT_CLASS(klass);
+  GApplicationClass *app_class = G_APPLICATION_CLASS(klass);
+
+  object_class->finalize = loom_application_finalize;
+  app_class->startup = loom_application_startup;
+  app_class->activate = loom_application_activate;
+  app_class->open = loom_application_open;
+
+  /* The resources live in a static library; referencing them keeps the
+   * linker from dropping them (their constructor registers them). */
+  (void)loom_workbench_get_resource();
+}
+
+static void loom_application_init(LoomApplication *self) {
+  self->settings = g_settings_new(APPLICATION_ID);
+}
+
+LoomApplication *loom_application_new(void) {
+  return g_object_new(LOOM_TYPE_APPLICATION,
+                      "application-id", APPLICATION_ID,
+                      "flags", G_APPLICATION_HANDLES_OPEN,
+                      "resource-base-path", "/org/loomworkbench/Workbench",
+                      NULL);
+}

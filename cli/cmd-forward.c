@@ -1,0 +1,151 @@
+/*
+ * loom forward MODEL --input X.npy --output Y.npy [--threads N]
+ *
+ * X holds a batch of samples (batch × input shape) or one sample of exactly
+ * the input shape; Y gets batch × output shape, or the output shape alone for
+ * a single sample. Results do not depend on --threads.
+ */
+#include <errno.h>
+#include <glib/gi18n.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli-model.h"
+#include "commands.h"
+
+int cmd_forward(int argc, char **argv);
+
+#define FORWARD_MAX_THREADS 1024
+
+static bool same_dims(const int64_t *a, const int64_t *b, int n) {
+  for (int i = 0; i < n; i++)
+    if (a[i] != b[i]) return false;
+  return true;
+}
+
+static void format_npy_shape(const loom_npy *a, char *buf, size_t size) {
+  size_t used = (size_t)snprintf(buf, size, "[");
+  for (int i = 0; i < a->ndim && used < size; i++)
+    used += (size_t)snprintf(buf + used, size - used, i ? "×%lld" : "%lld", (long long)a->shape[i]);
+  if (used < size) snprintf(buf + used, size - used, "]");
+}
+
+static int run_forward(const char *model_path, loom_net *net, const char *in_path, const char *out_path,
+                       int threads) {
+  loom_error err = {0};
+  loom_diag *diags = NULL;
+  int n_diags = loom_net_infer_shapes(net, 0, &diags);
+  if (n_diags != 0) {
+    char at[64];
+    if (n_diags > 0)
+      cli_error("forward", _("%s: the network cannot run: %s: %s"), model_path,
+                loom_coord_format(diags[0].at, at, sizeof at), diags[0].message);
+    else
+      cli_error("forward", _("%s: shape inference failed"), model_path);
+    free(diags);
+    return 1;
+  }
+  free(diags);
+  loom_shape in = loom_net_input_shape(net), out = loom_net_output_shape(net);
+
+  loom_npy x;
+  if (loom_npy_read(in_path, &x, &err)) {
+    cli_error("forward", "%s", err.message);
+    return 1;
+  }
+  int64_t batch;
+  bool single = x.ndim == in.rank && same_dims(x.shape, in.d, in.rank);
+  if (single) {
+    batch = 1;
+  } else if (x.ndim == in.rank + 1 && same_dims(x.shape + 1, in.d, in.rank)) {
+    batch = x.shape[0];
+  } else {
+    char have[160], want[96];
+    format_npy_shape(&x, have, sizeof have);
+    loom_shape_format(&in, want, sizeof want);
+    cli_error("forward", _("%s: array of shape %s does not fit the model's input shape %s (expected %s for one sample "
+                           "or batch × %s)"),
+              in_path, have, want, want, want);
+    loom_npy_clear(&x);
+    return 1;
+  }
+
+  loom_npy y = {0};
+  y.ndim = single ? out.rank : out.rank + 1;
+  if (y.ndim > LOOM_NPY_MAX_DIMS) {
+    cli_error("forward", _("%s: the output has too many dimensions for .npy"), out_path);
+    loom_npy_clear(&x);
+    return 1;
+  }
+  if (!single) y.shape[0] = batch;
+  for (int i = 0; i < out.rank; i++) y.shape[y.ndim - out.rank + i] = out.d[i];
+  int64_t per = loom_shape_numel(&out);
+  if (batch > 0 && per > INT64_MAX / (int64_t)sizeof(float) / batch) {
+    cli_error("forward", _("%s: %lld samples of %lld outputs are too many"), in_path, (long long)batch, (long long)per);
+    loom_npy_clear(&x);
+    return 1;
+  }
+  y.data = malloc((size_t)(batch * per > 0 ? batch * per : 1) * sizeof(float));
+  if (!y.data) {
+    cli_error("forward", _("out of memory for %lld × %lld outputs"), (long long)batch, (long long)per);
+    loom_npy_clear(&x);
+    return 1;
+  }
+  int status = 0;
+  if (batch > 0) {
+    loom_pool *pool = loom_pool_new(threads, &err);
+    if (!pool) {
+      cli_error("forward", "%s", err.message);
+      status = 1;
+    } else {
+      loom_ctx ctx = {.pool = pool};
+      if (loom_net_forward(net, &ctx, x.data, batch, y.data, &err)) {
+        cli_error("forward", "%s: %s", model_path, err.message);
+        status = 1;
+      }
+      loom_pool_free(pool);
+    }
+  }
+  if (status == 0 && loom_npy_write(out_path, &y, &err)) {
+    cli_error("forward", "%s", err.message);
+    status = 1;
+  }
+  loom_npy_clear(&y);
+  loom_npy_clear(&x);
+  return status;
+}
+
+int cmd_forward(int argc, char **argv) {
+  const char *model = NULL, *in_path = NULL, *out_path = NULL, *threads_text = NULL;
+  for (int i = 1; i < argc; i++) {
+    int r;
+    if ((r = cli_option_value("--input", argc, argv, &i, &in_path)) ||
+        (r = cli_option_value("--output", argc, argv, &i, &out_path)) ||
+        (r = cli_option_value("--threads", argc, argv, &i, &threads_text))) {
+      if (r < 0) return cli_usage_error("forward", _("option '%s' needs a value"), argv[i]);
+      continue;
+    }
+    if (argv[i][0] == '-' && argv[i][1] != '\0') return cli_usage_error("forward", _("unknown option '%s'"), argv[i]);
+    if (model) return cli_usage_error("forward", _("unexpected argument '%s'"), argv[i]);
+    model = argv[i];
+  }
+  if (!model) return cli_usage_error("forward", _("missing MODEL"));
+  if (!in_path) return cli_usage_error("forward", _("missing --input X.npy"));
+  if (!out_path) return cli_usage_error("forward", _("missing --output Y.npy"));
+  int threads = 0; /* one per core */
+  if (threads_text) {
+    char *end;
+    errno = 0;
+    long v = strtol(threads_text, &end, 10);
+    if (end == threads_text || *end || errno == ERANGE || v < 1 || v > FORWARD_MAX_THREADS)
+      return cli_usage_error("forward", _("--threads needs an integer from 1 to %d, not '%s'"), FORWARD_MAX_THREADS,
+                             threads_text);
+    threads = (int)v;
+  }
+  loom_net *net = cli_load_model("forward", model);
+  if (!net) return 1;
+  int status = run_forward(model, net, in_path, out_path, threads);
+  loom_net_free(net);
+  return status;
+}

@@ -1,0 +1,341 @@
+/*
+ * The weight store: a float32 master and one cached packed copy (+ scales) at
+ * the store's dtype. The cache is a single slot: switching dtypes rebuilds,
+ * which keeps memory at master + one copy; the buffers are kept at exactly the
+ * size the byte accounting reports, so what loom_weights_bytes() says is what
+ * is allocated.
+ */
+#include "loom/weights.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "core/dtype-internal.h"
+#include "core/i18n.h"
+#include "core/weights-internal.h"
+
+struct loom_weights {
+  int64_t rows, cols, count;
+  float *master;
+  char label[128];
+  loom_dtype dtype;
+  loom_scale_mode mode;
+  /* The cache: valid for (dtype, mode, master) as they are now. */
+  bool cache_valid;
+  uint8_t *packed; /* NULL at float32, whose packed copy is the master itself */
+  size_t packed_size;
+  float *scales;
+  int64_t nscales;
+  float *effective; /* dequantized cache, count floats, for the non-float dtypes */
+  bool effective_valid;
+};
+
+static const char default_label[] = "weights";
+
+/* Resizes *p to exactly `size` bytes (freeing at 0); keeps the old buffer on failure. */
+static int resize_exact(void **p, size_t *cur, size_t size) {
+  if (*cur == size && (*p || size == 0)) return 0;
+  if (size == 0) {
+    free(*p);
+    *p = NULL;
+    *cur = 0;
+    return 0;
+  }
+  void *n = realloc(*p, size);
+  if (!n) return -1;
+  *p = n;
+  *cur = size;
+  return 0;
+}
+
+static void drop_cache(loom_weights *w) {
+  free(w->packed);
+  free(w->scales);
+  free(w->effective);
+  w->packed = NULL;
+  w->scales = NULL;
+  w->effective = NULL;
+  w->packed_size = 0;
+  w->nscales = 0;
+  w->cache_valid = false;
+  w->effective_valid = false;
+}
+
+LOOM_API loom_weights *loom_weights_new(int64_t rows, int64_t cols, loom_error *err) {
+  if (rows < 1 || cols < 1) {
+    loom_error_set(err, LOOM_ERR_SHAPE, _("invalid weight shape %lld × %lld"), (long long)rows, (long long)cols);
+    return NULL;
+  }
+  /* The widest packed form (float64, 8 bytes a value) and bit offsets of the
+   * narrow ones must fit, not only the master. */
+  if (rows > INT64_MAX / cols || rows * cols > INT64_MAX / 64 || (uint64_t)(rows * cols) > SIZE_MAX / 8) {
+    loom_error_set(err, LOOM_ERR_NOMEM, _("weights of %lld × %lld values are too large"), (long long)rows,
+                   (long long)cols);
+    return NULL;
+  }
+  loom_weights *w = calloc(1, sizeof *w);
+  float *master = calloc((size_t)(rows * cols), sizeof *master);
+  if (!w || !master) {
+    free(w);
+    free(master);
+    loom_error_set(err, LOOM_ERR_NOMEM, _("out of memory for %lld × %lld weights"), (long long)rows, (long long)cols);
+    return NULL;
+  }
+  w->rows = rows;
+  w->cols = cols;
+  w->count = rows * cols;
+  w->master = master;
+  w->dtype = LOOM_DTYPE_FLOAT32;
+  w->mode = LOOM_SCALE_PER_ROW;
+  memcpy(w->label, default_label, sizeof default_label);
+  return w;
+}
+
+LOOM_API void loom_weights_free(loom_weights *w) {
+  if (!w) return;
+  drop_cache(w);
+  free(w->master);
+  free(w);
+}
+
+LOOM_API loom_weights *loom_weights_clone(const loom_weights *w, loom_error *err) {
+  loom_weights *c = loom_weights_new(w->rows, w->cols, err);
+  if (!c) return NULL;
+  memcpy(c->master, w->master, (size_t)w->count * sizeof *w->master);
+  memcpy(c->label, w->label, sizeof c->label);
+  c->dtype = w->dtype;
+  c->mode = w->mode;
+  /* The cache may hold what a model file gave (its own scales), which a
+   * re-morph would not reproduce: copy it. */
+  if (w->cache_valid) {
+    if (w->packed_size) {
+      c->packed = malloc(w->packed_size);
+      if (!c->packed) goto nomem;
+      memcpy(c->packed, w->packed, w->packed_size);
+      c->packed_size = w->packed_size;
+    }
+    if (w->nscales) {
+      c->scales = malloc((size_t)w->nscales * sizeof *c->scales);
+      if (!c->scales) goto nomem;
+      memcpy(c->scales, w->scales, (size_t)w->nscales * sizeof *c->scales);
+      c->nscales = w->nscales;
+    }
+    c->cache_valid = true;
+  }
+  return c;
+nomem:
+  loom_weights_free(c);
+  loom_error_set(err, LOOM_ERR_NOMEM, _("%s: out of memory"), w->label);
+  return NULL;
+}
+
+LOOM_API int64_t loom_weights_rows(const loom_weights *w) { return w->rows; }
+LOOM_API int64_t loom_weights_cols(const loom_weights *w) { return w->cols; }
+LOOM_API int64_t loom_weights_count(const loom_weights *w) { return w->count; }
+LOOM_API float *loom_weights_master(loom_weights *w) { return w->master; }
+LOOM_API const float *loom_weights_master_const(const loom_weights *w) { return w->master; }
+
+LOOM_API void loom_weights_touch(loom_weights *w) {
+  /* Buffers stay allocated: training morphs after every step at the same size. */
+  w->cache_valid = false;
+  w->effective_valid = false;
+}
+
+LOOM_API void loom_weights_set_label(loom_weights *w, const char *label) {
+  snprintf(w->label, sizeof w->label, "%s", label && *label ? label : default_label);
+}
+
+LOOM_API const char *loom_weights_label(const loom_weights *w) { return w->label; }
+
+LOOM_API int loom_weights_set_dtype(loom_weights *w, loom_dtype d, loom_error *err) {
+  if (!loom_dtype_traits_get(d))
+    return loom_error_set(err, LOOM_ERR_INVALID, _("%s: invalid dtype %d"), w->label, (int)d);
+  if (d != w->dtype) {
+    drop_cache(w); /* a different size: do not keep the old copy around */
+    w->dtype = d;
+  }
+  return 0;
+}
+
+LOOM_API loom_dtype loom_weights_dtype(const loom_weights *w) { return w->dtype; }
+
+LOOM_API int loom_weights_set_scale_mode(loom_weights *w, loom_scale_mode m, loom_error *err) {
+  if (m != LOOM_SCALE_PER_ROW && m != LOOM_SCALE_PER_TENSOR)
+    return loom_error_set(err, LOOM_ERR_INVALID, _("%s: invalid scale mode %d"), w->label, (int)m);
+  if (m != w->mode) {
+    w->mode = m;
+    if (loom_dtype_traits_get(w->dtype)->scaled) loom_weights_touch(w);
+  }
+  return 0;
+}
+
+LOOM_API loom_scale_mode loom_weights_scale_mode(const loom_weights *w) { return w->mode; }
+
+static int report_nonfinite(const loom_weights *w, const float *values, loom_error *err) {
+  for (int64_t i = 0; i < w->count; i++) {
+    if (isfinite(values[i])) continue;
+    const char *what = isnan(values[i]) ? "NaN" : values[i] > 0 ? "+inf" : "-inf";
+    return loom_error_set(err, LOOM_ERR_NONFINITE, _("%s: weight at row %lld, column %lld is %s"), w->label,
+                          (long long)(i / w->cols), (long long)(i % w->cols), what);
+  }
+  return 0;
+}
+
+LOOM_API int loom_weights_morph(loom_weights *w, loom_error *err) {
+  if (w->cache_valid) return 0;
+  int rc = report_nonfinite(w, w->master, err);
+  if (rc) return rc;
+  w->effective_valid = false;
+  if (w->dtype == LOOM_DTYPE_FLOAT32) {
+    drop_cache(w);
+    w->cache_valid = true;
+    return 0;
+  }
+  size_t nbytes;
+  if ((rc = loom_dtype_packed_bytes(w->dtype, w->rows, w->cols, &nbytes, err))) return rc;
+  const int64_t nscales = loom_dtype_scale_count(w->dtype, w->rows, w->mode);
+  size_t scale_size = (size_t)nscales * sizeof(float);
+  size_t cur_scale_size = (size_t)w->nscales * sizeof(float);
+  if (resize_exact((void **)&w->packed, &w->packed_size, nbytes) ||
+      resize_exact((void **)&w->scales, &cur_scale_size, scale_size))
+    return loom_error_set(err, LOOM_ERR_NOMEM, _("%s: out of memory for the %s copy"), w->label,
+                          loom_dtype_name(w->dtype));
+  w->nscales = nscales;
+  if (nscales == 1)
+    w->scales[0] = loom_dtype_compute_scale(w->dtype, w->master, w->count);
+  else
+    for (int64_t r = 0; r < nscales; r++)
+      w->scales[r] = loom_dtype_compute_scale(w->dtype, w->master + r * w->cols, w->cols);
+  if ((rc = loom_dtype_quantize(w->dtype, w->master, w->rows, w->cols, w->scales, nscales, w->packed, err))) {
+    loom_error_prefix(err, "%s", w->label);
+    return rc;
+  }
+  w->cache_valid = true;
+  return 0;
+}
+
+LOOM_API const float *loom_weights_effective(loom_weights *w, loom_error *err) {
+  if (loom_weights_morph(w, err)) return NULL;
+  /* float32 -> float64 -> float32 is exact: both compute with the master. */
+  if (w->dtype == LOOM_DTYPE_FLOAT32 || w->dtype == LOOM_DTYPE_FLOAT64) return w->master;
+  if (!w->effective_valid) {
+    if (!w->effective && !(w->effective = malloc((size_t)w->count * sizeof *w->effective))) {
+      loom_error_set(err, LOOM_ERR_NOMEM, _("%s: out of memory"), w->label);
+      return NULL;
+    }
+    if (loom_dtype_dequantize(w->dtype, w->packed, w->rows, w->cols, w->scales, w->nscales, w->effective, err)) {
+      loom_error_prefix(err, "%s", w->label);
+      return NULL;
+    }
+    w->effective_valid = true;
+  }
+  return w->effective;
+}
+
+LOOM_API const uint8_t *loom_weights_packed(const loom_weights *w, size_t *nbytes) {
+  if (!w->cache_valid) {
+    if (nbytes) *nbytes = 0;
+    return NULL;
+  }
+  if (w->dtype == LOOM_DTYPE_FLOAT32) {
+    if (nbytes) *nbytes = (size_t)w->count * sizeof(float);
+    return (const uint8_t *)w->master;
+  }
+  if (nbytes) *nbytes = w->packed_size;
+  return w->packed;
+}
+
+LOOM_API const float *loom_weights_scales(const loom_weights *w, int64_t *nscales) {
+  bool have = w->cache_valid && w->nscales > 0;
+  if (nscales) *nscales = have ? w->nscales : 0;
+  return have ? w->scales : NULL;
+}
+
+LOOM_API size_t loom_weights_bytes_at(const loom_weights *w, loom_dtype d) {
+  size_t nbytes;
+  if (loom_dtype_packed_bytes(d, w->rows, w->cols, &nbytes, NULL)) return 0;
+  return nbytes + (size_t)loom_dtype_scale_count(d, w->rows, w->mode) * sizeof(float);
+}
+
+LOOM_API size_t loom_weights_bytes(const loom_weights *w) { return loom_weights_bytes_at(w, w->dtype); }
+
+size_t loom_weights_allocated_cache_bytes(const loom_weights *w) {
+  if (!w->cache_valid) return 0;
+  if (w->dtype == LOOM_DTYPE_FLOAT32) return (size_t)w->count * sizeof(float); /* the master is the copy */
+  return w->packed_size + (size_t)w->nscales * sizeof(float);
+}
+
+/* Padding bits (after the last code of a row) must be zero, codes in range. */
+static int check_codes(const loom_weights *w, const loom_dtype_traits *t, const uint8_t *p, size_t row_bytes,
+                       loom_error *err) {
+  const uint64_t used_bits = (uint64_t)w->cols * (uint64_t)t->bits;
+  const int pad = (int)(row_bytes * 8 - used_bits);
+  for (int64_t r = 0; r < w->rows; r++) {
+    const uint8_t *row = p + (size_t)r * row_bytes;
+    if (pad && (row[row_bytes - 1] >> (8 - pad)))
+      return loom_error_set(err, LOOM_ERR_FORMAT, _("%s: padding bits of row %lld are not zero"), w->label,
+                            (long long)r);
+    if (!t->scaled) continue;
+    for (int64_t c = 0; c < w->cols; c++) {
+      uint64_t code = loom_pack_get(t->bits, row, c);
+      if (!loom_scaled_code_valid(t, code))
+        return loom_error_set(err, LOOM_ERR_FORMAT, _("%s: invalid %s code 0x%llx at row %lld, column %lld"),
+                              w->label, t->name, (unsigned long long)code, (long long)r, (long long)c);
+    }
+  }
+  return 0;
+}
+
+LOOM_API int loom_weights_load_packed(loom_weights *w, loom_dtype d, const void *packed, size_t nbytes,
+                                      const float *scales, int64_t nscales, loom_error *err) {
+  const loom_dtype_traits *t = loom_dtype_traits_get(d);
+  if (!t) return loom_error_set(err, LOOM_ERR_INVALID, _("%s: invalid dtype %d"), w->label, (int)d);
+  size_t expected;
+  int rc = loom_dtype_packed_bytes(d, w->rows, w->cols, &expected, err);
+  if (rc) return rc;
+  if (nbytes != expected)
+    return loom_error_set(err, LOOM_ERR_SHAPE, _("%s: %s data of %zu bytes, expected %zu for %lld × %lld values"),
+                          w->label, t->name, nbytes, expected, (long long)w->rows, (long long)w->cols);
+  if (!t->scaled && nscales != 0)
+    return loom_error_set(err, LOOM_ERR_SHAPE, _("%s: %s takes no scales, got %lld"), w->label, t->name,
+                          (long long)nscales);
+  if (t->scaled && ((nscales != w->rows && nscales != 1) || !scales))
+    return loom_error_set(err, LOOM_ERR_SHAPE, _("%s: %s takes %lld scales (one per row) or 1, got %lld"), w->label,
+                          t->name, (long long)w->rows, (long long)nscales);
+  for (int64_t i = 0; i < nscales; i++)
+    if (!(scales[i] >= 0) || isinf(scales[i]))
+      return loom_error_set(err, LOOM_ERR_NONFINITE, _("%s: scale %lld is %g; scales must be finite and >= 0"),
+                            w->label, (long long)i, (double)scales[i]);
+  if ((rc = check_codes(w, t, packed, loom_dtype_row_bytes(d, w->cols), err))) return rc;
+
+  /* Build everything new first, so that a failure leaves the store as it was. */
+  float *master = malloc((size_t)w->count * sizeof *master);
+  uint8_t *copy = d == LOOM_DTYPE_FLOAT32 ? NULL : malloc(nbytes);
+  float *sc = nscales ? malloc((size_t)nscales * sizeof *sc) : NULL;
+  if (!master || (d != LOOM_DTYPE_FLOAT32 && !copy) || (nscales && !sc)) {
+    rc = loom_error_set(err, LOOM_ERR_NOMEM, _("%s: out of memory"), w->label);
+    goto fail;
+  }
+  if ((rc = loom_dtype_dequantize(d, packed, w->rows, w->cols, scales, nscales, master, err))) goto fail;
+  if ((rc = report_nonfinite(w, master, err))) goto fail;
+  if (copy) memcpy(copy, packed, nbytes);
+  if (sc) memcpy(sc, scales, (size_t)nscales * sizeof *sc);
+
+  drop_cache(w);
+  free(w->master);
+  w->master = master;
+  w->packed = copy;
+  w->packed_size = copy ? nbytes : 0;
+  w->scales = sc;
+  w->nscales = nscales;
+  w->dtype = d;
+  if (t->scaled && w->rows > 1) w->mode = nscales == 1 ? LOOM_SCALE_PER_TENSOR : LOOM_SCALE_PER_ROW;
+  w->cache_valid = true;
+  return 0;
+fail:
+  free(master);
+  free(copy);
+  free(sc);
+  return rc;
+}

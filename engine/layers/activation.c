@@ -1,0 +1,229 @@
+/*
+ * Element-wise activations, one registered type each, sharing one
+ * implementation. Formulas and derivatives follow PyTorch exactly (see
+ * docs/network.md); each value is computed in double and rounded once to
+ * float32, so the result is the correctly rounded float of the formula up to
+ * libm's accuracy. The output shape is the input shape.
+ */
+#include <math.h>
+#include <stdio.h>
+
+#include "core/i18n.h"
+#include "layers/registry.h"
+
+typedef enum {
+  ACT_RELU,
+  ACT_LEAKY_RELU,
+  ACT_ELU,
+  ACT_GELU,
+  ACT_SILU,
+  ACT_SIGMOID,
+  ACT_TANH,
+  ACT_SOFTPLUS,
+  ACT_RELU2,
+} act_kind;
+
+/* Type IDs are 10 + act_kind (registry.h, block 10-29). */
+#define ACT_FIRST_ID 10
+
+static const char *const gelu_choices[] = {"none", "tanh", NULL};
+
+static const loom_param_spec leaky_relu_params[] = {
+  {"negative_slope", N_("Negative slope"), N_("Factor applied to negative inputs"), LOOM_PARAM_FLOAT, -1000, 1000,
+   0.01, NULL, 0},
+};
+static const loom_param_spec elu_params[] = {
+  {"alpha", N_("Alpha"), N_("Value the output approaches for very negative inputs is −alpha"), LOOM_PARAM_FLOAT, 0,
+   1000, 1.0, NULL, 0},
+};
+static const loom_param_spec gelu_params[] = {
+  {"approximate", N_("Approximation"), N_("Exact (erf) or the tanh approximation"), LOOM_PARAM_ENUM, 0, 1, 0,
+   gelu_choices, 0},
+};
+static const loom_param_spec softplus_params[] = {
+  {"beta", N_("Beta"), N_("Sharpness: softplus(x) = log(1 + exp(beta·x)) / beta"), LOOM_PARAM_FLOAT, 1e-6, 1e6, 1.0,
+   NULL, 0},
+  {"threshold", N_("Threshold"), N_("Above beta·x > threshold the layer is the identity"), LOOM_PARAM_FLOAT, 0, 1e6,
+   20.0, NULL, 0},
+};
+
+typedef struct {
+  act_kind kind;
+  double p0, p1; /* slope / alpha / beta; threshold */
+  bool tanh_gelu;
+  const float *x, *dy;
+  float *y, *dx;
+} act_job;
+
+static inline double sigmoid(double v) { return 1.0 / (1.0 + exp(-v)); }
+
+#define SQRT_2_OVER_PI 0.79788456080286535588
+#define INV_SQRT_2 0.70710678118654752440
+#define INV_SQRT_2PI 0.39894228040143267794
+#define GELU_TANH_C 0.044715
+
+static double act_value(const act_job *j, double x) {
+  switch (j->kind) {
+  case ACT_RELU: return x > 0 ? x : 0.0;
+  case ACT_LEAKY_RELU: return x > 0 ? x : j->p0 * x;
+  case ACT_ELU: return x > 0 ? x : j->p0 * expm1(x);
+  case ACT_GELU:
+    if (j->tanh_gelu) return 0.5 * x * (1.0 + tanh(SQRT_2_OVER_PI * (x + GELU_TANH_C * x * x * x)));
+    return 0.5 * x * (1.0 + erf(x * INV_SQRT_2));
+  case ACT_SILU: return x * sigmoid(x);
+  case ACT_SIGMOID: return sigmoid(x);
+  case ACT_TANH: return tanh(x);
+  case ACT_SOFTPLUS: return x * j->p0 > j->p1 ? x : log1p(exp(x * j->p0)) / j->p0;
+  case ACT_RELU2: return x > 0 ? x * x : 0.0;
+  }
+  return 0.0;
+}
+
+/* d act / dx at x (y is the forward output, used where PyTorch uses it). */
+static double act_derivative(const act_job *j, double x, double y) {
+  switch (j->kind) {
+  case ACT_RELU: return x > 0 ? 1.0 : 0.0;
+  case ACT_LEAKY_RELU: return x > 0 ? 1.0 : j->p0;
+  case ACT_ELU: return x > 0 ? 1.0 : j->p0 * exp(x);
+  case ACT_GELU:
+    if (j->tanh_gelu) {
+      double inner = SQRT_2_OVER_PI * (x + GELU_TANH_C * x * x * x);
+      double t = tanh(inner);
+      return 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * SQRT_2_OVER_PI * (1.0 + 3.0 * GELU_TANH_C * x * x);
+    }
+    return 0.5 * (1.0 + erf(x * INV_SQRT_2)) + x * INV_SQRT_2PI * exp(-0.5 * x * x);
+  case ACT_SILU: {
+    double s = sigmoid(x);
+    return s * (1.0 + x * (1.0 - s));
+  }
+  case ACT_SIGMOID: {
+    double s = sigmoid(x);
+    return s * (1.0 - s);
+  }
+  case ACT_TANH: {
+    double t = tanh(x);
+    return 1.0 - t * t;
+  }
+  case ACT_SOFTPLUS: return x * j->p0 > j->p1 ? 1.0 : sigmoid(x * j->p0);
+  case ACT_RELU2: return x > 0 ? 2.0 * x : 0.0;
+  }
+  (void)y;
+  return 0.0;
+}
+
+static void act_forward_range(void *arg, int64_t begin, int64_t end) {
+  const act_job *j = arg;
+  for (int64_t i = begin; i < end; i++) j->y[i] = (float)act_value(j, j->x[i]);
+}
+
+static void act_backward_range(void *arg, int64_t begin, int64_t end) {
+  const act_job *j = arg;
+  for (int64_t i = begin; i < end; i++)
+    j->dx[i] = (float)((double)j->dy[i] * act_derivative(j, j->x[i], j->y ? j->y[i] : 0.0));
+}
+
+static act_job act_setup(const loom_layer *l) {
+  act_job j = {.kind = (act_kind)(l->type->id - ACT_FIRST_ID)};
+  switch (j.kind) {
+  case ACT_LEAKY_RELU:
+  case ACT_ELU: j.p0 = layer_float(l, 0); break;
+  case ACT_GELU: j.tanh_gelu = layer_int(l, 0) == 1; break;
+  case ACT_SOFTPLUS:
+    j.p0 = layer_float(l, 0);
+    j.p1 = layer_float(l, 1);
+    break;
+  default: break;
+  }
+  return j;
+}
+
+#define ACT_GRAIN 16384
+
+static int act_build(loom_layer *l, const loom_shape *in, uint64_t seed, loom_error *err) {
+  l->out_shape = *in;
+  return LOOM_OK;
+}
+
+static int act_forward(loom_layer *l, const loom_ctx *ctx, const float *x, float *y, int64_t batch,
+                       loom_error *err) {
+  act_job j = act_setup(l);
+  j.x = x;
+  j.y = y;
+  loom_pool_for(ctx ? ctx->pool : NULL, batch * loom_shape_numel(&l->in_shape), ACT_GRAIN, act_forward_range, &j);
+  return LOOM_OK;
+}
+
+static int act_backward(loom_layer *l, const loom_ctx *ctx, const float *x, const float *y, const float *dy,
+                        float *dx, int64_t batch, loom_error *err) {
+  if (!dx) return LOOM_OK; /* no parameters: nothing else to compute */
+  act_job j = act_setup(l);
+  j.x = x;
+  j.y = (float *)y;
+  j.dy = dy;
+  j.dx = dx;
+  loom_pool_for(ctx ? ctx->pool : NULL, batch * loom_shape_numel(&l->in_shape), ACT_GRAIN, act_backward_range, &j);
+  return LOOM_OK;
+}
+
+static int64_t act_flops(const loom_layer *l) {
+  int64_t n = l->built ? loom_shape_numel(&l->out_shape) : 0;
+  /* Rough per-element costs of the transcendental ones. */
+  switch ((act_kind)(l->type->id - ACT_FIRST_ID)) {
+  case ACT_RELU:
+  case ACT_LEAKY_RELU: return n;
+  case ACT_RELU2: return 2 * n;
+  case ACT_GELU: return 10 * n;
+  default: return 5 * n;
+  }
+}
+
+static char *act_describe(const loom_layer *l, char *buf, size_t size) {
+  switch ((act_kind)(l->type->id - ACT_FIRST_ID)) {
+  case ACT_LEAKY_RELU: snprintf(buf, size, "%s %g", l->type->name, layer_float(l, 0)); break;
+  case ACT_ELU: snprintf(buf, size, "%s α=%g", l->type->name, layer_float(l, 0)); break;
+  case ACT_GELU: snprintf(buf, size, "%s%s", l->type->name, layer_int(l, 0) == 1 ? " tanh" : ""); break;
+  case ACT_SOFTPLUS:
+    snprintf(buf, size, "%s β=%g threshold %g", l->type->name, layer_float(l, 0), layer_float(l, 1));
+    break;
+  default: snprintf(buf, size, "%s", l->type->name); break;
+  }
+  return buf;
+}
+
+#define N_OF(table) ((int)(sizeof(table) / sizeof((table)[0])))
+
+#define ACTIVATION(ident, kind, type_name, label_text, description_text, param_table, n_param)                    \
+  const loom_layer_type ident = {                                                                                 \
+    .id = ACT_FIRST_ID + (kind),                                                                                  \
+    .name = type_name,                                                                                            \
+    .label = label_text,                                                                                          \
+    .group = N_("Activation"),                                                                                    \
+    .description = description_text,                                                                              \
+    .params = param_table,                                                                                        \
+    .n_params = n_param,                                                                                          \
+    .build = act_build,                                                                                           \
+    .forward = act_forward,                                                                                       \
+    .backward = act_backward,                                                                                     \
+    .flops = act_flops,                                                                                           \
+    .describe = act_describe,                                                                                     \
+  }
+
+ACTIVATION(loom_layer_relu, ACT_RELU, "relu", N_("ReLU"), N_("Passes positive values and zeroes negative ones."),
+           NULL, 0);
+ACTIVATION(loom_layer_leaky_relu, ACT_LEAKY_RELU, "leaky-relu", N_("Leaky ReLU"),
+           N_("Passes positive values and scales negative ones by a small slope."), leaky_relu_params,
+           N_OF(leaky_relu_params));
+ACTIVATION(loom_layer_elu, ACT_ELU, "elu", N_("ELU"),
+           N_("Identity for positive values, alpha·(exp(x) − 1) for negative ones."), elu_params, N_OF(elu_params));
+ACTIVATION(loom_layer_gelu, ACT_GELU, "gelu", N_("GELU"),
+           N_("Gaussian error linear unit: x weighted by the normal distribution's CDF at x."), gelu_params,
+           N_OF(gelu_params));
+ACTIVATION(loom_layer_silu, ACT_SILU, "silu", N_("SiLU"), N_("Sigmoid-weighted linear unit (swish): x·sigmoid(x)."),
+           NULL, 0);
+ACTIVATION(loom_layer_sigmoid, ACT_SIGMOID, "sigmoid", N_("Sigmoid"), N_("Squashes every value into (0, 1)."), NULL,
+           0);
+ACTIVATION(loom_layer_tanh, ACT_TANH, "tanh", N_("Tanh"), N_("Squashes every value into (−1, 1)."), NULL, 0);
+ACTIVATION(loom_layer_softplus, ACT_SOFTPLUS, "softplus", N_("Softplus"),
+           N_("A smooth ReLU: log(1 + exp(beta·x)) / beta, linear above the threshold."), softplus_params,
+           N_OF(softplus_params));
+ACTIVATION(loom_layer_relu2, ACT_RELU2, "relu2", N_("Squared ReLU"), N_("The square of ReLU: max(x, 0)²."), NULL, 0);

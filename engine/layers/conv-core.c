@@ -1,0 +1,442 @@
+/*
+ * The shared convolution arithmetic (see conv-core.h): im2col gathers, the
+ * col2im scatter, and tiled matrix products (BLAS or the reference kernel).
+ *
+ * Workspace is bounded: samples are processed in chunks whose size depends on
+ * the problem only, so a large batch never needs a batch-sized column buffer
+ * and the chunking (hence every summation order) is the same for any pool.
+ */
+#include "layers/conv-core.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/i18n.h"
+#include "kernels/matmul.h"
+
+#ifdef LOOM_HAVE_BLAS
+#include <cblas.h>
+#include <pthread.h>
+#endif
+
+/* Column buffers per chunk: 8 Mi floats (32 MiB) unless a test lowers it; a
+ * chunk holds at least one sample. */
+static int64_t workspace_floats = (int64_t)1 << 23;
+
+/* Tile sizes of the three products (rows × positions, or rows × columns for
+ * the weight gradient): big enough to keep the kernel efficient and to pack
+ * each B panel for many rows, small enough for the panels to stay in cache
+ * and for the tiles to spread over threads. They depend on nothing else. */
+#ifndef FWD_ROWS
+#define FWD_ROWS 64
+#endif
+#ifndef FWD_POS
+#define FWD_POS 512
+#endif
+#ifndef DX_ROWS
+#define DX_ROWS 32
+#endif
+#ifndef DX_POS
+#define DX_POS 256
+#endif
+#ifndef WG_ROWS
+#define WG_ROWS 64
+#endif
+#ifndef WG_COLS
+#define WG_COLS 96
+#endif
+
+void conv_plan_finish(conv_plan *p) {
+  p->taps = p->kernel[0] * p->kernel[1] * p->kernel[2];
+  p->n_pos = p->pos[0] * p->pos[1] * p->pos[2];
+  p->n_img = p->img[0] * p->img[1] * p->img[2];
+  p->cols_per_group = (p->img_channels / p->groups) * p->taps;
+  p->pos_channels = p->groups * p->rows_per_group;
+  p->is_identity = p->taps == 1;
+  for (int i = 0; i < CONV_MAX_DIMS; i++)
+    if (p->stride[i] != 1 || p->padding[i] != 0 || p->pos[i] != p->img[i]) p->is_identity = 0;
+}
+
+void conv_set_workspace_floats(int64_t n) { workspace_floats = n > 0 ? n : (int64_t)1 << 23; }
+
+#ifdef LOOM_HAVE_BLAS
+static bool use_blas = true;
+static pthread_once_t blas_once = PTHREAD_ONCE_INIT;
+/* The engine threads itself (see kernels/matmul.c). */
+static void blas_init(void) { openblas_set_num_threads(1); }
+#endif
+
+void conv_set_use_blas(bool use) {
+#ifdef LOOM_HAVE_BLAS
+  use_blas = use;
+#else
+  (void)use;
+#endif
+}
+
+/* Whether tile products go to OpenBLAS; the weight gradient then gathers in
+ * the column layout and lets BLAS transpose, instead of the slower strided
+ * row-layout gather the reference kernel needs. */
+static bool blas_active(void) {
+#ifdef LOOM_HAVE_BLAS
+  return use_blas;
+#else
+  return false;
+#endif
+}
+
+/*
+ * One tile product on the calling thread: C (m×n, ldc) = [C +] op(A)·op(B).
+ * Tiles are already sized for a core, so unlike loom_sgemm this never splits
+ * rows further (a split into single rows would turn each BLAS call into a
+ * matrix-vector product that re-reads all of B).
+ */
+static void tile_gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
+                      const float *b, int64_t ldb, bool accumulate, float *c, int64_t ldc) {
+#ifdef LOOM_HAVE_BLAS
+  if (use_blas && m <= INT32_MAX && n <= INT32_MAX && k <= INT32_MAX && lda <= INT32_MAX && ldb <= INT32_MAX &&
+      ldc <= INT32_MAX) {
+    pthread_once(&blas_once, blas_init);
+    cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
+                (blasint)m, (blasint)n, (blasint)k, 1.0f, a, (blasint)lda, b, (blasint)ldb,
+                accumulate ? 1.0f : 0.0f, c, (blasint)ldc);
+    return;
+  }
+#endif
+  if (!trans_b) {
+    loom_sgemm_ref_rows(trans_a, 0, m, n, k, a, lda, b, ldb, accumulate, c, ldc);
+    return;
+  }
+  /* Only reached for products too large for BLAS's int sizes: plain loops. */
+  for (int64_t i = 0; i < m; i++)
+    for (int64_t j = 0; j < n; j++) {
+      float acc = accumulate ? c[i * ldc + j] : 0.0f;
+      for (int64_t p = 0; p < k; p++) acc += (trans_a ? a[p * lda + i] : a[i * lda + p]) * b[j * ldb + p];
+      c[i * ldc + j] = acc;
+    }
+}
+
+static inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+static inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+/* Positions ow in [*lo, *hi) read image column ow·stride + offset inside [0, size). */
+static void valid_range(int64_t offset, int64_t stride, int64_t size, int64_t n_pos, int64_t *lo, int64_t *hi) {
+  int64_t l = offset >= 0 ? 0 : ceil_div(-offset, stride);
+  int64_t need = size - offset;
+  int64_t h = need <= 0 ? 0 : ceil_div(need, stride);
+  if (l > n_pos) l = n_pos;
+  if (h > n_pos) h = n_pos;
+  if (h < l) h = l;
+  *lo = l;
+  *hi = h;
+}
+
+/* Gathers one image channel: element (kernel offset k, position q) goes to
+ * out[k·row_stride + q·pos_stride]; positions reading padding get 0. */
+static void gather_channel(const conv_plan *p, const float *img, float *out, int64_t row_stride, int64_t pos_stride) {
+  int64_t kidx = 0;
+  for (int64_t kd = 0; kd < p->kernel[0]; kd++)
+    for (int64_t kh = 0; kh < p->kernel[1]; kh++)
+      for (int64_t kw = 0; kw < p->kernel[2]; kw++, kidx++) {
+        int64_t lo, hi;
+        int64_t off_w = kw * p->dilation[2] - p->padding[2];
+        valid_range(off_w, p->stride[2], p->img[2], p->pos[2], &lo, &hi);
+        for (int64_t od = 0; od < p->pos[0]; od++) {
+          int64_t id = od * p->stride[0] - p->padding[0] + kd * p->dilation[0];
+          for (int64_t oh = 0; oh < p->pos[1]; oh++) {
+            int64_t ih = oh * p->stride[1] - p->padding[1] + kh * p->dilation[1];
+            float *o = out + kidx * row_stride + (od * p->pos[1] + oh) * p->pos[2] * pos_stride;
+            if (id < 0 || id >= p->img[0] || ih < 0 || ih >= p->img[1]) {
+              for (int64_t ow = 0; ow < p->pos[2]; ow++) o[ow * pos_stride] = 0.0f;
+              continue;
+            }
+            const float *row = img + (id * p->img[1] + ih) * p->img[2];
+            for (int64_t ow = 0; ow < lo; ow++) o[ow * pos_stride] = 0.0f;
+            if (pos_stride == 1 && p->stride[2] == 1)
+              memcpy(o + lo, row + lo + off_w, (size_t)(hi - lo) * sizeof *o);
+            else
+              for (int64_t ow = lo; ow < hi; ow++) o[ow * pos_stride] = row[ow * p->stride[2] + off_w];
+            for (int64_t ow = hi; ow < p->pos[2]; ow++) o[ow * pos_stride] = 0.0f;
+          }
+        }
+      }
+}
+
+/* The adjoint of gather_channel for the column layout: img = Σ over kernel
+ * offsets (ascending) and positions (ascending) of the columns that read it. */
+static void scatter_channel(const conv_plan *p, const float *col, float *img) {
+  memset(img, 0, (size_t)p->n_img * sizeof *img);
+  int64_t kidx = 0;
+  for (int64_t kd = 0; kd < p->kernel[0]; kd++)
+    for (int64_t kh = 0; kh < p->kernel[1]; kh++)
+      for (int64_t kw = 0; kw < p->kernel[2]; kw++, kidx++) {
+        int64_t lo, hi;
+        int64_t off_w = kw * p->dilation[2] - p->padding[2];
+        valid_range(off_w, p->stride[2], p->img[2], p->pos[2], &lo, &hi);
+        for (int64_t od = 0; od < p->pos[0]; od++) {
+          int64_t id = od * p->stride[0] - p->padding[0] + kd * p->dilation[0];
+          if (id < 0 || id >= p->img[0]) continue;
+          for (int64_t oh = 0; oh < p->pos[1]; oh++) {
+            int64_t ih = oh * p->stride[1] - p->padding[1] + kh * p->dilation[1];
+            if (ih < 0 || ih >= p->img[1]) continue;
+            const float *c = col + kidx * p->n_pos + (od * p->pos[1] + oh) * p->pos[2];
+            float *row = img + (id * p->img[1] + ih) * p->img[2];
+            for (int64_t ow = lo; ow < hi; ow++) row[ow * p->stride[2] + off_w] += c[ow];
+          }
+        }
+      }
+}
+
+/* Samples per chunk so that `per_sample` workspace floats fit the budget. */
+static int64_t chunk_samples(int64_t per_sample, int64_t batch) {
+  int64_t nb = per_sample > 0 ? workspace_floats / per_sample : batch;
+  if (nb < 1) nb = 1;
+  return nb < batch ? nb : batch;
+}
+
+static float *alloc_workspace(int64_t samples, int64_t per_sample, loom_error *err) {
+  int64_t n;
+  size_t bytes;
+  if (__builtin_mul_overflow(samples, per_sample, &n) || __builtin_mul_overflow((size_t)n, sizeof(float), &bytes) ||
+      n <= 0) {
+    loom_error_set(err, LOOM_ERR_NOMEM,
+                   _("convolution workspace of %lld × %lld values is too large"), (long long)samples,
+                   (long long)per_sample);
+    return NULL;
+  }
+  float *w = malloc(bytes);
+  if (!w)
+    loom_error_set(err, LOOM_ERR_NOMEM, _("out of memory allocating a convolution workspace of %zu bytes"), bytes);
+  return w;
+}
+
+/* ---- parallel phases ---------------------------------------------------- */
+
+typedef struct {
+  const conv_plan *p;
+  const float *A;
+  const float *src; /* first sample of the chunk: image or positions */
+  float *ws;        /* chunk workspace */
+  float *dst;       /* first sample of the chunk: positions, image or dA */
+  int64_t n_samples;
+  int64_t row_blocks, pos_blocks, col_blocks;
+  bool col_layout; /* weight gradient: how ws holds the columns */
+} phase_job;
+
+/* Items (sample, channel): column-layout gather of the image into ws. */
+static void gather_cols_range(void *arg, int64_t begin, int64_t end) {
+  const phase_job *j = arg;
+  const conv_plan *p = j->p;
+  for (int64_t it = begin; it < end; it++) {
+    int64_t n = it / p->img_channels, c = it % p->img_channels;
+    const float *img = j->src + (n * p->img_channels + c) * p->n_img;
+    float *col = j->ws + n * p->img_channels * p->taps * p->n_pos + c * p->taps * p->n_pos;
+    gather_channel(p, img, col, p->n_pos, 1);
+  }
+}
+
+/* Items (sample, channel): row-layout gather (positions × columns) into ws. */
+static void gather_rows_range(void *arg, int64_t begin, int64_t end) {
+  const phase_job *j = arg;
+  const conv_plan *p = j->p;
+  int64_t ck = p->img_channels * p->taps;
+  for (int64_t it = begin; it < end; it++) {
+    int64_t n = it / p->img_channels, c = it % p->img_channels;
+    const float *img = j->src + (n * p->img_channels + c) * p->n_img;
+    gather_channel(p, img, j->ws + n * p->n_pos * ck + c * p->taps, 1, ck);
+  }
+}
+
+/* Items (sample, channel): col2im of ws into the image. */
+static void scatter_range(void *arg, int64_t begin, int64_t end) {
+  const phase_job *j = arg;
+  const conv_plan *p = j->p;
+  for (int64_t it = begin; it < end; it++) {
+    int64_t n = it / p->img_channels, c = it % p->img_channels;
+    const float *col = j->ws + n * p->img_channels * p->taps * p->n_pos + c * p->taps * p->n_pos;
+    scatter_channel(p, col, j->dst + (n * p->img_channels + c) * p->n_img);
+  }
+}
+
+/* Tiles (sample, group, row block, position block) of pos = A · cols. ws holds
+ * the columns (or is the image itself for an identity plan). */
+static void forward_tiles_range(void *arg, int64_t begin, int64_t end) {
+  const phase_job *j = arg;
+  const conv_plan *p = j->p;
+  int64_t kc = p->cols_per_group, mg = p->rows_per_group;
+  int64_t per_sample = p->groups * j->row_blocks * j->pos_blocks;
+  for (int64_t it = begin; it < end; it++) {
+    int64_t n = it / per_sample, rest = it % per_sample;
+    int64_t g = rest / (j->row_blocks * j->pos_blocks);
+    int64_t rb = rest / j->pos_blocks % j->row_blocks, pb = rest % j->pos_blocks;
+    int64_t r0 = rb * FWD_ROWS, r1 = min64(r0 + FWD_ROWS, mg);
+    int64_t q0 = pb * FWD_POS, q1 = min64(q0 + FWD_POS, p->n_pos);
+    const float *cols = j->ws + n * p->groups * kc * p->n_pos + g * kc * p->n_pos;
+    float *out = j->dst + n * p->pos_channels * p->n_pos + (g * mg + r0) * p->n_pos;
+    tile_gemm(false, false, r1 - r0, q1 - q0, kc, j->A + (g * mg + r0) * kc, kc, cols + q0, p->n_pos, false,
+              out + q0, p->n_pos);
+  }
+}
+
+/* Tiles (sample, group, column-row block, position block) of cols = Aᵀ · pos
+ * into ws (or straight into the image for an identity plan). */
+static void backward_tiles_range(void *arg, int64_t begin, int64_t end) {
+  const phase_job *j = arg;
+  const conv_plan *p = j->p;
+  int64_t kc = p->cols_per_group, mg = p->rows_per_group;
+  int64_t per_sample = p->groups * j->row_blocks * j->pos_blocks;
+  for (int64_t it = begin; it < end; it++) {
+    int64_t n = it / per_sample, rest = it % per_sample;
+    int64_t g = rest / (j->row_blocks * j->pos_blocks);
+    int64_t rb = rest / j->pos_blocks % j->row_blocks, pb = rest % j->pos_blocks;
+    int64_t r0 = rb * DX_ROWS, r1 = min64(r0 + DX_ROWS, kc);
+    int64_t q0 = pb * DX_POS, q1 = min64(q0 + DX_POS, p->n_pos);
+    const float *pos = j->src + n * p->pos_channels * p->n_pos + g * mg * p->n_pos;
+    float *cols = j->ws + n * p->groups * kc * p->n_pos + (g * kc + r0) * p->n_pos;
+    tile_gemm(true, false, r1 - r0, q1 - q0, mg, j->A + g * mg * kc + r0, kc, pos + q0, p->n_pos, false,
+              cols + q0, p->n_pos);
+  }
+}
+
+/* Tiles (group, row block, column block) of dA += Σ_n pos[n] · cols[n]ᵀ, the
+ * samples of the chunk in ascending order. ws holds the columns either as
+ * cols (taps-major, transposed by BLAS) or as rows (positions × columns). */
+static void wgrad_tiles_range(void *arg, int64_t begin, int64_t end) {
+  const phase_job *j = arg;
+  const conv_plan *p = j->p;
+  int64_t kc = p->cols_per_group, mg = p->rows_per_group, ck = p->img_channels * p->taps;
+  bool col_layout = j->col_layout;
+  for (int64_t it = begin; it < end; it++) {
+    int64_t g = it / (j->row_blocks * j->col_blocks);
+    int64_t rb = it / j->col_blocks % j->row_blocks, cb = it % j->col_blocks;
+    int64_t r0 = rb * WG_ROWS, r1 = min64(r0 + WG_ROWS, mg);
+    int64_t c0 = cb * WG_COLS, c1 = min64(c0 + WG_COLS, kc);
+    float *dA = j->dst + (g * mg + r0) * kc + c0;
+    for (int64_t n = 0; n < j->n_samples; n++) {
+      const float *pos = j->src + n * p->pos_channels * p->n_pos + (g * mg + r0) * p->n_pos;
+      const float *ws = j->ws + n * p->n_pos * ck;
+      if (col_layout)
+        tile_gemm(false, true, r1 - r0, c1 - c0, p->n_pos, pos, p->n_pos, ws + (g * kc + c0) * p->n_pos, p->n_pos,
+                  true, dA, kc);
+      else
+        tile_gemm(false, false, r1 - r0, c1 - c0, p->n_pos, pos, p->n_pos, ws + g * kc + c0, ck, true, dA, kc);
+    }
+  }
+}
+
+/* ---- the three products -------------------------------------------------- */
+
+int conv_positions_from_image(const conv_plan *p, loom_pool *pool, const float *A, const float *img, float *pos,
+                              int64_t batch, loom_error *err) {
+  int64_t per_sample = p->img_channels * p->taps * p->n_pos;
+  int64_t nb = p->is_identity ? batch : chunk_samples(per_sample, batch);
+  float *ws = NULL;
+  if (!p->is_identity && batch > 0 && !(ws = alloc_workspace(nb, per_sample, err)))
+    return err ? err->code : LOOM_ERR_NOMEM;
+  phase_job j = {.p = p, .A = A, .row_blocks = ceil_div(p->rows_per_group, FWD_ROWS),
+                 .pos_blocks = ceil_div(p->n_pos, FWD_POS)};
+  for (int64_t n0 = 0; n0 < batch; n0 += nb) {
+    j.n_samples = min64(nb, batch - n0);
+    j.src = img + n0 * p->img_channels * p->n_img;
+    j.dst = pos + n0 * p->pos_channels * p->n_pos;
+    if (p->is_identity) {
+      j.ws = (float *)j.src; /* read only: the image is its own column matrix */
+    } else {
+      j.ws = ws;
+      int64_t grain = 1 + 16384 / (p->taps * p->n_pos);
+      loom_pool_for(pool, j.n_samples * p->img_channels, grain, gather_cols_range, &j);
+    }
+    loom_pool_for(pool, j.n_samples * p->groups * j.row_blocks * j.pos_blocks, 1, forward_tiles_range, &j);
+  }
+  free(ws);
+  return LOOM_OK;
+}
+
+int conv_image_from_positions(const conv_plan *p, loom_pool *pool, const float *A, const float *pos, float *img,
+                              int64_t batch, loom_error *err) {
+  int64_t per_sample = p->img_channels * p->taps * p->n_pos;
+  int64_t nb = p->is_identity ? batch : chunk_samples(per_sample, batch);
+  float *ws = NULL;
+  if (!p->is_identity && batch > 0 && !(ws = alloc_workspace(nb, per_sample, err)))
+    return err ? err->code : LOOM_ERR_NOMEM;
+  phase_job j = {.p = p, .A = A, .row_blocks = ceil_div(p->cols_per_group, DX_ROWS),
+                 .pos_blocks = ceil_div(p->n_pos, DX_POS)};
+  for (int64_t n0 = 0; n0 < batch; n0 += nb) {
+    j.n_samples = min64(nb, batch - n0);
+    j.src = pos + n0 * p->pos_channels * p->n_pos;
+    j.dst = img + n0 * p->img_channels * p->n_img;
+    j.ws = p->is_identity ? j.dst : ws;
+    loom_pool_for(pool, j.n_samples * p->groups * j.row_blocks * j.pos_blocks, 1, backward_tiles_range, &j);
+    if (!p->is_identity) {
+      int64_t grain = 1 + 16384 / (p->taps * p->n_pos);
+      loom_pool_for(pool, j.n_samples * p->img_channels, grain, scatter_range, &j);
+    }
+  }
+  free(ws);
+  return LOOM_OK;
+}
+
+int conv_weight_gradient(const conv_plan *p, loom_pool *pool, const float *pos, const float *img, float *dA,
+                         int64_t batch, loom_error *err) {
+  int64_t per_sample = p->img_channels * p->taps * p->n_pos;
+  int64_t nb = chunk_samples(per_sample, batch);
+  float *ws = NULL;
+  if (batch > 0 && !(ws = alloc_workspace(nb, per_sample, err))) return err ? err->code : LOOM_ERR_NOMEM;
+  phase_job j = {.p = p, .ws = ws, .dst = dA, .row_blocks = ceil_div(p->rows_per_group, WG_ROWS),
+                 .col_blocks = ceil_div(p->cols_per_group, WG_COLS), .col_layout = blas_active()};
+  for (int64_t n0 = 0; n0 < batch; n0 += nb) {
+    j.n_samples = min64(nb, batch - n0);
+    j.src = img + n0 * p->img_channels * p->n_img;
+    int64_t grain = 1 + 16384 / (p->taps * p->n_pos);
+    loom_pool_for(pool, j.n_samples * p->img_channels, grain, j.col_layout ? gather_cols_range : gather_rows_range,
+                  &j);
+    j.src = pos + n0 * p->pos_channels * p->n_pos;
+    loom_pool_for(pool, p->groups * j.row_blocks * j.col_blocks, 1, wgrad_tiles_range, &j);
+  }
+  free(ws);
+  return LOOM_OK;
+}
+
+/* ---- bias ------------------------------------------------------------------ */
+
+typedef struct {
+  const float *bias;
+  const float *dy;
+  float *y;
+  float *dbias;
+  int64_t batch, channels, spatial;
+} bias_job;
+
+static void add_bias_range(void *arg, int64_t begin, int64_t end) {
+  const bias_job *j = arg;
+  for (int64_t it = begin; it < end; it++) {
+    float b = j->bias[it % j->channels];
+    float *row = j->y + it * j->spatial;
+    for (int64_t s = 0; s < j->spatial; s++) row[s] += b;
+  }
+}
+
+void conv_add_bias(loom_pool *pool, const float *bias, float *y, int64_t batch, int64_t channels, int64_t spatial) {
+  bias_job j = {.bias = bias, .y = y, .batch = batch, .channels = channels, .spatial = spatial};
+  loom_pool_for(pool, batch * channels, 1 + 16384 / (spatial > 0 ? spatial : 1), add_bias_range, &j);
+}
+
+static void bias_grad_range(void *arg, int64_t begin, int64_t end) {
+  const bias_job *j = arg;
+  for (int64_t c = begin; c < end; c++) {
+    double sum = 0.0;
+    for (int64_t n = 0; n < j->batch; n++) {
+      const float *row = j->dy + (n * j->channels + c) * j->spatial;
+      for (int64_t s = 0; s < j->spatial; s++) sum += row[s];
+    }
+    j->dbias[c] += (float)sum;
+  }
+}
+
+void conv_bias_gradient(loom_pool *pool, const float *dy, float *dbias, int64_t batch, int64_t channels,
+                        int64_t spatial) {
+  bias_job j = {.dy = dy, .dbias = dbias, .batch = batch, .channels = channels, .spatial = spatial};
+  int64_t per_channel = batch * spatial > 0 ? batch * spatial : 1;
+  loom_pool_for(pool, channels, 1 + 16384 / per_channel, bias_grad_range, &j);
+}

@@ -1,0 +1,73 @@
+/*
+ * Internal: the arithmetic shared by convolutions and transposed
+ * convolutions (conv.c, conv-transpose.c).
+ *
+ * Both are the same three products between an "image" side (a convolution's
+ * input, a transposed convolution's output) and a "positions" side (the
+ * places the kernel visits: a convolution's output, a transposed
+ * convolution's input). With A the weight matrix seen as groups × m rows of
+ * (image channels / groups) · taps columns, taps = prod(kernel):
+ *
+ *   positions_from_image:  pos[n][g] = A[g] · cols(img[n])[g]
+ *                          (conv forward, transposed-conv input gradient)
+ *   image_from_positions:  img[n] = col2im(A[g]ᵀ · pos[n][g])
+ *                          (conv input gradient, transposed-conv forward)
+ *   weight_gradient:       dA[g] += Σ_n pos[n][g] · cols(img[n])[g]ᵀ
+ *                          (both weight gradients; samples in ascending order)
+ *
+ * Work is tiled over samples, groups, row blocks and position blocks whose
+ * sizes depend only on the problem, each tile writes its own outputs, and
+ * every sum runs in a fixed order: results are bit-identical for any pool.
+ */
+#pragma once
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "loom/error.h"
+#include "loom/pool.h"
+
+#define CONV_MAX_DIMS 3
+
+typedef struct conv_plan {
+  /* Spatial sizes padded to 3 dimensions with leading 1s (a 1-D size L is 1×1×L). */
+  int64_t img[CONV_MAX_DIMS];    /* image side */
+  int64_t pos[CONV_MAX_DIMS];    /* positions side */
+  int64_t kernel[CONV_MAX_DIMS];
+  int64_t stride[CONV_MAX_DIMS];
+  int64_t padding[CONV_MAX_DIMS];
+  int64_t dilation[CONV_MAX_DIMS];
+  int64_t groups;
+  int64_t rows_per_group;   /* rows of A per group */
+  int64_t img_channels;     /* channels of the image side (all groups) */
+  /* Derived by conv_plan_finish(). */
+  int64_t taps, n_pos, n_img; /* prod(kernel), prod(pos), prod(img) */
+  int64_t cols_per_group;   /* (img_channels / groups) · taps: columns of A */
+  int64_t pos_channels;     /* groups · rows_per_group */
+  int is_identity;          /* 1×1 kernel, stride 1, no padding, pos == img: cols(img) is img */
+} conv_plan;
+
+/* Floats of column workspace per chunk of samples (default 8 Mi; at least one
+ * sample per chunk). Tests lower it to exercise chunking; results do not
+ * depend on it. Not thread-safe: set it while no convolution runs. */
+void conv_set_workspace_floats(int64_t n);
+
+/* Whether tile products use OpenBLAS (when built with it) or the reference
+ * kernel; for tests and benchmarks, set while no convolution runs. */
+void conv_set_use_blas(bool use);
+
+/* Computes the derived fields; every size must already be validated. */
+void conv_plan_finish(conv_plan *p);
+
+/* x, y hold `batch` samples each; A is (groups·rows_per_group) × cols_per_group row-major. */
+int conv_positions_from_image(const conv_plan *p, loom_pool *pool, const float *A, const float *img, float *pos,
+                              int64_t batch, loom_error *err);
+int conv_image_from_positions(const conv_plan *p, loom_pool *pool, const float *A, const float *pos, float *img,
+                              int64_t batch, loom_error *err);
+int conv_weight_gradient(const conv_plan *p, loom_pool *pool, const float *pos, const float *img, float *dA,
+                         int64_t batch, loom_error *err);
+
+/* y[n][c][:] += bias[c] for `channels` channels of `spatial` values each. */
+void conv_add_bias(loom_pool *pool, const float *bias, float *y, int64_t batch, int64_t channels, int64_t spatial);
+/* dbias[c] += Σ_n Σ_s dy[n][c][s], summed in float64 in a fixed order. */
+void conv_bias_gradient(loom_pool *pool, const float *dy, float *dbias, int64_t batch, int64_t channels,
+                        int64_t spatial);

@@ -1,0 +1,244 @@
+/*
+ * The built-in example networks (`loom new --example NAME`, the GUI's "New
+ * from example"). Each is small, passes shape inference without a problem
+ * and runs forward as built; weights come from a fixed seed, so every build
+ * of an example is identical. They are meant to be trained and explored.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/i18n.h"
+#include "loom/model.h"
+#include "loom/net.h"
+
+#define EXAMPLE_SEED UINT64_C(20240611)
+
+typedef struct {
+  loom_net *net;
+  loom_error *err;
+  int rc;
+} builder;
+
+static loom_layer *layer(builder *b, const char *type) {
+  if (b->rc) return NULL;
+  loom_layer *l = loom_layer_new_by_name(type, b->err);
+  if (!l) b->rc = b->err ? b->err->code : LOOM_ERR_INVALID;
+  return l;
+}
+
+static void set_int(builder *b, loom_layer *l, const char *name, int64_t v) {
+  if (!b->rc && l) b->rc = loom_layer_set_int(l, name, v, b->err);
+}
+
+static void set_ints2(builder *b, loom_layer *l, const char *name, int64_t a, int64_t c) {
+  int64_t v[2] = {a, c};
+  if (!b->rc && l) b->rc = loom_layer_set_ints(l, name, v, 2, b->err);
+}
+
+static void set_enum(builder *b, loom_layer *l, const char *name, const char *choice) {
+  if (!b->rc && l) b->rc = loom_layer_set_enum(l, name, choice, b->err);
+}
+
+static loom_layer *dense(builder *b, int64_t in, int64_t out) {
+  loom_layer *l = layer(b, "dense");
+  set_int(b, l, "in_features", in);
+  set_int(b, l, "out_features", out);
+  return l;
+}
+
+static loom_layer *conv2d(builder *b, int64_t in, int64_t out, int64_t kernel, int64_t stride, int64_t padding) {
+  loom_layer *l = layer(b, "conv2d");
+  set_int(b, l, "in_channels", in);
+  set_int(b, l, "out_channels", out);
+  set_ints2(b, l, "kernel", kernel, kernel);
+  set_ints2(b, l, "stride", stride, stride);
+  set_ints2(b, l, "padding", padding, padding);
+  return l;
+}
+
+/* Places l (consumed even on an earlier error) at (z, y, x, slot). */
+static void place(builder *b, int z, int y, int x, int slot, loom_layer *l) {
+  if (b->rc) {
+    loom_layer_free(l);
+    return;
+  }
+  loom_coord c = {z, y, x, slot};
+  b->rc = loom_net_place(b->net, c, l, b->err);
+  if (b->rc) loom_layer_free(l);
+}
+
+static void add_child(builder *b, loom_layer *container, loom_layer *child) {
+  if (b->rc || !container) {
+    loom_layer_free(child);
+    return;
+  }
+  b->rc = loom_layer_add_child(container, child, b->err);
+  if (b->rc) loom_layer_free(child);
+}
+
+static void add_link(builder *b, loom_coord src, loom_coord dst, loom_merge merge) {
+  if (b->rc) return;
+  loom_link k = {src, dst, merge};
+  b->rc = loom_net_add_link(b->net, &k, b->err);
+}
+
+static void input(builder *b, int rank, const int64_t *dims) {
+  if (b->rc) return;
+  loom_shape s = loom_shape_make(rank, dims);
+  b->rc = loom_net_set_input_shape(b->net, &s, b->err);
+}
+
+/* XOR: the smallest problem a single layer cannot solve. */
+static void build_xor(builder *b) {
+  input(b, 1, (int64_t[]){2});
+  place(b, 0, 0, 0, 0, dense(b, 2, 4));
+  place(b, 0, 0, 1, 0, layer(b, "tanh"));
+  place(b, 0, 0, 2, 0, dense(b, 4, 1));
+  place(b, 0, 0, 3, 0, layer(b, "sigmoid"));
+}
+
+/* Two interleaved spirals: two rows of the grid, the empty last slot passes through. */
+static void build_spiral(builder *b) {
+  input(b, 1, (int64_t[]){2});
+  place(b, 0, 0, 0, 0, dense(b, 2, 16));
+  place(b, 0, 0, 1, 0, layer(b, "relu"));
+  place(b, 0, 0, 2, 0, dense(b, 16, 16));
+  place(b, 0, 1, 0, 0, layer(b, "relu"));
+  place(b, 0, 1, 1, 0, dense(b, 16, 2));
+}
+
+/*
+ * Hops: the spine runs through both layers of the grid; two remote links
+ * jump across it. A skip link adds the first block's activations to a layer
+ * on the far side (residual style); a second one concatenates the first
+ * projection onto the input of the head in the back corner.
+ */
+static void build_hop(builder *b) {
+  input(b, 1, (int64_t[]){8});
+  place(b, 0, 0, 0, 0, dense(b, 8, 16));
+  place(b, 0, 0, 1, 0, layer(b, "relu"));
+  place(b, 0, 0, 2, 0, dense(b, 16, 16));
+  place(b, 0, 1, 0, 0, layer(b, "tanh"));
+  place(b, 1, 0, 1, 0, dense(b, 16, 16));
+  place(b, 1, 1, 0, 0, layer(b, "relu"));
+  place(b, 1, 1, 2, 0, dense(b, 32, 4));
+  add_link(b, (loom_coord){0, 0, 1, 0}, (loom_coord){1, 0, 1, 0}, LOOM_MERGE_ADD);
+  add_link(b, (loom_coord){0, 0, 0, 0}, (loom_coord){1, 1, 2, 0}, LOOM_MERGE_CONCAT);
+}
+
+/*
+ * Mixture of experts: a `parallel` container in filter mode. Its gate (a
+ * dense layer) scores the experts for each sample; a softmax over the grid of
+ * experts turns the scores into weights, and the output is the weighted sum
+ * of the experts' outputs. Gate and experts train together.
+ */
+static void build_moe(builder *b) {
+  input(b, 1, (int64_t[]){4});
+  place(b, 0, 0, 0, 0, dense(b, 4, 8));
+  place(b, 0, 0, 1, 0, layer(b, "relu"));
+  loom_layer *moe = layer(b, "parallel");
+  set_enum(b, moe, "combine", "filter");
+  for (int i = 0; i < 4; i++) add_child(b, moe, dense(b, 8, 8));
+  if (!b->rc) {
+    loom_layer *gate = dense(b, 8, 4);
+    if (!b->rc) {
+      b->rc = loom_layer_set_gate(moe, gate, b->err);
+      if (b->rc) loom_layer_free(gate);
+    }
+  }
+  place(b, 0, 1, 0, 0, moe);
+  place(b, 0, 1, 1, 0, layer(b, "relu"));
+  place(b, 0, 1, 2, 0, dense(b, 8, 3));
+}
+
+/* A small CNN for 8×8 digit images (1 channel): two convolutions, then a
+ * dense layer over the flattened 8×4×4 feature maps gives 10 logits. */
+static void build_cnn(builder *b) {
+  input(b, 3, (int64_t[]){1, 8, 8});
+  place(b, 0, 0, 0, 0, conv2d(b, 1, 4, 3, 1, 1));
+  place(b, 0, 0, 1, 0, layer(b, "relu"));
+  place(b, 0, 0, 2, 0, conv2d(b, 4, 8, 3, 2, 1));
+  place(b, 0, 0, 3, 0, layer(b, "relu"));
+  place(b, 0, 0, 4, 0, dense(b, 128, 10));
+}
+
+typedef struct {
+  const char *name;
+  const char *title;       /* N_() */
+  const char *description; /* N_() */
+  int depth, rows, cols, layers_per_cell;
+  void (*build)(builder *b);
+} example;
+
+static const example examples[] = {
+  {"xor", N_("XOR"),
+   N_("A 2-4-1 network with tanh and sigmoid learns exclusive or: the smallest problem that needs a hidden layer."),
+   1, 1, 4, 1, build_xor},
+  {"spiral", N_("Two spirals"),
+   N_("A small ReLU network separates two interleaved spirals; shows layers laid out over grid rows and an empty "
+      "slot passing data through."),
+   1, 2, 3, 1, build_spiral},
+  {"hop", N_("Hops across the grid"),
+   N_("Remote links carry signals across a 3-D grid: a skip link adds earlier activations, another concatenates "
+      "them onto a distant layer's input."),
+   2, 2, 3, 1, build_hop},
+  {"moe", N_("Mixture of experts"),
+   N_("A parallel container in filter mode: a trained gate's softmax weights four expert layers per sample."),
+   1, 2, 3, 1, build_moe},
+  {"cnn", N_("Digits CNN"),
+   N_("Two convolutions and a dense layer turn an 8×8 digit image into 10 class scores."), 1, 1, 5, 1, build_cnn},
+};
+
+#define N_EXAMPLES ((int)(sizeof examples / sizeof examples[0]))
+
+LOOM_API int loom_example_count(void) { return N_EXAMPLES; }
+
+LOOM_API const char *loom_example_name(int index) {
+  return index >= 0 && index < N_EXAMPLES ? examples[index].name : NULL;
+}
+
+LOOM_API const char *loom_example_title(int index) {
+  return index >= 0 && index < N_EXAMPLES ? _(examples[index].title) : NULL;
+}
+
+LOOM_API const char *loom_example_description(int index) {
+  return index >= 0 && index < N_EXAMPLES ? _(examples[index].description) : NULL;
+}
+
+LOOM_API int loom_example_build(const char *name, loom_net **out, loom_error *err) {
+  if (out) *out = NULL;
+  if (!out) return loom_error_set(err, LOOM_ERR_INVALID, _("no result pointer given"));
+  const example *ex = NULL;
+  char names[128] = "";
+  for (int i = 0; i < N_EXAMPLES; i++) {
+    if (name && strcmp(examples[i].name, name) == 0) ex = &examples[i];
+    if (i) strncat(names, ", ", sizeof names - strlen(names) - 1);
+    strncat(names, examples[i].name, sizeof names - strlen(names) - 1);
+  }
+  if (!ex)
+    return loom_error_set(err, LOOM_ERR_INVALID, _("unknown example “%s” (expected one of: %s)"),
+                          name ? name : "(null)", names);
+  builder b = {.err = err};
+  b.net = loom_net_new(ex->depth, ex->rows, ex->cols, ex->layers_per_cell, err);
+  if (!b.net) return err ? err->code : LOOM_ERR_NOMEM;
+  ex->build(&b);
+  if (!b.rc) {
+    loom_diag *diags = NULL;
+    int n = loom_net_infer_shapes(b.net, EXAMPLE_SEED, &diags);
+    if (n > 0) {
+      /* A defect of the example itself; the tests keep this from happening. */
+      b.rc = loom_error_set(err, diags[0].code, _("example “%s”: %s"), ex->name, diags[0].message);
+    } else if (n < 0) {
+      b.rc = loom_error_set(err, LOOM_ERR_NOMEM, _("example “%s”: shape inference failed"), ex->name);
+    }
+    free(diags);
+  } else {
+    loom_error_prefix(err, _("example “%s”"), ex->name);
+  }
+  if (b.rc) {
+    loom_net_free(b.net);
+    return b.rc;
+  }
+  *out = b.net;
+  return LOOM_OK;
+}

@@ -1,0 +1,74 @@
+/*
+ * Internal to engine/net/: the grid, its links, the result of shape inference
+ * (the execution plan) and the buffers of the last forward pass.
+ */
+#pragma once
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "layers/layer-impl.h"
+#include "loom/net.h"
+
+/* One incoming link of a node, in the order merges apply. */
+typedef struct net_merge {
+  int src_node; /* index into plan nodes */
+  loom_merge mode;
+  int64_t before_numel; /* per-sample size of the value before this merge */
+  int64_t src_numel;
+} net_merge;
+
+/* An occupied slot in flat order (disabled ones too: they pass their merged
+ * input through). */
+typedef struct net_node {
+  int64_t flat;
+  loom_coord coord;
+  loom_layer *layer;
+  bool enabled;
+  int pred; /* node whose output is the spine input; -1 = the net input */
+  loom_shape base_in, in, out;
+  int n_merges;
+  net_merge *merges;
+  /* Last forward. */
+  const float *in_ptr; /* merged input (own buffer, or an alias when there are no merges) */
+  const float *out_ptr;
+  float *in_buf, *out_buf, *grad_out;
+  int64_t in_cap, out_cap, grad_out_cap;
+} net_node;
+
+struct loom_net {
+  int depth, rows, cols, lpc;
+  int64_t n_slots;
+  loom_layer **slots;
+  bool *disabled;
+  loom_link *links;
+  int n_links, links_cap;
+  loom_shape input;
+
+  /* Occupied slots in flat order (cache). */
+  int64_t *occupied;
+  int64_t n_occupied;
+  bool occupied_valid;
+
+  /* Plan from the last successful or failed inference. */
+  bool plan_valid; /* nothing changed since the last inference */
+  bool plan_ok;    /* and it had no problems */
+  uint64_t seed;
+  int n_nodes;
+  net_node *nodes;
+  loom_shape out_shape;
+
+  /* Last forward. */
+  int64_t batch; /* 0 = no forward yet */
+  float *x_buf, *gx_buf, *scratch_a, *scratch_b;
+  int64_t x_cap, gx_cap, scratch_a_cap, scratch_b_cap;
+};
+
+/* Something changed: the plan and the last forward are stale. */
+void net_invalidate(loom_net *net);
+void net_plan_free(loom_net *net);
+/* Updates the occupied list if needed. */
+void net_occupied_refresh(loom_net *net);
+/* (Re)infers when stale or when a layer was changed from outside; fills err
+ * with the first problem. */
+int net_ensure_plan(loom_net *net, loom_error *err);
+int64_t net_flat(const loom_net *net, loom_coord c);

@@ -1,0 +1,249 @@
+/*
+ * bench-layers: forward and backward time of three workloads, each beside the
+ * same operation in PyTorch measured in the same run (tests/bench/
+ * torch_layers.py through /usr/bin/python3, same thread count):
+ *
+ *   dense 1024→1024, batch 64
+ *   conv2d 32→64, 3×3, padding 1, on batch 8 × 32 × 64 × 64
+ *   the playground MLP 2-8-8-1 (dense + tanh), batch 10
+ *
+ * Usage: bench-layers [--threads N] [--runs R]   (N defaults to the online cores)
+ * Each figure is the median over R runs (default 7) of the time per call; a
+ * run repeats the call for at least 50 ms. Without torch the column says so.
+ */
+#include <glib.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kernels/matmul.h"
+#include "layers/layer-impl.h"
+#include "loom/loom.h"
+
+#define MAX_LAYERS 5
+
+typedef struct workload {
+  const char *name, *title;
+  int n_layers;
+  loom_layer *layers[MAX_LAYERS];
+  int64_t batch;
+  float *acts[MAX_LAYERS + 1]; /* acts[0] = x, acts[i+1] = output of layer i */
+  float *grads[MAX_LAYERS + 1];
+  loom_ctx ctx;
+} workload;
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void die(const char *what, const loom_error *err) {
+  fprintf(stderr, "bench-layers: %s: %s\n", what, err->message);
+  exit(1);
+}
+
+static void random_fill(float *v, int64_t n, uint32_t seed) {
+  GRand *r = g_rand_new_with_seed(seed);
+  for (int64_t i = 0; i < n; i++) v[i] = (float)g_rand_double_range(r, -1.0, 1.0);
+  g_rand_free(r);
+}
+
+static void add_layer(workload *w, loom_layer *l) { w->layers[w->n_layers++] = l; }
+
+static void finish(workload *w, const loom_shape *in) {
+  loom_error err = {0};
+  loom_shape s = *in;
+  w->acts[0] = g_new(float, w->batch * loom_shape_numel(&s));
+  w->grads[0] = g_new(float, w->batch * loom_shape_numel(&s));
+  random_fill(w->acts[0], w->batch * loom_shape_numel(&s), 1);
+  for (int i = 0; i < w->n_layers; i++) {
+    if (loom_layer_build(w->layers[i], &s, 7 + (uint64_t)i, &err)) die(w->name, &err);
+    s = loom_layer_out_shape(w->layers[i]);
+    w->acts[i + 1] = g_new(float, w->batch * loom_shape_numel(&s));
+    w->grads[i + 1] = g_new(float, w->batch * loom_shape_numel(&s));
+  }
+  random_fill(w->grads[w->n_layers], w->batch * loom_shape_numel(&s), 2);
+}
+
+static void run_forward(workload *w) {
+  loom_error err = {0};
+  for (int i = 0; i < w->n_layers; i++)
+    if (layer_forward(w->layers[i], &w->ctx, w->acts[i], w->acts[i + 1], w->batch, &err)) die(w->name, &err);
+}
+
+/* Input and parameter gradients (accumulated, like torch's .grad). */
+static void run_backward(workload *w) {
+  loom_error err = {0};
+  for (int i = w->n_layers - 1; i >= 0; i--)
+    if (layer_backward(w->layers[i], &w->ctx, w->acts[i], w->acts[i + 1], w->grads[i + 1], w->grads[i], w->batch,
+                       &err))
+      die(w->name, &err);
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Median over `runs` of the milliseconds per call; each run lasts >= 50 ms. */
+static double timed(void (*fn)(workload *), workload *w, int runs) {
+  double t[64];
+  fn(w); /* warm-up: workspaces, dequantized caches */
+  for (int r = 0; r < runs; r++) {
+    long calls = 0;
+    double start = now_s(), elapsed;
+    do {
+      fn(w);
+      calls++;
+      elapsed = now_s() - start;
+    } while (elapsed < 0.05);
+    t[r] = elapsed / (double)calls * 1e3;
+  }
+  qsort(t, (size_t)runs, sizeof t[0], cmp_double);
+  return t[runs / 2];
+}
+
+static loom_layer *make(const char *type) {
+  loom_error err = {0};
+  loom_layer *l = loom_layer_new_by_name(type, &err);
+  if (!l) die(type, &err);
+  return l;
+}
+
+static void set_int(loom_layer *l, const char *name, int64_t v) {
+  loom_error err = {0};
+  if (loom_layer_set_int(l, name, v, &err)) die(name, &err);
+}
+
+static loom_layer *dense(int64_t in, int64_t out) {
+  loom_layer *l = make("dense");
+  set_int(l, "in_features", in);
+  set_int(l, "out_features", out);
+  return l;
+}
+
+/* ---- torch ----------------------------------------------------------------- */
+
+typedef struct torch_figures {
+  bool available;
+  char version[64];
+  char note[256];
+  double ms[3][2]; /* workload × (forward, backward); < 0 if missing */
+} torch_figures;
+
+static const char *const workload_names[3] = {"dense", "conv2d", "mlp"};
+
+static torch_figures run_torch(int threads, int runs) {
+  torch_figures tf = {0};
+  for (int i = 0; i < 3; i++) tf.ms[i][0] = tf.ms[i][1] = -1.0;
+  char *script = g_build_filename(LOOM_SOURCE_DIR, "tests", "bench", "torch_layers.py", NULL);
+  if (access("/usr/bin/python3", X_OK) != 0) {
+    snprintf(tf.note, sizeof tf.note, "/usr/bin/python3 not found");
+    g_free(script);
+    return tf;
+  }
+  char *cmd = g_strdup_printf("/usr/bin/python3 '%s' %d %d 2>&1", script, threads, runs);
+  FILE *p = popen(cmd, "r");
+  char line[512];
+  while (p && fgets(line, sizeof line, p)) {
+    char name[64], pass[64];
+    double ms;
+    if (sscanf(line, "torch %63s", tf.version) == 1) {
+      tf.available = true;
+    } else if (sscanf(line, "%63s %63s %lf", name, pass, &ms) == 3) {
+      for (int i = 0; i < 3; i++)
+        if (strcmp(name, workload_names[i]) == 0) tf.ms[i][strcmp(pass, "backward") == 0] = ms;
+    } else if (!tf.note[0] && strstr(line, "Error")) {
+      g_strlcpy(tf.note, g_strchomp(line), sizeof tf.note);
+    }
+  }
+  int status = p ? pclose(p) : -1;
+  if (!tf.available && !tf.note[0]) snprintf(tf.note, sizeof tf.note, "torch did not run (status %d)", status);
+  g_free(cmd);
+  g_free(script);
+  return tf;
+}
+
+int main(int argc, char **argv) {
+  int threads = (int)sysconf(_SC_NPROCESSORS_ONLN), runs = 7;
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc)
+      threads = atoi(argv[++i]);
+    else if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc)
+      runs = atoi(argv[++i]);
+    else {
+      fprintf(stderr, "usage: %s [--threads N] [--runs R]\n", argv[0]);
+      return 2;
+    }
+  }
+  if (threads < 1) threads = 1;
+  if (runs < 1 || runs > 64) runs = 7;
+
+  loom_error err = {0};
+  loom_pool *pool = loom_pool_new(threads, &err);
+  if (!pool) die("pool", &err);
+
+  workload w[3] = {
+    {.name = "dense", .title = "dense 1024→1024, batch 64", .batch = 64},
+    {.name = "conv2d", .title = "conv2d 32→64 3×3 pad 1, 8×32×64×64", .batch = 8},
+    {.name = "mlp", .title = "MLP 2-8-8-1 tanh, batch 10", .batch = 10},
+  };
+  add_layer(&w[0], dense(1024, 1024));
+  finish(&w[0], &(loom_shape){1, {1024}});
+
+  loom_layer *conv = make("conv2d");
+  set_int(conv, "in_channels", 32);
+  set_int(conv, "out_channels", 64);
+  if (loom_layer_set_ints(conv, "padding", (const int64_t[]){1, 1}, 2, &err)) die("padding", &err);
+  add_layer(&w[1], conv);
+  finish(&w[1], &(loom_shape){3, {32, 64, 64}});
+
+  add_layer(&w[2], dense(2, 8));
+  add_layer(&w[2], make("tanh"));
+  add_layer(&w[2], dense(8, 8));
+  add_layer(&w[2], make("tanh"));
+  add_layer(&w[2], dense(8, 1));
+  finish(&w[2], &(loom_shape){1, {2}});
+
+  printf("bench-layers: %d thread%s, median of %d runs, milliseconds per call\n", threads, threads == 1 ? "" : "s",
+         runs);
+  printf("matrix products: %s\n", loom_sgemm_blas_available() ? "OpenBLAS, one thread per range of rows"
+                                                              : "the reference C kernel");
+  double loom_ms[3][2];
+  for (int i = 0; i < 3; i++) {
+    w[i].ctx = (loom_ctx){.pool = pool, .training = true};
+    loom_ms[i][0] = timed(run_forward, &w[i], runs);
+    run_forward(&w[i]);
+    loom_ms[i][1] = timed(run_backward, &w[i], runs);
+  }
+
+  torch_figures tf = run_torch(threads, runs);
+  if (tf.available)
+    printf("torch %s with torch.set_num_threads(%d)\n", tf.version, threads);
+  else
+    printf("torch column skipped: %s\n", tf.note);
+  printf("\n%-38s %-9s %10s %10s %11s\n", "workload", "pass", "loom", "torch", "loom/torch");
+  for (int i = 0; i < 3; i++)
+    for (int p = 0; p < 2; p++) {
+      double t = tf.ms[i][p];
+      char tcol[32] = "-", rcol[32] = "-";
+      if (tf.available && t > 0) {
+        snprintf(tcol, sizeof tcol, "%.4f", t);
+        snprintf(rcol, sizeof rcol, "%.2f", loom_ms[i][p] / t);
+      }
+      printf("%-38s %-9s %10.4f %10s %11s\n", p == 0 ? w[i].title : "", p == 0 ? "forward" : "backward",
+             loom_ms[i][p], tcol, rcol);
+    }
+
+  for (int i = 0; i < 3; i++)
+    for (int l = 0; l <= w[i].n_layers; l++) {
+      if (l < w[i].n_layers) loom_layer_free(w[i].layers[l]);
+      g_free(w[i].acts[l]);
+      g_free(w[i].grads[l]);
+    }
+  loom_pool_free(pool);
+  return 0;
+}

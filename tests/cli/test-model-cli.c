@@ -1,0 +1,343 @@
+/* loom new / info / forward end to end, including exit codes and messages. */
+#include <glib/gstdio.h>
+#include <string.h>
+
+#include "cli-harness.h"
+
+static char *tmp_dir;
+
+static char *tmp_path(const char *name) { return g_build_filename(tmp_dir, name, NULL); }
+
+static CliResult run(const char *const *argv) { return cli_run(NULL, NULL, argv); }
+
+/* A float32 .npy file (version 1) of the given shape. */
+static void write_npy(const char *path, const int64_t *shape, int ndim, const float *data) {
+  GString *dict = g_string_new("{'descr': '<f4', 'fortran_order': False, 'shape': (");
+  int64_t n = 1;
+  for (int i = 0; i < ndim; i++) {
+    g_string_append_printf(dict, i ? ", %lld" : "%lld", (long long)shape[i]);
+    n *= shape[i];
+  }
+  g_string_append(dict, ndim == 1 ? ",), }" : "), }");
+  while ((10 + dict->len + 1) % 64) g_string_append_c(dict, ' ');
+  g_string_append_c(dict, '\n');
+  GByteArray *b = g_byte_array_new();
+  g_byte_array_append(b, (const guint8 *)"\x93NUMPY\x01\x00", 8);
+  guint8 hl[2] = {(guint8)(dict->len & 0xff), (guint8)(dict->len >> 8)};
+  g_byte_array_append(b, hl, 2);
+  g_byte_array_append(b, (const guint8 *)dict->str, (guint)dict->len);
+  g_byte_array_append(b, (const guint8 *)data, (guint)(n * 4));
+  g_assert_true(g_file_set_contents(path, (const char *)b->data, (gssize)b->len, NULL));
+  g_byte_array_unref(b);
+  g_string_free(dict, TRUE);
+}
+
+/* Reads a .npy written by loom: returns the header dict and the data. */
+static char *read_npy(const char *path, float **data, gsize *n) {
+  char *bytes;
+  gsize len;
+  g_assert_true(g_file_get_contents(path, &bytes, &len, NULL));
+  g_assert_cmpmem(bytes, 8, "\x93NUMPY\x01\x00", 8);
+  gsize hlen = (guint8)bytes[8] | ((gsize)(guint8)bytes[9] << 8);
+  char *dict = g_strndup(bytes + 10, hlen);
+  *n = (len - 10 - hlen) / 4;
+  *data = g_memdup2(bytes + 10 + hlen, len - 10 - hlen);
+  g_free(bytes);
+  return dict;
+}
+
+static void test_new_list(void) {
+  const char *argv[] = {"new", "--list", NULL};
+  CliResult r = run(argv);
+  g_assert_cmpint(r.status, ==, 0);
+  g_assert_nonnull(strstr(r.out, "xor     XOR\n"));
+  g_assert_nonnull(strstr(r.out, "spiral  Two spirals\n"));
+  g_assert_nonnull(strstr(r.out, "hop     Hops across the grid\n"));
+  g_assert_nonnull(strstr(r.out, "moe     Mixture of experts\n"));
+  g_assert_nonnull(strstr(r.out, "cnn     Digits CNN\n"));
+  g_assert_cmpstr(r.err, ==, "");
+  cli_result_clear(&r);
+}
+
+static void test_new_example_and_info(void) {
+  char *path = tmp_path("xor.loom.json");
+  const char *argv[] = {"new", "--example", "xor", "--out", path, NULL};
+  CliResult r = run(argv);
+  g_assert_cmpint(r.status, ==, 0);
+  g_assert_cmpstr(r.out, ==, "");
+  cli_result_clear(&r);
+  char *text;
+  g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
+  g_assert_true(g_str_has_prefix(text, "{\n  \"format\": \"loom-model\",\n  \"version\": 1,\n"));
+  g_free(text);
+
+  const char *info[] = {"info", path, NULL};
+  r = run(info);
+  g_assert_cmpint(r.status, ==, 0);
+  g_assert_nonnull(strstr(r.out, "Grid: depth 1, rows 1, columns 4, 1 layers per cell (4 slots)\n"));
+  g_assert_nonnull(strstr(r.out, "Input shape: [2]\n"));
+  g_assert_nonnull(strstr(r.out, "Output shape: [1]\n"));
+  g_assert_nonnull(strstr(r.out, "4 layers:\n"));
+  g_assert_nonnull(strstr(r.out, "(0,0,0,0)   dense      [2] → [4]  float32  12 parameters, 48 bytes\n"));
+  g_assert_nonnull(strstr(r.out, "in_features=2 out_features=4 bias=true\n"));
+  g_assert_nonnull(strstr(r.out, "(0,0,1,0)   tanh       [4] → [4]  float32  0 parameters, 0 bytes\n"));
+  g_assert_nonnull(strstr(r.out, "0 links:\n"));
+  g_assert_nonnull(strstr(r.out, "  parameters: 17\n"));
+  g_assert_nonnull(strstr(r.out, "  bytes: 68 at the layers' dtypes, 68 at float32\n"));
+  g_assert_nonnull(strstr(r.out, "Problems: none\n"));
+  cli_result_clear(&r);
+  g_free(path);
+}
+
+static void test_new_every_example_passes_info(void) {
+  const char *names[] = {"xor", "spiral", "hop", "moe", "cnn"};
+  for (size_t i = 0; i < G_N_ELEMENTS(names); i++) {
+    char *path = tmp_path("ex.loom.json");
+    const char *argv[] = {"new", "--example", names[i], "--out", path, NULL};
+    CliResult r = run(argv);
+    g_assert_cmpint(r.status, ==, 0);
+    cli_result_clear(&r);
+    const char *info[] = {"info", path, NULL};
+    r = run(info);
+    if (r.status != 0) g_error("%s: %s%s", names[i], r.out, r.err);
+    g_assert_nonnull(strstr(r.out, "Problems: none\n"));
+    if (strcmp(names[i], "hop") == 0) {
+      g_assert_nonnull(strstr(r.out, "2 links:\n  (0,0,1,0) → (1,0,1,0)  add\n  (0,0,0,0) → (1,1,2,0)  concat\n"));
+    }
+    if (strcmp(names[i], "moe") == 0) {
+      g_assert_nonnull(strstr(r.out, "child 3: dense float32"));
+      g_assert_nonnull(strstr(r.out, "gate: dense float32"));
+    }
+    cli_result_clear(&r);
+    g_free(path);
+  }
+}
+
+static void test_new_grid(void) {
+  char *path = tmp_path("grid.loom.json");
+  const char *argv[] = {"new", "--grid", "2,3,4,1", "--input-shape", "3,8,8", "--out", path, NULL};
+  CliResult r = run(argv);
+  g_assert_cmpint(r.status, ==, 0);
+  cli_result_clear(&r);
+  char *text;
+  g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
+  g_assert_nonnull(strstr(text, "\"grid\": {\"depth\": 2, \"rows\": 3, \"cols\": 4, \"layers_per_cell\": 1}"));
+  g_assert_nonnull(strstr(text, "\"input_shape\": [3, 8, 8]"));
+  g_free(text);
+  const char *info[] = {"info", path, NULL};
+  r = run(info);
+  g_assert_cmpint(r.status, ==, 0);
+  g_assert_nonnull(strstr(r.out, "(24 slots)"));
+  g_assert_nonnull(strstr(r.out, "0 layers:\n"));
+  cli_result_clear(&r);
+
+  /* Without an input shape nothing can be inferred: info says so and fails. */
+  const char *argv2[] = {"new", "--grid=1,1,1,1", "--out", path, NULL};
+  r = run(argv2);
+  g_assert_cmpint(r.status, ==, 0);
+  cli_result_clear(&r);
+  r = run(info);
+  g_assert_cmpint(r.status, ==, 1);
+  g_assert_nonnull(strstr(r.out, "Problems: the input shape is not set"));
+  cli_result_clear(&r);
+  g_free(path);
+}
+
+static void expect_usage(const char *const *argv, const char *message) {
+  CliResult r = run(argv);
+  g_assert_cmpint(r.status, ==, 2);
+  if (!strstr(r.err, message)) g_error("expected '%s' in: %s", message, r.err);
+  g_assert_nonnull(strstr(r.err, "--help"));
+  g_assert_cmpstr(r.out, ==, "");
+  cli_result_clear(&r);
+}
+
+static void test_new_errors(void) {
+  expect_usage((const char *[]){"new", NULL}, "loom new: give either --grid D,R,C,L or --example NAME");
+  expect_usage((const char *[]){"new", "--grid", "1,2", "--out", "x", NULL},
+               "loom new: --grid needs four positive integers D,R,C,L (depth, rows, columns, layers per cell), not '1,2'");
+  expect_usage((const char *[]){"new", "--grid", "1,0,1,1", "--out", "x", NULL}, "not '1,0,1,1'");
+  expect_usage((const char *[]){"new", "--grid", "1,1,1,1", "--example", "xor", "--out", "x", NULL},
+               "give either --grid D,R,C,L or --example NAME");
+  expect_usage((const char *[]){"new", "--example", "xor", NULL}, "loom new: missing --out MODEL");
+  expect_usage((const char *[]){"new", "--example", "lstm", "--out", "x", NULL},
+               "loom new: unknown example 'lstm' (expected one of: xor, spiral, hop, moe, cnn)");
+  expect_usage((const char *[]){"new", "--grid", "1,1,1,1", "--input-shape", "3,x", "--out", "x", NULL},
+               "--input-shape needs 1 to 4 positive integers separated by commas, not '3,x'");
+  expect_usage((const char *[]){"new", "--out", NULL}, "option '--out' needs a value");
+  expect_usage((const char *[]){"new", "--bogus", NULL}, "unexpected argument '--bogus'");
+
+  char *bad = g_build_filename(tmp_dir, "no-such-dir", "m.loom.json", NULL);
+  CliResult r = run((const char *[]){"new", "--example", "xor", "--out", bad, NULL});
+  g_assert_cmpint(r.status, ==, 1);
+  char *want = g_strdup_printf("loom new: %s: cannot create a temporary file", bad);
+  g_assert_true(g_str_has_prefix(r.err, want));
+  cli_result_clear(&r);
+  g_free(want);
+  g_free(bad);
+}
+
+static const char *known_model =
+  "{\"format\": \"loom-model\", \"version\": 1,\n"
+  " \"grid\": {\"depth\": 1, \"rows\": 1, \"cols\": 3, \"layers_per_cell\": 1},\n"
+  " \"input_shape\": [2],\n"
+  " \"slots\": [\n"
+  "  {\"at\": [0, 0, 0, 0], \"enabled\": true, \"layer\": {\"type\": \"dense\", \"dtype\": \"float32\",\n"
+  "   \"params\": {\"in_features\": 2, \"out_features\": 2, \"bias\": false}, \"in_shape\": [2],\n"
+  "   \"weights\": [{\"name\": \"weight\", \"rows\": 2, \"cols\": 2, \"dtype\": \"float32\", \"scale_mode\": "
+  "\"per_row\", \"data\": \"AACAPwAAAMAAAEBAAACAwA==\"}]}},\n"
+  "  {\"at\": [0, 0, 2, 0], \"enabled\": true, \"layer\": {\"type\": \"tanh\", \"dtype\": \"float32\", "
+  "\"params\": {}, \"in_shape\": [2], \"weights\": []}}\n"
+  " ],\n"
+  " \"links\": [{\"src\": [0, 0, 0, 0], \"dst\": [0, 0, 2, 0], \"merge\": \"add\"}]}\n";
+
+static void test_forward_values_and_threads(void) {
+  char *model = tmp_path("known.loom.json");
+  g_assert_true(g_file_set_contents(model, known_model, -1, NULL));
+  char *x = tmp_path("x.npy"), *y1 = tmp_path("y1.npy"), *y2 = tmp_path("y2.npy");
+  /* W = [[1, -2], [3, -4]]; the add link doubles W·x before tanh. */
+  float xs[6] = {1, 1, 0.5f, 0, -0.25f, 0.125f};
+  write_npy(x, (int64_t[]){3, 2}, 2, xs);
+  CliResult r = run((const char *[]){"forward", model, "--input", x, "--output", y1, "--threads", "1", NULL});
+  if (r.status) g_error("%s", r.err);
+  cli_result_clear(&r);
+  r = run((const char *[]){"forward", model, "--input=" , NULL});
+  g_assert_cmpint(r.status, ==, 2);
+  cli_result_clear(&r);
+  char *in_opt = g_strdup_printf("--input=%s", x);
+  r = run((const char *[]){"forward", "--threads=2", in_opt, "--output", y2, model, NULL});
+  g_assert_cmpint(r.status, ==, 0);
+  cli_result_clear(&r);
+  float *d1, *d2;
+  gsize n1, n2;
+  char *h1 = read_npy(y1, &d1, &n1), *h2 = read_npy(y2, &d2, &n2);
+  g_assert_nonnull(strstr(h1, "'shape': (3, 2)"));
+  g_assert_cmpstr(h1, ==, h2);
+  g_assert_cmpuint(n1, ==, 6);
+  g_assert_cmpmem(d1, n1 * 4, d2, n2 * 4);
+  /* tanh(2·(x0 − 2·x1)), tanh(2·(3·x0 − 4·x1)) for the three samples. */
+  const double expect[6] = {-0.9640275800758169, -0.9640275800758169, 0.7615941559557649,
+                          0.9950547536867305,  -0.7615941559557649, -0.9866142981514303};
+  for (int k = 0; k < 6; k++) g_assert_cmpfloat_with_epsilon(d1[k], expect[k], 1e-6);
+  g_free(d1);
+  g_free(d2);
+  g_free(h1);
+  g_free(h2);
+
+  /* One sample of exactly the input shape gives the output shape alone. */
+  write_npy(x, (int64_t[]){2}, 1, xs + 2);
+  r = run((const char *[]){"forward", model, "--input", x, "--output", y1, NULL});
+  g_assert_cmpint(r.status, ==, 0);
+  cli_result_clear(&r);
+  h1 = read_npy(y1, &d1, &n1);
+  g_assert_nonnull(strstr(h1, "'shape': (2,)"));
+  g_assert_cmpfloat_with_epsilon(d1[0], 0.7615941559557649, 1e-6);
+  g_assert_cmpfloat_with_epsilon(d1[1], 0.9950547536867305, 1e-6);
+  g_free(d1);
+  g_free(h1);
+
+  /* An input that fits neither way names the file and both shapes. */
+  write_npy(x, (int64_t[]){2, 3}, 2, xs);
+  r = run((const char *[]){"forward", model, "--input", x, "--output", y1, NULL});
+  g_assert_cmpint(r.status, ==, 1);
+  char *want = g_strdup_printf("loom forward: %s: array of shape [2×3] does not fit the model's input shape [2] "
+                               "(expected [2] for one sample or batch × [2])\n",
+                               x);
+  g_assert_cmpstr(r.err, ==, want);
+  g_free(want);
+  cli_result_clear(&r);
+  g_free(in_opt);
+  g_free(model);
+  g_free(x);
+  g_free(y1);
+  g_free(y2);
+}
+
+static void test_forward_and_info_errors(void) {
+  expect_usage((const char *[]){"forward", NULL}, "loom forward: missing MODEL");
+  expect_usage((const char *[]){"forward", "m", "--output", "y", NULL}, "loom forward: missing --input X.npy");
+  expect_usage((const char *[]){"forward", "m", "--input", "x", NULL}, "loom forward: missing --output Y.npy");
+  expect_usage((const char *[]){"forward", "m", "--input", "x", "--output", "y", "--threads", "0", NULL},
+               "loom forward: --threads needs an integer from 1 to 1024, not '0'");
+  expect_usage((const char *[]){"forward", "m", "n", NULL}, "unexpected argument 'n'");
+  expect_usage((const char *[]){"info", NULL}, "loom info: missing MODEL");
+  expect_usage((const char *[]){"info", "a", "b", NULL}, "loom info: unexpected argument 'b'");
+  expect_usage((const char *[]){"info", "--verbose", NULL}, "loom info: unknown option '--verbose'");
+
+  char *missing = tmp_path("missing.loom.json");
+  CliResult r = run((const char *[]){"info", missing, NULL});
+  g_assert_cmpint(r.status, ==, 1);
+  char *want = g_strdup_printf("loom info: %s: cannot open: No such file or directory\n", missing);
+  g_assert_cmpstr(r.err, ==, want);
+  g_free(want);
+  cli_result_clear(&r);
+
+  /* A hostile file: the error names the JSON path. */
+  char *bad = tmp_path("bad.loom.json");
+  char *text = g_strdup(known_model);
+  memcpy(strstr(text, "\"tanh\""), "\"tanq\"", 6);
+  g_assert_true(g_file_set_contents(bad, text, -1, NULL));
+  r = run((const char *[]){"info", bad, NULL});
+  g_assert_cmpint(r.status, ==, 1);
+  want = g_strdup_printf("loom info: %s: $.slots[1].layer.type: unknown layer type “tanq”\n", bad);
+  g_assert_cmpstr(r.err, ==, want);
+  g_free(want);
+  cli_result_clear(&r);
+  char *x = tmp_path("x2.npy"), *y = tmp_path("y2.npy");
+  write_npy(x, (int64_t[]){2}, 1, (float[]){1, 2});
+  r = run((const char *[]){"forward", bad, "--input", x, "--output", y, NULL});
+  g_assert_cmpint(r.status, ==, 1);
+  g_assert_nonnull(strstr(r.err, "$.slots[1].layer.type: unknown layer type “tanq”"));
+  g_assert_false(g_file_test(y, G_FILE_TEST_EXISTS));
+  cli_result_clear(&r);
+  g_free(text);
+
+  /* A file that loads but whose network has a shape problem: info lists it, exit 1. */
+  const char *problem =
+    "{\"format\": \"loom-model\", \"version\": 1,\n"
+    " \"grid\": {\"depth\": 1, \"rows\": 1, \"cols\": 1, \"layers_per_cell\": 1},\n"
+    " \"input_shape\": [3],\n"
+    " \"slots\": [{\"at\": [0, 0, 0, 0], \"enabled\": true, \"layer\": {\"type\": \"dense\", \"dtype\": "
+    "\"float32\", \"params\": {\"in_features\": 2, \"out_features\": 2, \"bias\": true}}}],\n"
+    " \"links\": []}\n";
+  g_assert_true(g_file_set_contents(bad, problem, -1, NULL));
+  r = run((const char *[]){"info", bad, NULL});
+  g_assert_cmpint(r.status, ==, 1);
+  g_assert_nonnull(strstr(r.out, "1 problem:\n  (0,0,0,0): "));
+  g_assert_nonnull(strstr(r.out, "in_features is 2 but the input [3] has 3 values"));
+  cli_result_clear(&r);
+  r = run((const char *[]){"forward", bad, "--input", x, "--output", y, NULL});
+  g_assert_cmpint(r.status, ==, 1);
+  g_assert_nonnull(strstr(r.err, "the network cannot run: (0,0,0,0): "));
+  cli_result_clear(&r);
+  g_free(x);
+  g_free(y);
+  g_free(bad);
+  g_free(missing);
+}
+
+int main(int argc, char **argv) {
+  g_test_init(&argc, &argv, NULL);
+  GError *gerr = NULL;
+  tmp_dir = g_dir_make_tmp("loom-cli-model-XXXXXX", &gerr);
+  g_assert_no_error(gerr);
+  g_test_add_func("/cli/model/new-list", test_new_list);
+  g_test_add_func("/cli/model/new-example-and-info", test_new_example_and_info);
+  g_test_add_func("/cli/model/every-example-passes-info", test_new_every_example_passes_info);
+  g_test_add_func("/cli/model/new-grid", test_new_grid);
+  g_test_add_func("/cli/model/new-errors", test_new_errors);
+  g_test_add_func("/cli/model/forward-values-and-threads", test_forward_values_and_threads);
+  g_test_add_func("/cli/model/forward-and-info-errors", test_forward_and_info_errors);
+  int rc = g_test_run();
+  GDir *d = g_dir_open(tmp_dir, 0, NULL);
+  const char *name;
+  while (d && (name = g_dir_read_name(d))) {
+    char *p = tmp_path(name);
+    g_remove(p);
+    g_free(p);
+  }
+  if (d) g_dir_close(d);
+  g_rmdir(tmp_dir);
+  g_free(tmp_dir);
+  return rc;
+}

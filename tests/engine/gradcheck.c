@@ -1,0 +1,192 @@
+/* Layer gradient checks; the network variant is in gradcheck-net.c. */
+#include "gradcheck.h"
+
+#include <glib.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/rng.h"
+#include "gradcheck-impl.h"
+#include "layers/layer-impl.h"
+#include "loom/weights.h"
+
+void gradcheck_fill_uniform(float *v, int64_t n, double lo, double hi, uint64_t seed) {
+  loom_rng rng;
+  loom_rng_seed(&rng, seed);
+  for (int64_t i = 0; i < n; i++) v[i] = (float)loom_rng_uniform_range(&rng, lo, hi);
+}
+
+void gradcheck_fill_away_from_zero(float *v, int64_t n, double lo, double hi, double gap, uint64_t seed) {
+  loom_rng rng;
+  loom_rng_seed(&rng, seed);
+  for (int64_t i = 0; i < n; i++) {
+    double x;
+    do x = loom_rng_uniform_range(&rng, lo, hi);
+    while (fabs(x) < gap);
+    v[i] = (float)x;
+  }
+}
+
+void gradcheck_defaults(const gradcheck_options *in, gradcheck_options *out) {
+  gradcheck_options d = {0};
+  if (in) d = *in;
+  if (d.eps <= 0) d.eps = 1e-3;
+  if (d.max_per_tensor <= 0) d.max_per_tensor = 256;
+  if (d.tolerance <= 0) d.tolerance = 1e-2;
+  *out = d;
+}
+
+double gradcheck_dot(const float *r, const float *y, int64_t n) {
+  double s = 0.0;
+  for (int64_t i = 0; i < n; i++) s += (double)r[i] * (double)y[i];
+  return s;
+}
+
+int gradcheck_tensor(gradcheck_eval_fn eval, void *ctx, float *v, int64_t n, const float *analytic,
+                     void (*after_change)(void *), void *change_arg, const char *name, const gradcheck_options *o,
+                     gradcheck_report *rep) {
+  int64_t count = n < o->max_per_tensor ? n : o->max_per_tensor;
+  for (int64_t c = 0; c < count; c++) {
+    int64_t i = count == 1 ? 0 : (int64_t)((double)c * (double)(n - 1) / (double)(count - 1));
+    float saved = v[i];
+    float plus = (float)(saved + o->eps), minus = (float)(saved - o->eps);
+    double lp, lm, l0;
+    int rc;
+    v[i] = plus;
+    if (after_change) after_change(change_arg);
+    if ((rc = eval(ctx, &lp))) return rc;
+    v[i] = minus;
+    if (after_change) after_change(change_arg);
+    if ((rc = eval(ctx, &lm))) return rc;
+    v[i] = saved;
+    if (after_change) after_change(change_arg);
+    /* The float32 steps actually taken, not the nominal ones. */
+    double hp = (double)plus - (double)saved, hm = (double)saved - (double)minus;
+    double numeric = (lp - lm) / (hp + hm);
+    double a = analytic[i];
+    double scale = fmax(1.0, fmax(fabs(a), fabs(numeric)));
+    double e = fabs(a - numeric) / scale;
+    rep->n_checked++;
+    if (e > o->tolerance) {
+      if ((rc = eval(ctx, &l0))) return rc;
+      double dplus = (lp - l0) / hp, dminus = (l0 - lm) / hm;
+      if (fabs(dplus - dminus) / scale > 2.0 * o->tolerance) {
+        rep->n_skipped++;
+        continue;
+      }
+    }
+    if (e > rep->worst || rep->tensor[0] == '\0') {
+      rep->worst = e;
+      snprintf(rep->tensor, sizeof rep->tensor, "%s", name);
+      rep->index = i;
+      rep->analytic = a;
+      rep->numeric = numeric;
+    }
+  }
+  return 0;
+}
+
+bool gradcheck_judge(const gradcheck_report *rep, double tolerance, const char *what) {
+  if (rep->worst > tolerance) {
+    g_test_fail_printf("gradcheck %s: error %.3g > %.3g at %s[%lld]: analytic %.9g, numeric %.9g", what,
+                       rep->worst, tolerance, rep->tensor, (long long)rep->index, rep->analytic, rep->numeric);
+    return false;
+  }
+  if (rep->n_skipped * 20 > rep->n_checked) {
+    g_test_fail_printf("gradcheck %s: %lld of %lld entries sat on kinks; choose inputs away from them", what,
+                       (long long)rep->n_skipped, (long long)rep->n_checked);
+    return false;
+  }
+  if (rep->n_checked == 0) {
+    g_test_fail_printf("gradcheck %s: nothing was checked", what);
+    return false;
+  }
+  return true;
+}
+
+/* ---- layers ------------------------------------------------------------ */
+
+typedef struct {
+  loom_layer *layer;
+  const loom_ctx *ctx;
+  const float *x;
+  float *y;
+  const float *r;
+  int64_t batch, n_out;
+} layer_eval;
+
+static int eval_layer(void *arg, double *loss) {
+  layer_eval *e = arg;
+  loom_error err = {0};
+  int rc = layer_forward(e->layer, e->ctx, e->x, e->y, e->batch, &err);
+  if (rc) {
+    g_test_message("gradcheck forward: %s", err.message);
+    return rc;
+  }
+  *loss = gradcheck_dot(e->r, e->y, e->batch * e->n_out);
+  return 0;
+}
+
+static void touch_weights(void *w) { loom_weights_touch(w); }
+
+int gradcheck_layer_measure(loom_layer *layer, const float *x, int64_t batch, const gradcheck_options *opts,
+                            gradcheck_report *out) {
+  gradcheck_options o;
+  gradcheck_defaults(opts, &o);
+  memset(out, 0, sizeof *out);
+  loom_ctx default_ctx = {.pool = NULL, .training = true};
+  const loom_ctx *ctx = o.ctx ? o.ctx : &default_ctx;
+  loom_shape in = loom_layer_in_shape(layer), outs = loom_layer_out_shape(layer);
+  int64_t n_in = batch * loom_shape_numel(&in), n_out = batch * loom_shape_numel(&outs);
+  g_assert_cmpint(n_in, >, 0);
+  g_assert_cmpint(n_out, >, 0);
+  float *xc = g_new(float, n_in), *y = g_new(float, n_out), *r = g_new(float, n_out), *dx = g_new0(float, n_in);
+  memcpy(xc, x, (size_t)n_in * sizeof *xc);
+  gradcheck_fill_uniform(r, n_out, -1.0, 1.0, o.seed ^ 0x5eedULL);
+
+  layer_eval e = {.layer = layer, .ctx = ctx, .x = xc, .y = y, .r = r, .batch = batch, .n_out = n_out / batch};
+  loom_error err = {0};
+  int nw = loom_layer_n_weights(layer);
+  float **analytic = g_new0(float *, nw > 0 ? nw : 1);
+  double l0;
+  int rc = eval_layer(&e, &l0);
+  if (!rc) {
+    layer_zero_grad(layer);
+    rc = layer_backward(layer, ctx, xc, y, r, o.skip_dx ? NULL : dx, batch, &err);
+    if (rc) g_test_message("gradcheck backward: %s", err.message);
+  }
+  for (int w = 0; w < nw && !rc; w++) {
+    int64_t n = loom_weights_count(loom_layer_weights(layer, w));
+    analytic[w] = g_memdup2(loom_layer_grad(layer, w), (gsize)n * sizeof(float));
+  }
+  if (!rc && !o.skip_dx) rc = gradcheck_tensor(eval_layer, &e, xc, n_in, dx, NULL, NULL, "x", &o, out);
+  for (int w = 0; w < nw && !rc; w++) {
+    loom_weights *wt = loom_layer_weights(layer, w);
+    char path[160];
+    loom_layer_weights_path(layer, w, path, sizeof path);
+    rc = gradcheck_tensor(eval_layer, &e, loom_weights_master(wt), loom_weights_count(wt), analytic[w],
+                          touch_weights, wt, path, &o, out);
+  }
+  for (int w = 0; w < nw; w++) g_free(analytic[w]);
+  g_free(analytic);
+  g_free(xc);
+  g_free(y);
+  g_free(r);
+  g_free(dx);
+  return rc;
+}
+
+double gradcheck_layer(loom_layer *layer, const float *x, int64_t batch, double tolerance) {
+  gradcheck_options o = {.tolerance = tolerance};
+  gradcheck_report rep;
+  char what[256];
+  loom_layer_describe(layer, what, sizeof what);
+  int rc = gradcheck_layer_measure(layer, x, batch, &o, &rep);
+  if (rc) {
+    g_test_fail_printf("gradcheck %s: the layer failed to run (status %s)", what, loom_status_name(rc));
+    return INFINITY;
+  }
+  gradcheck_judge(&rep, tolerance, what);
+  return rep.worst;
+}

@@ -1,0 +1,192 @@
+/* conv1d, conv2d, conv3d: PyTorch parity, gradients, errors, dtypes, determinism. */
+#include <glib.h>
+#include <string.h>
+
+#include "conv-test-util.h"
+#include "loom/loom.h"
+
+static const char *const parity_cases[] = {
+  "c1_basic", "c1_groups_dil", "c1_depthwise", "c2_basic",  "c2_groups",
+  "c2_pointwise", "c2_depthwise_s2", "c3_basic", "c3_groups",
+};
+
+static void test_parity(void) {
+  for (size_t i = 0; i < G_N_ELEMENTS(parity_cases); i++) conv_check_parity(parity_cases[i], NULL);
+  loom_pool *pool = lt_pool(3);
+  for (size_t i = 0; i < G_N_ELEMENTS(parity_cases); i++) conv_check_parity(parity_cases[i], pool);
+  /* The reference kernel (builds without BLAS) and the row-layout weight gradient. */
+  conv_set_use_blas(false);
+  for (size_t i = 0; i < G_N_ELEMENTS(parity_cases); i++) conv_check_parity(parity_cases[i], pool);
+  conv_set_use_blas(true);
+  loom_pool_free(pool);
+}
+
+static const conv_cfg gradient_cfgs[] = {
+  /* dims, transposed, cin, cout, groups, bias, in, kernel, stride, padding, dilation */
+  {1, false, 2, 3, 1, true, {5}, {3}, {1}, {0}, {1}},
+  {1, false, 4, 2, 2, true, {9}, {2}, {3}, {2}, {2}},
+  {1, false, 3, 3, 3, false, {6}, {1}, {1}, {0}, {1}}, /* depthwise 1×1: the identity plan */
+  {2, false, 3, 4, 1, true, {5, 6}, {3, 2}, {2, 1}, {1, 0}, {1, 2}},
+  {2, false, 4, 6, 2, false, {7, 5}, {2, 3}, {1, 2}, {0, 1}, {2, 1}},
+  {2, false, 2, 2, 1, true, {3, 3}, {5, 5}, {1, 1}, {1, 1}, {1, 1}}, /* kernel reaches into padding only */
+  {3, false, 2, 3, 1, true, {3, 4, 5}, {2, 2, 3}, {1, 2, 1}, {1, 0, 1}, {1, 1, 2}},
+  {3, false, 4, 2, 2, true, {4, 3, 3}, {3, 1, 2}, {2, 1, 1}, {1, 0, 0}, {1, 1, 1}},
+};
+
+static void test_gradients(void) {
+  for (size_t i = 0; i < G_N_ELEMENTS(gradient_cfgs); i++) conv_check_gradients(&gradient_cfgs[i], 2, 100 + i);
+}
+
+static void test_errors(void) {
+  loom_layer *l = lt_new("conv2d");
+  lt_set_int(l, "in_channels", 3);
+  lt_set_ints(l, "kernel", (const int64_t[]){3, 5}, 2);
+  lt_build_fails(l, 3, (const int64_t[]){3, 8, 4}, LOOM_ERR_SHAPE,
+                 "layer conv2d: along width the kernel spans 5 (kernel 5, dilation 1) but the padded input is only 4 "
+                 "(input 4 + 2×padding 0)");
+  lt_build_fails(l, 3, (const int64_t[]){4, 8, 8}, LOOM_ERR_SHAPE,
+                 "layer conv2d: in_channels is 3 but the input [4×8×8] has 4 channels");
+  lt_build_fails(l, 2, (const int64_t[]){8, 8}, LOOM_ERR_SHAPE,
+                 "layer conv2d: expects an input of rank 3 [channels×height×width]; got [8×8]");
+  lt_set_int(l, "in_channels", 6);
+  lt_set_int(l, "groups", 4);
+  lt_build_fails(l, 3, (const int64_t[]){6, 8, 8}, LOOM_ERR_INVALID,
+                 "layer conv2d: in_channels 6 is not divisible by groups 4");
+  lt_set_int(l, "in_channels", 8);
+  lt_set_int(l, "out_channels", 6);
+  lt_build_fails(l, 3, (const int64_t[]){8, 8, 8}, LOOM_ERR_INVALID,
+                 "layer conv2d: out_channels 6 is not divisible by groups 4");
+  g_assert_false(loom_layer_is_built(l));
+  loom_error err = {0};
+  g_assert_cmpint(loom_layer_set_ints(l, "kernel", (const int64_t[]){0, 3}, 2, &err), !=, LOOM_OK);
+  g_assert_nonnull(strstr(err.message, "kernel"));
+  loom_layer_free(l);
+
+  l = lt_new("conv1d");
+  lt_set_int(l, "in_channels", 2);
+  lt_set_ints(l, "padding", (const int64_t[]){1}, 1);
+  lt_set_ints(l, "dilation", (const int64_t[]){4}, 1);
+  lt_build_fails(l, 2, (const int64_t[]){2, 6}, LOOM_ERR_SHAPE,
+                 "layer conv1d: along length the kernel spans 9 (kernel 3, dilation 4) but the padded input is only 8 "
+                 "(input 6 + 2×padding 1)");
+  lt_build(l, 2, (const int64_t[]){2, 7}, 1); /* spans exactly the padded 9 */
+  g_assert_cmpint(loom_layer_out_shape(l).d[1], ==, 1);
+  loom_layer_free(l);
+
+  l = lt_new("conv3d");
+  lt_set_int(l, "in_channels", 1);
+  lt_build_fails(l, 4, (const int64_t[]){1, 2, 5, 5}, LOOM_ERR_SHAPE,
+                 "layer conv3d: along depth the kernel spans 3 (kernel 3, dilation 1) but the padded input is only 2 "
+                 "(input 2 + 2×padding 0)");
+  loom_layer_free(l);
+}
+
+static void test_shapes_and_registry(void) {
+  const struct {
+    const char *name;
+    int id;
+  } types[] = {{"conv1d", 40}, {"conv2d", 41}, {"conv3d", 42}};
+  for (size_t i = 0; i < G_N_ELEMENTS(types); i++) {
+    const loom_layer_type *t = loom_layer_type_find(types[i].name);
+    g_assert_nonnull(t);
+    g_assert_cmpint(loom_layer_type_id(t), ==, types[i].id);
+    g_assert_true(loom_layer_type_by_id(types[i].id) == t);
+    g_assert_cmpstr(loom_layer_type_group(t), ==, "Convolution");
+    g_assert_cmpint(loom_layer_type_n_params(t), ==, 8);
+    g_assert_cmpint(loom_layer_type_param(t, loom_layer_type_param_index(t, "kernel"))->count, ==, (int)i + 1);
+    g_assert_true(loom_layer_type_flags(t) & LOOM_LAYER_WEIGHTED);
+  }
+
+  /* 3→8, 3×3, padding 1 on 10×12 keeps the size; stride 2 halves it (rounding down). */
+  loom_layer *l = lt_new("conv2d");
+  loom_error err = {0};
+  loom_shape in = loom_shape_make(3, (const int64_t[]){3, 10, 12});
+  g_assert_cmpint(loom_layer_adapt_to_input(l, &in, &err), ==, LOOM_OK);
+  g_assert_cmpint(loom_layer_get_int(l, "in_channels"), ==, 3);
+  lt_set_ints(l, "padding", (const int64_t[]){1, 1}, 2);
+  lt_build(l, 3, in.d, 1);
+  loom_shape out = loom_layer_out_shape(l);
+  g_assert_cmpint(out.rank, ==, 3);
+  g_assert_cmpint(out.d[0], ==, 8);
+  g_assert_cmpint(out.d[1], ==, 10);
+  g_assert_cmpint(out.d[2], ==, 12);
+  g_assert_cmpint(loom_weights_rows(loom_layer_weights(l, 0)), ==, 8);
+  g_assert_cmpint(loom_weights_cols(loom_layer_weights(l, 0)), ==, 27);
+  g_assert_cmpstr(loom_layer_weights_name(l, 0), ==, "weight");
+  g_assert_cmpstr(loom_layer_weights_name(l, 1), ==, "bias");
+  g_assert_cmpint(loom_layer_param_count(l), ==, 8 * 27 + 8);
+  g_assert_cmpint(loom_layer_flops(l), ==, 2 * 8 * 120 * 27 + 8 * 120);
+  char buf[256];
+  g_assert_cmpstr(loom_layer_describe(l, buf, sizeof buf), ==, "conv2d 3→8, kernel 3×3, padding 1×1, bias");
+  lt_set_ints(l, "stride", (const int64_t[]){2, 2}, 2);
+  lt_set_int(l, "groups", 1);
+  lt_set_bool(l, "bias", false);
+  lt_build(l, 3, in.d, 1);
+  out = loom_layer_out_shape(l);
+  g_assert_cmpint(out.d[1], ==, 5);
+  g_assert_cmpint(out.d[2], ==, 6);
+  g_assert_cmpint(loom_layer_n_weights(l), ==, 1);
+  g_assert_cmpstr(loom_layer_describe(l, buf, sizeof buf), ==, "conv2d 3→8, kernel 3×3, stride 2×2, padding 1×1");
+  loom_shape flat = loom_shape_1d(30);
+  g_assert_cmpint(loom_layer_adapt_to_input(l, &flat, &err), ==, LOOM_ERR_SHAPE);
+  g_assert_cmpstr(err.message, ==, "layer conv2d: expects an input of rank 3 [channels×height×width]; got [30]");
+  loom_layer_free(l);
+
+  l = lt_new("conv1d");
+  lt_set_int(l, "in_channels", 4);
+  lt_set_int(l, "groups", 2);
+  lt_set_ints(l, "dilation", (const int64_t[]){2}, 1);
+  g_assert_cmpstr(loom_layer_describe(l, buf, sizeof buf), ==, "conv1d 4→8, kernel 3, dilation 2, groups 2, bias");
+  loom_layer_free(l);
+}
+
+/* Known values: a 1-channel 2-D convolution with a hand-computed result. */
+static void test_known_values(void) {
+  loom_layer *l = lt_new("conv2d");
+  lt_set_int(l, "out_channels", 1);
+  lt_set_ints(l, "kernel", (const int64_t[]){2, 2}, 2);
+  lt_set_ints(l, "padding", (const int64_t[]){0, 1}, 2);
+  lt_build(l, 3, (const int64_t[]){1, 2, 3}, 1);
+  lt_set_master(l, 0, (const float[]){1, 2, 3, 4}, 4);
+  lt_set_master(l, 1, (const float[]){0.5f}, 1);
+  const float x[] = {1, 2, 3, 4, 5, 6};
+  float y[4];
+  g_assert_cmpint(lt_out_numel(l), ==, 4);
+  lt_forward(l, NULL, x, y, 1);
+  /* windows over [0 1 2 3 0; 0 4 5 6 0] with w = [1 2; 3 4] */
+  const float want[] = {0 * 1 + 1 * 2 + 0 * 3 + 4 * 4 + 0.5f, 1 * 1 + 2 * 2 + 4 * 3 + 5 * 4 + 0.5f,
+                        2 * 1 + 3 * 2 + 5 * 3 + 6 * 4 + 0.5f, 3 * 1 + 0 * 2 + 6 * 3 + 0 * 4 + 0.5f};
+  for (int i = 0; i < 4; i++) g_assert_cmpfloat(y[i], ==, want[i]);
+  loom_layer_free(l);
+}
+
+static void test_quantized(void) {
+  const conv_cfg c = {2, false, 4, 6, 2, true, {6, 7}, {3, 3}, {1, 2}, {1, 1}, {1, 1}};
+  conv_check_quantized(&c, 2, LOOM_DTYPE_INT8);
+  conv_check_quantized(&c, 2, LOOM_DTYPE_INT4);
+  const conv_cfg c3 = {3, false, 2, 4, 1, true, {3, 4, 4}, {2, 2, 2}, {1, 1, 1}, {0, 1, 0}, {1, 1, 1}};
+  conv_check_quantized(&c3, 2, LOOM_DTYPE_INT8);
+}
+
+static void test_determinism(void) {
+  /* Several row and position blocks per group (P = 21·19 > 256, 40 rows > 32). */
+  const conv_cfg c = {2, false, 6, 80, 2, true, {21, 19}, {3, 3}, {1, 1}, {1, 1}, {1, 1}};
+  conv_check_determinism(&c, 3);
+  const conv_cfg c1 = {1, false, 3, 5, 1, true, {300}, {5}, {2}, {2}, {3}};
+  conv_check_determinism(&c1, 4);
+  conv_set_use_blas(false);
+  conv_check_determinism(&c, 2);
+  conv_set_use_blas(true);
+}
+
+int main(int argc, char **argv) {
+  g_test_init(&argc, &argv, NULL);
+  g_test_add_func("/conv/parity", test_parity);
+  g_test_add_func("/conv/gradients", test_gradients);
+  g_test_add_func("/conv/errors", test_errors);
+  g_test_add_func("/conv/shapes-and-registry", test_shapes_and_registry);
+  g_test_add_func("/conv/known-values", test_known_values);
+  g_test_add_func("/conv/quantized", test_quantized);
+  g_test_add_func("/conv/determinism", test_determinism);
+  return g_test_run();
+}

@@ -1,0 +1,262 @@
+/*
+ * The weight store: float32 master, one cached packed copy, invalidation,
+ * dequantized effective values, exact byte accounting, non-finite reports
+ * with the layer's label, and loading packed data from a model file.
+ */
+#include <glib.h>
+#include <math.h>
+#include <string.h>
+
+#include "core/dtype-internal.h"
+#include "core/weights-internal.h"
+#include "loom/loom.h"
+
+static loom_weights *random_weights(int64_t rows, int64_t cols, guint32 seed) {
+  loom_weights *w = loom_weights_new(rows, cols, NULL);
+  g_assert_nonnull(w);
+  GRand *rng = g_rand_new_with_seed(seed);
+  float *m = loom_weights_master(w);
+  for (int64_t i = 0; i < rows * cols; i++) m[i] = (float)g_rand_double_range(rng, -1, 1) * (float)(1 + i / cols);
+  loom_weights_touch(w);
+  g_rand_free(rng);
+  return w;
+}
+
+static void test_new_and_sizes(void) {
+  loom_error err;
+  loom_weights *w = loom_weights_new(3, 5, &err);
+  g_assert_nonnull(w);
+  g_assert_cmpint(loom_weights_rows(w), ==, 3);
+  g_assert_cmpint(loom_weights_cols(w), ==, 5);
+  g_assert_cmpint(loom_weights_count(w), ==, 15);
+  g_assert_cmpint(loom_weights_dtype(w), ==, LOOM_DTYPE_FLOAT32);
+  g_assert_cmpint(loom_weights_scale_mode(w), ==, LOOM_SCALE_PER_ROW);
+  for (int i = 0; i < 15; i++) g_assert_cmpfloat(loom_weights_master_const(w)[i], ==, 0);
+  g_assert_cmpuint(loom_weights_bytes(w), ==, 60);
+  loom_weights_free(w);
+
+  g_assert_null(loom_weights_new(0, 5, &err));
+  g_assert_cmpint(err.code, ==, LOOM_ERR_SHAPE);
+  g_assert_cmpstr(err.message, ==, "invalid weight shape 0 × 5");
+  /* Absurd sizes are refused before anything is allocated. */
+  g_assert_null(loom_weights_new(INT64_MAX, 2, &err));
+  g_assert_cmpint(err.code, ==, LOOM_ERR_NOMEM);
+  g_assert_cmpstr(err.message, ==, "weights of 9223372036854775807 × 2 values are too large");
+  g_assert_null(loom_weights_new(1 << 30, 1 << 30, &err));
+  g_assert_cmpint(err.code, ==, LOOM_ERR_NOMEM);
+}
+
+static void test_byte_accounting(void) {
+  loom_weights *w = random_weights(3, 5, 1);
+  for (int d = 0; d < LOOM_DTYPE_COUNT; d++) {
+    for (int mode = 0; mode < 2; mode++) {
+      const loom_dtype_traits *t = loom_dtype_traits_get((loom_dtype)d);
+      g_assert_cmpint(loom_weights_set_dtype(w, (loom_dtype)d, NULL), ==, 0);
+      g_assert_cmpint(loom_weights_set_scale_mode(w, (loom_scale_mode)mode, NULL), ==, 0);
+      g_assert_cmpint(loom_weights_morph(w, NULL), ==, 0);
+      size_t nbytes;
+      int64_t nscales;
+      g_assert_nonnull(loom_weights_packed(w, &nbytes));
+      const float *scales = loom_weights_scales(w, &nscales);
+      /* Rows padded separately; 4 bytes a scale. */
+      const size_t expect_packed = 3 * (((size_t)5 * (size_t)t->bits + 7) / 8);
+      const int64_t expect_scales = t->scaled ? (mode ? 1 : 3) : 0;
+      g_assert_cmpuint(nbytes, ==, expect_packed);
+      g_assert_cmpint(nscales, ==, expect_scales);
+      g_assert_true((scales != NULL) == t->scaled);
+      const size_t total = expect_packed + 4 * (size_t)expect_scales;
+      g_assert_cmpuint(loom_weights_bytes(w), ==, total);
+      g_assert_cmpuint(loom_weights_bytes_at(w, (loom_dtype)d), ==, total);
+      /* What the store says is what it allocated. */
+      g_assert_cmpuint(loom_weights_allocated_cache_bytes(w), ==, total);
+    }
+  }
+  /* Concrete numbers: int4 3×5 per row = 3·3 + 3·4 = 21; binary per tensor = 3 + 4. */
+  g_assert_cmpint(loom_weights_set_scale_mode(w, LOOM_SCALE_PER_ROW, NULL), ==, 0);
+  g_assert_cmpuint(loom_weights_bytes_at(w, LOOM_DTYPE_INT4), ==, 21);
+  g_assert_cmpuint(loom_weights_bytes_at(w, LOOM_DTYPE_FLOAT64), ==, 120);
+  g_assert_cmpint(loom_weights_set_scale_mode(w, LOOM_SCALE_PER_TENSOR, NULL), ==, 0);
+  g_assert_cmpuint(loom_weights_bytes_at(w, LOOM_DTYPE_BINARY), ==, 7);
+  loom_weights_free(w);
+}
+
+static void test_cache_and_touch(void) {
+  loom_weights *w = random_weights(4, 9, 2);
+  g_assert_cmpint(loom_weights_set_dtype(w, LOOM_DTYPE_INT8, NULL), ==, 0);
+  g_assert_null(loom_weights_packed(w, NULL)); /* stale until morph */
+  const float *eff = loom_weights_effective(w, NULL);
+  g_assert_nonnull(eff);
+  size_t nbytes;
+  const uint8_t *p = loom_weights_packed(w, &nbytes);
+  g_assert_nonnull(p);
+  uint8_t before[64];
+  memcpy(before, p, nbytes);
+  /* Effective = dequantize(packed, scales), row by row. */
+  int64_t ns;
+  const float *sc = loom_weights_scales(w, &ns);
+  g_assert_cmpint(ns, ==, 4);
+  for (int64_t r = 0; r < 4; r++) {
+    g_assert_cmpfloat(sc[r], ==, loom_dtype_compute_scale(LOOM_DTYPE_INT8, loom_weights_master_const(w) + r * 9, 9));
+    for (int64_t c = 0; c < 9; c++)
+      g_assert_cmpfloat(eff[r * 9 + c], ==, (float)loom_dtype_decode(LOOM_DTYPE_INT8, p[r * 9 + c], sc[r]));
+  }
+  /* Cached: morph again is a no-op, even if the master was written without touch. */
+  float *m = loom_weights_master(w);
+  m[0] = 100.0f;
+  g_assert_cmpint(loom_weights_morph(w, NULL), ==, 0);
+  g_assert_true(loom_weights_effective(w, NULL) == eff);
+  g_assert_cmpmem(loom_weights_packed(w, NULL), nbytes, before, nbytes);
+  /* touch invalidates: the new value is the row's max, code 127. */
+  loom_weights_touch(w);
+  g_assert_null(loom_weights_packed(w, NULL));
+  g_assert_null(loom_weights_scales(w, &ns));
+  g_assert_cmpint(ns, ==, 0);
+  eff = loom_weights_effective(w, NULL);
+  g_assert_cmphex(loom_weights_packed(w, NULL)[0], ==, 0x7f);
+  g_assert_cmpfloat(eff[0], ==, 100.0f);
+  /* float32 and float64 compute with the master itself. */
+  g_assert_cmpint(loom_weights_set_dtype(w, LOOM_DTYPE_FLOAT64, NULL), ==, 0);
+  g_assert_true(loom_weights_effective(w, NULL) == loom_weights_master_const(w));
+  g_assert_cmpint(loom_weights_set_dtype(w, LOOM_DTYPE_FLOAT32, NULL), ==, 0);
+  g_assert_true(loom_weights_effective(w, NULL) == loom_weights_master_const(w));
+  g_assert_true((const float *)(const void *)loom_weights_packed(w, &nbytes) == loom_weights_master_const(w));
+  g_assert_cmpuint(nbytes, ==, 36 * 4);
+  /* Switching the scale mode rebuilds with one scale. */
+  g_assert_cmpint(loom_weights_set_dtype(w, LOOM_DTYPE_UINT4, NULL), ==, 0);
+  g_assert_cmpint(loom_weights_set_scale_mode(w, LOOM_SCALE_PER_TENSOR, NULL), ==, 0);
+  g_assert_nonnull(loom_weights_effective(w, NULL));
+  sc = loom_weights_scales(w, &ns);
+  g_assert_cmpint(ns, ==, 1);
+  g_assert_cmpfloat(sc[0], ==, 100.0f / 15);
+  loom_error err;
+  g_assert_cmpint(loom_weights_set_dtype(w, LOOM_DTYPE_COUNT, &err), ==, LOOM_ERR_INVALID);
+  g_assert_cmpstr(err.message, ==, "weights: invalid dtype 21");
+  g_assert_cmpint(loom_weights_set_scale_mode(w, (loom_scale_mode)2, &err), ==, LOOM_ERR_INVALID);
+  loom_weights_free(w);
+}
+
+static void test_nonfinite(void) {
+  loom_weights *w = random_weights(3, 4, 3);
+  loom_weights_set_label(w, "layer (0,1,2,0) weight");
+  g_assert_cmpstr(loom_weights_label(w), ==, "layer (0,1,2,0) weight");
+  loom_weights_master(w)[1 * 4 + 2] = NAN;
+  loom_weights_touch(w);
+  const loom_dtype dts[] = {LOOM_DTYPE_FLOAT32, LOOM_DTYPE_FP4, LOOM_DTYPE_FP8_E4M3, LOOM_DTYPE_INT8};
+  for (size_t k = 0; k < G_N_ELEMENTS(dts); k++) {
+    loom_error err = {0};
+    g_assert_cmpint(loom_weights_set_dtype(w, dts[k], NULL), ==, 0);
+    g_assert_null(loom_weights_effective(w, &err));
+    g_assert_cmpint(err.code, ==, LOOM_ERR_NONFINITE);
+    g_assert_cmpstr(err.message, ==, "layer (0,1,2,0) weight: weight at row 1, column 2 is NaN");
+    g_assert_cmpint(loom_weights_morph(w, NULL), ==, LOOM_ERR_NONFINITE);
+    g_assert_null(loom_weights_packed(w, NULL));
+  }
+  loom_weights_master(w)[1 * 4 + 2] = 0;
+  loom_weights_master(w)[2 * 4 + 3] = -INFINITY;
+  loom_weights_touch(w);
+  loom_error err;
+  g_assert_cmpint(loom_weights_morph(w, &err), ==, LOOM_ERR_NONFINITE);
+  g_assert_cmpstr(err.message, ==, "layer (0,1,2,0) weight: weight at row 2, column 3 is -inf");
+  loom_weights_master(w)[2 * 4 + 3] = 1;
+  loom_weights_touch(w);
+  g_assert_nonnull(loom_weights_effective(w, &err));
+  loom_weights_free(w);
+}
+
+static void test_load_packed(void) {
+  loom_weights *w = loom_weights_new(2, 3, NULL);
+  loom_weights_set_label(w, "layer (1,0,0,0) weight");
+  const uint8_t p8[6] = {0x01, 0x7f, 0x81, 0x00, 0xff, 0x02};
+  const float scales[2] = {0.5f, 0.25f};
+  loom_error err;
+  g_assert_cmpint(loom_weights_load_packed(w, LOOM_DTYPE_INT8, p8, 6, scales, 2, &err), ==, 0);
+  g_assert_cmpint(loom_weights_dtype(w), ==, LOOM_DTYPE_INT8);
+  const float want[6] = {0.5f, 63.5f, -63.5f, 0, -0.25f, 0.5f};
+  g_assert_cmpmem(loom_weights_master_const(w), sizeof want, want, sizeof want);
+  size_t nbytes;
+  g_assert_cmpmem(loom_weights_packed(w, &nbytes), 6, p8, 6);
+  g_assert_cmpmem(loom_weights_effective(w, NULL), sizeof want, want, sizeof want);
+  /* The clone keeps the loaded copy and its scales. */
+  loom_weights *c = loom_weights_clone(w, NULL);
+  g_assert_cmpmem(loom_weights_packed(c, NULL), 6, p8, 6);
+  int64_t ns;
+  g_assert_cmpmem(loom_weights_scales(c, &ns), 8, scales, 8);
+  g_assert_cmpstr(loom_weights_label(c), ==, "layer (1,0,0,0) weight");
+  loom_weights_free(c);
+  /* One scale: per tensor. */
+  g_assert_cmpint(loom_weights_load_packed(w, LOOM_DTYPE_INT8, p8, 6, scales, 1, &err), ==, 0);
+  g_assert_cmpint(loom_weights_scale_mode(w), ==, LOOM_SCALE_PER_TENSOR);
+  g_assert_cmpfloat(loom_weights_master_const(w)[4], ==, -0.5f);
+
+  /* Failures name the layer and leave the store unchanged. */
+  float before[6];
+  memcpy(before, loom_weights_master_const(w), sizeof before);
+  g_assert_cmpint(loom_weights_load_packed(w, LOOM_DTYPE_INT8, p8, 5, scales, 2, &err), ==, LOOM_ERR_SHAPE);
+  g_assert_cmpstr(err.message, ==, "layer (1,0,0,0) weight: int8 data of 5 bytes, expected 6 for 2 × 3 values");
+  g_assert_cmpint(loom_weights_load_packed(w, LOOM_DTYPE_INT8, p8, 6, scales, 3, &err), ==, LOOM_ERR_SHAPE);
+  g_assert_cmpstr(err.message, ==, "layer (1,0,0,0) weight: int8 takes 2 scales (one per row) or 1, got 3");
+  const uint8_t bad8[6] = {0x01, 0x80, 0, 0, 0, 0};
+  g_assert_cmpint(loom_weights_load_packed(w, LOOM_DTYPE_INT8, bad8, 6, scales, 2, &err), ==, LOOM_ERR_FORMAT);
+  g_assert_cmpstr(err.message, ==, "layer (1,0,0,0) weight: invalid int8 code 0x80 at row 0, column 1");
+  const uint8_t int4_pad[4] = {0x21, 0x03, 0x21, 0x13};
+  g_assert_cmpint(loom_weights_load_packed(w, LOOM_DTYPE_INT4, int4_pad, 4, scales, 2, &err), ==, LOOM_ERR_FORMAT);
+  g_assert_cmpstr(err.message, ==, "layer (1,0,0,0) weight: padding bits of row 1 are not zero");
+  const uint8_t ternary_bad[2] = {0x08, 0x00};
+  g_assert_cmpint(loom_weights_load_packed(w, LOOM_DTYPE_TERNARY, ternary_bad, 2, scales, 2, &err), ==,
+                  LOOM_ERR_FORMAT);
+  g_assert_cmpstr(err.message, ==, "layer (1,0,0,0) weight: invalid ternary code 0x2 at row 0, column 1");
+  const uint8_t e4m3_nan[6] = {0x38, 0x38, 0x38, 0x38, 0x38, 0xff};
+  g_assert_cmpint(loom_weights_load_packed(w, LOOM_DTYPE_FP8_E4M3, e4m3_nan, 6, NULL, 0, &err), ==,
+                  LOOM_ERR_NONFINITE);
+  g_assert_cmpstr(err.message, ==, "layer (1,0,0,0) weight: weight at row 1, column 2 is NaN");
+  const float neg_scale[2] = {1, -0.5f};
+  g_assert_cmpint(loom_weights_load_packed(w, LOOM_DTYPE_INT8, p8, 6, neg_scale, 2, &err), ==, LOOM_ERR_NONFINITE);
+  g_assert_cmpstr(err.message, ==, "layer (1,0,0,0) weight: scale 1 is -0.5; scales must be finite and >= 0");
+  g_assert_cmpint(loom_weights_load_packed(w, LOOM_DTYPE_FLOAT16, p8, 12, scales, 2, &err), ==, LOOM_ERR_SHAPE);
+  g_assert_cmpstr(err.message, ==, "layer (1,0,0,0) weight: float16 takes no scales, got 2");
+  g_assert_cmpmem(loom_weights_master_const(w), sizeof before, before, sizeof before);
+  g_assert_cmpint(loom_weights_dtype(w), ==, LOOM_DTYPE_INT8);
+
+  /* float16 and float32 files. */
+  const uint16_t h[6] = {0x3c00, 0xc000, 0x0001, 0x7bff, 0x8000, 0x3555};
+  g_assert_cmpint(loom_weights_load_packed(w, LOOM_DTYPE_FLOAT16, h, 12, NULL, 0, &err), ==, 0);
+  const float hw[6] = {1, -2, 0x1p-24f, 65504, -0.0f, 0x1.554p-2f};
+  g_assert_cmpmem(loom_weights_master_const(w), sizeof hw, hw, sizeof hw);
+  g_assert_cmpint(loom_weights_load_packed(w, LOOM_DTYPE_FLOAT32, hw, 24, NULL, 0, &err), ==, 0);
+  g_assert_cmpmem(loom_weights_packed(w, NULL), 24, hw, 24);
+  g_assert_cmpuint(loom_weights_allocated_cache_bytes(w), ==, 24);
+  loom_weights_free(w);
+}
+
+/* morph -> packed -> load_packed into a fresh store reproduces the master
+ * exactly as effective() computed it, for every dtype. */
+static void test_morph_load_round_trip(void) {
+  for (int d = 0; d < LOOM_DTYPE_COUNT; d++) {
+    loom_weights *w = random_weights(4, 7, 40 + (guint32)d);
+    g_assert_cmpint(loom_weights_set_dtype(w, (loom_dtype)d, NULL), ==, 0);
+    const float *eff = loom_weights_effective(w, NULL);
+    g_assert_nonnull(eff);
+    size_t nbytes;
+    int64_t ns;
+    const uint8_t *p = loom_weights_packed(w, &nbytes);
+    const float *sc = loom_weights_scales(w, &ns);
+    loom_weights *v = loom_weights_new(4, 7, NULL);
+    g_assert_cmpint(loom_weights_load_packed(v, (loom_dtype)d, p, nbytes, sc, ns, NULL), ==, 0);
+    g_assert_cmpmem(loom_weights_master_const(v), 28 * 4, eff, 28 * 4);
+    g_assert_cmpmem(loom_weights_effective(v, NULL), 28 * 4, eff, 28 * 4);
+    g_assert_cmpuint(loom_weights_bytes(v), ==, loom_weights_bytes(w));
+    loom_weights_free(v);
+    loom_weights_free(w);
+  }
+}
+
+int main(int argc, char **argv) {
+  g_test_init(&argc, &argv, NULL);
+  g_test_add_func("/weights/new-and-sizes", test_new_and_sizes);
+  g_test_add_func("/weights/byte-accounting", test_byte_accounting);
+  g_test_add_func("/weights/cache-and-touch", test_cache_and_touch);
+  g_test_add_func("/weights/nonfinite", test_nonfinite);
+  g_test_add_func("/weights/load-packed", test_load_packed);
+  g_test_add_func("/weights/morph-load-round-trip", test_morph_load_round_trip);
+  return g_test_run();
+}

@@ -1,0 +1,309 @@
+/*
+ * Smoke test of the real workbench (app/ linked as a library): the window
+ * maps, the grid view draws the floor (pixels read back from GL), the menu's
+ * actions exist with accelerators, About and the shortcuts window open
+ * through their actions, New/Save/Open work, and the window's size is
+ * remembered. The cases run in order on one application instance.
+ */
+#include <adwaita.h>
+#include <glib/gstdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gui-test.h"
+#include "loom-application.h"
+#include "loom-grid-view-private.h"
+#include "loom-grid-view.h"
+#include "loom-window.h"
+
+#define TIMEOUT_MS 20000
+
+static LoomApplication *app;
+static LoomWindow *window;
+
+static LoomGridView *grid_view(void) {
+  GtkWidget *view = gui_test_find_child(GTK_WIDGET(window), LOOM_TYPE_GRID_VIEW);
+  g_assert_nonnull(view);
+  return LOOM_GRID_VIEW(view);
+}
+
+/* The toplevel of `type` that is mapped, if any. */
+static GtkWindow *find_toplevel(GType type) {
+  GListModel *toplevels = gtk_window_get_toplevels();
+  for (guint i = 0; i < g_list_model_get_n_items(toplevels); i++) {
+    g_autoptr(GtkWindow) w = g_list_model_get_item(toplevels, i);
+    if (G_TYPE_CHECK_INSTANCE_TYPE(w, type) && gtk_widget_get_mapped(GTK_WIDGET(w))) return w;
+  }
+  return NULL;
+}
+
+static gboolean is_mapped(gpointer widget) {
+  return gtk_widget_get_mapped(widget);
+}
+
+static gboolean toplevel_shown(gpointer type) {
+  return find_toplevel((GType)GPOINTER_TO_SIZE(type)) != NULL;
+}
+
+static void test_window_maps(void) {
+  window = LOOM_WINDOW(gtk_application_get_active_window(GTK_APPLICATION(app)));
+  g_assert_true(LOOM_IS_WINDOW(window));
+  gui_test_wait(is_mapped, window, TIMEOUT_MS, "the main window to map");
+  g_assert_cmpstr(gtk_window_get_title(GTK_WINDOW(window)), ==, "Untitled network — Loom Workbench");
+  g_assert_true(gtk_widget_get_mapped(GTK_WIDGET(grid_view())));
+}
+
+/* ---- the grid floor in pixels ---- */
+
+static guint n_renders;
+
+static gboolean count_render(GtkGLArea *area, GdkGLContext *context, gpointer data) {
+  n_renders++;
+  return FALSE; /* let the view's own handler draw */
+}
+
+/* A GL failure ends the wait too, so the test reports it instead of timing out. */
+static gboolean rendered(gpointer area) {
+  return n_renders > 0 || gtk_gl_area_get_error(area) != NULL;
+}
+
+static gboolean near(const guint8 *px, float r, float g, float b, int tolerance) {
+  return abs(px[0] - (int)(r * 255.f + .5f)) <= tolerance && abs(px[1] - (int)(g * 255.f + .5f)) <= tolerance &&
+         abs(px[2] - (int)(b * 255.f + .5f)) <= tolerance;
+}
+
+static void test_grid_floor_drawn(void) {
+  LoomGridView *view = grid_view();
+  g_assert_cmpuint(loom_grid_view_get_depth(view), ==, 4);
+  g_assert_cmpuint(loom_grid_view_get_rows(view), ==, 4);
+  g_assert_cmpuint(loom_grid_view_get_cols(view), ==, 4);
+
+  gulong id = g_signal_connect(view, "render", G_CALLBACK(count_render), NULL);
+  n_renders = 0;
+  gtk_gl_area_queue_render(GTK_GL_AREA(view));
+  gui_test_wait(rendered, view, TIMEOUT_MS, "the grid view to render a frame");
+  g_signal_handler_disconnect(view, id);
+  g_assert_no_error(gtk_gl_area_get_error(GTK_GL_AREA(view)));
+
+  /* meson runs this program once per GL API (LOOM_TEST_GL_API=gl|gles). */
+  GdkGLAPI api = gdk_gl_context_get_api(gtk_gl_area_get_context(GTK_GL_AREA(view)));
+  const char *expected = g_getenv("LOOM_TEST_GL_API");
+  g_test_message("GL API: %s", api == GDK_GL_API_GLES ? "gles" : "gl");
+  if (expected) g_assert_cmpstr(api == GDK_GL_API_GLES ? "gles" : "gl", ==, expected);
+
+  int width = 0, height = 0;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GBytes) bytes = loom_grid_view_read_pixels(view, &width, &height, &error);
+  g_assert_no_error(error);
+  g_assert_cmpint(width, >, 100);
+  g_assert_cmpint(height, >, 100);
+  gsize len;
+  const guint8 *pixels = g_bytes_get_data(bytes, &len);
+  g_assert_cmpuint(len, ==, (gsize)width * height * 4);
+
+  gsize n_clear = 0, n_border = 0;
+  for (gsize i = 0; i < len; i += 4) {
+    if (near(pixels + i, LOOM_GRID_VIEW_CLEAR_R, LOOM_GRID_VIEW_CLEAR_G, LOOM_GRID_VIEW_CLEAR_B, 3))
+      n_clear++;
+    else if (near(pixels + i, LOOM_GRID_VIEW_BORDER_R, LOOM_GRID_VIEW_BORDER_G, LOOM_GRID_VIEW_BORDER_B, 40))
+      n_border++;
+  }
+  gsize total = (gsize)width * height;
+  g_test_message("%dx%d pixels: %zu background, %zu floor border", width, height, n_clear, n_border);
+  /* The camera frames the volume, so the corners show the background... */
+  g_assert_true(near(pixels, LOOM_GRID_VIEW_CLEAR_R, LOOM_GRID_VIEW_CLEAR_G, LOOM_GRID_VIEW_CLEAR_B, 3));
+  g_assert_true(near(pixels + len - 4, LOOM_GRID_VIEW_CLEAR_R, LOOM_GRID_VIEW_CLEAR_G, LOOM_GRID_VIEW_CLEAR_B, 3));
+  /* ...and the floor covers a good part of the view, outlined by its border. */
+  g_assert_cmpuint(total - n_clear, >, total / 20);
+  g_assert_cmpuint(n_border, >, (gsize)(width + height) / 4);
+}
+
+/* ---- actions ---- */
+
+static gboolean window_has_action(const char *name) {
+  GtkWidgetClass *klass = GTK_WIDGET_GET_CLASS(window);
+  GType owner;
+  const char *action_name, *property;
+  const GVariantType *param_type;
+  for (guint i = 0; gtk_widget_class_query_action(klass, i, &owner, &action_name, &param_type, &property); i++)
+    if (g_str_equal(action_name, name)) return TRUE;
+  /* Actions GtkApplicationWindow adds itself (show-help-overlay). */
+  return g_str_has_prefix(name, "win.") && g_action_group_has_action(G_ACTION_GROUP(window), name + 4);
+}
+
+static void test_menu_actions(void) {
+  GtkMenuButton *button = GTK_MENU_BUTTON(gui_test_find_child(GTK_WIDGET(window), GTK_TYPE_MENU_BUTTON));
+  g_assert_nonnull(button);
+  GMenuModel *menu = gtk_menu_button_get_menu_model(button);
+  g_assert_nonnull(menu);
+
+  guint n_items = 0;
+  for (int s = 0; s < g_menu_model_get_n_items(menu); s++) {
+    GMenuModel *section = g_menu_model_get_item_link(menu, s, G_MENU_LINK_SECTION);
+    g_assert_nonnull(section);
+    for (int i = 0; i < g_menu_model_get_n_items(section); i++) {
+      g_autofree char *action = NULL;
+      g_assert_true(g_menu_model_get_item_attribute(section, i, G_MENU_ATTRIBUTE_ACTION, "s", &action));
+      /* No dead UI: every item leads to an installed action... */
+      if (g_str_has_prefix(action, "app."))
+        g_assert_true(g_action_group_has_action(G_ACTION_GROUP(app), action + 4));
+      else
+        g_assert_true(window_has_action(action));
+      /* ...and all but About have a keyboard accelerator. */
+      g_auto(GStrv) accels = gtk_application_get_accels_for_action(GTK_APPLICATION(app), action);
+      if (!g_str_equal(action, "app.about")) g_assert_cmpuint(g_strv_length(accels), >=, 1);
+      n_items++;
+    }
+    g_object_unref(section);
+  }
+  g_assert_cmpuint(n_items, ==, 7);
+
+  g_auto(GStrv) accels = gtk_application_get_accels_for_action(GTK_APPLICATION(app), "win.new");
+  g_assert_cmpstr(accels[0], ==, "<Control>n");
+}
+
+static void test_about(void) {
+  g_assert_null(find_toplevel(ADW_TYPE_ABOUT_WINDOW));
+  g_action_group_activate_action(G_ACTION_GROUP(app), "about", NULL);
+  gui_test_wait(toplevel_shown, GSIZE_TO_POINTER(ADW_TYPE_ABOUT_WINDOW), TIMEOUT_MS, "the about window");
+  AdwAboutWindow *about = ADW_ABOUT_WINDOW(find_toplevel(ADW_TYPE_ABOUT_WINDOW));
+  g_assert_cmpstr(adw_about_window_get_application_name(about), ==, "Loom Workbench");
+  g_assert_cmpstr(adw_about_window_get_version(about), ==, PACKAGE_VERSION);
+  g_assert_true(gtk_window_get_transient_for(GTK_WINDOW(about)) == GTK_WINDOW(window));
+  gtk_window_destroy(GTK_WINDOW(about));
+}
+
+static void test_shortcuts(void) {
+  g_assert_true(gtk_widget_activate_action(GTK_WIDGET(window), "win.show-help-overlay", NULL));
+  GtkShortcutsWindow *overlay = gtk_application_window_get_help_overlay(GTK_APPLICATION_WINDOW(window));
+  g_assert_nonnull(overlay);
+  gui_test_wait(is_mapped, overlay, TIMEOUT_MS, "the shortcuts window");
+  g_assert_nonnull(gui_test_find_child(GTK_WIDGET(overlay), GTK_TYPE_SHORTCUTS_SHORTCUT));
+  gtk_window_close(GTK_WINDOW(overlay));
+}
+
+static void test_new(void) {
+  LoomGridView *view = grid_view();
+  /* Disturb the view so New has something to put right. */
+  loom_grid_view_set_rows(view, 2);
+  loom_grid_view_set_cols(view, 7);
+  LoomDocument *before = loom_window_get_document(window);
+
+  g_assert_true(gtk_widget_activate_action(GTK_WIDGET(window), "win.new", NULL));
+  LoomDocument *after = loom_window_get_document(window);
+  g_assert_true(LOOM_IS_DOCUMENT(after));
+  g_assert_true(after != before);
+  g_assert_null(loom_document_get_file(after));
+  g_assert_false(loom_document_get_dirty(after));
+  const loom_net *net = loom_document_get_net(after);
+  g_assert_cmpint(loom_net_depth(net), ==, 4);
+  g_assert_cmpint(loom_net_rows(net), ==, 4);
+  g_assert_cmpint(loom_net_cols(net), ==, 4);
+  g_assert_cmpint(loom_net_layers_per_cell(net), ==, 1);
+  g_assert_cmpuint(loom_grid_view_get_rows(view), ==, 4);
+  g_assert_cmpuint(loom_grid_view_get_cols(view), ==, 4);
+}
+
+/* ---- save and open ---- */
+
+static gboolean has_file(gpointer data) {
+  return loom_document_get_file(loom_window_get_document(window)) != NULL || find_toplevel(ADW_TYPE_MESSAGE_DIALOG);
+}
+
+static gboolean document_replaced(gpointer before) {
+  return loom_window_get_document(window) != before || find_toplevel(ADW_TYPE_MESSAGE_DIALOG);
+}
+
+static void test_save_and_open(void) {
+  g_autoptr(GError) error = NULL;
+  g_autofree char *dir = g_dir_make_tmp("loom-gui-XXXXXX", &error);
+  g_assert_no_error(error);
+  g_autofree char *path = g_build_filename(dir, "grid.loom.json", NULL);
+  g_autoptr(GFile) file = g_file_new_for_path(path);
+
+  loom_window_save_to_file(window, file);
+  gui_test_wait(has_file, NULL, TIMEOUT_MS, "the save to finish");
+  g_assert_null(find_toplevel(ADW_TYPE_MESSAGE_DIALOG));
+  LoomDocument *saved = loom_window_get_document(window);
+  g_assert_true(g_file_equal(loom_document_get_file(saved), file));
+  g_assert_cmpstr(loom_document_get_title(saved), ==, "grid.loom.json");
+  g_assert_cmpstr(gtk_window_get_title(GTK_WINDOW(window)), ==, "grid.loom.json — Loom Workbench");
+  g_assert_true(g_file_test(path, G_FILE_TEST_IS_REGULAR));
+
+  g_auto(GStrv) recent = g_settings_get_strv(loom_application_get_settings(app), "recent-files");
+  g_autofree char *uri = g_file_get_uri(file);
+  g_assert_cmpstr(recent[0], ==, uri);
+
+  loom_window_open_file(window, file);
+  gui_test_wait(document_replaced, saved, TIMEOUT_MS, "the file to open");
+  g_assert_null(find_toplevel(ADW_TYPE_MESSAGE_DIALOG));
+  LoomDocument *opened = loom_window_get_document(window);
+  g_assert_true(g_file_equal(loom_document_get_file(opened), file));
+  g_assert_cmpint(loom_net_depth(loom_document_get_net(opened)), ==, 4);
+
+  /* A broken file leaves the document alone and says why. */
+  g_autofree char *bad_path = g_build_filename(dir, "broken.loom.json", NULL);
+  g_assert_true(g_file_set_contents(bad_path, "{ not json", -1, NULL));
+  g_autoptr(GFile) bad = g_file_new_for_path(bad_path);
+  loom_window_open_file(window, bad);
+  gui_test_wait(toplevel_shown, GSIZE_TO_POINTER(ADW_TYPE_MESSAGE_DIALOG), TIMEOUT_MS, "the error dialog");
+  g_assert_true(loom_window_get_document(window) == opened);
+  AdwMessageDialog *dialog = ADW_MESSAGE_DIALOG(find_toplevel(ADW_TYPE_MESSAGE_DIALOG));
+  g_assert_cmpstr(adw_message_dialog_get_heading(dialog), ==, "Cannot Open the Network");
+  g_assert_nonnull(strstr(adw_message_dialog_get_body(dialog), "broken.loom.json"));
+  gtk_window_destroy(GTK_WINDOW(dialog));
+
+  g_unlink(bad_path);
+  g_unlink(path);
+  g_rmdir(dir);
+}
+
+/* ---- window state ---- */
+
+static void test_window_state_remembered(void) {
+  GSettings *settings = loom_application_get_settings(app);
+  gtk_window_set_default_size(GTK_WINDOW(window), 900, 640);
+  g_object_add_weak_pointer(G_OBJECT(window), (gpointer *)&window);
+  gtk_window_close(GTK_WINDOW(window));
+  g_assert_null(window); /* closing destroys it: nothing asked to keep it */
+  g_assert_cmpint(g_settings_get_int(settings, "window-width"), ==, 900);
+  g_assert_cmpint(g_settings_get_int(settings, "window-height"), ==, 640);
+  g_assert_false(g_settings_get_boolean(settings, "window-maximized"));
+
+  g_application_activate(G_APPLICATION(app));
+  window = LOOM_WINDOW(gtk_application_get_active_window(GTK_APPLICATION(app)));
+  g_assert_nonnull(window);
+  int width, height;
+  gtk_window_get_default_size(GTK_WINDOW(window), &width, &height);
+  g_assert_cmpint(width, ==, 900);
+  g_assert_cmpint(height, ==, 640);
+  gui_test_wait(is_mapped, window, TIMEOUT_MS, "the new window to map");
+}
+
+int main(int argc, char **argv) {
+  gui_test_init(&argc, &argv);
+
+  app = loom_application_new();
+  /* No single-instance handover: parallel test runs must not find each other. */
+  g_application_set_flags(G_APPLICATION(app), G_APPLICATION_HANDLES_OPEN | G_APPLICATION_NON_UNIQUE);
+  g_autoptr(GError) error = NULL;
+  g_assert_true(g_application_register(G_APPLICATION(app), NULL, &error));
+  g_assert_no_error(error);
+  g_application_activate(G_APPLICATION(app));
+
+  g_test_add_func("/workbench/window-maps", test_window_maps);
+  g_test_add_func("/workbench/grid-floor-drawn", test_grid_floor_drawn);
+  g_test_add_func("/workbench/menu-actions", test_menu_actions);
+  g_test_add_func("/workbench/about", test_about);
+  g_test_add_func("/workbench/shortcuts", test_shortcuts);
+  g_test_add_func("/workbench/new", test_new);
+  g_test_add_func("/workbench/save-and-open", test_save_and_open);
+  g_test_add_func("/workbench/window-state-remembered", test_window_state_remembered);
+  int status = g_test_run();
+
+  /* Tear down like a quit: every window closes, then the app goes. */
+  g_action_group_activate_action(G_ACTION_GROUP(app), "quit", NULL);
+  while (g_main_context_iteration(NULL, FALSE)) {}
+  g_object_unref(app);
+  return status;
+}
