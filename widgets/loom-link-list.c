@@ -6,6 +6,7 @@
 struct _LoomLinkList {
   GtkWidget parent_instance;
   GtkListBox *list;
+  GtkSizeGroup *merge_group; /* the drop-downs line up whatever their text */
   GPtrArray *errors; /* char* per link, NULL when valid */
   int selected;
   gboolean updating;
@@ -112,6 +113,7 @@ static GtkWidget *make_row(LoomLinkList *self, int index, const loom_link *link,
   GtkWidget *merge = gtk_drop_down_new_from_strings(merges);
   gtk_widget_set_valign(merge, GTK_ALIGN_CENTER);
   gtk_drop_down_set_selected(GTK_DROP_DOWN(merge), (guint)link->merge);
+  gtk_size_group_add_widget(self->merge_group, merge);
   g_object_set_data(G_OBJECT(merge), INDEX_KEY, key);
   g_autofree char *merge_name = g_strdup_printf(_("Merge mode of the link %s"), text);
   gtk_accessible_update_property(GTK_ACCESSIBLE(merge), GTK_ACCESSIBLE_PROPERTY_LABEL, merge_name, -1);
@@ -170,6 +172,7 @@ static void loom_link_list_dispose(GObject *object) {
 
 static void loom_link_list_finalize(GObject *object) {
   g_ptr_array_unref(LOOM_LINK_LIST(object)->errors);
+  g_object_unref(LOOM_LINK_LIST(object)->merge_group);
   G_OBJECT_CLASS(loom_link_list_parent_class)->finalize(object);
 }
 
@@ -218,6 +221,7 @@ static void loom_link_list_class_init(LoomLinkListClass *klass) {
 static void loom_link_list_init(LoomLinkList *self) {
   self->selected = -1;
   self->errors = g_ptr_array_new_with_free_func(g_free);
+  self->merge_group = gtk_size_group_new(GTK_SIZE_GROUP_HORIZONTAL);
   self->list = GTK_LIST_BOX(gtk_list_box_new());
   gtk_list_box_set_selection_mode(self->list, GTK_SELECTION_SINGLE);
   gtk_widget_add_css_class(GTK_WIDGET(self->list), "boxed-list");

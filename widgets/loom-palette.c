@@ -17,6 +17,7 @@ struct _LoomPalette {
   GtkListBox *list;
   char *search_text;
   char *needle; /* casefolded search_text */
+  gboolean syncing_entry; /* set_search_text is writing the entry */
 };
 
 G_DEFINE_FINAL_TYPE(LoomPalette, loom_palette, GTK_TYPE_WIDGET)
@@ -184,6 +185,8 @@ static void on_row_activated(GtkListBox *list, GtkListBoxRow *row, LoomPalette *
 }
 
 static void on_search_changed(GtkSearchEntry *entry, LoomPalette *self) {
+  /* Replacing the entry's text passes through "" and emits at once; ignore it. */
+  if (self->syncing_entry) return;
   loom_palette_set_search_text(self, gtk_editable_get_text(GTK_EDITABLE(entry)));
 }
 
@@ -316,8 +319,11 @@ void loom_palette_set_search_text(LoomPalette *self, const char *text) {
   g_free(self->needle);
   g_autofree char *stripped = g_strstrip(g_strdup(text));
   self->needle = g_utf8_casefold(stripped, -1);
-  if (g_strcmp0(gtk_editable_get_text(GTK_EDITABLE(self->search)), text) != 0)
+  if (g_strcmp0(gtk_editable_get_text(GTK_EDITABLE(self->search)), text) != 0) {
+    self->syncing_entry = TRUE;
     gtk_editable_set_text(GTK_EDITABLE(self->search), text);
+    self->syncing_entry = FALSE;
+  }
   gtk_list_box_invalidate_filter(self->list);
   gtk_list_box_invalidate_headers(self->list);
   g_object_notify_by_pspec(G_OBJECT(self), properties[PROP_SEARCH_TEXT]);

@@ -193,7 +193,8 @@ static int check_inferred_inputs(jr *r, loom_net *net, const slot_record *rec, g
     loom_shape got = loom_layer_in_shape(l);
     if (loom_shape_equal(&got, &rec[i].file_in_shape)) continue;
     char where[64], a[96], b[96];
-    size_t m = jr_push_index(r, i);
+    size_t m = jr_push_key(r, "slots");
+    jr_push_index(r, i);
     size_t k = jr_push_key(r, "layer");
     jr_push_key(r, "in_shape");
     int rc = jr_fail(r, LOOM_ERR_SHAPE, _("the layer at %s was saved for input %s, but the network feeds it %s"),

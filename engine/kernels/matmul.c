@@ -66,13 +66,15 @@ static void gemm_range(void *arg, int64_t begin, int64_t end) {
   loom_sgemm_ref_rows(j->trans_a, begin, end, j->n, j->k, j->a, j->lda, j->b, j->ldb, j->accumulate, j->c, j->ldc);
 }
 
-/* Rows per range: about 64k multiply-adds each, so small products stay on
- * one thread and large ones split finely enough to balance. */
+/* Rows per range: about a million multiply-adds each, at least 16 rows (so
+ * BLAS gets blocks it can run efficiently), so small products stay on one
+ * thread and large ones still split into many ranges. Depends only on the
+ * problem size. */
 static int64_t row_grain(int64_t n, int64_t k) {
   int64_t per_row = n * (k > 0 ? k : 1);
   if (per_row < 1) per_row = 1;
-  int64_t g = 65536 / per_row;
-  return g < 1 ? 1 : g;
+  int64_t g = ((int64_t)1 << 20) / per_row;
+  return g < 16 ? 16 : g;
 }
 
 void loom_sgemm(loom_pool *pool, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float *a,

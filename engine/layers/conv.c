@@ -194,6 +194,17 @@ static int conv_build(loom_layer *l, const loom_shape *in, uint64_t seed, loom_e
                             layer_where(l, where, sizeof where), (long long)cout);
     }
   }
+  /* The column workspace of one sample: image channels × taps × positions. */
+  int64_t positions = numel / cout, columns;
+  if (__builtin_mul_overflow((t ? cout : cin) * k, t ? loom_shape_numel(in) / cin : positions, &columns) ||
+      columns > ((int64_t)1 << 40)) {
+    char where[128];
+    return loom_error_set(err, LOOM_ERR_NOMEM,
+                          _("%s: one sample needs more than 2^40 column values (%lld channels × %lld kernel taps × "
+                            "%lld positions)"),
+                          layer_where(l, where, sizeof where), (long long)(t ? cout : cin), (long long)k,
+                          (long long)(t ? loom_shape_numel(in) / cin : positions));
+  }
   l->out_shape.rank = dims + 1;
   l->out_shape.d[0] = cout;
   for (int i = 0; i < dims; i++) l->out_shape.d[1 + i] = out_sp[i];

@@ -5,7 +5,7 @@
  *
  *   dense 1024→1024, batch 64
  *   conv2d 32→64, 3×3, padding 1, on batch 8 × 32 × 64 × 64
- *   the playground MLP 2-8-8-1 (dense + tanh), batch 10
+ *   the playground MLP 2-8-8-1 (dense + tanh), batch 10, run through a loom_net
  *
  * Usage: bench-layers [--threads N] [--runs R]   (N defaults to the online cores)
  * Each figure is the median over R runs (default 7) of the time per call; a
@@ -26,6 +26,7 @@
 
 typedef struct workload {
   const char *name, *title;
+  loom_net *net; /* when set, the layers run through loom_net_forward/backward */
   int n_layers;
   loom_layer *layers[MAX_LAYERS];
   int64_t batch;
@@ -70,6 +71,10 @@ static void finish(workload *w, const loom_shape *in) {
 
 static void run_forward(workload *w) {
   loom_error err = {0};
+  if (w->net) {
+    if (loom_net_forward(w->net, &w->ctx, w->acts[0], w->batch, w->acts[1], &err)) die(w->name, &err);
+    return;
+  }
   for (int i = 0; i < w->n_layers; i++)
     if (layer_forward(w->layers[i], &w->ctx, w->acts[i], w->acts[i + 1], w->batch, &err)) die(w->name, &err);
 }
@@ -77,6 +82,10 @@ static void run_forward(workload *w) {
 /* Input and parameter gradients (accumulated, like torch's .grad). */
 static void run_backward(workload *w) {
   loom_error err = {0};
+  if (w->net) {
+    if (loom_net_backward(w->net, &w->ctx, w->grads[1], w->grads[0], &err)) die(w->name, &err);
+    return;
+  }
   for (int i = w->n_layers - 1; i >= 0; i--)
     if (layer_backward(w->layers[i], &w->ctx, w->acts[i], w->acts[i + 1], w->grads[i + 1], w->grads[i], w->batch,
                        &err))
@@ -201,12 +210,26 @@ int main(int argc, char **argv) {
   add_layer(&w[1], conv);
   finish(&w[1], &(loom_shape){3, {32, 64, 64}});
 
-  add_layer(&w[2], dense(2, 8));
-  add_layer(&w[2], make("tanh"));
-  add_layer(&w[2], dense(8, 8));
-  add_layer(&w[2], make("tanh"));
-  add_layer(&w[2], dense(8, 1));
-  finish(&w[2], &(loom_shape){1, {2}});
+  /* The playground network: five slots of one cell along the spine. */
+  loom_shape mlp_in = {1, {2}}, mlp_out = {1, {1}};
+  w[2].net = loom_net_new(1, 1, 1, 5, &err);
+  if (!w[2].net || loom_net_set_input_shape(w[2].net, &mlp_in, &err)) die("mlp", &err);
+  loom_layer *mlp[5] = {dense(2, 8), make("tanh"), dense(8, 8), make("tanh"), dense(8, 1)};
+  for (int l = 0; l < 5; l++)
+    if (loom_net_place(w[2].net, (loom_coord){0, 0, 0, l}, mlp[l], &err)) die("mlp", &err);
+  loom_diag *diags = NULL;
+  if (loom_net_infer_shapes(w[2].net, 7, &diags) != 0) {
+    fprintf(stderr, "bench-layers: mlp: %s\n", diags ? diags[0].message : "shape inference failed");
+    return 1;
+  }
+  free(diags);
+  for (int l = 0; l < 2; l++) {
+    const loom_shape *s = l ? &mlp_out : &mlp_in;
+    w[2].acts[l] = g_new(float, w[2].batch * loom_shape_numel(s));
+    w[2].grads[l] = g_new(float, w[2].batch * loom_shape_numel(s));
+    random_fill(w[2].acts[l], w[2].batch * loom_shape_numel(s), 1);
+    random_fill(w[2].grads[l], w[2].batch * loom_shape_numel(s), 2);
+  }
 
   printf("bench-layers: %d thread%s, median of %d runs, milliseconds per call\n", threads, threads == 1 ? "" : "s",
          runs);
@@ -238,12 +261,14 @@ int main(int argc, char **argv) {
              loom_ms[i][p], tcol, rcol);
     }
 
-  for (int i = 0; i < 3; i++)
-    for (int l = 0; l <= w[i].n_layers; l++) {
+  for (int i = 0; i < 3; i++) {
+    for (int l = 0; l <= MAX_LAYERS; l++) {
       if (l < w[i].n_layers) loom_layer_free(w[i].layers[l]);
       g_free(w[i].acts[l]);
       g_free(w[i].grads[l]);
     }
+    loom_net_free(w[i].net);
+  }
   loom_pool_free(pool);
   return 0;
 }

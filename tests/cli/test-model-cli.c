@@ -283,7 +283,7 @@ static void test_forward_and_info_errors(void) {
   g_assert_cmpstr(r.err, ==, want);
   g_free(want);
   cli_result_clear(&r);
-  char *x = tmp_path("x2.npy"), *y = tmp_path("y2.npy");
+  char *x = tmp_path("x2.npy"), *y = tmp_path("never-written.npy");
   write_npy(x, (int64_t[]){2}, 1, (float[]){1, 2});
   r = run((const char *[]){"forward", bad, "--input", x, "--output", y, NULL});
   g_assert_cmpint(r.status, ==, 1);

@@ -71,6 +71,13 @@ static void test_errors(void) {
                  "(input 6 + 2×padding 1)");
   lt_build(l, 2, (const int64_t[]){2, 7}, 1); /* spans exactly the padded 9 */
   g_assert_cmpint(loom_layer_out_shape(l).d[1], ==, 1);
+  /* Absurd sizes are refused before anything is allocated. */
+  lt_set_int(l, "in_channels", 1048576);
+  lt_set_ints(l, "kernel", (const int64_t[]){1024}, 1);
+  lt_set_ints(l, "dilation", (const int64_t[]){1}, 1);
+  lt_build_fails(l, 2, (const int64_t[]){1048576, 2097152}, LOOM_ERR_NOMEM,
+                 "layer conv1d: one sample needs more than 2^40 column values (1048576 channels × 1024 kernel taps "
+                 "× 2096131 positions)");
   loom_layer_free(l);
 
   l = lt_new("conv3d");

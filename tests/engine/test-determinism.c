@@ -1,8 +1,8 @@
 /*
  * A network with dense layers, activations, containers and skip links gives
  * bit-identical outputs and gradients with pools of 1, 2 and 7 threads (and
- * none). Sizes are large enough that the matrix products split into several
- * ranges.
+ * none). Sizes are large enough that the matrix products (256×256 weights,
+ * batch 67) and the activations split into several ranges.
  */
 #include <glib.h>
 #include <string.h>
@@ -28,27 +28,27 @@ static loom_net *build_net(void) {
   loom_net *net = loom_net_new(1, 2, 3, 1, &err);
   loom_shape in = loom_shape_1d(96);
   loom_net_set_input_shape(net, &in, &err);
-  loom_net_place(net, C(0, 0, 0, 0), dense(96, 128), &err);
+  loom_net_place(net, C(0, 0, 0, 0), dense(96, 256), &err);
   loom_net_place(net, C(0, 0, 1, 0), named("gelu"), &err);
   loom_layer *par = named("parallel");
   loom_layer_set_enum(par, "combine", "filter", &err);
   for (int i = 0; i < 3; i++) {
     loom_layer *s = named("sequential");
-    loom_layer_add_child(s, dense(128, 128), &err);
+    loom_layer_add_child(s, dense(256, 256), &err);
     loom_layer_add_child(s, named("silu"), &err);
     loom_layer_add_child(par, s, &err);
   }
-  loom_layer_set_gate(par, dense(128, 3), &err);
+  loom_layer_set_gate(par, dense(256, 3), &err);
   loom_net_place(net, C(0, 0, 2, 0), par, &err);
   loom_layer *res = named("residual");
-  loom_layer_add_child(res, dense(128, 128), &err);
+  loom_layer_add_child(res, dense(256, 256), &err);
   loom_layer_add_child(res, named("tanh"), &err);
   loom_net_place(net, C(0, 1, 0, 0), res, &err);
   loom_layer *cat = named("parallel");
-  loom_layer_add_child(cat, dense(128, 40), &err);
-  loom_layer_add_child(cat, dense(128, 24), &err);
+  loom_layer_add_child(cat, dense(256, 40), &err);
+  loom_layer_add_child(cat, dense(256, 24), &err);
   loom_net_place(net, C(0, 1, 1, 0), cat, &err);
-  loom_net_place(net, C(0, 1, 2, 0), dense(64 + 128, 10), &err);
+  loom_net_place(net, C(0, 1, 2, 0), dense(64 + 256, 10), &err);
   loom_link skip = {C(0, 0, 1, 0), C(0, 1, 2, 0), LOOM_MERGE_CONCAT};
   g_assert_cmpint(loom_net_add_link(net, &skip, &err), ==, 0);
   loom_link add = {C(0, 0, 0, 0), C(0, 1, 0, 0), LOOM_MERGE_ADD};
@@ -64,7 +64,7 @@ typedef struct {
 } run_result;
 
 static run_result run(loom_pool *pool) {
-  enum { B = 37 };
+  enum { B = 67 };
   loom_net *net = build_net();
   loom_ctx ctx = {.pool = pool, .training = true};
   loom_error err = {0};
@@ -99,8 +99,8 @@ static void test_thread_counts(void) {
   for (size_t t = 0; t < G_N_ELEMENTS(threads); t++) {
     loom_pool *pool = loom_pool_new(threads[t], NULL);
     run_result r = run(pool);
-    g_assert_cmpint(memcmp(ref.y, r.y, 37 * 10 * sizeof(float)), ==, 0);
-    g_assert_cmpint(memcmp(ref.dx, r.dx, 37 * 96 * sizeof(float)), ==, 0);
+    g_assert_cmpint(memcmp(ref.y, r.y, 67 * 10 * sizeof(float)), ==, 0);
+    g_assert_cmpint(memcmp(ref.dx, r.dx, 67 * 96 * sizeof(float)), ==, 0);
     g_assert_cmpint(r.n_grads, ==, ref.n_grads);
     g_assert_cmpint(memcmp(ref.grads, r.grads, (size_t)r.n_grads * sizeof(float)), ==, 0);
     g_free(r.y);

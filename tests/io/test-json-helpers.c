@@ -185,20 +185,63 @@ static void test_reader_paths_and_types(void) {
   json_node_unref(root);
 }
 
+static void expect_precheck(const char *text, const char *message) {
+  loom_error err = {0};
+  jr r;
+  jr_init(&r, "p.json", true, &err);
+  int rc = jr_precheck(&r, text, strlen(text), 6);
+  if (!message) {
+    if (rc) g_error("%s: %s", text, err.message);
+    return;
+  }
+  g_assert_cmpint(rc, ==, LOOM_ERR_FORMAT);
+  g_assert_cmpstr(err.message, ==, message);
+}
+
 static void test_reader_precheck(void) {
   loom_error err = {0};
   jr r;
   jr_init(&r, "deep.json", true, &err);
   GString *s = g_string_new("{\"a\": \"[[[[\",\n \"b\": ");
   for (int i = 0; i < 5; i++) g_string_append(s, "[");
+  for (int i = 0; i < 5; i++) g_string_append(s, "]");
+  g_string_append(s, "}");
   g_assert_cmpint(jr_precheck(&r, s->str, s->len, 6), ==, 0);
-  g_string_append(s, "[");
+  g_string_insert(s, 13, " \"c\": [[[[[[1]]]]]],");
   g_assert_cmpint(jr_precheck(&r, s->str, s->len, 6), ==, LOOM_ERR_FORMAT);
-  g_assert_cmpstr(err.message, ==, "deep.json:2:12: arrays and objects nest deeper than 6 levels");
+  g_assert_cmpstr(err.message, ==, "deep.json:1:25: arrays and objects nest deeper than 6 levels");
   g_assert_cmpint(jr_precheck(&r, "{\"a\":\"\xff\"}", 9, 6), ==, LOOM_ERR_FORMAT);
   g_assert_cmpstr(err.message, ==, "deep.json: not valid UTF-8 text (byte 6)");
   g_assert_cmpint(jr_precheck(&r, "{\"a\":\0}", 7, 6), ==, LOOM_ERR_FORMAT);
   g_string_free(s, TRUE);
+
+  /* What json-glib would accept but JSON does not allow. */
+  expect_precheck("[1, -0, 0.5, -1.25e-3, 1E+2, 9223372036854775807, -9223372036854775808, \"\\u00e9\\n\"]", NULL);
+  expect_precheck("  {\"a\": [true, false, null], \"b\": {}}\n", NULL);
+  expect_precheck("[9223372036854775808]", "p.json:1:2: the integer 9223372036854775808 does not fit in 64 bits");
+  expect_precheck("[-9223372036854775809]", "p.json:1:2: the integer -9223372036854775809 does not fit in 64 bits");
+  expect_precheck("[99999999999999999999999]", "p.json:1:2: the integer 99999999999999999999999 does not fit in 64 bits");
+  expect_precheck("[0x10]", "p.json:1:3: expected ',' or ']'");
+  expect_precheck("[01]", "p.json:1:2: invalid number (leading zero)");
+  expect_precheck("[1.]", "p.json:1:4: invalid number (no digit after the point)");
+  expect_precheck("[.5]", "p.json:1:2: expected a value (object, array, string, number, true, false or null)");
+  expect_precheck("[1e]", "p.json:1:4: invalid number (no digit in the exponent)");
+  expect_precheck("[+1]", "p.json:1:2: expected a value (object, array, string, number, true, false or null)");
+  expect_precheck("[/*c*/1]", "p.json:1:2: expected a value (object, array, string, number, true, false or null)");
+  expect_precheck("['a']", "p.json:1:2: expected a value (object, array, string, number, true, false or null)");
+  expect_precheck("[NaN]", "p.json:1:2: expected a value (object, array, string, number, true, false or null)");
+  expect_precheck("[1,]", "p.json:1:4: expected a value (object, array, string, number, true, false or null)");
+  expect_precheck("{\"a\": 1,\n \"a\": 2}", "p.json:2:2: duplicate member “a”");
+  expect_precheck("{\"a\": 1, \"\\u0061\": 2}", "p.json:1:10: duplicate member “a”");
+  expect_precheck("{\"a\" 1}", "p.json:1:6: expected ':' after a member name");
+  expect_precheck("{a: 1}", "p.json:1:2: expected a member name in double quotes");
+  expect_precheck("[\"a\tb\"]", "p.json:1:4: control character inside a string (write it as an escape)");
+  expect_precheck("[\"\\x\"]", "p.json:1:3: invalid escape in a string");
+  expect_precheck("[\"\\u12G4\"]", "p.json:1:3: invalid \\u escape in a string");
+  expect_precheck("[\"abc", "p.json:1:6: unterminated string (is the file truncated?)");
+  expect_precheck("{\"a\": [1, 2", "p.json:1:12: unexpected end of the text (is the file truncated?)");
+  expect_precheck("{} {}", "p.json:1:4: unexpected text after the end of the document");
+  expect_precheck(" \n ", "p.json: the file is empty");
 }
 
 int main(int argc, char **argv) {

@@ -92,7 +92,7 @@ static void test_truncated_and_not_json(void) {
     g_assert_true(g_str_has_prefix(err.message, SRC ":"));
   }
   g_assert_cmpint(loom_model_load_data(doc, strlen(doc) / 2, SRC, 0, &net, &err), ==, LOOM_ERR_FORMAT);
-  g_assert_nonnull(strstr(err.message, "not valid JSON; is the file truncated?"));
+  g_assert_nonnull(strstr(err.message, "is the file truncated?"));
   g_free(doc);
   expect_error("", 0, 0, LOOM_ERR_FORMAT, SRC ": the file is empty");
   expect_error("[1, 2]", 6, 0, LOOM_ERR_FORMAT, SRC ": $: expected an object, found an array");
@@ -174,8 +174,10 @@ static void test_huge_sizes(void) {
   expect_mutation("\"depth\": 1", "\"depth\": 100000", LOOM_ERR_RANGE,
                   SRC ": $.grid.depth: expected an integer in 1..65536, found 100000");
   expect_mutation("\"version\": 1", "\"version\": 99999999999999999999999", LOOM_ERR_FORMAT,
-                  SRC ": $.version: expected an integer in -9223372036854775808..9223372036854775807, found a number "
-                      "with a fraction or exponent");
+                  SRC ":1:37: the integer 99999999999999999999999 does not fit in 64 bits");
+  /* json-glib alone would accept these; a model file must be plain JSON. */
+  expect_mutation("\"rows\": 1", "\"rows\": 0x1", LOOM_ERR_FORMAT, SRC ":2:32: expected ',' or '}'");
+  expect_mutation("\"cols\": 3", "\"cols\": 3, \"cols\": 1", LOOM_ERR_FORMAT, SRC ":2:45: duplicate member “cols”");
   /* Sizes that overflow are refused before anything is allocated. */
   expect_mutation("\"rows\": 2, \"cols\": 2", "\"rows\": 4611686018427387904, \"cols\": 4611686018427387904",
                   LOOM_ERR_NOMEM,
@@ -191,10 +193,11 @@ static void test_huge_sizes(void) {
 static void test_bad_base64(void) {
   char *doc = base_doc();
   const char *data = strstr(doc, "\"data\": \"") + strlen("\"data\": \"");
+  char *base = doc;
   char good[25];
   memcpy(good, data, 24);
   good[24] = '\0';
-  g_free(doc);
+  g_free(base);
   char bad[25];
   memcpy(bad, good, 25);
   bad[4] = '*';
@@ -209,17 +212,19 @@ static void test_bad_base64(void) {
                       "(16 bytes), found 20");
   g_free(from);
   g_free(to);
-  expect_mutation("\"data\": \"", "\"data\": 5, \"x\": \"", LOOM_ERR_FORMAT,
-                  SRC ": $.slots[0].layer.weights[0].data: expected a string, found an integer");
+  doc = mutate("\"data\": \"", "\"data\": 5, \"x\": \"");
+  expect_error(doc, strlen(doc), 0, LOOM_ERR_FORMAT,
+               SRC ": $.slots[0].layer.weights[0].data: expected a string, found an integer");
+  g_free(doc);
 }
 
 static void test_unknown_type_and_fields(void) {
   expect_mutation("\"type\": \"dense\"", "\"type\": \"dense9\"", LOOM_ERR_FORMAT,
                   SRC ": $.slots[0].layer.type: unknown layer type “dense9”");
   expect_mutation("\"dtype\": \"float32\"", "\"dtype\": \"float31\"", LOOM_ERR_INVALID,
-                  SRC ": $.slots[0].layer.dtype: unknown dtype “float31” (expected one of: float64, float32, "
-                      "float16, bfloat16, fp8-e4m3, fp8-e5m2, fp4, int64, int32, int16, int8, int4, int2, uint64, "
-                      "uint32, uint16, uint8, uint4, uint2, ternary, binary)");
+                  SRC ": $.slots[0].layer.dtype: unknown dtype 'float31'; valid dtypes: float64, float32, float16, "
+                      "bfloat16, fp8-e4m3, fp8-e5m2, fp4, int64, int32, int16, int8, int4, int2, uint64, uint32, "
+                      "uint16, uint8, uint4, uint2, ternary, binary");
   /* An unknown member is an error in strict mode only... */
   char *doc = mutate("\"type\": \"dense\"", "\"colour\": \"red\", \"type\": \"dense\"");
   expect_error(doc, strlen(doc), LOOM_MODEL_STRICT, LOOM_ERR_FORMAT,

@@ -162,7 +162,7 @@ static void test_hostile_headers(void) {
 
 static void test_hostile_framing(void) {
   char *p = tmp_path("frame.npy");
-  g_assert_true(g_file_set_contents(p, "PK\x03\x04 not numpy", 16, NULL));
+  g_assert_true(g_file_set_contents(p, "PK\x03\x04 not numpy", 14, NULL));
   expect_read_error(p, LOOM_ERR_FORMAT, "not a .npy file (bad magic)");
   g_assert_true(g_file_set_contents(p, "\x93NUMPY", 6, NULL));
   expect_read_error(p, LOOM_ERR_FORMAT, "not a .npy file (bad magic)");

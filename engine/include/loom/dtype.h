@@ -82,9 +82,10 @@ typedef struct loom_dtype_traits {
   uint64_t qmax;
   /*
    * Reference conversion of one value. encode: float32 value (and scale, for
-   * scaled kinds; unscaled kinds ignore it) to an n-bit code; returns 0, or
+   * scaled kinds; unscaled kinds ignore it) to an n-bit code; returns 0,
    * LOOM_ERR_NONFINITE when the dtype has no code for the value (NaN in fp4
-   * and in the scaled kinds). decode: code to its value (code × scale for
+   * and in the scaled kinds), or LOOM_ERR_INVALID for a scale that is not
+   * finite and >= 0 (scale 0: every code is 0). decode: code to its value (code × scale for
    * scaled kinds); the float32 value a layer computes with is (float)decode().
    */
   int (*encode)(float value, float scale, uint64_t *code);
@@ -107,7 +108,7 @@ LOOM_API int64_t loom_dtype_scale_count(loom_dtype d, int64_t rows, loom_scale_m
 LOOM_API int loom_dtype_encode(loom_dtype d, float value, float scale, uint64_t *code, loom_error *err);
 LOOM_API double loom_dtype_decode(loom_dtype d, uint64_t code, float scale);
 
-/* The code at index i of a packed row, and storing one (other bits untouched). */
+/* The code at index i of a packed row, and storing one (other bits untouched); d must be valid. */
 LOOM_API uint64_t loom_dtype_code_get(loom_dtype d, const uint8_t *row, int64_t i);
 LOOM_API void loom_dtype_code_set(loom_dtype d, uint8_t *row, int64_t i, uint64_t code);
 
