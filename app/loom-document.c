@@ -2,12 +2,15 @@
  * LoomDocument owns the network the window shows. It lives on the main
  * thread; file I/O runs on GTask worker threads that only ever touch a
  * private copy of the network (DESIGN.md §6: the UI never waits on I/O, and
- * a worker never shares mutable state with the UI).
+ * a worker never shares mutable state with the UI). Edits run through the
+ * command stack; after each one shape inference re-runs on the main thread
+ * (it only builds the layers whose input changed).
  */
 #include "loom-document.h"
 
 #include <glib/gi18n.h>
 #include <loom/model.h>
+#include <stdlib.h>
 
 struct _LoomDocument {
   GObject parent_instance;
@@ -15,9 +18,11 @@ struct _LoomDocument {
   loom_net *net;
   GFile *file;
   char *title;
-  gboolean dirty;
-  /* Bumped by every change; a save only clears `dirty` when nothing changed
-   * between taking its snapshot and finishing. */
+  LoomCommandStack *commands;
+  loom_diag *diags;
+  int n_diags;
+  /* Bumped by every change of the stack; a save only marks the stack clean
+   * when nothing changed between taking its snapshot and finishing. */
   guint64 generation;
 };
 
@@ -29,6 +34,9 @@ static char load_tag, save_tag;
 
 enum { PROP_0, PROP_FILE, PROP_TITLE, PROP_DIRTY, N_PROPS };
 static GParamSpec *properties[N_PROPS];
+
+enum { SIGNAL_CHANGED, N_SIGNALS };
+static guint signals[N_SIGNALS];
 
 static void set_engine_error(GError **error, const loom_error *err) {
   g_set_error_literal(error, LOOM_ENGINE_ERROR, err->code, err->message);
@@ -52,20 +60,62 @@ static void set_file(LoomDocument *self, GFile *file) {
   update_title(self);
 }
 
+static void infer(LoomDocument *self) {
+  g_clear_pointer(&self->diags, free);
+  self->n_diags = 0;
+  loom_diag *diags = NULL;
+  int n = loom_net_infer_shapes(self->net, LOOM_DOCUMENT_SEED, &diags);
+  self->diags = diags;
+  self->n_diags = n > 0 ? n : 0;
+}
+
+static void on_stack_changed(LoomDocument *self) {
+  self->generation++;
+  infer(self);
+  g_signal_emit(self, signals[SIGNAL_CHANGED], 0);
+}
+
+static void on_stack_dirty(LoomDocument *self) {
+  g_object_notify_by_pspec(G_OBJECT(self), properties[PROP_DIRTY]);
+}
+
 /* Takes ownership of net. */
 static LoomDocument *document_new_take(loom_net *net, GFile *file) {
   LoomDocument *self = g_object_new(LOOM_TYPE_DOCUMENT, NULL);
   self->net = net;
   if (file) self->file = g_object_ref(file);
+  self->commands = loom_command_stack_new(net);
+  g_signal_connect_object(self->commands, "changed", G_CALLBACK(on_stack_changed), self, G_CONNECT_SWAPPED);
+  g_signal_connect_object(self->commands, "notify::dirty", G_CALLBACK(on_stack_dirty), self, G_CONNECT_SWAPPED);
+  infer(self);
   update_title(self);
   return self;
 }
 
 LoomDocument *loom_document_new(GError **error) {
+  loom_shape input = loom_shape_1d(LOOM_DOCUMENT_NEW_INPUT_FEATURES);
+  return loom_document_new_sized(LOOM_DOCUMENT_NEW_DEPTH, LOOM_DOCUMENT_NEW_ROWS, LOOM_DOCUMENT_NEW_COLS,
+                                 LOOM_DOCUMENT_NEW_LAYERS_PER_CELL, &input, error);
+}
+
+LoomDocument *loom_document_new_sized(int depth, int rows, int cols, int layers_per_cell, const loom_shape *input,
+                                      GError **error) {
+  g_return_val_if_fail(input != NULL, NULL);
   loom_error err = {0};
-  loom_net *net = loom_net_new(LOOM_DOCUMENT_NEW_DEPTH, LOOM_DOCUMENT_NEW_ROWS, LOOM_DOCUMENT_NEW_COLS,
-                               LOOM_DOCUMENT_NEW_LAYERS_PER_CELL, &err);
-  if (!net) {
+  loom_net *net = loom_net_new(depth, rows, cols, layers_per_cell, &err);
+  if (!net || loom_net_set_input_shape(net, input, &err) != LOOM_OK) {
+    loom_net_free(net);
+    set_engine_error(error, &err);
+    return NULL;
+  }
+  return document_new_take(net, NULL);
+}
+
+LoomDocument *loom_document_new_for_example(const char *name, GError **error) {
+  g_return_val_if_fail(name != NULL, NULL);
+  loom_error err = {0};
+  loom_net *net = NULL;
+  if (loom_example_build(name, &net, &err) != LOOM_OK) {
     set_engine_error(error, &err);
     return NULL;
   }
@@ -182,7 +232,7 @@ gboolean loom_document_save_finish(LoomDocument *self, GAsyncResult *result, GEr
   if (!g_task_propagate_boolean(task, error)) return FALSE;
   SaveData *data = g_task_get_task_data(task);
   set_file(self, data->file);
-  if (data->generation == self->generation) loom_document_set_dirty(self, FALSE);
+  if (data->generation == self->generation) loom_command_stack_mark_clean(self->commands);
   return TRUE;
 }
 
@@ -205,21 +255,60 @@ const char *loom_document_get_title(LoomDocument *self) {
 
 gboolean loom_document_get_dirty(LoomDocument *self) {
   g_return_val_if_fail(LOOM_IS_DOCUMENT(self), FALSE);
-  return self->dirty;
+  return loom_command_stack_get_dirty(self->commands);
 }
 
-void loom_document_set_dirty(LoomDocument *self, gboolean dirty) {
-  g_return_if_fail(LOOM_IS_DOCUMENT(self));
-  dirty = !!dirty;
-  if (dirty) self->generation++;
-  if (self->dirty == dirty) return;
-  self->dirty = dirty;
-  g_object_notify_by_pspec(G_OBJECT(self), properties[PROP_DIRTY]);
+/* ---- editing ---- */
+
+LoomCommandStack *loom_document_get_commands(LoomDocument *self) {
+  g_return_val_if_fail(LOOM_IS_DOCUMENT(self), NULL);
+  return self->commands;
+}
+
+gboolean loom_document_execute(LoomDocument *self, LoomCommand *cmd, GError **error) {
+  g_return_val_if_fail(LOOM_IS_DOCUMENT(self), FALSE);
+  g_return_val_if_fail(cmd != NULL, FALSE);
+  return loom_command_stack_push(self->commands, cmd, error);
+}
+
+gboolean loom_document_undo(LoomDocument *self, GError **error) {
+  g_return_val_if_fail(LOOM_IS_DOCUMENT(self), FALSE);
+  return loom_command_stack_undo(self->commands, error);
+}
+
+gboolean loom_document_redo(LoomDocument *self, GError **error) {
+  g_return_val_if_fail(LOOM_IS_DOCUMENT(self), FALSE);
+  return loom_command_stack_redo(self->commands, error);
+}
+
+const loom_diag *loom_document_get_diagnostics(LoomDocument *self, int *n_diags) {
+  g_return_val_if_fail(LOOM_IS_DOCUMENT(self), NULL);
+  if (n_diags) *n_diags = self->n_diags;
+  return self->diags;
+}
+
+loom_layer *loom_document_make_layer(LoomDocument *self, const char *type_name, loom_coord at, GError **error) {
+  g_return_val_if_fail(LOOM_IS_DOCUMENT(self), NULL);
+  g_return_val_if_fail(type_name != NULL, NULL);
+  loom_error err = {0};
+  loom_layer *layer = loom_layer_new_by_name(type_name, &err);
+  if (!layer) {
+    set_engine_error(error, &err);
+    return NULL;
+  }
+  /* Where the spine cannot tell yet (nothing upstream is valid), the layer
+   * keeps its defaults and shape inference explains the problem at the slot. */
+  loom_shape in;
+  if (loom_net_propose_input(self->net, at, &in, NULL) == LOOM_OK && in.rank > 0)
+    loom_layer_adapt_to_input(layer, &in, NULL);
+  return layer;
 }
 
 static void loom_document_finalize(GObject *object) {
   LoomDocument *self = LOOM_DOCUMENT(object);
+  g_clear_object(&self->commands);
   loom_net_free(self->net);
+  g_clear_pointer(&self->diags, free);
   g_clear_object(&self->file);
   g_free(self->title);
   G_OBJECT_CLASS(loom_document_parent_class)->finalize(object);
@@ -230,16 +319,7 @@ static void loom_document_get_property(GObject *object, guint prop_id, GValue *v
   switch (prop_id) {
   case PROP_FILE: g_value_set_object(value, self->file); break;
   case PROP_TITLE: g_value_set_string(value, self->title); break;
-  case PROP_DIRTY: g_value_set_boolean(value, self->dirty); break;
-  default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
-  }
-}
-
-static void loom_document_set_property(GObject *object, guint prop_id, const GValue *value,
-                                       GParamSpec *pspec) {
-  LoomDocument *self = LOOM_DOCUMENT(object);
-  switch (prop_id) {
-  case PROP_DIRTY: loom_document_set_dirty(self, g_value_get_boolean(value)); break;
+  case PROP_DIRTY: g_value_set_boolean(value, loom_document_get_dirty(self)); break;
   default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
   }
 }
@@ -248,16 +328,19 @@ static void loom_document_class_init(LoomDocumentClass *klass) {
   GObjectClass *object_class = G_OBJECT_CLASS(klass);
   object_class->finalize = loom_document_finalize;
   object_class->get_property = loom_document_get_property;
-  object_class->set_property = loom_document_set_property;
 
   properties[PROP_FILE] = g_param_spec_object("file", NULL, NULL, G_TYPE_FILE,
                                               G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
   properties[PROP_TITLE] = g_param_spec_string("title", NULL, NULL, NULL,
                                                G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  /* Follows the command stack: TRUE while the network differs from its file. */
   properties[PROP_DIRTY] = g_param_spec_boolean("dirty", NULL, NULL, FALSE,
-                                                G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY |
-                                                  G_PARAM_STATIC_STRINGS);
+                                                G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties(object_class, N_PROPS, properties);
+
+  /* After every edit, undo or redo, once the diagnostics are up to date. */
+  signals[SIGNAL_CHANGED] = g_signal_new("changed", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL,
+                                         NULL, G_TYPE_NONE, 0);
 }
 
 static void loom_document_init(LoomDocument *self) {}

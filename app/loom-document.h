@@ -1,8 +1,16 @@
-/* LoomDocument: one open network, the file it lives in, and whether it changed. */
+/*
+ * LoomDocument: one open network, the file it lives in, its undo history and
+ * whether it differs from the file. Every edit goes through
+ * loom_document_execute() (a LoomCommand on the document's LoomCommandStack);
+ * "dirty" follows the stack's clean index, so undoing back to the saved state
+ * makes the document clean again.
+ */
 #pragma once
 
 #include <gio/gio.h>
 #include <loom/net.h>
+
+#include "loom-commands.h"
 
 G_BEGIN_DECLS
 
@@ -18,9 +26,18 @@ G_DECLARE_FINAL_TYPE(LoomDocument, loom_document, LOOM, DOCUMENT, GObject)
 #define LOOM_DOCUMENT_NEW_ROWS 4
 #define LOOM_DOCUMENT_NEW_COLS 4
 #define LOOM_DOCUMENT_NEW_LAYERS_PER_CELL 1
+#define LOOM_DOCUMENT_NEW_INPUT_FEATURES 16
+
+/* The seed shape inference draws new weights from: documents are reproducible. */
+#define LOOM_DOCUMENT_SEED G_GUINT64_CONSTANT(20240611)
 
 /* An untitled document holding an empty network of the default size. */
 LoomDocument *loom_document_new(GError **error);
+/* An untitled, empty network of the given size and per-sample input shape. */
+LoomDocument *loom_document_new_sized(int depth, int rows, int cols, int layers_per_cell, const loom_shape *input,
+                                      GError **error);
+/* An untitled copy of a built-in example (loom_example_build). */
+LoomDocument *loom_document_new_for_example(const char *name, GError **error);
 
 /* Reads a model file on a worker thread. */
 void loom_document_load_async(GFile *file, GCancellable *cancellable, GAsyncReadyCallback callback,
@@ -30,7 +47,7 @@ LoomDocument *loom_document_load_finish(GAsyncResult *result, GError **error);
 /*
  * Writes a snapshot of the network to @file on a worker thread (atomically,
  * through the engine). On success the document takes @file as its file and
- * is no longer dirty — unless it changed while the save ran.
+ * is no longer dirty — unless it was edited while the save ran.
  */
 void loom_document_save_async(LoomDocument *self, GFile *file, GCancellable *cancellable,
                               GAsyncReadyCallback callback, gpointer user_data);
@@ -39,8 +56,23 @@ gboolean loom_document_save_finish(LoomDocument *self, GAsyncResult *result, GEr
 const loom_net *loom_document_get_net(LoomDocument *self);
 GFile *loom_document_get_file(LoomDocument *self);
 gboolean loom_document_get_dirty(LoomDocument *self);
-void loom_document_set_dirty(LoomDocument *self, gboolean dirty);
 /* The file's display name, or "Untitled network". */
 const char *loom_document_get_title(LoomDocument *self);
+
+/* ---- editing ---- */
+
+LoomCommandStack *loom_document_get_commands(LoomDocument *self);
+/* Runs @cmd (consumed) as one undoable step; on failure nothing changed. */
+gboolean loom_document_execute(LoomDocument *self, LoomCommand *cmd, GError **error);
+gboolean loom_document_undo(LoomDocument *self, GError **error);
+gboolean loom_document_redo(LoomDocument *self, GError **error);
+
+/* The problems the last shape inference found (it runs after every change);
+ * "changed" is emitted after they are updated. */
+const loom_diag *loom_document_get_diagnostics(LoomDocument *self, int *n_diags);
+
+/* A new layer of @type_name for slot @at, sized by shape inference for the
+ * input it would receive there (loom_net_propose_input + adapt_to_input). */
+loom_layer *loom_document_make_layer(LoomDocument *self, const char *type_name, loom_coord at, GError **error);
 
 G_END_DECLS

@@ -163,6 +163,17 @@ static gboolean on_delete_key(GtkWidget *widget, GVariant *args, gpointer data) 
   return TRUE;
 }
 
+/* boxed-list rows show no selection of their own; the selected link must be visible. */
+static void ensure_css(GtkWidget *widget) {
+  GdkDisplay *display = gtk_widget_get_display(widget);
+  if (g_object_get_data(G_OBJECT(display), "loom-link-list-css")) return;
+  g_autoptr(GtkCssProvider) provider = gtk_css_provider_new();
+  gtk_css_provider_load_from_data(provider, "loomlinklist list > row:selected { background-color: alpha(@theme_selected_bg_color, 0.25); }", -1);
+  gtk_style_context_add_provider_for_display(display, GTK_STYLE_PROVIDER(provider),
+                                             GTK_STYLE_PROVIDER_PRIORITY_APPLICATION);
+  g_object_set_data(G_OBJECT(display), "loom-link-list-css", GINT_TO_POINTER(1));
+}
+
 static void loom_link_list_dispose(GObject *object) {
   LoomLinkList *self = LOOM_LINK_LIST(object);
   if (self->list) gtk_widget_unparent(GTK_WIDGET(self->list));
@@ -222,6 +233,7 @@ static void loom_link_list_init(LoomLinkList *self) {
   self->selected = -1;
   self->errors = g_ptr_array_new_with_free_func(g_free);
   self->merge_group = gtk_size_group_new(GTK_SIZE_GROUP_HORIZONTAL);
+  ensure_css(GTK_WIDGET(self));
   self->list = GTK_LIST_BOX(gtk_list_box_new());
   gtk_list_box_set_selection_mode(self->list, GTK_SELECTION_SINGLE);
   gtk_widget_add_css_class(GTK_WIDGET(self->list), "boxed-list");

@@ -1,6 +1,6 @@
 /*
  * Internal: the arithmetic shared by convolutions and transposed
- * convolutions (conv.c, conv-transpose.c).
+ * convolutions (both in conv.c).
  *
  * Both are the same three products between an "image" side (a convolution's
  * input, a transposed convolution's output) and a "positions" side (the

@@ -233,6 +233,11 @@ int main(int argc, char **argv) {
 
   printf("bench-layers: %d thread%s, median of %d runs, milliseconds per call\n", threads, threads == 1 ? "" : "s",
          runs);
+  /* Other work on the machine skews both columns; say how busy it was. */
+  char *loadavg = NULL;
+  if (g_file_get_contents("/proc/loadavg", &loadavg, NULL, NULL))
+    printf("load average before the run: %.*s\n", (int)strcspn(loadavg, " "), loadavg);
+  g_free(loadavg);
   printf("matrix products: %s\n", loom_sgemm_blas_available() ? "OpenBLAS, one thread per range of rows"
                                                               : "the reference C kernel");
   double loom_ms[3][2];

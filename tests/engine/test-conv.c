@@ -176,8 +176,9 @@ static void test_quantized(void) {
 }
 
 static void test_determinism(void) {
-  /* Several row and position blocks per group (P = 21·19 > 256, 40 rows > 32). */
-  const conv_cfg c = {2, false, 6, 80, 2, true, {21, 19}, {3, 3}, {1, 1}, {1, 1}, {1, 1}};
+  /* Several tiles per group in every product: 70 rows, 108 columns, 575 positions
+   * per group exceed the row, column and position blocks of conv-core.c. */
+  const conv_cfg c = {2, false, 24, 140, 2, true, {23, 25}, {3, 3}, {1, 1}, {1, 1}, {1, 1}};
   conv_check_determinism(&c, 3);
   const conv_cfg c1 = {1, false, 3, 5, 1, true, {300}, {5}, {2}, {2}, {3}};
   conv_check_determinism(&c1, 4);

@@ -1,0 +1,117 @@
+/*
+ * Internal to the trainer files (trainer.c, trainer-data.c, trainer-check.c,
+ * tween.c, tween-rules.c): the trainer object and the helpers they share.
+ */
+#pragma once
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "loom/train.h"
+#include "net/net-internal.h"
+
+/* How a batch's targets reach the loss: class labels as they are, or
+ * converted to float vectors (one-hot, or one 0/1 value). */
+typedef struct train_data_view {
+  const loom_dataset *ds;
+  loom_loss_spec spec;
+  int64_t width;  /* network outputs per sample */
+  bool convert;   /* labels → float targets */
+  bool one_hot;   /* convert to width values (else one value = the label) */
+  float *conv;    /* batch × width converted targets */
+  int64_t conv_cap;
+} train_data_view;
+
+int train_view_init(train_data_view *v, const loom_dataset *ds, const loom_loss_spec *spec, int64_t width,
+                    loom_error *err);
+void train_view_clear(train_data_view *v);
+/* Loss (and dy if not NULL), accuracy counts added to *correct / *counted.
+ * *targets_out (may be NULL) receives the float targets used (NULL for labels). */
+int train_view_loss(train_data_view *v, const loom_batch *b, const float *y, double *loss, float *dy,
+                    int64_t *correct, int64_t *counted, const float **targets_out, loom_error *err);
+
+/* One trainable tensor of a top-level layer. */
+typedef struct train_tensor {
+  loom_weights *w;
+  float *grad;
+  int64_t n;
+  int node; /* index of the top-level layer (plan node) */
+} train_tensor;
+
+typedef struct tween_state tween_state;
+
+struct loom_trainer {
+  loom_net *net;
+  const loom_dataset *train, *test;
+  loom_train_config cfg;
+  loom_pool *pool;
+  loom_ctx ctx;
+  loom_batcher *batcher;
+  train_data_view view;
+  int64_t in_numel, out_width, n_batches;
+  int64_t epoch, batch_index, steps;
+  bool finished;
+
+  float *y, *dy;
+  int64_t y_cap;
+
+  int n_nodes;
+  loom_layer_stats *lstats;
+  int n_tensors;
+  train_tensor *tensors;
+  float **masters;       /* per tensor, refreshed each step */
+  const float **grads;
+  int64_t *sizes;
+  float *before;         /* masters before the update (update norms) */
+  int64_t total_params;
+  loom_optim *opt;
+  tween_state *tween;
+
+  loom_step_stats last;
+  loom_epoch_stats last_epoch;
+  bool has_epoch;
+  double ep_loss_sum, ep_seconds;
+  int64_t ep_samples, ep_correct, ep_counted;
+
+  double best_loss;
+  int64_t best_epoch;
+  int bad_epochs;
+  loom_net *best_net;
+};
+
+/* Re-reads masters and gradient pointers of every tensor (layers may
+ * reallocate when the net is re-inferred). */
+void trainer_refresh_tensors(loom_trainer *tr);
+/* Per-layer norms after an update: weight, update, grad norms. */
+void trainer_layer_norms(loom_trainer *tr);
+/* Activation RMS of every layer after the forward. */
+void trainer_activation_stats(loom_trainer *tr);
+
+/* NaN/inf scans, each filling tr->last's nonfinite fields and err (the step
+ * number and the coordinates) on the first hit in computation order. */
+int trainer_check_activations(loom_trainer *tr, double loss, loom_error *err);
+int trainer_check_gradients(loom_trainer *tr, loom_error *err);
+int trainer_check_weights(loom_trainer *tr, loom_error *err);
+/* Scans n floats; the index of the first non-finite one or -1. */
+int64_t trainer_first_nonfinite(const float *v, int64_t n);
+/* Reports a non-finite value found in `what` of the top-level layer `node`. */
+int trainer_report_nonfinite(loom_trainer *tr, loom_nonfinite_where where, int node, const char *what, int64_t index,
+                             int64_t per_sample, loom_error *err);
+
+/* Re-morphs every store (QAT: the packed copy follows the master). */
+int trainer_morph_all(loom_trainer *tr, loom_error *err);
+
+/* Target propagation (tween.c). */
+tween_state *tween_new(loom_trainer *tr, loom_error *err);
+void tween_free(tween_state *s);
+/* One tween update after a forward pass whose loss gradient is in tr->dy;
+ * `targets` are the float targets of the batch (or NULL with labels). */
+int tween_step(loom_trainer *tr, const loom_batch *b, const float *targets, double lr, loom_error *err);
+
+/* The input-target rule of one layer (tween-rules.c): from the layer's
+ * input x, output a, and output delta (gap), writes the input delta dx.
+ * `d` is Jᵀ·gap from the layer's backward (used by the generic rule);
+ * probe is scratch of batch × numel(out). */
+int tween_input_delta(loom_layer *l, const loom_ctx *ctx, const float *x, const float *a, const float *gap,
+                      const float *d, float *dx, float *probe, int64_t batch, double max_step, loom_error *err);
+
+double train_now_seconds(void);
