@@ -1,69 +1,109 @@
 /*
- * LoomWindow shows one LoomDocument. Every command is a `win.` action with
- * an accelerator (set by LoomApplication), so the menu, the shortcuts window
- * and the tests all go through the same code.
+ * LoomWindow shows one LoomDocument: the palette, the 3D grid view, the
+ * inspector of the selected layer, the remote links and the network's
+ * totals. Widgets never change the network themselves: their signals become
+ * LoomCommands on the document's undo stack, and every change of the
+ * document refreshes every view (loom_window_refresh). Actions live in
+ * loom-window-actions.c and loom-window-files.c.
  */
-#include "loom-window.h"
-
 #include <glib/gi18n.h>
 
-#include "loom-grid-view.h"
-
-/* The suffix the MIME type application/x-loom-model is registered for. */
-#define MODEL_SUFFIX ".loom.json"
-
-struct _LoomWindow {
-  AdwApplicationWindow parent_instance;
-
-  LoomDocument *document;
-  GSignalGroup *document_signals;
-  GSettings *settings;
-  /* Cancelled when the window closes, so no file operation outlives it. */
-  GCancellable *cancellable;
-  GtkFileChooserNative *chooser;
-
-  /* Template children */
-  AdwWindowTitle *window_title;
-  AdwToastOverlay *toast_overlay;
-  LoomGridView *grid_view;
-  GtkLabel *grid_label;
-};
+#include "loom-window-private.h"
 
 G_DEFINE_FINAL_TYPE(LoomWindow, loom_window, ADW_TYPE_APPLICATION_WINDOW)
 
 enum { PROP_0, PROP_DOCUMENT, N_PROPS };
 static GParamSpec *properties[N_PROPS];
 
-static void show_error(LoomWindow *self, const char *heading, const GError *error) {
+void loom_window_show_error(LoomWindow *self, const char *heading, const GError *error) {
   AdwMessageDialog *dialog = ADW_MESSAGE_DIALOG(adw_message_dialog_new(GTK_WINDOW(self), heading, error->message));
   adw_message_dialog_add_response(dialog, "close", _("_Close"));
   gtk_window_present(GTK_WINDOW(dialog));
 }
 
+void loom_window_toast(LoomWindow *self, const char *message) {
+  AdwToast *toast = adw_toast_new(message);
+  adw_toast_set_timeout(toast, 5);
+  adw_toast_overlay_add_toast(self->toast_overlay, toast);
+}
+
 static void update_title(LoomWindow *self) {
-  const char *title = loom_document_get_title(self->document);
+  const char *name = loom_document_get_title(self->document);
   gboolean dirty = loom_document_get_dirty(self->document);
   /* The bullet marks unsaved changes, as in GNOME's editors. */
-  g_autofree char *subtitle = dirty ? g_strdup_printf("• %s", title) : g_strdup(title);
-  adw_window_title_set_subtitle(self->window_title, subtitle);
+  g_autofree char *title = dirty ? g_strdup_printf("• %s", name) : g_strdup(name);
+  adw_window_title_set_subtitle(self->window_title, title);
   /* Translators: the window title: a file name, then the application's name. */
   g_autofree char *window_title = g_strdup_printf(_("%s — Loom Workbench"), title);
   gtk_window_set_title(GTK_WINDOW(self), window_title);
 }
 
-static void update_grid(LoomWindow *self) {
+static void update_labels(LoomWindow *self) {
   const loom_net *net = loom_document_get_net(self->document);
   int depth = loom_net_depth(net), rows = loom_net_rows(net), cols = loom_net_cols(net);
   int per_cell = loom_net_layers_per_cell(net);
-  loom_grid_view_set_depth(self->grid_view, depth);
-  loom_grid_view_set_rows(self->grid_view, rows);
-  loom_grid_view_set_cols(self->grid_view, cols);
   /* Translators: the size of the network's grid: depth × rows × columns,
    * then the number of layer slots in each cell. */
-  g_autofree char *text = g_strdup_printf(ngettext("%d × %d × %d cells, %d layer per cell",
+  g_autofree char *grid = g_strdup_printf(ngettext("%d × %d × %d cells, %d layer per cell",
                                                    "%d × %d × %d cells, %d layers per cell", per_cell),
                                           depth, rows, cols, per_cell);
+  int n_diags = 0;
+  loom_document_get_diagnostics(self->document, &n_diags);
+  loom_coord sel;
+  g_autofree char *where = NULL;
+  if (loom_window_get_selected_slot(self, &sel)) {
+    char buf[64];
+    /* Translators: the selected slot's coordinates (z,y,x,l). */
+    where = g_strdup_printf(_("selected %s"), loom_coord_format(sel, buf, sizeof buf));
+  }
+  g_autofree char *problems = n_diags ? g_strdup_printf(ngettext("%d problem", "%d problems", n_diags), n_diags)
+                                      : NULL;
+  g_autofree char *text = g_strjoin(" · ", grid, where ? where : problems, where ? problems : NULL, NULL);
   gtk_label_set_text(self->grid_label, text);
+
+  const char *hint = NULL;
+  if (loom_net_n_layers(net) == 0)
+    hint = _("Select a slot, then press Enter on a palette entry — or drag one onto the grid");
+  gtk_label_set_text(self->hint_label, hint ? hint : "");
+  gtk_widget_set_visible(GTK_WIDGET(self->hint_label), hint != NULL);
+}
+
+gboolean loom_window_get_selected_slot(LoomWindow *self, loom_coord *out) {
+  return loom_grid_view_get_selection(self->grid_view, out);
+}
+
+static void refresh_inspector(LoomWindow *self) {
+  const loom_net *net = loom_document_get_net(self->document);
+  int n_diags = 0;
+  const loom_diag *diags = loom_document_get_diagnostics(self->document, &n_diags);
+  loom_coord sel = {0};
+  gboolean selected = loom_window_get_selected_slot(self, &sel);
+  loom_inspector_set_layer(self->inspector, selected ? loom_net_layer_at(net, sel) : NULL, sel);
+  loom_inspector_set_diagnostics(self->inspector, diags, n_diags);
+}
+
+void loom_window_refresh(LoomWindow *self) {
+  const loom_net *net = loom_document_get_net(self->document);
+  int n_diags = 0;
+  const loom_diag *diags = loom_document_get_diagnostics(self->document, &n_diags);
+  loom_grid_view_net_changed(self->grid_view);
+  loom_grid_view_set_diagnostics(self->grid_view, diags, n_diags);
+  refresh_inspector(self);
+  loom_link_list_set_net(self->link_list, net, diags, n_diags);
+  loom_grid_view_set_selected_link(self->grid_view, loom_link_list_get_selected(self->link_list));
+  loom_net_summary_set_net(self->net_summary, net);
+  update_labels(self);
+  loom_window_update_actions(self);
+}
+
+gboolean loom_window_execute(LoomWindow *self, LoomCommand *cmd) {
+  g_autoptr(GError) error = NULL;
+  if (!cmd) return FALSE;
+  if (loom_document_execute(self->document, cmd, &error)) return TRUE;
+  loom_window_toast(self, error->message);
+  /* Editors may show a value the network refused: show the real one again. */
+  refresh_inspector(self);
+  return FALSE;
 }
 
 LoomDocument *loom_window_get_document(LoomWindow *self) {
@@ -76,146 +116,95 @@ void loom_window_set_document(LoomWindow *self, LoomDocument *document) {
   g_return_if_fail(LOOM_IS_DOCUMENT(document));
   if (!g_set_object(&self->document, document)) return;
   g_signal_group_set_target(self->document_signals, document);
-  update_title(self);
-  update_grid(self);
+  loom_grid_view_set_net(self->grid_view, loom_document_get_net(document));
+  loom_grid_view_set_selection(self->grid_view, NULL);
+  loom_link_list_set_selected(self->link_list, -1);
   loom_grid_view_reset_camera(self->grid_view);
+  update_title(self);
+  loom_window_refresh(self);
   g_object_notify_by_pspec(G_OBJECT(self), properties[PROP_DOCUMENT]);
 }
 
-static void remember_recent(LoomWindow *self, GFile *file) {
-  GtkApplication *app = gtk_window_get_application(GTK_WINDOW(self));
-  if (!LOOM_IS_APPLICATION(app)) return;
-  g_autofree char *uri = g_file_get_uri(file);
-  loom_application_add_recent(LOOM_APPLICATION(app), uri);
+/* ---- widget signals → commands ---- */
+
+static void on_selection_changed(LoomWindow *self) {
+  refresh_inspector(self);
+  update_labels(self);
+  loom_window_update_actions(self);
 }
 
-/* ---- open ---- */
+static void on_layer_activated(LoomWindow *self, const char *type_name) {
+  gtk_widget_activate_action(GTK_WIDGET(self), "win.place-layer", "s", type_name);
+}
 
-static void open_done(GObject *source, GAsyncResult *result, gpointer user_data) {
-  g_autoptr(LoomWindow) self = user_data;
-  g_autoptr(GError) error = NULL;
-  g_autoptr(LoomDocument) document = loom_document_load_finish(result, &error);
-  if (!document) {
-    if (!g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-      show_error(self, _("Cannot Open the Network"), error);
-    return;
+static void on_slot_activated(LoomWindow *self, int z, int y, int x, int l) {
+  loom_coord at = {z, y, x, l};
+  loom_grid_view_set_selection(self->grid_view, &at);
+  if (!loom_net_layer_at(loom_document_get_net(self->document), at))
+    loom_window_place_layer(self, self->last_layer_type, at);
+}
+
+static void on_layer_dropped(LoomWindow *self, const char *type_name, int z, int y, int x, int l) {
+  loom_coord at = {z, y, x, l};
+  loom_grid_view_set_selection(self->grid_view, &at);
+  loom_window_place_layer(self, type_name, at);
+}
+
+static void on_link_drawn(LoomWindow *self, int sz, int sy, int sx, int sl, int dz, int dy, int dx, int dl) {
+  g_autoptr(GVariant) state = g_action_group_get_action_state(G_ACTION_GROUP(self), "link-merge");
+  loom_link link = {.src = {sz, sy, sx, sl}, .dst = {dz, dy, dx, dl}, .merge = LOOM_MERGE_REPLACE};
+  if (state) loom_merge_from_name(g_variant_get_string(state, NULL), &link.merge, NULL);
+  if (loom_window_execute(self, loom_command_new_add_link(&link))) {
+    int index = loom_net_n_links(loom_document_get_net(self->document)) - 1;
+    loom_link_list_set_selected(self->link_list, index);
+    loom_grid_view_set_selected_link(self->grid_view, index);
+    loom_window_update_actions(self);
   }
-  loom_window_set_document(self, document);
-  remember_recent(self, loom_document_get_file(document));
 }
 
-void loom_window_open_file(LoomWindow *self, GFile *file) {
-  g_return_if_fail(LOOM_IS_WINDOW(self));
-  g_return_if_fail(G_IS_FILE(file));
-  loom_document_load_async(file, self->cancellable, open_done, g_object_ref(self));
+static void on_param_changed(LoomWindow *self, guint index, const loom_param_value *value) {
+  loom_coord at;
+  if (loom_window_get_selected_slot(self, &at)) loom_window_execute(self, loom_command_new_set_param(at, index, value));
 }
 
-/* ---- save ---- */
+static void on_floats_changed(LoomWindow *self, guint index, GBytes *values) {
+  loom_coord at;
+  if (!loom_window_get_selected_slot(self, &at)) return;
+  gsize size = 0;
+  const float *data = g_bytes_get_data(values, &size);
+  loom_window_execute(self, loom_command_new_set_floats(at, index, data, (int64_t)(size / sizeof(float))));
+}
 
-static void save_done(GObject *source, GAsyncResult *result, gpointer user_data) {
-  g_autoptr(LoomWindow) self = user_data;
-  LoomDocument *document = LOOM_DOCUMENT(source);
-  g_autoptr(GError) error = NULL;
-  if (!loom_document_save_finish(document, result, &error)) {
-    if (!g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-      show_error(self, _("Cannot Save the Network"), error);
-    return;
+static void on_dtype_changed(LoomWindow *self, int dtype) {
+  loom_coord at;
+  const loom_net *net = loom_document_get_net(self->document);
+  if (!loom_window_get_selected_slot(self, &at) || !loom_net_layer_at(net, at)) return;
+  if ((int)loom_layer_get_dtype(loom_net_layer_at(net, at)) == dtype) return;
+  loom_window_execute(self, loom_command_new_set_dtype(at, (loom_dtype)dtype));
+}
+
+static void on_link_selected(LoomWindow *self, int index) {
+  loom_grid_view_set_selected_link(self->grid_view, index);
+  loom_window_update_actions(self);
+}
+
+static void on_merge_changed(LoomWindow *self, int index, int merge) {
+  loom_window_execute(self, loom_command_new_set_link_merge(index, (loom_merge)merge));
+}
+
+static void on_link_delete_requested(LoomWindow *self, int index) {
+  if (loom_window_execute(self, loom_command_new_remove_link(index))) {
+    loom_link_list_set_selected(self->link_list, -1);
+    loom_grid_view_set_selected_link(self->grid_view, -1);
+    loom_window_update_actions(self);
   }
-  remember_recent(self, loom_document_get_file(document));
-  g_autofree char *message = g_strdup_printf(_("Saved “%s”"), loom_document_get_title(document));
-  adw_toast_overlay_add_toast(self->toast_overlay, adw_toast_new(message));
 }
 
-void loom_window_save_to_file(LoomWindow *self, GFile *file) {
-  g_return_if_fail(LOOM_IS_WINDOW(self));
-  g_return_if_fail(G_IS_FILE(file));
-  loom_document_save_async(self->document, file, self->cancellable, save_done, g_object_ref(self));
-}
-
-/* ---- file choosers ---- */
-
-static GtkFileFilter *model_filter(void) {
-  GtkFileFilter *filter = gtk_file_filter_new();
-  gtk_file_filter_set_name(filter, _("Loom networks"));
-  gtk_file_filter_add_mime_type(filter, "application/x-loom-model");
-  gtk_file_filter_add_suffix(filter, "loom.json");
-  return filter;
-}
-
-static void chooser_response(GtkNativeDialog *dialog, int response, LoomWindow *self) {
-  g_autoptr(GFile) file = NULL;
-  if (response == GTK_RESPONSE_ACCEPT) file = gtk_file_chooser_get_file(GTK_FILE_CHOOSER(dialog));
-  gboolean saving = gtk_file_chooser_get_action(GTK_FILE_CHOOSER(dialog)) == GTK_FILE_CHOOSER_ACTION_SAVE;
-  g_clear_object(&self->chooser);
-  if (!file) return;
-  if (saving)
-    loom_window_save_to_file(self, file);
-  else
-    loom_window_open_file(self, file);
-}
-
-static void run_chooser(LoomWindow *self, GtkFileChooserAction action) {
-  if (self->chooser) {
-    gtk_native_dialog_show(GTK_NATIVE_DIALOG(self->chooser));
-    return;
-  }
-  gboolean saving = action == GTK_FILE_CHOOSER_ACTION_SAVE;
-  self->chooser = gtk_file_chooser_native_new(saving ? _("Save Network") : _("Open Network"), GTK_WINDOW(self),
-                                              action, saving ? _("_Save") : _("_Open"), _("_Cancel"));
-  gtk_native_dialog_set_modal(GTK_NATIVE_DIALOG(self->chooser), TRUE);
-  g_autoptr(GtkFileFilter) filter = model_filter();
-  gtk_file_chooser_add_filter(GTK_FILE_CHOOSER(self->chooser), filter);
-  if (saving) {
-    GFile *current = loom_document_get_file(self->document);
-    if (current) {
-      gtk_file_chooser_set_file(GTK_FILE_CHOOSER(self->chooser), current, NULL);
-    } else {
-      /* Translators: the file name offered for a network never saved; keep the .loom.json suffix. */
-      gtk_file_chooser_set_current_name(GTK_FILE_CHOOSER(self->chooser), _("Untitled network.loom.json"));
-    }
-  }
-  g_signal_connect(self->chooser, "response", G_CALLBACK(chooser_response), self);
-  gtk_native_dialog_show(GTK_NATIVE_DIALOG(self->chooser));
-}
-
-/* ---- actions ---- */
-
-static void win_new(GtkWidget *widget, const char *action, GVariant *param) {
-  LoomWindow *self = LOOM_WINDOW(widget);
-  g_autoptr(GError) error = NULL;
-  g_autoptr(LoomDocument) document = loom_document_new(&error);
-  if (!document) {
-    show_error(self, _("Cannot Create a Network"), error);
-    return;
-  }
-  loom_window_set_document(self, document);
-}
-
-static void win_open(GtkWidget *widget, const char *action, GVariant *param) {
-  run_chooser(LOOM_WINDOW(widget), GTK_FILE_CHOOSER_ACTION_OPEN);
-}
-
-static void win_save(GtkWidget *widget, const char *action, GVariant *param) {
-  LoomWindow *self = LOOM_WINDOW(widget);
-  GFile *file = loom_document_get_file(self->document);
-  if (file)
-    loom_window_save_to_file(self, file);
-  else
-    run_chooser(self, GTK_FILE_CHOOSER_ACTION_SAVE);
-}
-
-static void win_save_as(GtkWidget *widget, const char *action, GVariant *param) {
-  run_chooser(LOOM_WINDOW(widget), GTK_FILE_CHOOSER_ACTION_SAVE);
-}
-
-static void win_reset_camera(GtkWidget *widget, const char *action, GVariant *param) {
-  loom_grid_view_reset_camera(LOOM_WINDOW(widget)->grid_view);
-}
-
-/* ---- window state ---- */
+/* ---- lifecycle ---- */
 
 static gboolean loom_window_close_request(GtkWindow *window) {
   LoomWindow *self = LOOM_WINDOW(window);
+  if (loom_window_files_close_request(self)) return TRUE; /* asked first */
   g_cancellable_cancel(self->cancellable);
 
   /* Saved on close rather than on every resize (as gnome-text-editor does):
@@ -240,6 +229,7 @@ static void loom_window_constructed(GObject *object) {
   G_OBJECT_CLASS(loom_window_parent_class)->constructed(object);
   /* After the template, whose default size this overrides. */
   restore_window_state(self);
+  loom_window_files_init(self);
   if (!self->document) {
     g_autoptr(GError) error = NULL;
     g_autoptr(LoomDocument) document = loom_document_new(&error);
@@ -253,8 +243,7 @@ static void loom_window_constructed(GObject *object) {
 static void loom_window_dispose(GObject *object) {
   LoomWindow *self = LOOM_WINDOW(object);
   g_cancellable_cancel(self->cancellable);
-  if (self->chooser) gtk_native_dialog_destroy(GTK_NATIVE_DIALOG(self->chooser));
-  g_clear_object(&self->chooser);
+  loom_window_files_dispose(self);
   gtk_widget_dispose_template(GTK_WIDGET(self), LOOM_TYPE_WINDOW);
   G_OBJECT_CLASS(loom_window_parent_class)->dispose(object);
 }
@@ -265,6 +254,7 @@ static void loom_window_finalize(GObject *object) {
   g_clear_object(&self->settings);
   g_clear_object(&self->document);
   g_clear_object(&self->cancellable);
+  g_free(self->last_layer_type);
   G_OBJECT_CLASS(loom_window_parent_class)->finalize(object);
 }
 
@@ -304,26 +294,62 @@ static void loom_window_class_init(LoomWindowClass *klass) {
   g_object_class_install_properties(object_class, N_PROPS, properties);
 
   g_type_ensure(LOOM_TYPE_GRID_VIEW);
+  g_type_ensure(LOOM_TYPE_PALETTE);
+  g_type_ensure(LOOM_TYPE_INSPECTOR);
+  g_type_ensure(LOOM_TYPE_LINK_LIST);
+  g_type_ensure(LOOM_TYPE_NET_SUMMARY);
   gtk_widget_class_set_template_from_resource(widget_class, "/org/loomworkbench/Workbench/loom-window.ui");
   gtk_widget_class_bind_template_child(widget_class, LoomWindow, window_title);
   gtk_widget_class_bind_template_child(widget_class, LoomWindow, toast_overlay);
   gtk_widget_class_bind_template_child(widget_class, LoomWindow, grid_view);
   gtk_widget_class_bind_template_child(widget_class, LoomWindow, grid_label);
+  gtk_widget_class_bind_template_child(widget_class, LoomWindow, hint_label);
+  gtk_widget_class_bind_template_child(widget_class, LoomWindow, palette);
+  gtk_widget_class_bind_template_child(widget_class, LoomWindow, inspector);
+  gtk_widget_class_bind_template_child(widget_class, LoomWindow, link_list);
+  gtk_widget_class_bind_template_child(widget_class, LoomWindow, net_summary);
+  gtk_widget_class_bind_template_child(widget_class, LoomWindow, undo_button);
+  gtk_widget_class_bind_template_child(widget_class, LoomWindow, redo_button);
+  gtk_widget_class_bind_template_child(widget_class, LoomWindow, recent_menu);
+  gtk_widget_class_bind_template_child(widget_class, LoomWindow, recent_submenu);
 
-  gtk_widget_class_install_action(widget_class, "win.new", NULL, win_new);
-  gtk_widget_class_install_action(widget_class, "win.open", NULL, win_open);
-  gtk_widget_class_install_action(widget_class, "win.save", NULL, win_save);
-  gtk_widget_class_install_action(widget_class, "win.save-as", NULL, win_save_as);
-  gtk_widget_class_install_action(widget_class, "win.reset-camera", NULL, win_reset_camera);
+  loom_window_files_class_init(widget_class);
+  loom_window_actions_class_init(widget_class);
 }
 
 static void loom_window_init(LoomWindow *self) {
   gtk_widget_init_template(GTK_WIDGET(self));
   self->cancellable = g_cancellable_new();
   self->settings = g_settings_new(APPLICATION_ID);
+  self->last_layer_type = g_strdup("dense");
+
   self->document_signals = g_signal_group_new(LOOM_TYPE_DOCUMENT);
   g_signal_group_connect_swapped(self->document_signals, "notify::title", G_CALLBACK(update_title), self);
   g_signal_group_connect_swapped(self->document_signals, "notify::dirty", G_CALLBACK(update_title), self);
+  g_signal_group_connect_swapped(self->document_signals, "changed", G_CALLBACK(loom_window_refresh), self);
+
+  g_signal_connect_swapped(self->grid_view, "selection-changed", G_CALLBACK(on_selection_changed), self);
+  g_signal_connect_swapped(self->grid_view, "slot-activated", G_CALLBACK(on_slot_activated), self);
+  g_signal_connect_swapped(self->grid_view, "layer-dropped", G_CALLBACK(on_layer_dropped), self);
+  g_signal_connect_swapped(self->grid_view, "link-drawn", G_CALLBACK(on_link_drawn), self);
+  g_signal_connect_swapped(self->palette, "layer-activated", G_CALLBACK(on_layer_activated), self);
+  g_signal_connect_swapped(self->inspector, "param-changed", G_CALLBACK(on_param_changed), self);
+  g_signal_connect_swapped(self->inspector, "floats-changed", G_CALLBACK(on_floats_changed), self);
+  g_signal_connect_swapped(self->inspector, "dtype-changed", G_CALLBACK(on_dtype_changed), self);
+  g_signal_connect_swapped(self->link_list, "link-selected", G_CALLBACK(on_link_selected), self);
+  g_signal_connect_swapped(self->link_list, "merge-changed", G_CALLBACK(on_merge_changed), self);
+  g_signal_connect_swapped(self->link_list, "link-delete-requested", G_CALLBACK(on_link_delete_requested), self);
+
+  gtk_accessible_update_property(GTK_ACCESSIBLE(self->grid_view), GTK_ACCESSIBLE_PROPERTY_LABEL,
+                                 _("Network grid"), GTK_ACCESSIBLE_PROPERTY_DESCRIPTION,
+                                 _("Arrow keys, Page Up and Page Down move the selected slot; Enter places a layer; "
+                                   "Delete clears the slot"),
+                                 -1);
+  gtk_accessible_update_property(GTK_ACCESSIBLE(self->link_list), GTK_ACCESSIBLE_PROPERTY_LABEL, _("Remote links"),
+                                 -1);
+  gtk_accessible_update_property(GTK_ACCESSIBLE(self->net_summary), GTK_ACCESSIBLE_PROPERTY_LABEL,
+                                 _("Network totals"), -1);
+  loom_window_actions_init(self);
 }
 
 LoomWindow *loom_window_new(LoomApplication *application) {

@@ -217,7 +217,7 @@ static GtkWidget *new_entry(LoomParamRow *self) {
   g_signal_connect(focus, "leave", G_CALLBACK(on_focus_leave), self);
   gtk_widget_add_controller(entry, focus);
   if (self->spec->kind == LOOM_PARAM_FLOATS)
-    gtk_entry_set_placeholder_text(GTK_ENTRY(entry), _("Comma-separated numbers, e.g. 1, 0, 1"));
+    gtk_entry_set_placeholder_text(GTK_ENTRY(entry), _("e.g. 1, 0, 1"));
   return entry;
 }
 

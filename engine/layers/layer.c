@@ -171,7 +171,11 @@ static int check_bounds(const loom_layer *l, const loom_param_spec *s, double v,
   return LOOM_OK;
 }
 
-static void mark_changed(loom_layer *l) { l->built = false; }
+/* A change of a hyperparameter invalidates the build unless the spec says it
+ * is read at run time only. */
+static void mark_changed(loom_layer *l, const loom_param_spec *s) {
+  if (!s->runtime) l->built = false;
+}
 
 LOOM_API int loom_layer_set_value(loom_layer *l, int index, const loom_param_value *v, loom_error *err) {
   char where[128];
@@ -221,7 +225,7 @@ LOOM_API int loom_layer_set_value(loom_layer *l, int index, const loom_param_val
   }
   if (memcmp(&nv, &l->values[index], sizeof nv) != 0) {
     l->values[index] = nv;
-    mark_changed(l);
+    mark_changed(l, s);
   }
   return LOOM_OK;
 }
@@ -308,7 +312,7 @@ LOOM_API int loom_layer_set_floats(loom_layer *l, const char *name, const float 
   free(l->floats[i]);
   l->floats[i] = copy;
   l->n_floats[i] = n;
-  mark_changed(l);
+  mark_changed(l, s);
   return LOOM_OK;
 }
 

@@ -212,7 +212,7 @@ static const loom_param_spec mask_params[] = {
   {.name = "mask", .label = N_("Mask"),
    .tooltip = N_("1 keeps an entry, 0 masks it (probability 0); one row for all rows, or one value per input "
                  "value; empty masks nothing"),
-   .kind = LOOM_PARAM_FLOATS, .min = 0, .max = 1},
+   .kind = LOOM_PARAM_FLOATS, .min = 0, .max = 1, .runtime = true},
 };
 
 const loom_layer_type loom_layer_softmax = {

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "gradcheck.h"
+#include "kernels/matmul.h"
 #include "layers/layer-impl.h"
 #include "loom/loom.h"
 #include "loom/layer.h"
@@ -281,11 +282,37 @@ static void test_quantized_forward_uses_effective_weights(void) {
   loom_layer_free(f);
 }
 
+/* The reference kernel is held to the same vectors as the BLAS path, and the
+ * two agree closely on a product large enough to split into ranges. */
+static void test_parity_reference_kernel(void) {
+  loom_sgemm_use_blas(false);
+  test_parity();
+  enum { M = 70, N = 90, K = 200 };
+  float *a = g_new(float, M * K), *b = g_new(float, N * K), *c_ref = g_new(float, M * N), *c_blas = g_new(float, M * N);
+  gradcheck_fill_uniform(a, M * K, -1, 1, 1);
+  gradcheck_fill_uniform(b, N * K, -1, 1, 2);
+  loom_pool *pool = loom_pool_new(3, NULL);
+  loom_sgemm(pool, false, true, M, N, K, a, K, b, K, false, c_ref, N);
+  loom_sgemm_use_blas(true);
+  loom_sgemm(pool, false, true, M, N, K, a, K, b, K, false, c_blas, N);
+  /* Exact double-precision check of one element of each. */
+  double exact = 0;
+  for (int p = 0; p < K; p++) exact += (double)a[5 * K + p] * b[7 * K + p];
+  g_assert_cmpfloat(fabs(c_ref[5 * N + 7] - exact), <, 1e-4);
+  parity_assert_close("ref vs blas", c_ref, c_blas, M * N, 1e-4, 1e-5);
+  loom_pool_free(pool);
+  g_free(a);
+  g_free(b);
+  g_free(c_ref);
+  g_free(c_blas);
+}
+
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/layers/dense/gradcheck", test_gradcheck);
   g_test_add_func("/layers/dense/gradcheck-catches-errors", test_gradcheck_catches_errors);
   g_test_add_func("/layers/dense/parity", test_parity);
+  g_test_add_func("/layers/dense/parity-reference-kernel", test_parity_reference_kernel);
   g_test_add_func("/layers/dense/per-position", test_per_position);
   g_test_add_func("/layers/dense/build-errors-and-adapt", test_build_errors_and_adapt);
   g_test_add_func("/layers/dense/weights-init-and-totals", test_weights_init_and_totals);

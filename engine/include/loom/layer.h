@@ -45,6 +45,8 @@ typedef struct loom_param_spec {
   double def;          /* default for INT/FLOAT/BOOL/ENUM (index) and each INTS entry */
   const char *const *choices; /* ENUM: NULL-terminated stable names */
   int count;           /* INTS: number of entries */
+  bool runtime;        /* changing it affects neither shapes nor weights (e.g. a
+                          mask): the layer stays built, the next forward uses it */
 } loom_param_spec;
 
 typedef struct loom_param_value {

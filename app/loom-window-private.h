@@ -1,0 +1,81 @@
+/*
+ * LoomWindow internals shared by loom-window.c (layout, refresh, widget
+ * signals), loom-window-actions.c (editing, selection and view actions) and
+ * loom-window-files.c (new, open, save, examples, export, drops, closing).
+ */
+#pragma once
+
+#include "loom-grid-view.h"
+#include "loom-inspector.h"
+#include "loom-link-list.h"
+#include "loom-net-summary.h"
+#include "loom-palette.h"
+#include "loom-window.h"
+
+G_BEGIN_DECLS
+
+/* What to do once the user agreed to drop unsaved changes (or saved them). */
+typedef void (*LoomWindowContinuation)(LoomWindow *self, gpointer data);
+
+struct _LoomWindow {
+  AdwApplicationWindow parent_instance;
+
+  LoomDocument *document;
+  GSignalGroup *document_signals;
+  GSettings *settings;
+  /* Cancelled when the window closes, so no file operation outlives it. */
+  GCancellable *cancellable;
+  GtkFileChooserNative *chooser;
+  gboolean chooser_exports; /* the save chooser picks a PNG for export */
+  int export_width, export_height;
+
+  /* Set while a "save changes?" question or the save it started is pending. */
+  LoomWindowContinuation pending;
+  gpointer pending_data;
+  GDestroyNotify pending_destroy;
+  gboolean close_confirmed;
+
+  char *last_layer_type; /* what Enter or a double click on a slot places */
+
+  /* Template children */
+  AdwWindowTitle *window_title;
+  AdwToastOverlay *toast_overlay;
+  LoomGridView *grid_view;
+  GtkLabel *grid_label;
+  GtkLabel *hint_label;
+  LoomPalette *palette;
+  LoomInspector *inspector;
+  LoomLinkList *link_list;
+  LoomNetSummary *net_summary;
+  GtkWidget *undo_button;
+  GtkWidget *redo_button;
+  GMenu *recent_menu;
+  GMenu *recent_submenu;
+};
+
+void loom_window_show_error(LoomWindow *self, const char *heading, const GError *error);
+void loom_window_toast(LoomWindow *self, const char *message);
+/* Re-reads the document into every view and updates the actions. */
+void loom_window_refresh(LoomWindow *self);
+/* The selected slot, or FALSE when none. */
+gboolean loom_window_get_selected_slot(LoomWindow *self, loom_coord *out);
+/* Runs @cmd on the document; a refusal is shown as a toast. */
+gboolean loom_window_execute(LoomWindow *self, LoomCommand *cmd);
+
+/* loom-window-actions.c */
+void loom_window_actions_class_init(GtkWidgetClass *widget_class);
+void loom_window_actions_init(LoomWindow *self);
+void loom_window_update_actions(LoomWindow *self);
+gboolean loom_window_place_layer(LoomWindow *self, const char *type_name, loom_coord at);
+
+/* loom-window-files.c */
+void loom_window_files_class_init(GtkWidgetClass *widget_class);
+void loom_window_files_init(LoomWindow *self);
+void loom_window_files_dispose(LoomWindow *self);
+/* Calls @cont at once when the document is clean; otherwise asks first
+ * (Cancel / Discard / Save). @destroy frees @data whatever happens. */
+void loom_window_confirm_discard(LoomWindow *self, LoomWindowContinuation cont, gpointer data,
+                                 GDestroyNotify destroy);
+gboolean loom_window_files_close_request(LoomWindow *self);
+
+G_END_DECLS
