@@ -7,6 +7,8 @@
 
 #include <glib/gi18n.h>
 
+#include <loom/model.h>
+
 #include "loom-window.h"
 #include "loom-workbench-resources.h"
 
@@ -15,6 +17,7 @@
 struct _LoomApplication {
   AdwApplication parent_instance;
   GSettings *settings;
+  char *pending_example; /* --example NAME, shown by the first activation */
 };
 
 G_DEFINE_FINAL_TYPE(LoomApplication, loom_application, ADW_TYPE_APPLICATION)
@@ -25,10 +28,36 @@ static const struct {
 } accels[] = {
   {"app.quit", {"<Control>q", NULL}},
   {"win.new", {"<Control>n", NULL}},
+  {"win.show-examples", {"<Control><Shift>n", NULL}},
   {"win.open", {"<Control>o", NULL}},
   {"win.save", {"<Control>s", NULL}},
   {"win.save-as", {"<Control><Shift>s", NULL}},
-  {"win.reset-camera", {"Home", NULL}},
+  {"win.export-image", {"<Control>e", NULL}},
+  {"window.close", {"<Control>w", NULL}},
+  {"win.undo", {"<Control>z", NULL}},
+  {"win.redo", {"<Control><Shift>z", "<Control>y", NULL}},
+  /* Keys without modifiers act only while the grid view has the focus
+   * (loom-window-actions.c), so text fields keep them. */
+  {"win.select-left", {"Left", NULL}},
+  {"win.select-right", {"Right", NULL}},
+  {"win.select-up", {"Up", NULL}},
+  {"win.select-down", {"Down", NULL}},
+  {"win.select-deeper", {"Page_Down", NULL}},
+  {"win.select-shallower", {"Page_Up", NULL}},
+  {"win.select-next-slot", {"plus", "KP_Add", NULL}},
+  {"win.select-previous-slot", {"minus", "KP_Subtract", NULL}},
+  {"win.place-again", {"Return", "KP_Enter", NULL}},
+  {"win.clear-slot", {"Delete", "BackSpace", NULL}},
+  {"win.delete-link", {"<Control>Delete", NULL}},
+  {"win.link-tool", {"<Control>l", NULL}},
+  {"win.focus-palette", {"<Control>f", NULL}},
+  {"win.focus-grid", {"<Control>g", NULL}},
+  {"win.color-by-dtype", {"<Control>d", NULL}},
+  {"win.z-slice", {"<Control>backslash", NULL}},
+  {"win.view-preset('iso')", {"<Control>1", NULL}},
+  {"win.view-preset('front')", {"<Control>2", NULL}},
+  {"win.view-preset('top')", {"<Control>3", NULL}},
+  {"win.reset-camera", {"<Control>0", NULL}},
   {"win.show-help-overlay", {"<Control>question", NULL}},
 };
 
@@ -80,9 +109,20 @@ static void app_quit(GSimpleAction *action, GVariant *param, gpointer user_data)
   g_list_free(windows);
 }
 
+/* A new window showing an untitled copy of an example (what --example does,
+ * also when it is forwarded to a running instance). */
+static void app_open_example(GSimpleAction *action, GVariant *param, gpointer user_data) {
+  LoomWindow *window = loom_window_new(LOOM_APPLICATION(user_data));
+  g_autoptr(GError) error = NULL;
+  if (!loom_window_open_example(window, g_variant_get_string(param, NULL), &error))
+    g_warning("%s", error->message);
+  gtk_window_present(GTK_WINDOW(window));
+}
+
 static const GActionEntry app_actions[] = {
   {.name = "about", .activate = app_about},
   {.name = "quit", .activate = app_quit},
+  {.name = "open-example", .activate = app_open_example, .parameter_type = "s"},
 };
 
 static void loom_application_startup(GApplication *application) {
@@ -99,9 +139,47 @@ static void loom_application_startup(GApplication *application) {
 }
 
 static void loom_application_activate(GApplication *application) {
+  LoomApplication *self = LOOM_APPLICATION(application);
+  if (self->pending_example) {
+    g_autofree char *name = g_steal_pointer(&self->pending_example);
+    g_action_group_activate_action(G_ACTION_GROUP(self), "open-example", g_variant_new_string(name));
+    return;
+  }
   GtkWindow *window = gtk_application_get_active_window(GTK_APPLICATION(application));
-  if (!window) window = GTK_WINDOW(loom_window_new(LOOM_APPLICATION(application)));
+  if (!window) window = GTK_WINDOW(loom_window_new(self));
   gtk_window_present(window);
+}
+
+static gboolean example_exists(const char *name) {
+  for (int i = 0; i < loom_example_count(); i++)
+    if (g_str_equal(loom_example_name(i), name)) return TRUE;
+  return FALSE;
+}
+
+static int loom_application_handle_local_options(GApplication *application, GVariantDict *options) {
+  LoomApplication *self = LOOM_APPLICATION(application);
+  const char *example = NULL;
+  if (!g_variant_dict_lookup(options, "example", "&s", &example)) return -1;
+  if (!example_exists(example)) {
+    g_autoptr(GString) names = g_string_new(NULL);
+    for (int i = 0; i < loom_example_count(); i++)
+      g_string_append_printf(names, "%s%s", i ? ", " : "", loom_example_name(i));
+    /* Translators: the first %s is what the user typed, the second the list of example names. */
+    g_printerr(_("Unknown example “%s”; the examples are: %s\n"), example, names->str);
+    return 1;
+  }
+  g_autoptr(GError) error = NULL;
+  if (!g_application_register(application, NULL, &error)) {
+    g_printerr("%s\n", error->message);
+    return 1;
+  }
+  if (g_application_get_is_remote(application)) {
+    g_action_group_activate_action(G_ACTION_GROUP(application), "open-example", g_variant_new_string(example));
+    return 0;
+  }
+  g_free(self->pending_example);
+  self->pending_example = g_strdup(example);
+  return -1;
 }
 
 static void loom_application_open(GApplication *application, GFile **files, int n_files, const char *hint) {
@@ -115,6 +193,7 @@ static void loom_application_open(GApplication *application, GFile **files, int 
 static void loom_application_finalize(GObject *object) {
   LoomApplication *self = LOOM_APPLICATION(object);
   g_clear_object(&self->settings);
+  g_free(self->pending_example);
   G_OBJECT_CLASS(loom_application_parent_class)->finalize(object);
 }
 
@@ -126,6 +205,7 @@ static void loom_application_class_init(LoomApplicationClass *klass) {
   app_class->startup = loom_application_startup;
   app_class->activate = loom_application_activate;
   app_class->open = loom_application_open;
+  app_class->handle_local_options = loom_application_handle_local_options;
 
   /* The resources live in a static library; referencing them keeps the
    * linker from dropping them (their constructor registers them). */
@@ -134,6 +214,8 @@ static void loom_application_class_init(LoomApplicationClass *klass) {
 
 static void loom_application_init(LoomApplication *self) {
   self->settings = g_settings_new(APPLICATION_ID);
+  g_application_add_main_option(G_APPLICATION(self), "example", 0, G_OPTION_FLAG_NONE, G_OPTION_ARG_STRING,
+                                _("Open an untitled copy of the built-in example network NAME"), _("NAME"));
 }
 
 LoomApplication *loom_application_new(void) {

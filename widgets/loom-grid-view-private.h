@@ -1,15 +1,51 @@
 /*
- * The grid view's palette, shared with the GUI tests so they can tell the
- * floor from the background in pixels read back from GL.
+ * The grid view's palette and test hooks, shared with the GUI tests so they
+ * can tell things apart in pixels read back from GL. Colours are linear 0..1.
  */
 #pragma once
 
-/* Background (glClearColor), linear 0..1. */
+#include <glib.h>
+#include <loom/net.h>
+
+/* Background (glClearColor). */
 #define LOOM_GRID_VIEW_CLEAR_R 0.110f
 #define LOOM_GRID_VIEW_CLEAR_G 0.114f
 #define LOOM_GRID_VIEW_CLEAR_B 0.133f
 
-/* Outer border lines of the floor, the most saturated colour of the scene. */
+/* Outer border lines of the floor, the most saturated colour of the floor. */
 #define LOOM_GRID_VIEW_BORDER_R 0.384f
 #define LOOM_GRID_VIEW_BORDER_G 0.627f
 #define LOOM_GRID_VIEW_BORDER_B 0.918f
+
+/* The selected slot (drawn flat, unlit, in this colour) and selected link. */
+#define LOOM_GRID_VIEW_HIGHLIGHT_R 1.000f
+#define LOOM_GRID_VIEW_HIGHLIGHT_G 0.800f
+#define LOOM_GRID_VIEW_HIGHLIGHT_B 0.000f
+
+/* Slots with diagnostics and invalid links. */
+#define LOOM_GRID_VIEW_PROBLEM_R 0.930f
+#define LOOM_GRID_VIEW_PROBLEM_G 0.180f
+#define LOOM_GRID_VIEW_PROBLEM_B 0.180f
+
+/* Link arcs by merge mode. */
+#define LOOM_GRID_VIEW_REPLACE_R 0.300f
+#define LOOM_GRID_VIEW_REPLACE_G 0.820f
+#define LOOM_GRID_VIEW_REPLACE_B 0.960f
+#define LOOM_GRID_VIEW_ADD_R 0.600f
+#define LOOM_GRID_VIEW_ADD_G 0.950f
+#define LOOM_GRID_VIEW_ADD_B 0.300f
+#define LOOM_GRID_VIEW_CONCAT_R 0.960f
+#define LOOM_GRID_VIEW_CONCAT_G 0.520f
+#define LOOM_GRID_VIEW_CONCAT_B 0.960f
+
+typedef struct _LoomGridView LoomGridView;
+
+/* World position of the point at parameter t of link @index's arc (0 at the
+ * source, 1 at the destination); FALSE if there is no such link. */
+gboolean loom_grid_view_link_point(LoomGridView *self, int index, double t, float p[3]);
+/* World point → widget coordinates. */
+gboolean loom_grid_view_project_point(LoomGridView *self, const float p[3], double *x, double *y);
+/* Sets the orbit angles directly (benchmarks, tests). */
+void loom_grid_view_set_orbit(LoomGridView *self, double yaw, double pitch);
+/* The tooltip text for slot @c (NULL outside the grid); g_free() it. */
+char *loom_grid_view_describe_slot(LoomGridView *self, const loom_coord *c);

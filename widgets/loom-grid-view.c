@@ -1,404 +1,329 @@
 /*
- * LoomGridView draws a network's grid with OpenGL: for now the floor, a tile
- * per cell of the rows × cols plane, and faint outlines of the depth levels
- * above it, seen by an orbit camera that frames the whole depth × rows × cols
- * volume. Drag to orbit, scroll to zoom.
+ * LoomGridView draws a network's grid with OpenGL (DESIGN.md §6): the floor,
+ * faint outlines of empty cells, a block per occupied slot stacked by l in
+ * its cell and coloured by layer type or dtype with a bit-depth gauge, the
+ * spine, and remote links as arcs. This file holds the state, the API and
+ * the frame; loom-grid-view-input.c the gestures, drops and tooltips.
  *
- * GL: 3.3 core or GLES 3.0. The shaders in the GResource carry no #version
- * line; the one matching the context is prepended when they are compiled.
+ * Work per frame is uniforms and a handful of instanced draw calls: the
+ * instance arrays are rebuilt only after loom_grid_view_net_changed().
  */
-#include "loom-grid-view.h"
-
 #include <epoxy/gl.h>
 #include <glib/gi18n.h>
-#include <math.h>
 #include <string.h>
 
+#include "loom-grid-legend.h"
+#include "loom-grid-view-impl.h"
 #include "loom-grid-view-private.h"
 #include "loom-widgets-resources.h"
 
-#define SHADER_PATH "/org/loomworkbench/Workbench/widgets/shaders/"
 #define MAX_CELLS 4096 /* per axis; beyond this the floor is unreadable anyway */
-
-#define DEFAULT_YAW 0.65f
-#define DEFAULT_PITCH 0.45f
-#define MIN_PITCH 0.08f
-#define MAX_PITCH 1.50f
-#define FOV_Y 0.70f /* radians, about 40° */
-/* Distance over the one that just fits the bounding sphere: perspective makes
- * the nearest corner stick out of the sphere's silhouette. */
-#define DEFAULT_ZOOM 1.15f
-
-struct _LoomGridView {
-  GtkGLArea parent_instance;
-
-  guint depth, rows, cols;
-
-  /* Orbit camera: angles around the grid's centre and a zoom factor on the
-   * distance that frames the whole volume. */
-  float yaw, pitch, zoom;
-  float drag_yaw, drag_pitch;
-
-  GLuint program, vao;
-  GLint u_mvp, u_size, u_margin, u_tile_even, u_tile_odd, u_line, u_border, u_line_px, u_ghost;
-};
 
 G_DEFINE_FINAL_TYPE(LoomGridView, loom_grid_view, GTK_TYPE_GL_AREA)
 
-enum { PROP_0, PROP_DEPTH, PROP_ROWS, PROP_COLS, N_PROPS };
+enum {
+  PROP_0, PROP_DEPTH, PROP_ROWS, PROP_COLS, PROP_HAS_SELECTION, PROP_SELECTED_LINK,
+  PROP_COLOR_MODE, PROP_Z_SLICE, PROP_LINK_TOOL, PROP_SHOW_LEGEND, N_PROPS
+};
 static GParamSpec *properties[N_PROPS];
+guint loom_grid_view_signals[N_SIGNALS];
 
-/* ---- column-major 4×4 matrices, just what the camera needs ---- */
+GType loom_grid_view_color_mode_get_type(void) {
+  static gsize type = 0;
+  if (g_once_init_enter(&type)) {
+    static const GEnumValue values[] = {
+      {LOOM_GRID_VIEW_COLOR_LAYER_TYPE, "LOOM_GRID_VIEW_COLOR_LAYER_TYPE", "layer-type"},
+      {LOOM_GRID_VIEW_COLOR_DTYPE, "LOOM_GRID_VIEW_COLOR_DTYPE", "dtype"},
+      {0, NULL, NULL},
+    };
+    g_once_init_leave(&type, g_enum_register_static(g_intern_static_string("LoomGridViewColorMode"), values));
+  }
+  return type;
+}
 
-typedef struct {
-  float m[16];
-} mat4;
+static void redraw(LoomGridView *self) {
+  gtk_gl_area_queue_render(GTK_GL_AREA(self));
+}
 
-static mat4 mat4_mul(const mat4 *a, const mat4 *b) {
-  mat4 r;
-  for (int c = 0; c < 4; c++)
-    for (int row = 0; row < 4; row++) {
-      float s = 0.f;
-      for (int k = 0; k < 4; k++) s += a->m[k * 4 + row] * b->m[c * 4 + k];
-      r.m[c * 4 + row] = s;
+/* ---- the scene ---- */
+
+static void update_legend(LoomGridView *self) {
+  const LoomGridScene *s = &self->scene;
+  guint64 key[4] = {s->groups_present | ((guint64)self->color_mode << 63), s->dtypes_present,
+                    s->merges_present | ((guint64)(s->n_boxes > 0) << 8),
+                    (guint64)s->any_problem | ((guint64)s->any_disabled << 1) | ((guint64)(s->n_arcs > 0) << 2)};
+  if (memcmp(key, self->legend_key, sizeof key) != 0) {
+    memcpy(self->legend_key, key, sizeof key);
+    loom_grid_legend_update(self->legend, s, self->color_mode);
+  }
+  gtk_widget_set_child_visible(self->legend, self->show_legend);
+}
+
+void loom_grid_view_ensure_scene(LoomGridView *self) {
+  if (!self->scene_dirty) return;
+  self->scene_dirty = FALSE;
+  loom_grid_scene_build(&self->scene, self->net, self->diags, self->n_diags);
+  self->upload_dirty = TRUE;
+  update_legend(self);
+}
+
+void loom_grid_view_sync_camera(LoomGridView *self) {
+  self->cam.depth = (int)self->depth;
+  self->cam.rows = (int)self->rows;
+  self->cam.cols = (int)self->cols;
+}
+
+int loom_grid_view_layers_per_cell(LoomGridView *self) {
+  return self->net ? loom_net_layers_per_cell(self->net) : 1;
+}
+
+/* Index of the slot's block in the scene, or -1 when the slot is empty. */
+static int box_of(LoomGridView *self, const loom_coord *c) {
+  if (!self->net || !loom_net_contains(self->net, *c) || self->scene.n_boxes == 0) return -1;
+  return self->scene.slot_box[loom_net_flat_index(self->net, *c)];
+}
+
+void loom_grid_view_fill_frame(LoomGridView *self, LoomGridFrame *f, int width, int height, float scale) {
+  loom_grid_view_sync_camera(self);
+  memset(f, 0, sizeof *f);
+  f->mvp = loom_grid_camera_matrix(&self->cam, (float)width, (float)height);
+  f->width = width;
+  f->height = height;
+  f->scale = scale;
+  f->depth = (int)self->depth;
+  f->rows = (int)self->rows;
+  f->cols = (int)self->cols;
+  f->z_slice = self->z_slice < (int)self->depth ? self->z_slice : -1;
+  f->color_mode = self->color_mode;
+  f->selected_box = self->has_selection ? box_of(self, &self->selection) : -1;
+  f->hover_box = self->has_hover ? box_of(self, &self->hover) : -1;
+  f->selected_link = self->selected_link < self->scene.n_arcs ? self->selected_link : -1;
+  if (self->has_selection && f->selected_box < 0 &&
+      (f->z_slice < 0 || self->selection.z == f->z_slice)) {
+    float mn[3], mx[3];
+    loom_grid_slot_box(loom_grid_view_layers_per_cell(self), self->selection, mn, mx);
+    for (int i = 0; i < 3; i++) {
+      f->marker_box.min[i] = mn[i];
+      f->marker_box.size[i] = mx[i] - mn[i];
     }
-  return r;
-}
-
-static mat4 mat4_perspective(float fovy, float aspect, float znear, float zfar) {
-  float f = 1.f / tanf(fovy / 2.f);
-  mat4 r = {{0}};
-  r.m[0] = f / aspect;
-  r.m[5] = f;
-  r.m[10] = (zfar + znear) / (znear - zfar);
-  r.m[11] = -1.f;
-  r.m[14] = 2.f * zfar * znear / (znear - zfar);
-  return r;
-}
-
-static void vec3_normalize(float v[3]) {
-  float n = sqrtf(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
-  if (n > 0.f)
-    for (int i = 0; i < 3; i++) v[i] /= n;
-}
-
-static mat4 mat4_look_at(const float eye[3], const float at[3]) {
-  float f[3] = {at[0] - eye[0], at[1] - eye[1], at[2] - eye[2]};
-  vec3_normalize(f);
-  const float up[3] = {0.f, 1.f, 0.f};
-  float s[3] = {f[1] * up[2] - f[2] * up[1], f[2] * up[0] - f[0] * up[2], f[0] * up[1] - f[1] * up[0]};
-  vec3_normalize(s);
-  float u[3] = {s[1] * f[2] - s[2] * f[1], s[2] * f[0] - s[0] * f[2], s[0] * f[1] - s[1] * f[0]};
-  mat4 r = {{s[0], u[0], -f[0], 0.f, s[1], u[1], -f[1], 0.f, s[2], u[2], -f[2], 0.f, 0.f, 0.f, 0.f, 1.f}};
-  r.m[12] = -(s[0] * eye[0] + s[1] * eye[1] + s[2] * eye[2]);
-  r.m[13] = -(u[0] * eye[0] + u[1] * eye[1] + u[2] * eye[2]);
-  r.m[14] = f[0] * eye[0] + f[1] * eye[1] + f[2] * eye[2];
-  return r;
-}
-
-/* World space: x along columns, z along rows, y up through the depth. */
-static mat4 camera_matrix(LoomGridView *self, int width, int height) {
-  float cx = self->cols / 2.f, cy = self->depth / 2.f, cz = self->rows / 2.f;
-  float radius = sqrtf(cx * cx + cy * cy + cz * cz);
-  float dist = self->zoom * radius / sinf(FOV_Y / 2.f);
-  float eye[3] = {
-    cx + dist * cosf(self->pitch) * sinf(self->yaw),
-    cy + dist * sinf(self->pitch),
-    cz + dist * cosf(self->pitch) * cosf(self->yaw),
-  };
-  float at[3] = {cx, cy, cz};
-  mat4 view = mat4_look_at(eye, at);
-  mat4 proj = mat4_perspective(FOV_Y, height > 0 ? (float)width / height : 1.f,
-                               MAX(dist - 2.f * radius, dist * 0.01f), dist + 2.f * radius);
-  return mat4_mul(&proj, &view);
-}
-
-/* ---- GL resources ---- */
-
-static GLuint compile_shader(GLenum type, const char *name, gboolean es, GError **error) {
-  g_autofree char *path = g_strconcat(SHADER_PATH, name, NULL);
-  g_autoptr(GBytes) bytes = g_resources_lookup_data(path, 0, error);
-  if (!bytes) return 0;
-
-  /* Precision qualifiers are mandatory in GLES fragment shaders and
-   * meaningless in desktop GL, so only the ES prologue sets them. */
-  const char *prologue = es ? "#version 300 es\nprecision highp float;\nprecision highp int;\n"
-                            : "#version 330 core\n";
-  gsize len;
-  const char *body = g_bytes_get_data(bytes, &len);
-  const char *sources[2] = {prologue, body};
-  GLint lengths[2] = {-1, (GLint)len};
-
-  GLuint shader = glCreateShader(type);
-  glShaderSource(shader, 2, sources, lengths);
-  glCompileShader(shader);
-  GLint ok = GL_FALSE;
-  glGetShaderiv(shader, GL_COMPILE_STATUS, &ok);
-  if (!ok) {
-    GLint log_len = 0;
-    glGetShaderiv(shader, GL_INFO_LOG_LENGTH, &log_len);
-    g_autofree char *log = g_malloc0(MAX(log_len, 1));
-    glGetShaderInfoLog(shader, log_len, NULL, log);
-    g_set_error(error, GDK_GL_ERROR, GDK_GL_ERROR_COMPILATION_FAILED,
-                _("Cannot compile the shader %s: %s"), name, log);
-    glDeleteShader(shader);
-    return 0;
+    f->marker_box.flags = 4.f; /* the marker state of grid-box.vert */
+    f->marker = TRUE;
   }
-  return shader;
+  f->rubber = self->rubber;
+  f->rubber_arc = self->rubber_arc;
 }
 
-static GLuint link_program(const char *vert, const char *frag, gboolean es, GError **error) {
-  GLuint vs = compile_shader(GL_VERTEX_SHADER, vert, es, error);
-  if (!vs) return 0;
-  GLuint fs = compile_shader(GL_FRAGMENT_SHADER, frag, es, error);
-  if (!fs) {
-    glDeleteShader(vs);
-    return 0;
+void loom_grid_view_draw(LoomGridView *self, int width, int height) {
+  loom_grid_view_ensure_scene(self);
+  if (self->upload_dirty) {
+    loom_grid_renderer_upload(self->renderer, &self->scene);
+    self->upload_dirty = FALSE;
   }
-  GLuint program = glCreateProgram();
-  glAttachShader(program, vs);
-  glAttachShader(program, fs);
-  glLinkProgram(program);
-  /* The program keeps the compiled code; the shader objects can go now. */
-  glDetachShader(program, vs);
-  glDetachShader(program, fs);
-  glDeleteShader(vs);
-  glDeleteShader(fs);
-  GLint ok = GL_FALSE;
-  glGetProgramiv(program, GL_LINK_STATUS, &ok);
-  if (!ok) {
-    GLint log_len = 0;
-    glGetProgramiv(program, GL_INFO_LOG_LENGTH, &log_len);
-    g_autofree char *log = g_malloc0(MAX(log_len, 1));
-    glGetProgramInfoLog(program, log_len, NULL, log);
-    g_set_error(error, GDK_GL_ERROR, GDK_GL_ERROR_LINK_FAILED,
-                _("Cannot link the shaders %s and %s: %s"), vert, frag, log);
-    glDeleteProgram(program);
-    return 0;
-  }
-  return program;
+  LoomGridFrame frame;
+  loom_grid_view_fill_frame(self, &frame, width, height, (float)gtk_widget_get_scale_factor(GTK_WIDGET(self)));
+  loom_grid_renderer_draw(self->renderer, &self->scene, &frame);
 }
 
-/* One attempt at a context with the given APIs and minimum version; NULL
- * with @error set when GDK cannot provide it. */
-static GdkGLContext *try_context(GdkSurface *surface, GdkGLAPI apis, int major, int minor, GError **error) {
-  GdkGLContext *context = gdk_surface_create_gl_context(surface, error);
-  if (!context) return NULL;
-  gdk_gl_context_set_allowed_apis(context, apis);
-  gdk_gl_context_set_required_version(context, major, minor);
-  if (!gdk_gl_context_realize(context, error)) {
-    g_object_unref(context);
-    return NULL;
-  }
-  return context;
-}
+/* ---- the legend, a child drawn over the GL picture ---- */
 
-/*
- * GtkGLArea 4.8 asks for desktop GL only unless told to use GLES only, so on
- * a GLES-only display (GDK_DEBUG=gl-gles, many ARM boards) it gets no
- * context at all. Ask for GL 3.3 core with the API left to GDK first, and
- * for GLES 3.0 if that fails.
- */
-static GdkGLContext *loom_grid_view_create_context(GtkGLArea *area) {
-  GdkSurface *surface = gtk_native_get_surface(gtk_widget_get_native(GTK_WIDGET(area)));
-  g_autoptr(GError) error = NULL;
-  GdkGLContext *context = try_context(surface, GDK_GL_API_GL | GDK_GL_API_GLES, 3, 3, &error);
-  if (!context) {
-    g_clear_error(&error);
-    context = try_context(surface, GDK_GL_API_GLES, 3, 0, &error);
-  }
-  if (!context) gtk_gl_area_set_error(area, error);
-  return context;
-}
-
-static void loom_grid_view_realize(GtkWidget *widget) {
+static void loom_grid_view_size_allocate(GtkWidget *widget, int width, int height, int baseline) {
   LoomGridView *self = LOOM_GRID_VIEW(widget);
-  GtkGLArea *area = GTK_GL_AREA(widget);
-
-  GTK_WIDGET_CLASS(loom_grid_view_parent_class)->realize(widget);
-
-  gtk_gl_area_make_current(area);
-  if (gtk_gl_area_get_error(area)) return; /* GtkGLArea shows the error itself */
-
-  GdkGLContext *context = gtk_gl_area_get_context(area);
-  gboolean es = gdk_gl_context_get_api(context) == GDK_GL_API_GLES;
-  int major, minor;
-  gdk_gl_context_get_version(context, &major, &minor);
-  if (major * 10 + minor < (es ? 30 : 33)) {
-    g_autoptr(GError) error = g_error_new(GDK_GL_ERROR, GDK_GL_ERROR_NOT_AVAILABLE,
-                                          _("The grid view needs OpenGL 3.3 or OpenGL ES 3.0, "
-                                            "but only version %d.%d is available"),
-                                          major, minor);
-    gtk_gl_area_set_error(area, error);
-    return;
-  }
-
-  g_autoptr(GError) error = NULL;
-  self->program = link_program("grid-floor.vert", "grid-floor.frag", es, &error);
-  if (!self->program) {
-    gtk_gl_area_set_error(area, error);
-    return;
-  }
-  self->u_mvp = glGetUniformLocation(self->program, "u_mvp");
-  self->u_size = glGetUniformLocation(self->program, "u_size");
-  self->u_margin = glGetUniformLocation(self->program, "u_margin");
-  self->u_tile_even = glGetUniformLocation(self->program, "u_tile_even");
-  self->u_tile_odd = glGetUniformLocation(self->program, "u_tile_odd");
-  self->u_line = glGetUniformLocation(self->program, "u_line");
-  self->u_border = glGetUniformLocation(self->program, "u_border");
-  self->u_line_px = glGetUniformLocation(self->program, "u_line_px");
-  self->u_ghost = glGetUniformLocation(self->program, "u_ghost");
-
-  /* Core profiles draw nothing without a bound vertex array, even when the
-   * vertex shader reads no attributes. */
-  glGenVertexArrays(1, &self->vao);
+  GTK_WIDGET_CLASS(loom_grid_view_parent_class)->size_allocate(widget, width, height, baseline);
+  int min_w, nat_w, min_h, nat_h;
+  gtk_widget_measure(self->legend, GTK_ORIENTATION_HORIZONTAL, -1, &min_w, &nat_w, NULL, NULL);
+  gtk_widget_measure(self->legend, GTK_ORIENTATION_VERTICAL, nat_w, &min_h, &nat_h, NULL, NULL);
+  gtk_widget_size_allocate(self->legend, &(GtkAllocation){0, 0, nat_w, nat_h}, -1);
 }
 
-static void loom_grid_view_unrealize(GtkWidget *widget) {
+static void loom_grid_view_snapshot(GtkWidget *widget, GtkSnapshot *snapshot) {
   LoomGridView *self = LOOM_GRID_VIEW(widget);
-  GtkGLArea *area = GTK_GL_AREA(widget);
-
-  gtk_gl_area_make_current(area);
-  if (!gtk_gl_area_get_error(area)) {
-    if (self->vao) glDeleteVertexArrays(1, &self->vao);
-    if (self->program) glDeleteProgram(self->program);
-  }
-  self->vao = 0;
-  self->program = 0;
-
-  GTK_WIDGET_CLASS(loom_grid_view_parent_class)->unrealize(widget);
+  GTK_WIDGET_CLASS(loom_grid_view_parent_class)->snapshot(widget, snapshot);
+  gtk_widget_snapshot_child(widget, self->legend, snapshot);
 }
 
-/* Draws the scene into whatever framebuffer is bound; width/height in pixels. */
-static void draw_scene(LoomGridView *self, int width, int height) {
-  glViewport(0, 0, width, height);
-  glClearColor(LOOM_GRID_VIEW_CLEAR_R, LOOM_GRID_VIEW_CLEAR_G, LOOM_GRID_VIEW_CLEAR_B, 1.f);
-  glClear(GL_COLOR_BUFFER_BIT | GL_DEPTH_BUFFER_BIT);
-  if (!self->program || self->rows == 0 || self->cols == 0) return;
-
-  mat4 mvp = camera_matrix(self, width, height);
-  int scale = gtk_widget_get_scale_factor(GTK_WIDGET(self));
-
-  glEnable(GL_BLEND);
-  glBlendFunc(GL_SRC_ALPHA, GL_ONE_MINUS_SRC_ALPHA);
-  glDisable(GL_DEPTH_TEST);
-  glUseProgram(self->program);
-  glUniformMatrix4fv(self->u_mvp, 1, GL_FALSE, mvp.m);
-  glUniform2f(self->u_size, (float)self->cols, (float)self->rows);
-  glUniform1f(self->u_margin, 0.25f);
-  glUniform4f(self->u_tile_even, 0.192f, 0.204f, 0.247f, 1.f);
-  glUniform4f(self->u_tile_odd, 0.169f, 0.180f, 0.220f, 1.f);
-  glUniform4f(self->u_line, 0.345f, 0.400f, 0.494f, 1.f);
-  glUniform4f(self->u_border, LOOM_GRID_VIEW_BORDER_R, LOOM_GRID_VIEW_BORDER_G,
-              LOOM_GRID_VIEW_BORDER_B, 1.f);
-  glUniform1f(self->u_line_px, 0.75f * scale);
-  glUniform1f(self->u_ghost, 0.3f);
-  glBindVertexArray(self->vao);
-  /* Instance 0 is the floor, 1…depth outline the levels above it. */
-  glDrawArraysInstanced(GL_TRIANGLE_STRIP, 0, 4, (GLsizei)self->depth + 1);
-  glBindVertexArray(0);
-  glUseProgram(0);
-  glDisable(GL_BLEND);
-}
-
-static void pixel_size(LoomGridView *self, int *width, int *height) {
-  int scale = gtk_widget_get_scale_factor(GTK_WIDGET(self));
-  *width = gtk_widget_get_width(GTK_WIDGET(self)) * scale;
-  *height = gtk_widget_get_height(GTK_WIDGET(self)) * scale;
-}
-
-static gboolean loom_grid_view_render(GtkGLArea *area, GdkGLContext *context) {
-  LoomGridView *self = LOOM_GRID_VIEW(area);
-  int width, height;
-  pixel_size(self, &width, &height);
-  draw_scene(self, width, height);
-  return TRUE;
-}
-
-GBytes *loom_grid_view_read_pixels(LoomGridView *self, int *width, int *height, GError **error) {
-  g_return_val_if_fail(LOOM_IS_GRID_VIEW(self), NULL);
-  GtkGLArea *area = GTK_GL_AREA(self);
-
-  if (!gtk_widget_get_realized(GTK_WIDGET(self)) || !self->program) {
-    const GError *gl_error = gtk_gl_area_get_error(area);
-    if (gl_error)
-      g_propagate_error(error, g_error_copy(gl_error));
-    else
-      g_set_error_literal(error, GDK_GL_ERROR, GDK_GL_ERROR_NOT_AVAILABLE,
-                          _("The grid view has no GL context yet"));
-    return NULL;
-  }
-
-  /* GtkGLArea hands each finished frame to GTK as a texture and may recycle
-   * it, so what is left in its framebuffer is undefined. Render the same
-   * scene once more, through the same code path as a frame, and read that. */
-  gtk_gl_area_make_current(area);
-  gtk_gl_area_attach_buffers(area);
-  int w, h;
-  pixel_size(self, &w, &h);
-  draw_scene(self, w, h);
-  glFinish();
-
-  gsize stride = (gsize)w * 4;
-  guint8 *pixels = g_malloc((gsize)h * stride);
-  glPixelStorei(GL_PACK_ALIGNMENT, 1);
-  glReadPixels(0, 0, w, h, GL_RGBA, GL_UNSIGNED_BYTE, pixels);
-  GLenum status = glGetError();
-  if (status != GL_NO_ERROR) {
-    g_free(pixels);
-    g_set_error(error, GDK_GL_ERROR, GDK_GL_ERROR_NOT_AVAILABLE,
-                _("Reading the grid view's pixels failed (GL error 0x%x)"), status);
-    return NULL;
-  }
-  /* GL's rows run bottom-up; callers expect images top-down. */
-  g_autofree guint8 *row = g_malloc(stride);
-  for (int y = 0; y < h / 2; y++) {
-    memcpy(row, pixels + (gsize)y * stride, stride);
-    memcpy(pixels + (gsize)y * stride, pixels + (gsize)(h - 1 - y) * stride, stride);
-    memcpy(pixels + (gsize)(h - 1 - y) * stride, row, stride);
-  }
-  *width = w;
-  *height = h;
-  return g_bytes_new_take(pixels, (gsize)h * stride);
-}
-
-/* ---- orbit camera input ---- */
-
-static void drag_begin(GtkGestureDrag *gesture, double x, double y, LoomGridView *self) {
-  self->drag_yaw = self->yaw;
-  self->drag_pitch = self->pitch;
-}
-
-static void drag_update(GtkGestureDrag *gesture, double dx, double dy, LoomGridView *self) {
-  /* A drag across the whole widget turns the grid about one full turn. */
-  int w = MAX(gtk_widget_get_width(GTK_WIDGET(self)), 1);
-  self->yaw = self->drag_yaw - (float)(dx / w) * 2.f * (float)G_PI;
-  self->pitch = CLAMP(self->drag_pitch + (float)(dy / w) * 2.f * (float)G_PI, MIN_PITCH, MAX_PITCH);
-  gtk_gl_area_queue_render(GTK_GL_AREA(self));
-}
-
-static gboolean scroll(GtkEventControllerScroll *controller, double dx, double dy, LoomGridView *self) {
-  self->zoom = CLAMP(self->zoom * powf(1.1f, (float)dy), 0.2f, 5.f);
-  gtk_gl_area_queue_render(GTK_GL_AREA(self));
-  return TRUE;
-}
-
-void loom_grid_view_reset_camera(LoomGridView *self) {
-  g_return_if_fail(LOOM_IS_GRID_VIEW(self));
-  self->yaw = DEFAULT_YAW;
-  self->pitch = DEFAULT_PITCH;
-  self->zoom = DEFAULT_ZOOM;
-  gtk_gl_area_queue_render(GTK_GL_AREA(self));
-}
-
-/* ---- properties ---- */
+/* ---- the network ---- */
 
 static void set_dimension(LoomGridView *self, guint *field, guint value, int prop) {
   if (*field == value) return;
   *field = value;
-  gtk_gl_area_queue_render(GTK_GL_AREA(self));
+  redraw(self);
   g_object_notify_by_pspec(G_OBJECT(self), properties[prop]);
 }
+
+static void sync_dimensions(LoomGridView *self) {
+  if (!self->net) return;
+  g_object_freeze_notify(G_OBJECT(self));
+  set_dimension(self, &self->depth, (guint)MIN(loom_net_depth(self->net), MAX_CELLS), PROP_DEPTH);
+  set_dimension(self, &self->rows, (guint)MIN(loom_net_rows(self->net), MAX_CELLS), PROP_ROWS);
+  set_dimension(self, &self->cols, (guint)MIN(loom_net_cols(self->net), MAX_CELLS), PROP_COLS);
+  g_object_thaw_notify(G_OBJECT(self));
+}
+
+void loom_grid_view_net_changed(LoomGridView *self) {
+  g_return_if_fail(LOOM_IS_GRID_VIEW(self));
+  sync_dimensions(self);
+  self->scene_dirty = TRUE;
+  /* A hovered slot may have gone with the edit; the pointer re-picks it. */
+  self->has_hover = FALSE;
+  if (self->selected_link >= loom_net_n_links(self->net)) loom_grid_view_set_selected_link(self, -1);
+  redraw(self);
+}
+
+void loom_grid_view_set_net(LoomGridView *self, const loom_net *net) {
+  g_return_if_fail(LOOM_IS_GRID_VIEW(self));
+  self->net = net;
+  g_clear_pointer(&self->diags, g_free);
+  self->n_diags = 0;
+  loom_grid_view_set_selection(self, NULL);
+  loom_grid_view_net_changed(self);
+}
+
+void loom_grid_view_set_diagnostics(LoomGridView *self, const loom_diag *diags, int n) {
+  g_return_if_fail(LOOM_IS_GRID_VIEW(self));
+  g_return_if_fail(n >= 0 && (n == 0 || diags));
+  g_free(self->diags);
+  self->diags = n > 0 ? g_memdup2(diags, (gsize)n * sizeof *diags) : NULL;
+  self->n_diags = n;
+  self->scene_dirty = TRUE;
+  redraw(self);
+}
+
+/* ---- selection ---- */
+
+gboolean loom_grid_view_get_selection(LoomGridView *self, loom_coord *out) {
+  g_return_val_if_fail(LOOM_IS_GRID_VIEW(self), FALSE);
+  if (self->has_selection && out) *out = self->selection;
+  return self->has_selection;
+}
+
+void loom_grid_view_set_selection(LoomGridView *self, const loom_coord *c) {
+  g_return_if_fail(LOOM_IS_GRID_VIEW(self));
+  gboolean had = self->has_selection;
+  if (!c && !had) return;
+  if (c && had && memcmp(c, &self->selection, sizeof *c) == 0) return;
+  self->has_selection = c != NULL;
+  if (c) self->selection = *c;
+  redraw(self);
+  if (had != self->has_selection) g_object_notify_by_pspec(G_OBJECT(self), properties[PROP_HAS_SELECTION]);
+  g_signal_emit(self, loom_grid_view_signals[SIGNAL_SELECTION_CHANGED], 0);
+}
+
+void loom_grid_view_set_selected_link(LoomGridView *self, int index) {
+  g_return_if_fail(LOOM_IS_GRID_VIEW(self));
+  index = MAX(index, -1);
+  if (self->selected_link == index) return;
+  self->selected_link = index;
+  redraw(self);
+  g_object_notify_by_pspec(G_OBJECT(self), properties[PROP_SELECTED_LINK]);
+}
+
+int loom_grid_view_get_selected_link(LoomGridView *self) {
+  g_return_val_if_fail(LOOM_IS_GRID_VIEW(self), -1);
+  return self->selected_link;
+}
+
+void loom_grid_view_set_hover(LoomGridView *self, const loom_coord *c) {
+  if (!c && !self->has_hover) return;
+  if (c && self->has_hover && memcmp(c, &self->hover, sizeof *c) == 0) return;
+  self->has_hover = c != NULL;
+  if (c) self->hover = *c;
+  redraw(self);
+}
+
+/* ---- display options ---- */
+
+void loom_grid_view_set_color_mode(LoomGridView *self, LoomGridViewColorMode mode) {
+  g_return_if_fail(LOOM_IS_GRID_VIEW(self));
+  g_return_if_fail(mode == LOOM_GRID_VIEW_COLOR_LAYER_TYPE || mode == LOOM_GRID_VIEW_COLOR_DTYPE);
+  if (self->color_mode == mode) return;
+  self->color_mode = mode;
+  update_legend(self);
+  redraw(self);
+  g_object_notify_by_pspec(G_OBJECT(self), properties[PROP_COLOR_MODE]);
+}
+
+LoomGridViewColorMode loom_grid_view_get_color_mode(LoomGridView *self) {
+  g_return_val_if_fail(LOOM_IS_GRID_VIEW(self), LOOM_GRID_VIEW_COLOR_LAYER_TYPE);
+  return self->color_mode;
+}
+
+void loom_grid_view_set_z_slice(LoomGridView *self, int z) {
+  g_return_if_fail(LOOM_IS_GRID_VIEW(self));
+  z = MAX(z, -1);
+  if (self->z_slice == z) return;
+  self->z_slice = z;
+  self->has_hover = FALSE;
+  redraw(self);
+  g_object_notify_by_pspec(G_OBJECT(self), properties[PROP_Z_SLICE]);
+}
+
+int loom_grid_view_get_z_slice(LoomGridView *self) {
+  g_return_val_if_fail(LOOM_IS_GRID_VIEW(self), -1);
+  return self->z_slice;
+}
+
+void loom_grid_view_set_link_tool(LoomGridView *self, gboolean enabled) {
+  g_return_if_fail(LOOM_IS_GRID_VIEW(self));
+  enabled = !!enabled;
+  if (self->link_tool == enabled) return;
+  self->link_tool = enabled;
+  g_object_notify_by_pspec(G_OBJECT(self), properties[PROP_LINK_TOOL]);
+}
+
+gboolean loom_grid_view_get_link_tool(LoomGridView *self) {
+  g_return_val_if_fail(LOOM_IS_GRID_VIEW(self), FALSE);
+  return self->link_tool;
+}
+
+void loom_grid_view_set_show_legend(LoomGridView *self, gboolean show) {
+  g_return_if_fail(LOOM_IS_GRID_VIEW(self));
+  show = !!show;
+  if (self->show_legend == show) return;
+  self->show_legend = show;
+  gtk_widget_set_child_visible(self->legend, show);
+  g_object_notify_by_pspec(G_OBJECT(self), properties[PROP_SHOW_LEGEND]);
+}
+
+gboolean loom_grid_view_get_show_legend(LoomGridView *self) {
+  g_return_val_if_fail(LOOM_IS_GRID_VIEW(self), FALSE);
+  return self->show_legend;
+}
+
+/* ---- camera ---- */
+
+void loom_grid_view_reset_camera(LoomGridView *self) {
+  g_return_if_fail(LOOM_IS_GRID_VIEW(self));
+  loom_grid_camera_reset(&self->cam);
+  redraw(self);
+}
+
+void loom_grid_view_set_preset(LoomGridView *self, LoomGridViewPreset preset) {
+  g_return_if_fail(LOOM_IS_GRID_VIEW(self));
+  loom_grid_camera_reset(&self->cam);
+  switch (preset) {
+  case LOOM_GRID_VIEW_PRESET_FRONT:
+    self->cam.yaw = 0.f;
+    self->cam.pitch = 0.f;
+    break;
+  case LOOM_GRID_VIEW_PRESET_TOP:
+    self->cam.yaw = 0.f;
+    self->cam.pitch = LOOM_GRID_CAMERA_MAX_PITCH;
+    break;
+  case LOOM_GRID_VIEW_PRESET_ISO:
+  default: break;
+  }
+  redraw(self);
+}
+
+void loom_grid_view_set_orbit(LoomGridView *self, double yaw, double pitch) {
+  g_return_if_fail(LOOM_IS_GRID_VIEW(self));
+  self->cam.yaw = (float)yaw;
+  self->cam.pitch = CLAMP((float)pitch, LOOM_GRID_CAMERA_MIN_PITCH, LOOM_GRID_CAMERA_MAX_PITCH);
+  redraw(self);
+}
+
+
+/* ---- properties ---- */
 
 guint loom_grid_view_get_depth(LoomGridView *self) {
   g_return_val_if_fail(LOOM_IS_GRID_VIEW(self), 0);
@@ -436,20 +361,45 @@ static void loom_grid_view_get_property(GObject *object, guint prop_id, GValue *
   case PROP_DEPTH: g_value_set_uint(value, self->depth); break;
   case PROP_ROWS: g_value_set_uint(value, self->rows); break;
   case PROP_COLS: g_value_set_uint(value, self->cols); break;
+  case PROP_HAS_SELECTION: g_value_set_boolean(value, self->has_selection); break;
+  case PROP_SELECTED_LINK: g_value_set_int(value, self->selected_link); break;
+  case PROP_COLOR_MODE: g_value_set_enum(value, self->color_mode); break;
+  case PROP_Z_SLICE: g_value_set_int(value, self->z_slice); break;
+  case PROP_LINK_TOOL: g_value_set_boolean(value, self->link_tool); break;
+  case PROP_SHOW_LEGEND: g_value_set_boolean(value, self->show_legend); break;
   default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
   }
 }
 
-static void loom_grid_view_set_property(GObject *object, guint prop_id, const GValue *value,
-                                        GParamSpec *pspec) {
+static void loom_grid_view_set_property(GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec) {
   LoomGridView *self = LOOM_GRID_VIEW(object);
   switch (prop_id) {
   case PROP_DEPTH: loom_grid_view_set_depth(self, g_value_get_uint(value)); break;
   case PROP_ROWS: loom_grid_view_set_rows(self, g_value_get_uint(value)); break;
   case PROP_COLS: loom_grid_view_set_cols(self, g_value_get_uint(value)); break;
+  case PROP_SELECTED_LINK: loom_grid_view_set_selected_link(self, g_value_get_int(value)); break;
+  case PROP_COLOR_MODE: loom_grid_view_set_color_mode(self, g_value_get_enum(value)); break;
+  case PROP_Z_SLICE: loom_grid_view_set_z_slice(self, g_value_get_int(value)); break;
+  case PROP_LINK_TOOL: loom_grid_view_set_link_tool(self, g_value_get_boolean(value)); break;
+  case PROP_SHOW_LEGEND: loom_grid_view_set_show_legend(self, g_value_get_boolean(value)); break;
   default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
   }
 }
+
+static void loom_grid_view_dispose(GObject *object) {
+  LoomGridView *self = LOOM_GRID_VIEW(object);
+  g_clear_pointer(&self->legend, gtk_widget_unparent);
+  G_OBJECT_CLASS(loom_grid_view_parent_class)->dispose(object);
+}
+
+static void loom_grid_view_finalize(GObject *object) {
+  LoomGridView *self = LOOM_GRID_VIEW(object);
+  loom_grid_scene_clear(&self->scene);
+  g_free(self->diags);
+  G_OBJECT_CLASS(loom_grid_view_parent_class)->finalize(object);
+}
+
+#define RW_FLAGS (G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS)
 
 static void loom_grid_view_class_init(LoomGridViewClass *klass) {
   GObjectClass *object_class = G_OBJECT_CLASS(klass);
@@ -458,23 +408,42 @@ static void loom_grid_view_class_init(LoomGridViewClass *klass) {
 
   object_class->get_property = loom_grid_view_get_property;
   object_class->set_property = loom_grid_view_set_property;
+  object_class->dispose = loom_grid_view_dispose;
+  object_class->finalize = loom_grid_view_finalize;
   widget_class->realize = loom_grid_view_realize;
   widget_class->unrealize = loom_grid_view_unrealize;
+  widget_class->size_allocate = loom_grid_view_size_allocate;
+  widget_class->snapshot = loom_grid_view_snapshot;
+  widget_class->query_tooltip = loom_grid_view_query_tooltip;
   area_class->render = loom_grid_view_render;
   /* GTK 4.8 runs its default through a class handler, not the vfunc slot. */
   g_signal_override_class_handler("create-context", LOOM_TYPE_GRID_VIEW,
                                   G_CALLBACK(loom_grid_view_create_context));
 
-  properties[PROP_DEPTH] = g_param_spec_uint("depth", NULL, NULL, 0, MAX_CELLS, 4,
-                                             G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY |
-                                               G_PARAM_STATIC_STRINGS);
-  properties[PROP_ROWS] = g_param_spec_uint("rows", NULL, NULL, 0, MAX_CELLS, 4,
-                                            G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY |
-                                              G_PARAM_STATIC_STRINGS);
-  properties[PROP_COLS] = g_param_spec_uint("cols", NULL, NULL, 0, MAX_CELLS, 4,
-                                            G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY |
-                                              G_PARAM_STATIC_STRINGS);
+  properties[PROP_DEPTH] = g_param_spec_uint("depth", NULL, NULL, 0, MAX_CELLS, 4, RW_FLAGS);
+  properties[PROP_ROWS] = g_param_spec_uint("rows", NULL, NULL, 0, MAX_CELLS, 4, RW_FLAGS);
+  properties[PROP_COLS] = g_param_spec_uint("cols", NULL, NULL, 0, MAX_CELLS, 4, RW_FLAGS);
+  properties[PROP_HAS_SELECTION] =
+    g_param_spec_boolean("has-selection", NULL, NULL, FALSE, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  properties[PROP_SELECTED_LINK] = g_param_spec_int("selected-link", NULL, NULL, -1, G_MAXINT, -1, RW_FLAGS);
+  properties[PROP_COLOR_MODE] = g_param_spec_enum("color-mode", NULL, NULL, LOOM_TYPE_GRID_VIEW_COLOR_MODE,
+                                                  LOOM_GRID_VIEW_COLOR_LAYER_TYPE, RW_FLAGS);
+  properties[PROP_Z_SLICE] = g_param_spec_int("z-slice", NULL, NULL, -1, MAX_CELLS - 1, -1, RW_FLAGS);
+  properties[PROP_LINK_TOOL] = g_param_spec_boolean("link-tool", NULL, NULL, FALSE, RW_FLAGS);
+  properties[PROP_SHOW_LEGEND] = g_param_spec_boolean("show-legend", NULL, NULL, TRUE, RW_FLAGS);
   g_object_class_install_properties(object_class, N_PROPS, properties);
+
+  loom_grid_view_signals[SIGNAL_SELECTION_CHANGED] =
+    g_signal_new("selection-changed", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL, G_TYPE_NONE, 0);
+  loom_grid_view_signals[SIGNAL_SLOT_ACTIVATED] =
+    g_signal_new("slot-activated", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL, G_TYPE_NONE, 4,
+                 G_TYPE_INT, G_TYPE_INT, G_TYPE_INT, G_TYPE_INT);
+  loom_grid_view_signals[SIGNAL_LAYER_DROPPED] =
+    g_signal_new("layer-dropped", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL, G_TYPE_NONE, 5,
+                 G_TYPE_STRING, G_TYPE_INT, G_TYPE_INT, G_TYPE_INT, G_TYPE_INT);
+  loom_grid_view_signals[SIGNAL_LINK_DRAWN] =
+    g_signal_new("link-drawn", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL, G_TYPE_NONE, 8,
+                 G_TYPE_INT, G_TYPE_INT, G_TYPE_INT, G_TYPE_INT, G_TYPE_INT, G_TYPE_INT, G_TYPE_INT, G_TYPE_INT);
 
   gtk_widget_class_set_css_name(widget_class, "loomgridview");
 
@@ -485,21 +454,24 @@ static void loom_grid_view_class_init(LoomGridViewClass *klass) {
 
 static void loom_grid_view_init(LoomGridView *self) {
   self->depth = self->rows = self->cols = 4;
-  self->yaw = DEFAULT_YAW;
-  self->pitch = DEFAULT_PITCH;
-  self->zoom = DEFAULT_ZOOM;
+  loom_grid_camera_reset(&self->cam);
+  self->selected_link = -1;
+  self->z_slice = -1;
+  self->show_legend = TRUE;
+  self->scene_dirty = TRUE;
 
   gtk_gl_area_set_has_depth_buffer(GTK_GL_AREA(self), TRUE);
   gtk_widget_set_focusable(GTK_WIDGET(self), TRUE);
+  gtk_widget_set_overflow(GTK_WIDGET(self), GTK_OVERFLOW_HIDDEN);
 
-  GtkGesture *drag = gtk_gesture_drag_new();
-  g_signal_connect(drag, "drag-begin", G_CALLBACK(drag_begin), self);
-  g_signal_connect(drag, "drag-update", G_CALLBACK(drag_update), self);
-  gtk_widget_add_controller(GTK_WIDGET(self), GTK_EVENT_CONTROLLER(drag));
+  self->legend = loom_grid_legend_new();
+  gtk_widget_set_margin_start(self->legend, 8);
+  gtk_widget_set_margin_top(self->legend, 8);
+  gtk_widget_set_parent(self->legend, GTK_WIDGET(self));
+  self->legend_key[0] = G_MAXUINT64; /* never matches: the first update builds it */
+  loom_grid_view_ensure_scene(self);
 
-  GtkEventController *wheel = gtk_event_controller_scroll_new(GTK_EVENT_CONTROLLER_SCROLL_VERTICAL);
-  g_signal_connect(wheel, "scroll", G_CALLBACK(scroll), self);
-  gtk_widget_add_controller(GTK_WIDGET(self), wheel);
+  loom_grid_view_install_input(self);
 }
 
 GtkWidget *loom_grid_view_new(void) {

@@ -2,8 +2,15 @@
 #pragma once
 
 #include <gtk/gtk.h>
+#include <loom/net.h>
 
 G_BEGIN_DECLS
+
+typedef enum { LOOM_GRID_VIEW_COLOR_LAYER_TYPE, LOOM_GRID_VIEW_COLOR_DTYPE } LoomGridViewColorMode;
+typedef enum { LOOM_GRID_VIEW_PRESET_ISO, LOOM_GRID_VIEW_PRESET_FRONT, LOOM_GRID_VIEW_PRESET_TOP } LoomGridViewPreset;
+
+#define LOOM_TYPE_GRID_VIEW_COLOR_MODE (loom_grid_view_color_mode_get_type())
+GType loom_grid_view_color_mode_get_type(void);
 
 #define LOOM_TYPE_GRID_VIEW (loom_grid_view_get_type())
 G_DECLARE_FINAL_TYPE(LoomGridView, loom_grid_view, LOOM, GRID_VIEW, GtkGLArea)
@@ -26,5 +33,47 @@ void loom_grid_view_reset_camera(LoomGridView *self);
  * pixels). NULL with @error set when the view is not realized or GL failed.
  */
 GBytes *loom_grid_view_read_pixels(LoomGridView *self, int *width, int *height, GError **error);
+
+/*
+ * The network shown. The view does not own it and never modifies it; call
+ * loom_grid_view_net_changed() after every edit (the instance buffers are
+ * rebuilt at the next frame). NULL shows the empty floor. Sets depth, rows
+ * and cols from the network.
+ */
+void loom_grid_view_set_net(LoomGridView *self, const loom_net *net);
+void loom_grid_view_net_changed(LoomGridView *self);
+/* Shape-inference problems, drawn in red at their slots (copied). */
+void loom_grid_view_set_diagnostics(LoomGridView *self, const loom_diag *diags, int n);
+
+/* Selection: one slot or none. Property "has-selection"; signal "selection-changed". */
+gboolean loom_grid_view_get_selection(LoomGridView *self, loom_coord *out);
+void loom_grid_view_set_selection(LoomGridView *self, const loom_coord *c); /* NULL clears */
+/* Selected link index (-1 none); property "selected-link"; drawn highlighted. */
+void loom_grid_view_set_selected_link(LoomGridView *self, int index);
+int loom_grid_view_get_selected_link(LoomGridView *self);
+
+/* Properties "color-mode", "z-slice" (-1 all depths, else only that depth is
+ * drawn and picked), "link-tool" (a drag from slot to slot emits
+ * "link-drawn" instead of orbiting), "show-legend". */
+void loom_grid_view_set_color_mode(LoomGridView *self, LoomGridViewColorMode mode);
+LoomGridViewColorMode loom_grid_view_get_color_mode(LoomGridView *self);
+void loom_grid_view_set_z_slice(LoomGridView *self, int z);
+int loom_grid_view_get_z_slice(LoomGridView *self);
+void loom_grid_view_set_link_tool(LoomGridView *self, gboolean enabled);
+gboolean loom_grid_view_get_link_tool(LoomGridView *self);
+void loom_grid_view_set_show_legend(LoomGridView *self, gboolean show);
+gboolean loom_grid_view_get_show_legend(LoomGridView *self);
+/* Jumps the camera to a preset view of the whole grid. */
+void loom_grid_view_set_preset(LoomGridView *self, LoomGridViewPreset preset);
+
+/* Picking by ray cast: the occupied slot under widget point (x, y) (the
+ * closest hit), else the cell entered first (its lowest empty slot, l = 0
+ * when the cell is empty). FALSE if the ray misses the grid. */
+gboolean loom_grid_view_pick(LoomGridView *self, double x, double y, loom_coord *out);
+/* A slot's centre in widget coordinates. */
+gboolean loom_grid_view_project(LoomGridView *self, const loom_coord *c, double *x, double *y);
+
+/* Renders off-screen at width × height pixels and writes a PNG. */
+gboolean loom_grid_view_export_png(LoomGridView *self, const char *path, int width, int height, GError **error);
 
 G_END_DECLS

@@ -20,9 +20,11 @@
 #include <pthread.h>
 #endif
 
-/* Column buffers per chunk: 8 Mi floats (32 MiB) unless a test lowers it; a
- * chunk holds at least one sample. */
-static int64_t workspace_floats = (int64_t)1 << 23;
+/* Column buffers per chunk: 2 Mi floats (8 MiB) unless a test lowers it; a
+ * chunk holds at least one sample. Kept well below glibc's largest mmap
+ * threshold, so repeated calls reuse heap memory instead of faulting in
+ * freshly mapped pages each time (measured: ~10% of a conv2d pass). */
+static int64_t workspace_floats = (int64_t)1 << 21;
 
 /* Tile sizes of the three products (rows × positions, or rows × columns for
  * the weight gradient): big enough to keep the kernel efficient and to pack
@@ -34,6 +36,10 @@ static int64_t workspace_floats = (int64_t)1 << 23;
 #ifndef FWD_POS
 #define FWD_POS 512
 #endif
+/* The reference kernel streams its B panel once per row: smaller panels stay in L2. */
+#ifndef REF_POS
+#define REF_POS 128
+#endif
 #ifndef DX_ROWS
 #define DX_ROWS 32
 #endif
@@ -44,7 +50,7 @@ static int64_t workspace_floats = (int64_t)1 << 23;
 #define WG_ROWS 64
 #endif
 #ifndef WG_COLS
-#define WG_COLS 96
+#define WG_COLS 48
 #endif
 
 void conv_plan_finish(conv_plan *p) {
@@ -58,7 +64,7 @@ void conv_plan_finish(conv_plan *p) {
     if (p->stride[i] != 1 || p->padding[i] != 0 || p->pos[i] != p->img[i]) p->is_identity = 0;
 }
 
-void conv_set_workspace_floats(int64_t n) { workspace_floats = n > 0 ? n : (int64_t)1 << 23; }
+void conv_set_workspace_floats(int64_t n) { workspace_floats = n > 0 ? n : (int64_t)1 << 21; }
 
 #ifdef LOOM_HAVE_BLAS
 static bool use_blas = true;
@@ -221,6 +227,7 @@ typedef struct {
   float *dst;       /* first sample of the chunk: positions, image or dA */
   int64_t n_samples;
   int64_t row_blocks, pos_blocks, col_blocks;
+  int64_t pos_block; /* positions per tile */
   bool col_layout; /* weight gradient: how ws holds the columns */
 } phase_job;
 
@@ -271,7 +278,7 @@ static void forward_tiles_range(void *arg, int64_t begin, int64_t end) {
     int64_t g = rest / (j->row_blocks * j->pos_blocks);
     int64_t rb = rest / j->pos_blocks % j->row_blocks, pb = rest % j->pos_blocks;
     int64_t r0 = rb * FWD_ROWS, r1 = min64(r0 + FWD_ROWS, mg);
-    int64_t q0 = pb * FWD_POS, q1 = min64(q0 + FWD_POS, p->n_pos);
+    int64_t q0 = pb * j->pos_block, q1 = min64(q0 + j->pos_block, p->n_pos);
     const float *cols = j->ws + n * p->groups * kc * p->n_pos + g * kc * p->n_pos;
     float *out = j->dst + n * p->pos_channels * p->n_pos + (g * mg + r0) * p->n_pos;
     tile_gemm(false, false, r1 - r0, q1 - q0, kc, j->A + (g * mg + r0) * kc, kc, cols + q0, p->n_pos, false,
@@ -291,7 +298,7 @@ static void backward_tiles_range(void *arg, int64_t begin, int64_t end) {
     int64_t g = rest / (j->row_blocks * j->pos_blocks);
     int64_t rb = rest / j->pos_blocks % j->row_blocks, pb = rest % j->pos_blocks;
     int64_t r0 = rb * DX_ROWS, r1 = min64(r0 + DX_ROWS, kc);
-    int64_t q0 = pb * DX_POS, q1 = min64(q0 + DX_POS, p->n_pos);
+    int64_t q0 = pb * j->pos_block, q1 = min64(q0 + j->pos_block, p->n_pos);
     const float *pos = j->src + n * p->pos_channels * p->n_pos + g * mg * p->n_pos;
     float *cols = j->ws + n * p->groups * kc * p->n_pos + (g * kc + r0) * p->n_pos;
     tile_gemm(true, false, r1 - r0, q1 - q0, mg, j->A + g * mg * kc + r0, kc, pos + q0, p->n_pos, false,
@@ -335,7 +342,8 @@ int conv_positions_from_image(const conv_plan *p, loom_pool *pool, const float *
   if (!p->is_identity && batch > 0 && !(ws = alloc_workspace(nb, per_sample, err)))
     return err ? err->code : LOOM_ERR_NOMEM;
   phase_job j = {.p = p, .A = A, .row_blocks = ceil_div(p->rows_per_group, FWD_ROWS),
-                 .pos_blocks = ceil_div(p->n_pos, FWD_POS)};
+                 .pos_block = blas_active() ? FWD_POS : REF_POS};
+  j.pos_blocks = ceil_div(p->n_pos, j.pos_block);
   for (int64_t n0 = 0; n0 < batch; n0 += nb) {
     j.n_samples = min64(nb, batch - n0);
     j.src = img + n0 * p->img_channels * p->n_img;
@@ -361,7 +369,8 @@ int conv_image_from_positions(const conv_plan *p, loom_pool *pool, const float *
   if (!p->is_identity && batch > 0 && !(ws = alloc_workspace(nb, per_sample, err)))
     return err ? err->code : LOOM_ERR_NOMEM;
   phase_job j = {.p = p, .A = A, .row_blocks = ceil_div(p->cols_per_group, DX_ROWS),
-                 .pos_blocks = ceil_div(p->n_pos, DX_POS)};
+                 .pos_block = blas_active() ? DX_POS : REF_POS};
+  j.pos_blocks = ceil_div(p->n_pos, j.pos_block);
   for (int64_t n0 = 0; n0 < batch; n0 += nb) {
     j.n_samples = min64(nb, batch - n0);
     j.src = pos + n0 * p->pos_channels * p->n_pos;

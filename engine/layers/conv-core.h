@@ -46,7 +46,7 @@ typedef struct conv_plan {
   int is_identity;          /* 1×1 kernel, stride 1, no padding, pos == img: cols(img) is img */
 } conv_plan;
 
-/* Floats of column workspace per chunk of samples (default 8 Mi; at least one
+/* Floats of column workspace per chunk of samples (default 2 Mi; at least one
  * sample per chunk). Tests lower it to exercise chunking; results do not
  * depend on it. Not thread-safe: set it while no convolution runs. */
 void conv_set_workspace_floats(int64_t n);

@@ -24,26 +24,17 @@ int64_t trainer_first_nonfinite(const float *v, int64_t n) {
   return -1;
 }
 
-static const char *nonfinite_kind(loom_nonfinite_where where) {
-  switch (where) {
-  case LOOM_NONFINITE_ACTIVATION: return _("the output");
-  case LOOM_NONFINITE_GRADIENT: return _("the gradient");
-  case LOOM_NONFINITE_WEIGHTS: return _("the updated weights");
-  default: return _("the loss");
-  }
-}
-
 int trainer_report_nonfinite(loom_trainer *tr, loom_nonfinite_where where, int node, const char *what, int64_t index,
                              int64_t per_sample, loom_error *err) {
   tr->last.nonfinite = where;
   tr->finished = true;
-  int64_t step = tr->steps + 1;
+  long long step = (long long)(tr->steps + 1), epoch = (long long)tr->epoch, batch = (long long)tr->batch_index;
   if (node < 0) {
     tr->last.nonfinite_has_coord = false;
     return loom_error_set(err, LOOM_ERR_NONFINITE,
                           _("training stopped at step %lld (epoch %lld, batch %lld): the loss is not finite although "
                             "every layer's output is"),
-                          (long long)step, (long long)tr->epoch, (long long)tr->batch_index);
+                          step, epoch, batch);
   }
   const net_node *n = &tr->net->nodes[node];
   char at[48];
@@ -54,14 +45,22 @@ int trainer_report_nonfinite(loom_trainer *tr, loom_nonfinite_where where, int n
   if (per_sample > 0)
     return loom_error_set(err, LOOM_ERR_NONFINITE,
                           _("training stopped at step %lld (epoch %lld, batch %lld): NaN or infinity first appeared in "
-                            "%s (%s) of layer %s at %s, sample %lld, element %lld"),
-                          (long long)step, (long long)tr->epoch, (long long)tr->batch_index, nonfinite_kind(where),
-                          what, type, at, (long long)(index / per_sample), (long long)(index % per_sample));
+                            "%s of layer %s at %s (sample %lld, element %lld)"),
+                          step, epoch, batch, what, type, at, (long long)(index / per_sample),
+                          (long long)(index % per_sample));
   return loom_error_set(err, LOOM_ERR_NONFINITE,
                         _("training stopped at step %lld (epoch %lld, batch %lld): NaN or infinity first appeared in "
-                          "%s (%s) of layer %s at %s, element %lld"),
-                        (long long)step, (long long)tr->epoch, (long long)tr->batch_index, nonfinite_kind(where), what,
-                        type, at, (long long)index);
+                          "%s of layer %s at %s (element %lld)"),
+                        step, epoch, batch, what, type, at, (long long)index);
+}
+
+/* "the gradient of ‘children[1].bias’" for tensor t. */
+static const char *tensor_what(const loom_trainer *tr, int t, const char *fmt, char *buf, size_t size) {
+  const train_tensor *tt = &tr->tensors[t];
+  char path[128];
+  loom_layer_weights_path(tr->net->nodes[tt->node].layer, tt->index, path, sizeof path);
+  snprintf(buf, size, fmt, path);
+  return buf;
 }
 
 int trainer_check_activations(loom_trainer *tr, double loss, loom_error *err) {
@@ -73,7 +72,7 @@ int trainer_check_activations(loom_trainer *tr, double loss, loom_error *err) {
     if (!n->enabled) continue;
     int64_t per = loom_shape_numel(&n->out);
     int64_t i = trainer_first_nonfinite(n->out_ptr, batch * per);
-    if (i >= 0) return trainer_report_nonfinite(tr, LOOM_NONFINITE_ACTIVATION, k, _("forward"), i, per, err);
+    if (i >= 0) return trainer_report_nonfinite(tr, LOOM_NONFINITE_ACTIVATION, k, _("the output"), i, per, err);
   }
   tr->last.nonfinite = LOOM_NONFINITE_LOSS;
   return trainer_report_nonfinite(tr, LOOM_NONFINITE_LOSS, -1, NULL, 0, 0, err);
@@ -88,11 +87,14 @@ int trainer_check_gradients(loom_trainer *tr, loom_error *err) {
     int64_t per = loom_shape_numel(&n->out);
     int64_t i = trainer_first_nonfinite(n->grad_out, batch * per);
     if (i >= 0)
-      return trainer_report_nonfinite(tr, LOOM_NONFINITE_GRADIENT, k, _("with respect to its output"), i, per, err);
+      return trainer_report_nonfinite(tr, LOOM_NONFINITE_GRADIENT, k, _("the output gradient"), i, per, err);
     for (int t = 0; t < tr->n_tensors; t++) {
       if (tr->tensors[t].node != k) continue;
       i = trainer_first_nonfinite(tr->tensors[t].grad, tr->tensors[t].n);
-      if (i >= 0) return trainer_report_nonfinite(tr, LOOM_NONFINITE_GRADIENT, k, loom_weights_label(tr->tensors[t].w), i, 0, err);
+      char what[192];
+      if (i >= 0)
+        return trainer_report_nonfinite(tr, LOOM_NONFINITE_GRADIENT, k,
+                                        tensor_what(tr, t, _("the gradient of ‘%s’"), what, sizeof what), i, 0, err);
     }
   }
   return LOOM_OK;
@@ -101,9 +103,10 @@ int trainer_check_gradients(loom_trainer *tr, loom_error *err) {
 int trainer_check_weights(loom_trainer *tr, loom_error *err) {
   for (int t = 0; t < tr->n_tensors; t++) {
     int64_t i = trainer_first_nonfinite(loom_weights_master(tr->tensors[t].w), tr->tensors[t].n);
+    char what[192];
     if (i >= 0)
       return trainer_report_nonfinite(tr, LOOM_NONFINITE_WEIGHTS, tr->tensors[t].node,
-                                      loom_weights_label(tr->tensors[t].w), i, 0, err);
+                                      tensor_what(tr, t, _("the updated ‘%s’"), what, sizeof what), i, 0, err);
   }
   return LOOM_OK;
 }
@@ -120,6 +123,7 @@ void trainer_refresh_tensors(loom_trainer *tr) {
       tt->grad = loom_layer_grad(l, i);
       tt->n = loom_weights_count(tt->w);
       tt->node = k;
+      tt->index = i;
       tr->masters[t] = loom_weights_master(tt->w);
       tr->grads[t] = net->nodes[k].enabled ? tt->grad : NULL;
       tr->sizes[t] = tt->n;

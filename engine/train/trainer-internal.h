@@ -34,7 +34,8 @@ typedef struct train_tensor {
   loom_weights *w;
   float *grad;
   int64_t n;
-  int node; /* index of the top-level layer (plan node) */
+  int node;  /* index of the top-level layer (plan node) */
+  int index; /* the tensor's index within that layer */
 } train_tensor;
 
 typedef struct tween_state tween_state;

@@ -33,7 +33,7 @@ LOOM_API int loom_train_method_from_name(const char *name, loom_train_method *ou
 LOOM_API loom_tween_config loom_tween_config_default(void) {
   return (loom_tween_config){.threshold = 0.2,
                              .momentum = 0.9,
-                             .target_step = 1.0,
+                             .target_step = 0.3,
                              .max_input_step = 4.0,
                              .explosion_factor = 4.0,
                              .baseline_decay = 0.9,

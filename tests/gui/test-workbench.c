@@ -14,6 +14,7 @@
 #include "loom-application.h"
 #include "loom-grid-view-private.h"
 #include "loom-grid-view.h"
+#include "loom-new-dialog.h"
 #include "loom-window.h"
 
 #define TIMEOUT_MS 20000
@@ -131,8 +132,18 @@ static gboolean window_has_action(const char *name) {
   return g_str_has_prefix(name, "win.") && g_action_group_has_action(G_ACTION_GROUP(window), name + 4);
 }
 
+/* The header bar's primary menu button (F10), among the other menu buttons. */
+static GtkMenuButton *find_primary_menu_button(GtkWidget *root) {
+  if (GTK_IS_MENU_BUTTON(root) && gtk_menu_button_get_primary(GTK_MENU_BUTTON(root))) return GTK_MENU_BUTTON(root);
+  for (GtkWidget *child = gtk_widget_get_first_child(root); child; child = gtk_widget_get_next_sibling(child)) {
+    GtkMenuButton *found = find_primary_menu_button(child);
+    if (found) return found;
+  }
+  return NULL;
+}
+
 static void test_menu_actions(void) {
-  GtkMenuButton *button = GTK_MENU_BUTTON(gui_test_find_child(GTK_WIDGET(window), GTK_TYPE_MENU_BUTTON));
+  GtkMenuButton *button = find_primary_menu_button(GTK_WIDGET(window));
   g_assert_nonnull(button);
   GMenuModel *menu = gtk_menu_button_get_menu_model(button);
   g_assert_nonnull(menu);
@@ -143,6 +154,8 @@ static void test_menu_actions(void) {
     g_assert_nonnull(section);
     for (int i = 0; i < g_menu_model_get_n_items(section); i++) {
       g_autofree char *action = NULL;
+      g_autoptr(GMenuModel) submenu = g_menu_model_get_item_link(section, i, G_MENU_LINK_SUBMENU);
+      if (submenu) continue; /* Open Recent: filled from the recent-files setting */
       g_assert_true(g_menu_model_get_item_attribute(section, i, G_MENU_ATTRIBUTE_ACTION, "s", &action));
       /* No dead UI: every item leads to an installed action... */
       if (g_str_has_prefix(action, "app."))
@@ -156,7 +169,7 @@ static void test_menu_actions(void) {
     }
     g_object_unref(section);
   }
-  g_assert_cmpuint(n_items, ==, 7);
+  g_assert_cmpuint(n_items, ==, 11);
 
   g_auto(GStrv) accels = gtk_application_get_accels_for_action(GTK_APPLICATION(app), "win.new");
   g_assert_cmpstr(accels[0], ==, "<Control>n");
@@ -190,6 +203,10 @@ static void test_new(void) {
   LoomDocument *before = loom_window_get_document(window);
 
   g_assert_true(gtk_widget_activate_action(GTK_WIDGET(window), "win.new", NULL));
+  /* The document is clean, so the size dialog comes without a question. */
+  gui_test_wait(toplevel_shown, GSIZE_TO_POINTER(LOOM_TYPE_NEW_DIALOG), TIMEOUT_MS, "the New dialog");
+  GtkWindow *dialog = find_toplevel(LOOM_TYPE_NEW_DIALOG);
+  adw_message_dialog_response(ADW_MESSAGE_DIALOG(dialog), "create");
   LoomDocument *after = loom_window_get_document(window);
   g_assert_true(LOOM_IS_DOCUMENT(after));
   g_assert_true(after != before);
@@ -233,6 +250,19 @@ static void test_save_and_open(void) {
   g_auto(GStrv) recent = g_settings_get_strv(loom_application_get_settings(app), "recent-files");
   g_autofree char *uri = g_file_get_uri(file);
   g_assert_cmpstr(recent[0], ==, uri);
+  /* ...and the Open Recent submenu offers it. */
+  GMenuModel *menu = gtk_menu_button_get_menu_model(find_primary_menu_button(GTK_WIDGET(window)));
+  g_autoptr(GMenuModel) files = g_menu_model_get_item_link(menu, 0, G_MENU_LINK_SECTION);
+  gboolean offered = FALSE;
+  for (int i = 0; i < g_menu_model_get_n_items(files); i++) {
+    g_autoptr(GMenuModel) submenu = g_menu_model_get_item_link(files, i, G_MENU_LINK_SUBMENU);
+    if (!submenu) continue;
+    g_assert_cmpint(g_menu_model_get_n_items(submenu), >=, 1);
+    g_autofree char *target = NULL;
+    g_assert_true(g_menu_model_get_item_attribute(submenu, 0, G_MENU_ATTRIBUTE_TARGET, "s", &target));
+    offered = g_str_equal(target, uri);
+  }
+  g_assert_true(offered);
 
   loom_window_open_file(window, file);
   gui_test_wait(document_replaced, saved, TIMEOUT_MS, "the file to open");

@@ -17,4 +17,5 @@
 #include "optim.h"
 #include "schedule.h"
 #include "dataset.h"
+#include "train.h"
 #include "model.h"

@@ -44,7 +44,7 @@ LOOM_API int loom_train_method_from_name(const char *name, loom_train_method *ou
 typedef struct loom_tween_config {
   double threshold;        /* layers whose budget is below it skip the update (0.2) */
   double momentum;         /* μ of the per-tensor velocity (0.9) */
-  double target_step;      /* β: how far the output target moves from the output (1.0) */
+  double target_step;      /* β: how far the output target moves from the output (0.3) */
   double max_input_step;   /* bound of the least-squares step α of the generic input rule (4.0) */
   double explosion_factor; /* gap RMS above factor × baseline is an explosion (4.0) */
   double baseline_decay;   /* running baseline: b ← d·b + (1 − d)·rms (0.9) */

@@ -1,0 +1,136 @@
+/*
+ * Writes PNGs of the workbench's main states into the directory given as
+ * the first argument (default: ./screenshots): the empty grid, an example
+ * network, a selection with the inspector, the link tool with a selected
+ * link, and shape-inference errors shown at their slots. Run by
+ * `ninja screenshots` and, as a check that every state renders, by the gui
+ * suite. Without a display it skips like the tests (exit 77 / TAP skip).
+ */
+#include <adwaita.h>
+#include <glib/gstdio.h>
+#include <loom/model.h>
+#include <stdlib.h>
+
+#include "gui-test.h"
+#include "loom-application.h"
+#include "loom-grid-view.h"
+#include "loom-link-list.h"
+#include "loom-window.h"
+
+#define WIDTH 1400
+#define HEIGHT 860
+
+static LoomApplication *app;
+static LoomWindow *window;
+static const char *out_dir;
+
+static gboolean is_mapped(gpointer widget) {
+  return gtk_widget_get_mapped(widget);
+}
+
+static LoomGridView *grid_view(void) {
+  return LOOM_GRID_VIEW(gui_test_find_child(GTK_WIDGET(window), LOOM_TYPE_GRID_VIEW));
+}
+
+/* Renders the whole window, the GL view included, the way the compositor would. */
+static void shoot(const char *name) {
+  gtk_gl_area_queue_render(GTK_GL_AREA(grid_view()));
+  gui_test_spin(700); /* a few frames: layout, GL, the inspector's rows */
+  int w = gtk_widget_get_width(GTK_WIDGET(window)), h = gtk_widget_get_height(GTK_WIDGET(window));
+  g_autoptr(GdkPaintable) paintable = gtk_widget_paintable_new(GTK_WIDGET(window));
+  GtkSnapshot *snapshot = gtk_snapshot_new();
+  gdk_paintable_snapshot(paintable, snapshot, w, h);
+  g_autoptr(GskRenderNode) node = gtk_snapshot_free_to_node(snapshot);
+  g_assert_nonnull(node);
+  GskRenderer *renderer = gtk_native_get_renderer(GTK_NATIVE(window));
+  g_autoptr(GdkTexture) texture = gsk_renderer_render_texture(renderer, node, &GRAPHENE_RECT_INIT(0, 0, w, h));
+  g_autofree char *path = g_build_filename(out_dir, name, NULL);
+  g_assert_true(gdk_texture_save_to_png(texture, path));
+  g_test_message("wrote %s (%dx%d)", path, w, h);
+}
+
+static void select_slot(int z, int y, int x, int l) {
+  loom_coord c = {z, y, x, l};
+  loom_grid_view_set_selection(grid_view(), &c);
+}
+
+static void test_empty(void) {
+  shoot("01-empty-grid.png");
+}
+
+static void test_example(void) {
+  g_autoptr(GError) error = NULL;
+  g_assert_true(loom_window_open_example(window, "hop", &error));
+  shoot("02-example-hop.png");
+}
+
+static void test_selection(void) {
+  const loom_net *net = loom_document_get_net(loom_window_get_document(window));
+  loom_coord c = loom_net_layer_coord(net, 0);
+  select_slot(c.z, c.y, c.x, c.l);
+  gtk_widget_grab_focus(GTK_WIDGET(grid_view()));
+  shoot("03-selection-inspector.png");
+}
+
+static void test_links(void) {
+  gtk_widget_activate_action(GTK_WIDGET(window), "win.link-tool", NULL);
+  LoomLinkList *list = LOOM_LINK_LIST(gui_test_find_child(GTK_WIDGET(window), LOOM_TYPE_LINK_LIST));
+  g_assert_cmpint(loom_link_list_get_n_links(list), >, 0);
+  loom_link_list_set_selected(list, 0);
+  g_signal_emit_by_name(list, "link-selected", 0);
+  shoot("04-link-tool.png");
+  gtk_widget_activate_action(GTK_WIDGET(window), "win.link-tool", NULL);
+}
+
+static void test_errors(void) {
+  /* A dense layer whose output no longer fits what follows it. */
+  LoomDocument *doc = loom_window_get_document(window);
+  const loom_net *net = loom_document_get_net(doc);
+  for (int64_t i = 0; i < loom_net_n_layers(net); i++) {
+    loom_coord c = loom_net_layer_coord(net, i);
+    const loom_layer_type *t = loom_layer_get_type(loom_net_layer_at(net, c));
+    int index = loom_layer_type_param_index(t, "out_features");
+    if (index < 0) continue;
+    loom_param_value v = loom_layer_get_value(loom_net_layer_at(net, c), index);
+    v.i[0] += 3;
+    g_autoptr(GError) error = NULL;
+    g_assert_true(loom_document_execute(doc, loom_command_new_set_param(c, index, &v), &error));
+    select_slot(c.z, c.y, c.x, c.l);
+    break;
+  }
+  int n = 0;
+  loom_document_get_diagnostics(doc, &n);
+  g_assert_cmpint(n, >, 0);
+  shoot("05-errors.png");
+}
+
+int main(int argc, char **argv) {
+  gui_test_init(&argc, &argv);
+  out_dir = argc > 1 ? argv[1] : "screenshots";
+  g_mkdir_with_parents(out_dir, 0755);
+
+  /* The screenshots show the default (dark) style and the English strings. */
+  app = loom_application_new();
+  g_application_set_flags(G_APPLICATION(app), G_APPLICATION_HANDLES_OPEN | G_APPLICATION_NON_UNIQUE);
+  g_autoptr(GError) error = NULL;
+  g_assert_true(g_application_register(G_APPLICATION(app), NULL, &error));
+  g_application_activate(G_APPLICATION(app));
+  window = LOOM_WINDOW(gtk_application_get_active_window(GTK_APPLICATION(app)));
+  gtk_window_unmaximize(GTK_WINDOW(window));
+  gtk_window_set_default_size(GTK_WINDOW(window), WIDTH, HEIGHT);
+  gui_test_wait(is_mapped, window, 20000, "the main window to map");
+
+  g_test_add_func("/screenshots/empty", test_empty);
+  g_test_add_func("/screenshots/example", test_example);
+  g_test_add_func("/screenshots/selection", test_selection);
+  g_test_add_func("/screenshots/links", test_links);
+  g_test_add_func("/screenshots/errors", test_errors);
+  int status = g_test_run();
+
+  /* Drop the edit so quitting asks nothing. */
+  loom_document_undo(loom_window_get_document(window), NULL);
+  g_action_group_activate_action(G_ACTION_GROUP(app), "quit", NULL);
+  while (g_main_context_iteration(NULL, FALSE)) {}
+  g_object_unref(app);
+  return status;
+}

@@ -1,0 +1,150 @@
+/* The legend of the grid view: swatches drawn with cairo, labels translated. */
+#include "loom-grid-legend.h"
+
+#include <glib/gi18n.h>
+
+#include "loom-grid-view-private.h"
+
+typedef enum { SWATCH_BLOCK, SWATCH_GAUGE, SWATCH_ARC } swatch_kind;
+
+typedef struct {
+  swatch_kind kind;
+  float rgb[3];
+  float fill; /* gauge: lit fraction */
+} swatch;
+
+static void draw_swatch(GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer data) {
+  const swatch *s = data;
+  cairo_set_source_rgb(cr, s->rgb[0], s->rgb[1], s->rgb[2]);
+  switch (s->kind) {
+  case SWATCH_BLOCK:
+    cairo_rectangle(cr, 1, 1, width - 2, height - 2);
+    cairo_fill_preserve(cr);
+    cairo_set_source_rgba(cr, 0, 0, 0, 0.5);
+    cairo_set_line_width(cr, 1);
+    cairo_stroke(cr);
+    break;
+  case SWATCH_GAUGE: {
+    /* A block with the gauge strip along its bottom, as drawn in 3D. */
+    double strip = height * 0.35;
+    cairo_rectangle(cr, 0, 1, width, height - 1 - strip);
+    cairo_fill(cr);
+    cairo_set_source_rgb(cr, s->rgb[0] * 0.45, s->rgb[1] * 0.45, s->rgb[2] * 0.45);
+    cairo_rectangle(cr, 0, height - strip, width, strip);
+    cairo_fill(cr);
+    cairo_set_source_rgb(cr, 0.6 + 0.4 * s->rgb[0], 0.6 + 0.4 * s->rgb[1], 0.6 + 0.4 * s->rgb[2]);
+    cairo_rectangle(cr, 0, height - strip, width * s->fill, strip);
+    cairo_fill(cr);
+    break;
+  }
+  case SWATCH_ARC:
+    cairo_set_line_width(cr, 2.5);
+    cairo_move_to(cr, 1, height - 2);
+    cairo_curve_to(cr, width * 0.3, 0, width * 0.7, 0, width - 3, height - 4);
+    cairo_stroke(cr);
+    cairo_move_to(cr, width, height - 1);
+    cairo_line_to(cr, width - 7, height - 3);
+    cairo_line_to(cr, width - 2, height - 8);
+    cairo_close_path(cr);
+    cairo_fill(cr);
+    break;
+  }
+}
+
+static void add_row(GtkWidget *legend, swatch_kind kind, const float rgb[3], float fill, const char *text) {
+  swatch *s = g_new0(swatch, 1);
+  s->kind = kind;
+  for (int i = 0; i < 3; i++) s->rgb[i] = rgb[i];
+  s->fill = fill;
+  GtkWidget *area = gtk_drawing_area_new();
+  int width = kind == SWATCH_BLOCK ? 12 : 26;
+  gtk_drawing_area_set_content_width(GTK_DRAWING_AREA(area), width);
+  gtk_drawing_area_set_content_height(GTK_DRAWING_AREA(area), 12);
+  gtk_widget_set_valign(area, GTK_ALIGN_CENTER);
+  gtk_drawing_area_set_draw_func(GTK_DRAWING_AREA(area), draw_swatch, s, g_free);
+
+  GtkWidget *label = gtk_label_new(text);
+  gtk_label_set_xalign(GTK_LABEL(label), 0.f);
+  gtk_widget_add_css_class(label, "caption");
+
+  GtkWidget *row = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 6);
+  GtkWidget *slot = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 0);
+  gtk_widget_set_size_request(slot, 26, -1);
+  gtk_box_append(GTK_BOX(slot), area);
+  gtk_box_append(GTK_BOX(row), slot);
+  gtk_box_append(GTK_BOX(row), label);
+  gtk_box_append(GTK_BOX(legend), row);
+}
+
+static void add_heading(GtkWidget *legend, const char *text) {
+  GtkWidget *label = gtk_label_new(text);
+  gtk_label_set_xalign(GTK_LABEL(label), 0.f);
+  gtk_widget_add_css_class(label, "caption-heading");
+  if (gtk_widget_get_first_child(legend)) gtk_widget_set_margin_top(label, 6);
+  gtk_box_append(GTK_BOX(legend), label);
+}
+
+GtkWidget *loom_grid_legend_new(void) {
+  GtkWidget *legend = gtk_box_new(GTK_ORIENTATION_VERTICAL, 2);
+  gtk_widget_add_css_class(legend, "osd");
+  gtk_widget_add_css_class(legend, "loom-grid-legend");
+  gtk_widget_set_halign(legend, GTK_ALIGN_START);
+  gtk_widget_set_valign(legend, GTK_ALIGN_START);
+  /* Input goes through to the view: the legend only explains. */
+  gtk_widget_set_can_target(legend, FALSE);
+  return legend;
+}
+
+void loom_grid_legend_update(GtkWidget *legend, const LoomGridScene *s, int color_mode) {
+  GtkWidget *child;
+  while ((child = gtk_widget_get_first_child(legend))) gtk_box_remove(GTK_BOX(legend), child);
+  gtk_widget_set_visible(legend, s->n_boxes > 0 || s->n_arcs > 0);
+  float rgb[3];
+
+  if (color_mode == 1) {
+    add_heading(legend, _("Dtypes"));
+    for (int d = 0; d < LOOM_DTYPE_COUNT; d++) {
+      if (!(s->dtypes_present & (G_GUINT64_CONSTANT(1) << d))) continue;
+      loom_grid_dtype_color((loom_dtype)d, rgb);
+      g_autofree char *text = g_strdup_printf(_("%s (%d bits)"), loom_dtype_name((loom_dtype)d),
+                                              loom_dtype_traits_get((loom_dtype)d)->bits);
+      add_row(legend, SWATCH_BLOCK, rgb, 0.f, text);
+    }
+  } else {
+    add_heading(legend, _("Layer types"));
+    for (int g = 0; g < loom_grid_group_count() && g < 64; g++) {
+      if (!(s->groups_present & (G_GUINT64_CONSTANT(1) << g))) continue;
+      loom_grid_group_color(g, rgb);
+      add_row(legend, SWATCH_BLOCK, rgb, 0.f, loom_grid_group_name(g));
+    }
+  }
+
+  if (s->n_boxes > 0) {
+    add_heading(legend, _("Bits per weight (gauge)"));
+    float grey[3] = {0.55f, 0.58f, 0.64f};
+    add_row(legend, SWATCH_GAUGE, grey, loom_grid_dtype_band(LOOM_DTYPE_BINARY), _("1 bit"));
+    add_row(legend, SWATCH_GAUGE, grey, loom_grid_dtype_band(LOOM_DTYPE_INT8), _("8 bits"));
+    add_row(legend, SWATCH_GAUGE, grey, loom_grid_dtype_band(LOOM_DTYPE_FLOAT32), _("32 bits"));
+    add_row(legend, SWATCH_GAUGE, grey, loom_grid_dtype_band(LOOM_DTYPE_FLOAT64), _("64 bits"));
+  }
+
+  if (s->n_arcs > 0) {
+    add_heading(legend, _("Links (merge)"));
+    static const char *const merge_labels[] = {N_("replace"), N_("add"), N_("concat")};
+    for (int m = 0; m < 3; m++) {
+      if (!(s->merges_present & (G_GUINT64_CONSTANT(1) << m))) continue;
+      loom_grid_merge_color((loom_merge)m, rgb);
+      add_row(legend, SWATCH_ARC, rgb, 0.f, _(merge_labels[m]));
+    }
+  }
+
+  if (s->any_problem || s->any_disabled) add_heading(legend, _("State"));
+  if (s->any_problem) {
+    float red[3] = {LOOM_GRID_VIEW_PROBLEM_R, LOOM_GRID_VIEW_PROBLEM_G, LOOM_GRID_VIEW_PROBLEM_B};
+    add_row(legend, SWATCH_BLOCK, red, 0.f, _("Problem (see tooltip)"));
+  }
+  if (s->any_disabled) {
+    float dim[3] = {0.30f, 0.32f, 0.36f};
+    add_row(legend, SWATCH_BLOCK, dim, 0.f, _("Disabled"));
+  }
+}

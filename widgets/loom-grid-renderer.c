@@ -1,0 +1,428 @@
+/*
+ * GL for the grid view. The shaders in the GResource carry no #version line;
+ * the one matching the context is prepended when they are compiled.
+ * Instance buffers change only in loom_grid_renderer_upload(); a frame sets
+ * uniforms and issues draw calls, and allocates nothing.
+ */
+#include "loom-grid-renderer.h"
+
+#include <epoxy/gl.h>
+#include <gdk/gdk.h>
+#include <glib/gi18n.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "loom-grid-view-private.h"
+
+#define SHADER_PATH "/org/loomworkbench/Workbench/widgets/shaders/"
+#define LINK_SEGMENTS 32 /* SEGMENTS in grid-link.vert */
+#define LINK_VERTICES (2 * (LINK_SEGMENTS + 1) + 4)
+
+enum { U_MVP, U_SIZE, U_MARGIN, U_TILE_EVEN, U_TILE_ODD, U_LINE, U_BORDER, U_LINE_PX, U_GHOST, /* floor */
+       U_COLOR_MODE, U_SELECTED, U_HOVER, U_HIGHLIGHT, U_PROBLEM, U_BACKGROUND,             /* boxes */
+       U_COLOR,                                                                             /* flat */
+       U_VIEWPORT, U_WIDTH_PX, U_ARROW_PX, U_Z_SLICE,                                       /* links */
+       N_UNIFORMS };
+
+static const char *const uniform_names[N_UNIFORMS] = {
+  "u_mvp",        "u_size",     "u_margin",  "u_tile_even", "u_tile_odd", "u_line",       "u_border",
+  "u_line_px",    "u_ghost",    "u_color_mode", "u_selected", "u_hover",  "u_highlight",  "u_problem",
+  "u_background", "u_color",    "u_viewport", "u_width_px", "u_arrow_px", "u_z_slice",
+};
+
+typedef struct {
+  GLuint id;
+  GLint u[N_UNIFORMS]; /* -1 where the program has no such uniform */
+} program;
+
+struct LoomGridRenderer {
+  program floor, box, cell, line, link;
+  GLuint empty_vao; /* the floor reads no attributes */
+  GLuint box_vao, box_vbo, marker_vao, marker_vbo;
+  GLuint cell_vao, cell_vbo, spine_vao, spine_vbo;
+  GLuint link_vao, link_vbo, rubber_vao, rubber_vbo;
+};
+
+static GLuint compile_shader(GLenum type, const char *name, gboolean es, GError **error) {
+  g_autofree char *path = g_strconcat(SHADER_PATH, name, NULL);
+  g_autoptr(GBytes) bytes = g_resources_lookup_data(path, 0, error);
+  if (!bytes) return 0;
+
+  /* Precision qualifiers are mandatory in GLES fragment shaders and
+   * meaningless in desktop GL, so only the ES prologue sets them. */
+  const char *prologue = es ? "#version 300 es\nprecision highp float;\nprecision highp int;\n"
+                            : "#version 330 core\n";
+  gsize len;
+  const char *body = g_bytes_get_data(bytes, &len);
+  const char *sources[2] = {prologue, body};
+  GLint lengths[2] = {-1, (GLint)len};
+
+  GLuint shader = glCreateShader(type);
+  glShaderSource(shader, 2, sources, lengths);
+  glCompileShader(shader);
+  GLint ok = GL_FALSE;
+  glGetShaderiv(shader, GL_COMPILE_STATUS, &ok);
+  if (!ok) {
+    GLint log_len = 0;
+    glGetShaderiv(shader, GL_INFO_LOG_LENGTH, &log_len);
+    g_autofree char *log = g_malloc0(MAX(log_len, 1));
+    glGetShaderInfoLog(shader, log_len, NULL, log);
+    g_set_error(error, GDK_GL_ERROR, GDK_GL_ERROR_COMPILATION_FAILED, _("Cannot compile the shader %s: %s"), name,
+                log);
+    glDeleteShader(shader);
+    return 0;
+  }
+  return shader;
+}
+
+static gboolean link_program(program *p, const char *vert, const char *frag, gboolean es, GError **error) {
+  GLuint vs = compile_shader(GL_VERTEX_SHADER, vert, es, error);
+  if (!vs) return FALSE;
+  GLuint fs = compile_shader(GL_FRAGMENT_SHADER, frag, es, error);
+  if (!fs) {
+    glDeleteShader(vs);
+    return FALSE;
+  }
+  GLuint id = glCreateProgram();
+  glAttachShader(id, vs);
+  glAttachShader(id, fs);
+  glLinkProgram(id);
+  /* The program keeps the compiled code; the shader objects can go now. */
+  glDetachShader(id, vs);
+  glDetachShader(id, fs);
+  glDeleteShader(vs);
+  glDeleteShader(fs);
+  GLint ok = GL_FALSE;
+  glGetProgramiv(id, GL_LINK_STATUS, &ok);
+  if (!ok) {
+    GLint log_len = 0;
+    glGetProgramiv(id, GL_INFO_LOG_LENGTH, &log_len);
+    g_autofree char *log = g_malloc0(MAX(log_len, 1));
+    glGetProgramInfoLog(id, log_len, NULL, log);
+    g_set_error(error, GDK_GL_ERROR, GDK_GL_ERROR_LINK_FAILED, _("Cannot link the shaders %s and %s: %s"), vert, frag,
+                log);
+    glDeleteProgram(id);
+    return FALSE;
+  }
+  p->id = id;
+  for (int i = 0; i < N_UNIFORMS; i++) p->u[i] = glGetUniformLocation(id, uniform_names[i]);
+  return TRUE;
+}
+
+/* Points the box attributes (locations 0–4) at instance @first of @vbo. */
+static void box_attributes(GLuint vbo, int first) {
+  glBindBuffer(GL_ARRAY_BUFFER, vbo);
+  GLsizei stride = sizeof(LoomGridBox);
+  uintptr_t base = (uintptr_t)first * sizeof(LoomGridBox);
+  glVertexAttribPointer(0, 3, GL_FLOAT, GL_FALSE, stride, (void *)(base + offsetof(LoomGridBox, min)));
+  glVertexAttribPointer(1, 3, GL_FLOAT, GL_FALSE, stride, (void *)(base + offsetof(LoomGridBox, size)));
+  glVertexAttribPointer(2, 4, GL_UNSIGNED_BYTE, GL_TRUE, stride, (void *)(base + offsetof(LoomGridBox, type_rgba)));
+  glVertexAttribPointer(3, 4, GL_UNSIGNED_BYTE, GL_TRUE, stride, (void *)(base + offsetof(LoomGridBox, dtype_rgba)));
+  glVertexAttribPointer(4, 2, GL_FLOAT, GL_FALSE, stride, (void *)(base + offsetof(LoomGridBox, band)));
+}
+
+static void setup_box_vao(GLuint vao, GLuint vbo) {
+  glBindVertexArray(vao);
+  box_attributes(vbo, 0);
+  for (GLuint i = 0; i < 5; i++) {
+    glEnableVertexAttribArray(i);
+    glVertexAttribDivisor(i, 1);
+  }
+}
+
+static void cell_attributes(GLuint vbo, int first) {
+  glBindBuffer(GL_ARRAY_BUFFER, vbo);
+  glVertexAttribPointer(0, 3, GL_FLOAT, GL_FALSE, 3 * sizeof(float), (void *)((uintptr_t)first * 3 * sizeof(float)));
+}
+
+static void setup_link_vao(GLuint vao, GLuint vbo) {
+  glBindVertexArray(vao);
+  glBindBuffer(GL_ARRAY_BUFFER, vbo);
+  GLsizei stride = sizeof(LoomGridArc);
+  glVertexAttribPointer(0, 3, GL_FLOAT, GL_FALSE, stride, (void *)offsetof(LoomGridArc, src));
+  glVertexAttribPointer(1, 3, GL_FLOAT, GL_FALSE, stride, (void *)offsetof(LoomGridArc, dst));
+  glVertexAttribPointer(2, 4, GL_UNSIGNED_BYTE, GL_TRUE, stride, (void *)offsetof(LoomGridArc, rgba));
+  glVertexAttribPointer(3, 2, GL_FLOAT, GL_FALSE, stride, (void *)offsetof(LoomGridArc, src_z));
+  for (GLuint i = 0; i < 4; i++) {
+    glEnableVertexAttribArray(i);
+    glVertexAttribDivisor(i, 1);
+  }
+}
+
+LoomGridRenderer *loom_grid_renderer_new(gboolean es, GError **error) {
+  LoomGridRenderer *r = g_new0(LoomGridRenderer, 1);
+  if (!link_program(&r->floor, "grid-floor.vert", "grid-floor.frag", es, error) ||
+      !link_program(&r->box, "grid-box.vert", "grid-box.frag", es, error) ||
+      !link_program(&r->cell, "grid-cell.vert", "grid-flat.frag", es, error) ||
+      !link_program(&r->line, "grid-line.vert", "grid-flat.frag", es, error) ||
+      !link_program(&r->link, "grid-link.vert", "grid-link.frag", es, error)) {
+    loom_grid_renderer_free(r);
+    return NULL;
+  }
+  GLuint vaos[7], vbos[6];
+  glGenVertexArrays(7, vaos);
+  glGenBuffers(6, vbos);
+  r->empty_vao = vaos[0];
+  r->box_vao = vaos[1], r->box_vbo = vbos[0];
+  r->marker_vao = vaos[2], r->marker_vbo = vbos[1];
+  r->cell_vao = vaos[3], r->cell_vbo = vbos[2];
+  r->spine_vao = vaos[4], r->spine_vbo = vbos[3];
+  r->link_vao = vaos[5], r->link_vbo = vbos[4];
+  r->rubber_vao = vaos[6], r->rubber_vbo = vbos[5];
+
+  setup_box_vao(r->box_vao, r->box_vbo);
+  /* The one-instance buffers get their storage now; frames only overwrite it. */
+  glBindBuffer(GL_ARRAY_BUFFER, r->marker_vbo);
+  glBufferData(GL_ARRAY_BUFFER, sizeof(LoomGridBox), NULL, GL_DYNAMIC_DRAW);
+  setup_box_vao(r->marker_vao, r->marker_vbo);
+
+  glBindVertexArray(r->cell_vao);
+  cell_attributes(r->cell_vbo, 0);
+  glEnableVertexAttribArray(0);
+  glVertexAttribDivisor(0, 1);
+
+  glBindVertexArray(r->spine_vao);
+  cell_attributes(r->spine_vbo, 0);
+  glEnableVertexAttribArray(0);
+
+  setup_link_vao(r->link_vao, r->link_vbo);
+  glBindBuffer(GL_ARRAY_BUFFER, r->rubber_vbo);
+  glBufferData(GL_ARRAY_BUFFER, sizeof(LoomGridArc), NULL, GL_DYNAMIC_DRAW);
+  setup_link_vao(r->rubber_vao, r->rubber_vbo);
+
+  glBindVertexArray(0);
+  glBindBuffer(GL_ARRAY_BUFFER, 0);
+  return r;
+}
+
+void loom_grid_renderer_free(LoomGridRenderer *r) {
+  if (!r) return;
+  program *programs[] = {&r->floor, &r->box, &r->cell, &r->line, &r->link};
+  for (gsize i = 0; i < G_N_ELEMENTS(programs); i++)
+    if (programs[i]->id) glDeleteProgram(programs[i]->id);
+  GLuint vaos[7] = {r->empty_vao, r->box_vao, r->marker_vao, r->cell_vao, r->spine_vao, r->link_vao, r->rubber_vao};
+  GLuint vbos[6] = {r->box_vbo, r->marker_vbo, r->cell_vbo, r->spine_vbo, r->link_vbo, r->rubber_vbo};
+  if (r->empty_vao) {
+    glDeleteVertexArrays(7, vaos);
+    glDeleteBuffers(6, vbos);
+  }
+  g_free(r);
+}
+
+static void upload(GLuint vbo, const void *data, gsize bytes) {
+  glBindBuffer(GL_ARRAY_BUFFER, vbo);
+  glBufferData(GL_ARRAY_BUFFER, (GLsizeiptr)bytes, bytes ? data : NULL, GL_STATIC_DRAW);
+}
+
+void loom_grid_renderer_upload(LoomGridRenderer *r, const LoomGridScene *s) {
+  upload(r->box_vbo, s->boxes, (gsize)s->n_boxes * sizeof(LoomGridBox));
+  upload(r->cell_vbo, s->cells, (gsize)s->n_cells * 3 * sizeof(float));
+  upload(r->spine_vbo, s->spine, (gsize)s->n_spine * 3 * sizeof(float));
+  upload(r->link_vbo, s->arcs, (gsize)s->n_arcs * sizeof(LoomGridArc));
+  glBindBuffer(GL_ARRAY_BUFFER, 0);
+}
+
+/* @index relative to a drawn range, or -1 when the range does not hold it. */
+static int local_index(int index, int start, int count) {
+  return index >= start && index < start + count ? index - start : -1;
+}
+
+/* First and count of level z's (or every level's) entries in a z-major array. */
+static void level_range(const int *first, int depth, int z, int total, int *start, int *count) {
+  if (z < 0 || z >= depth || !first) {
+    *start = 0;
+    *count = total;
+  } else {
+    *start = first[z];
+    *count = first[z + 1] - first[z];
+  }
+}
+
+static void draw_floor(LoomGridRenderer *r, const LoomGridFrame *f) {
+  /* In a Z-slice the floor moves up to the slice's level. */
+  LoomMat4 mvp = f->mvp;
+  float lift = f->z_slice >= 0 ? (float)f->z_slice : 0.f;
+  for (int row = 0; row < 4; row++) mvp.m[12 + row] += mvp.m[4 + row] * lift;
+  const GLint *u = r->floor.u;
+  glUseProgram(r->floor.id);
+  glUniformMatrix4fv(u[U_MVP], 1, GL_FALSE, mvp.m);
+  glUniform2f(u[U_SIZE], (float)f->cols, (float)f->rows);
+  glUniform1f(u[U_MARGIN], 0.25f);
+  glUniform4f(u[U_TILE_EVEN], 0.192f, 0.204f, 0.247f, 1.f);
+  glUniform4f(u[U_TILE_ODD], 0.169f, 0.180f, 0.220f, 1.f);
+  glUniform4f(u[U_LINE], 0.345f, 0.400f, 0.494f, 1.f);
+  glUniform4f(u[U_BORDER], LOOM_GRID_VIEW_BORDER_R, LOOM_GRID_VIEW_BORDER_G, LOOM_GRID_VIEW_BORDER_B, 1.f);
+  glUniform1f(u[U_LINE_PX], 0.75f * f->scale);
+  glUniform1f(u[U_GHOST], 0.3f);
+  glBindVertexArray(r->empty_vao);
+  /* Instance 0 is the floor, 1…depth outline the levels above it. */
+  glDrawArraysInstanced(GL_TRIANGLE_STRIP, 0, 4, f->z_slice >= 0 ? 1 : f->depth + 1);
+}
+
+static void box_uniforms(LoomGridRenderer *r, const LoomGridFrame *f, int selected, int hover) {
+  const GLint *u = r->box.u;
+  glUseProgram(r->box.id);
+  glUniformMatrix4fv(u[U_MVP], 1, GL_FALSE, f->mvp.m);
+  glUniform1i(u[U_COLOR_MODE], f->color_mode);
+  glUniform1i(u[U_SELECTED], selected);
+  glUniform1i(u[U_HOVER], hover);
+  glUniform3f(u[U_HIGHLIGHT], LOOM_GRID_VIEW_HIGHLIGHT_R, LOOM_GRID_VIEW_HIGHLIGHT_G, LOOM_GRID_VIEW_HIGHLIGHT_B);
+  glUniform3f(u[U_PROBLEM], LOOM_GRID_VIEW_PROBLEM_R, LOOM_GRID_VIEW_PROBLEM_G, LOOM_GRID_VIEW_PROBLEM_B);
+  glUniform3f(u[U_BACKGROUND], LOOM_GRID_VIEW_CLEAR_R, LOOM_GRID_VIEW_CLEAR_G, LOOM_GRID_VIEW_CLEAR_B);
+}
+
+static void link_uniforms(LoomGridRenderer *r, const LoomGridFrame *f, int selected) {
+  const GLint *u = r->link.u;
+  glUseProgram(r->link.id);
+  glUniformMatrix4fv(u[U_MVP], 1, GL_FALSE, f->mvp.m);
+  glUniform2f(u[U_VIEWPORT], (float)f->width, (float)f->height);
+  glUniform1f(u[U_WIDTH_PX], 1.5f * f->scale);
+  glUniform1f(u[U_ARROW_PX], 14.f * f->scale);
+  glUniform1f(u[U_Z_SLICE], (float)f->z_slice);
+  glUniform1i(u[U_SELECTED], selected);
+  glUniform3f(u[U_HIGHLIGHT], LOOM_GRID_VIEW_HIGHLIGHT_R, LOOM_GRID_VIEW_HIGHLIGHT_G, LOOM_GRID_VIEW_HIGHLIGHT_B);
+}
+
+void loom_grid_renderer_draw(LoomGridRenderer *r, const LoomGridScene *s, const LoomGridFrame *f) {
+  glViewport(0, 0, f->width, f->height);
+  glClearColor(LOOM_GRID_VIEW_CLEAR_R, LOOM_GRID_VIEW_CLEAR_G, LOOM_GRID_VIEW_CLEAR_B, 1.f);
+  glDepthMask(GL_TRUE);
+  glClear(GL_COLOR_BUFFER_BIT | GL_DEPTH_BUFFER_BIT);
+  if (f->rows <= 0 || f->cols <= 0) return;
+
+  glEnable(GL_BLEND);
+  glBlendFunc(GL_SRC_ALPHA, GL_ONE_MINUS_SRC_ALPHA);
+  glDisable(GL_DEPTH_TEST);
+  glDisable(GL_CULL_FACE);
+  draw_floor(r, f);
+
+  int start, count;
+  /* Empty cells: faint outlines, hidden behind blocks but never hiding them. */
+  level_range(s->cell_first, s->depth, f->z_slice, s->n_cells, &start, &count);
+  glEnable(GL_DEPTH_TEST);
+  glDepthFunc(GL_LEQUAL);
+  if (count > 0) {
+    glDepthMask(GL_FALSE);
+    glUseProgram(r->cell.id);
+    glUniformMatrix4fv(r->cell.u[U_MVP], 1, GL_FALSE, f->mvp.m);
+    glUniform4f(r->cell.u[U_COLOR], 0.60f, 0.66f, 0.78f, 0.22f);
+    glBindVertexArray(r->cell_vao);
+    cell_attributes(r->cell_vbo, start);
+    glDrawArraysInstanced(GL_LINES, 0, 24, count);
+  }
+
+  /* Blocks: opaque, depth-tested, back faces culled. */
+  level_range(s->box_first, s->depth, f->z_slice, s->n_boxes, &start, &count);
+  if (count > 0) {
+    glDepthMask(GL_TRUE);
+    glDisable(GL_BLEND);
+    glEnable(GL_CULL_FACE);
+    glCullFace(GL_BACK);
+    box_uniforms(r, f, local_index(f->selected_box, start, count), local_index(f->hover_box, start, count));
+    glBindVertexArray(r->box_vao);
+    box_attributes(r->box_vbo, start);
+    glDrawArraysInstanced(GL_TRIANGLES, 0, 36, count);
+    glDisable(GL_CULL_FACE);
+    glEnable(GL_BLEND);
+  }
+  glDepthMask(GL_FALSE);
+
+  if (f->marker) {
+    box_uniforms(r, f, -1, -1);
+    glBindBuffer(GL_ARRAY_BUFFER, r->marker_vbo);
+    glBufferSubData(GL_ARRAY_BUFFER, 0, sizeof f->marker_box, &f->marker_box);
+    glBindVertexArray(r->marker_vao);
+    glDrawArraysInstanced(GL_TRIANGLES, 0, 36, 1);
+  }
+
+  /* The spine: faint, between the blocks (inside them it is hidden). */
+  level_range(s->spine_first, s->depth, f->z_slice, s->n_spine, &start, &count);
+  if (count > 1) {
+    glUseProgram(r->line.id);
+    glUniformMatrix4fv(r->line.u[U_MVP], 1, GL_FALSE, f->mvp.m);
+    glUniform4f(r->line.u[U_COLOR], 0.92f, 0.94f, 1.0f, 0.55f);
+    glBindVertexArray(r->spine_vao);
+    glDrawArrays(GL_LINE_STRIP, start, count);
+  }
+
+  /* Links on top of everything: they are few and carry the most meaning. */
+  glDisable(GL_DEPTH_TEST);
+  if (s->n_arcs > 0) {
+    link_uniforms(r, f, f->selected_link);
+    glBindVertexArray(r->link_vao);
+    glDrawArraysInstanced(GL_TRIANGLE_STRIP, 0, LINK_VERTICES, s->n_arcs);
+  }
+  if (f->rubber) {
+    link_uniforms(r, f, 0);
+    glBindBuffer(GL_ARRAY_BUFFER, r->rubber_vbo);
+    glBufferSubData(GL_ARRAY_BUFFER, 0, sizeof f->rubber_arc, &f->rubber_arc);
+    glBindVertexArray(r->rubber_vao);
+    glDrawArraysInstanced(GL_TRIANGLE_STRIP, 0, LINK_VERTICES, 1);
+  }
+
+  glBindVertexArray(0);
+  glBindBuffer(GL_ARRAY_BUFFER, 0);
+  glUseProgram(0);
+  glDepthMask(GL_TRUE);
+  glDisable(GL_BLEND);
+}
+
+int loom_grid_renderer_max_size(LoomGridRenderer *r) {
+  GLint rb = 0, dims[2] = {0, 0};
+  glGetIntegerv(GL_MAX_RENDERBUFFER_SIZE, &rb);
+  glGetIntegerv(GL_MAX_VIEWPORT_DIMS, dims);
+  return MIN(rb, MIN(dims[0], dims[1]));
+}
+
+gboolean loom_grid_renderer_draw_offscreen(LoomGridRenderer *r, const LoomGridScene *s, const LoomGridFrame *f,
+                                           guint8 *rgba, GError **error) {
+  GLint previous = 0;
+  glGetIntegerv(GL_FRAMEBUFFER_BINDING, &previous);
+  while (glGetError() != GL_NO_ERROR) {} /* report only what this call causes */
+
+  GLuint fbo, rbs[2];
+  glGenFramebuffers(1, &fbo);
+  glGenRenderbuffers(2, rbs);
+  glBindRenderbuffer(GL_RENDERBUFFER, rbs[0]);
+  glRenderbufferStorage(GL_RENDERBUFFER, GL_RGBA8, f->width, f->height);
+  glBindRenderbuffer(GL_RENDERBUFFER, rbs[1]);
+  glRenderbufferStorage(GL_RENDERBUFFER, GL_DEPTH24_STENCIL8, f->width, f->height);
+  glBindRenderbuffer(GL_RENDERBUFFER, 0);
+  glBindFramebuffer(GL_FRAMEBUFFER, fbo);
+  glFramebufferRenderbuffer(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_RENDERBUFFER, rbs[0]);
+  glFramebufferRenderbuffer(GL_FRAMEBUFFER, GL_DEPTH_STENCIL_ATTACHMENT, GL_RENDERBUFFER, rbs[1]);
+
+  gboolean ok = FALSE;
+  GLenum status = glCheckFramebufferStatus(GL_FRAMEBUFFER);
+  if (status != GL_FRAMEBUFFER_COMPLETE) {
+    g_set_error(error, GDK_GL_ERROR, GDK_GL_ERROR_NOT_AVAILABLE,
+                _("Cannot render the grid off-screen at %d × %d pixels (framebuffer status 0x%x)"), f->width,
+                f->height, status);
+  } else {
+    loom_grid_renderer_draw(r, s, f);
+    glPixelStorei(GL_PACK_ALIGNMENT, 1);
+    glReadPixels(0, 0, f->width, f->height, GL_RGBA, GL_UNSIGNED_BYTE, rgba);
+    GLenum err = glGetError();
+    if (err != GL_NO_ERROR) {
+      g_set_error(error, GDK_GL_ERROR, GDK_GL_ERROR_NOT_AVAILABLE,
+                  _("Rendering the grid off-screen failed (GL error 0x%x)"), err);
+    } else {
+      /* GL's rows run bottom-up; images run top-down. Swap in place. */
+      gsize stride = (gsize)f->width * 4;
+      for (int y = 0; y < f->height / 2; y++) {
+        guint8 *a = rgba + (gsize)y * stride, *b = rgba + (gsize)(f->height - 1 - y) * stride;
+        for (gsize i = 0; i < stride; i++) {
+          guint8 t = a[i];
+          a[i] = b[i];
+          b[i] = t;
+        }
+      }
+      ok = TRUE;
+    }
+  }
+  glBindFramebuffer(GL_FRAMEBUFFER, (GLuint)previous);
+  glDeleteFramebuffers(1, &fbo);
+  glDeleteRenderbuffers(2, rbs);
+  return ok;
+}

@@ -1,0 +1,46 @@
+/*
+ * The grid view's GL side: shader programs, instance buffers and the draw
+ * calls of one frame (one instanced call per kind of primitive). Every call
+ * needs the view's GL context current. GL 3.3 core or GLES 3.0.
+ */
+#pragma once
+
+#include <glib.h>
+
+#include "loom-grid-camera.h"
+#include "loom-grid-scene.h"
+
+typedef struct LoomGridRenderer LoomGridRenderer;
+
+/* What one frame shows beyond the scene's buffers. */
+typedef struct {
+  LoomMat4 mvp;
+  int width, height; /* framebuffer pixels */
+  float scale;       /* device pixels per widget pixel: line widths */
+  int depth, rows, cols;
+  int z_slice;    /* -1: every level */
+  int color_mode; /* LoomGridViewColorMode */
+  int selected_box, hover_box, selected_link; /* indices into the scene's arrays, or -1 */
+  gboolean marker;   /* the selected slot is empty: outline its box */
+  LoomGridBox marker_box;
+  gboolean rubber; /* the link tool's arc while dragging */
+  LoomGridArc rubber_arc;
+} LoomGridFrame;
+
+LoomGridRenderer *loom_grid_renderer_new(gboolean es, GError **error);
+void loom_grid_renderer_free(LoomGridRenderer *r);
+
+/* Copies the scene's arrays into the instance buffers (after every rebuild). */
+void loom_grid_renderer_upload(LoomGridRenderer *r, const LoomGridScene *scene);
+
+/* Draws into the bound framebuffer. */
+void loom_grid_renderer_draw(LoomGridRenderer *r, const LoomGridScene *scene, const LoomGridFrame *frame);
+
+/* Draws into a framebuffer of its own of frame->width × frame->height and
+ * reads it back into @rgba (tightly packed, top row first). The previously
+ * bound framebuffer is bound again afterwards. */
+gboolean loom_grid_renderer_draw_offscreen(LoomGridRenderer *r, const LoomGridScene *scene, const LoomGridFrame *frame,
+                                           guint8 *rgba, GError **error);
+
+/* The largest framebuffer side the context supports. */
+int loom_grid_renderer_max_size(LoomGridRenderer *r);

@@ -1,0 +1,335 @@
+/*
+ * Instance arrays of the grid view, built from the network on every edit
+ * (never per frame), and the colour tables the view and its legend share.
+ */
+#include "loom-grid-scene.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "loom-grid-view-private.h"
+
+/* Inside its cell, a slot's block keeps this margin on every side. */
+#define CELL_MARGIN 0.14f
+#define STACK_MARGIN 0.08f
+
+void loom_grid_slot_box(int layers_per_cell, loom_coord c, float mn[3], float mx[3]) {
+  int lpc = MAX(layers_per_cell, 1);
+  float h = (1.f - 2.f * STACK_MARGIN) / (float)lpc;
+  float gap = MIN(0.05f, h * 0.25f);
+  mn[0] = (float)c.x + CELL_MARGIN;
+  mx[0] = (float)c.x + 1.f - CELL_MARGIN;
+  mn[2] = (float)c.y + CELL_MARGIN;
+  mx[2] = (float)c.y + 1.f - CELL_MARGIN;
+  mn[1] = (float)c.z + STACK_MARGIN + (float)c.l * h;
+  mx[1] = mn[1] + h - gap;
+}
+
+void loom_grid_slot_centre(int layers_per_cell, loom_coord c, float p[3]) {
+  float mn[3], mx[3];
+  loom_grid_slot_box(layers_per_cell, c, mn, mx);
+  for (int i = 0; i < 3; i++) p[i] = 0.5f * (mn[i] + mx[i]);
+}
+
+/* Keep in step with arc_point() in shaders/grid-link.vert. */
+void loom_grid_arc_point(const float a[3], const float b[3], float t, float p[3]) {
+  float d[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]};
+  float len = sqrtf(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+  float c[3] = {0.5f * (a[0] + b[0]), 0.5f * (a[1] + b[1]) + 0.3f * len + 0.6f, 0.5f * (a[2] + b[2])};
+  /* Ends stacked in one column would make a straight line up and down. */
+  if (sqrtf(d[0] * d[0] + d[2] * d[2]) < 0.5f) c[0] += 0.8f;
+  float u = 1.f - t;
+  for (int i = 0; i < 3; i++) p[i] = u * u * a[i] + 2.f * u * t * c[i] + t * t * b[i];
+}
+
+/* ---- colours ---- */
+
+/* Distinct hues, none close to the highlight amber or the problem red. */
+static const float group_palette[][3] = {
+  {0.30f, 0.56f, 0.92f}, /* blue */
+  {0.36f, 0.74f, 0.40f}, /* green */
+  {0.64f, 0.46f, 0.88f}, /* purple */
+  {0.96f, 0.55f, 0.22f}, /* orange */
+  {0.22f, 0.74f, 0.74f}, /* teal */
+  {0.86f, 0.46f, 0.68f}, /* pink */
+  {0.78f, 0.70f, 0.50f}, /* sand */
+  {0.58f, 0.44f, 0.34f}, /* brown */
+  {0.56f, 0.64f, 0.74f}, /* slate */
+  {0.62f, 0.68f, 0.28f}, /* olive */
+};
+#define N_PALETTE ((int)G_N_ELEMENTS(group_palette))
+#define MAX_GROUPS 64
+
+typedef struct {
+  int n;
+  const char *names[MAX_GROUPS]; /* as the registry spells them (translated) */
+} group_table;
+
+/* Groups in the order the registry first mentions them. Translations are
+ * fixed once the program runs, so the table is built once. */
+static const group_table *groups(void) {
+  static group_table table;
+  static gsize done = 0;
+  if (g_once_init_enter(&done)) {
+    for (int i = 0; i < loom_layer_type_count() && table.n < MAX_GROUPS; i++) {
+      const char *g = loom_layer_type_group(loom_layer_type_at(i));
+      gboolean seen = FALSE;
+      for (int k = 0; k < table.n && !seen; k++) seen = g_strcmp0(table.names[k], g) == 0;
+      if (!seen) table.names[table.n++] = g;
+    }
+    g_once_init_leave(&done, 1);
+  }
+  return &table;
+}
+
+int loom_grid_group_count(void) { return groups()->n; }
+
+const char *loom_grid_group_name(int index) {
+  const group_table *t = groups();
+  return index >= 0 && index < t->n ? t->names[index] : NULL;
+}
+
+int loom_grid_group_index(const loom_layer_type *type) {
+  const group_table *t = groups();
+  const char *g = loom_layer_type_group(type);
+  for (int k = 0; k < t->n; k++)
+    if (g_strcmp0(t->names[k], g) == 0) return k;
+  return -1;
+}
+
+void loom_grid_group_color(int index, float rgb[3]) {
+  if (index < 0) {
+    rgb[0] = rgb[1] = rgb[2] = 0.6f;
+    return;
+  }
+  /* Past the palette, hues repeat a little darker. */
+  float dim = index >= N_PALETTE ? 0.7f : 1.f;
+  for (int i = 0; i < 3; i++) rgb[i] = group_palette[index % N_PALETTE][i] * dim;
+}
+
+void loom_grid_type_color(const loom_layer_type *t, float rgb[3]) {
+  int group = loom_grid_group_index(t);
+  loom_grid_group_color(group, rgb);
+  /* The k-th type of a group (registry order): alternately lighter and
+   * darker, so neighbours in a group stay apart but keep their family hue. */
+  int k = 0;
+  for (int i = 0; i < loom_layer_type_count(); i++) {
+    const loom_layer_type *o = loom_layer_type_at(i);
+    if (o == t) break;
+    if (loom_grid_group_index(o) == group) k++;
+  }
+  float step = 0.12f * (float)((k + 1) / 2 % 4);
+  float shade = k % 2 ? 1.f - step : 1.f + step;
+  for (int i = 0; i < 3; i++) rgb[i] = CLAMP(rgb[i] * shade, 0.f, 1.f);
+}
+
+void loom_grid_dtype_color(loom_dtype d, float rgb[3]) {
+  const loom_dtype_traits *tr = loom_dtype_traits_get(d);
+  if (!tr) {
+    rgb[0] = rgb[1] = rgb[2] = 0.5f;
+    return;
+  }
+  static const float kind_rgb[][3] = {
+    [LOOM_DTYPE_KIND_FLOAT] = {0.32f, 0.58f, 1.00f},    [LOOM_DTYPE_KIND_SIGNED] = {1.00f, 0.60f, 0.22f},
+    [LOOM_DTYPE_KIND_UNSIGNED] = {0.40f, 0.86f, 0.42f}, [LOOM_DTYPE_KIND_TERNARY] = {0.74f, 0.52f, 1.00f},
+    [LOOM_DTYPE_KIND_BINARY] = {0.86f, 0.86f, 0.86f},
+  };
+  const float *base = kind_rgb[tr->kind];
+  /* Fewer bits, darker; among floats of one width, more exponent bits turn
+   * the blue towards cyan (float16 vs bfloat16, e4m3 vs e5m2). */
+  float t = log2f((float)MAX(tr->bits, 1)) / 6.f;
+  float v = 0.5f + 0.5f * t;
+  float cyan = tr->kind == LOOM_DTYPE_KIND_FLOAT ? (float)tr->exp_bits / 11.f : 0.f;
+  float shifted[3] = {base[0], base[1] + 0.3f * cyan * (1.f - base[1]), base[2] - 0.3f * cyan * 0.5f};
+  for (int i = 0; i < 3; i++) rgb[i] = CLAMP(shifted[i] * v, 0.f, 1.f);
+}
+
+float loom_grid_dtype_band(loom_dtype d) {
+  const loom_dtype_traits *tr = loom_dtype_traits_get(d);
+  return tr ? (log2f((float)MAX(tr->bits, 1)) + 1.f) / 7.f : 0.f;
+}
+
+void loom_grid_merge_color(loom_merge m, float rgb[3]) {
+  static const float merge_rgb[][3] = {
+    {LOOM_GRID_VIEW_REPLACE_R, LOOM_GRID_VIEW_REPLACE_G, LOOM_GRID_VIEW_REPLACE_B},
+    {LOOM_GRID_VIEW_ADD_R, LOOM_GRID_VIEW_ADD_G, LOOM_GRID_VIEW_ADD_B},
+    {LOOM_GRID_VIEW_CONCAT_R, LOOM_GRID_VIEW_CONCAT_G, LOOM_GRID_VIEW_CONCAT_B},
+  };
+  int i = (int)m >= 0 && (int)m < 3 ? (int)m : 0;
+  memcpy(rgb, merge_rgb[i], sizeof merge_rgb[i]);
+}
+
+static void to_rgba8(const float rgb[3], guint8 out[4]) {
+  for (int i = 0; i < 3; i++) out[i] = (guint8)lrintf(CLAMP(rgb[i], 0.f, 1.f) * 255.f);
+  out[3] = 255;
+}
+
+/* ---- building ---- */
+
+static gboolean coord_eq(loom_coord a, loom_coord b) {
+  return a.z == b.z && a.y == b.y && a.x == b.x && a.l == b.l;
+}
+
+/* The link rules of loom_net_check_link, for a link already in the network
+ * (check_link itself refuses any such link as a duplicate of itself). */
+static gboolean link_valid(const loom_net *net, int index) {
+  const loom_link *k = loom_net_link(net, index);
+  if (!loom_net_contains(net, k->src) || !loom_net_contains(net, k->dst)) return FALSE;
+  if (!loom_merge_name(k->merge)) return FALSE;
+  if (!loom_net_layer_at(net, k->src) || !loom_net_layer_at(net, k->dst)) return FALSE;
+  int64_t fs = loom_net_flat_index(net, k->src), fd = loom_net_flat_index(net, k->dst);
+  if (fs >= fd) return FALSE;
+  for (int i = 0; i < index; i++) {
+    const loom_link *o = loom_net_link(net, i);
+    if (coord_eq(o->src, k->src) && coord_eq(o->dst, k->dst)) return FALSE;
+  }
+  return TRUE;
+}
+
+/* Arrays grow to the largest network seen and are reused after that, so
+ * rebuilding on every edit allocates nothing once the size is stable. */
+static void reserve(LoomGridScene *s, gsize n_slots, gsize n_cells, gsize n_links, gsize levels) {
+  if (n_slots > s->cap_slots) {
+    s->boxes = g_renew(LoomGridBox, s->boxes, n_slots);
+    s->box_coords = g_renew(loom_coord, s->box_coords, n_slots);
+    s->slot_box = g_renew(int, s->slot_box, n_slots);
+    s->spine = g_renew(float, s->spine, n_slots * 3);
+    s->cap_slots = n_slots;
+  }
+  if (n_cells > s->cap_cells) {
+    s->cells = g_renew(float, s->cells, n_cells * 3);
+    s->cap_cells = n_cells;
+  }
+  if (n_links > s->cap_arcs) {
+    s->arcs = g_renew(LoomGridArc, s->arcs, n_links);
+    s->cap_arcs = n_links;
+  }
+  if (levels > s->cap_levels) {
+    s->box_first = g_renew(int, s->box_first, levels);
+    s->cell_first = g_renew(int, s->cell_first, levels);
+    s->spine_first = g_renew(int, s->spine_first, levels);
+    s->cap_levels = levels;
+  }
+}
+
+void loom_grid_scene_clear(LoomGridScene *s) {
+  g_free(s->boxes);
+  g_free(s->box_coords);
+  g_free(s->box_first);
+  g_free(s->slot_box);
+  g_free(s->cells);
+  g_free(s->cell_first);
+  g_free(s->spine);
+  g_free(s->spine_first);
+  g_free(s->arcs);
+  memset(s, 0, sizeof *s);
+}
+
+static gboolean has_problem(const loom_diag *diags, int n, loom_coord c) {
+  for (int i = 0; i < n; i++)
+    if (coord_eq(diags[i].at, c)) return TRUE;
+  return FALSE;
+}
+
+static gboolean link_has_problem(const loom_diag *diags, int n, const loom_link *k) {
+  for (int i = 0; i < n; i++) {
+    if (!diags[i].has_other) continue;
+    loom_coord a = diags[i].at, b = diags[i].other;
+    if ((coord_eq(a, k->dst) && coord_eq(b, k->src)) || (coord_eq(a, k->src) && coord_eq(b, k->dst))) return TRUE;
+  }
+  return FALSE;
+}
+
+void loom_grid_scene_build(LoomGridScene *s, const loom_net *net, const loom_diag *diags, int n_diags) {
+  s->n_boxes = s->n_cells = s->n_spine = s->n_arcs = 0;
+  s->groups_present = s->dtypes_present = s->merges_present = 0;
+  s->any_problem = s->any_disabled = FALSE;
+  if (!net) {
+    s->depth = s->rows = s->cols = s->layers_per_cell = 0;
+    return;
+  }
+  s->depth = loom_net_depth(net);
+  s->rows = loom_net_rows(net);
+  s->cols = loom_net_cols(net);
+  s->layers_per_cell = loom_net_layers_per_cell(net);
+  int64_t n_slots = loom_net_n_slots(net);
+  gsize n_cells = (gsize)s->depth * (gsize)s->rows * (gsize)s->cols;
+  int n_links = loom_net_n_links(net);
+  reserve(s, (gsize)n_slots, n_cells, (gsize)n_links, (gsize)s->depth + 1);
+
+  int lpc = s->layers_per_cell;
+  int64_t f = 0;
+  for (int z = 0; z < s->depth; z++) {
+    s->box_first[z] = s->n_boxes;
+    s->cell_first[z] = s->n_cells;
+    s->spine_first[z] = s->n_spine;
+    for (int y = 0; y < s->rows; y++)
+      for (int x = 0; x < s->cols; x++) {
+        gboolean occupied = FALSE;
+        for (int l = 0; l < lpc; l++, f++) {
+          loom_coord c = {z, y, x, l};
+          loom_layer *layer = loom_net_layer_at(net, c);
+          s->slot_box[f] = layer ? s->n_boxes : -1;
+          if (!layer) continue;
+          occupied = TRUE;
+          LoomGridBox *b = &s->boxes[s->n_boxes];
+          s->box_coords[s->n_boxes++] = c;
+          float mn[3], mx[3], rgb[3];
+          loom_grid_slot_box(lpc, c, mn, mx);
+          for (int i = 0; i < 3; i++) {
+            b->min[i] = mn[i];
+            b->size[i] = mx[i] - mn[i];
+          }
+          const loom_layer_type *t = loom_layer_get_type(layer);
+          loom_dtype d = loom_layer_get_dtype(layer);
+          loom_grid_type_color(t, rgb);
+          to_rgba8(rgb, b->type_rgba);
+          loom_grid_dtype_color(d, rgb);
+          to_rgba8(rgb, b->dtype_rgba);
+          b->band = loom_grid_dtype_band(d);
+          int flags = 0;
+          if (!loom_net_is_enabled(net, c)) flags |= LOOM_GRID_BOX_DISABLED;
+          if (has_problem(diags, n_diags, c)) flags |= LOOM_GRID_BOX_PROBLEM;
+          b->flags = (float)flags;
+          int g = loom_grid_group_index(t);
+          if (g >= 0 && g < 64) s->groups_present |= G_GUINT64_CONSTANT(1) << g;
+          if ((int)d >= 0 && (int)d < 64) s->dtypes_present |= G_GUINT64_CONSTANT(1) << d;
+          s->any_problem |= (flags & LOOM_GRID_BOX_PROBLEM) != 0;
+          s->any_disabled |= (flags & LOOM_GRID_BOX_DISABLED) != 0;
+          if (!(flags & LOOM_GRID_BOX_DISABLED)) {
+            loom_grid_slot_centre(lpc, c, s->spine + 3 * s->n_spine);
+            s->n_spine++;
+          }
+        }
+        if (!occupied) {
+          float *p = s->cells + 3 * s->n_cells++;
+          p[0] = (float)x;
+          p[1] = (float)z;
+          p[2] = (float)y;
+        }
+      }
+  }
+  s->box_first[s->depth] = s->n_boxes;
+  s->cell_first[s->depth] = s->n_cells;
+  s->spine_first[s->depth] = s->n_spine;
+
+  for (int i = 0; i < n_links; i++) {
+    const loom_link *k = loom_net_link(net, i);
+    LoomGridArc *a = &s->arcs[s->n_arcs++];
+    loom_grid_slot_centre(lpc, k->src, a->src);
+    loom_grid_slot_centre(lpc, k->dst, a->dst);
+    a->src_z = (float)k->src.z;
+    a->dst_z = (float)k->dst.z;
+    float rgb[3];
+    if (!link_valid(net, i) || link_has_problem(diags, n_diags, k)) {
+      rgb[0] = LOOM_GRID_VIEW_PROBLEM_R;
+      rgb[1] = LOOM_GRID_VIEW_PROBLEM_G;
+      rgb[2] = LOOM_GRID_VIEW_PROBLEM_B;
+      s->any_problem = TRUE;
+    } else {
+      loom_grid_merge_color(k->merge, rgb);
+    }
+    to_rgba8(rgb, a->rgba);
+    if ((int)k->merge >= 0 && (int)k->merge < 64) s->merges_present |= G_GUINT64_CONSTANT(1) << k->merge;
+  }
+}

@@ -1,0 +1,83 @@
+/*
+ * What the grid view draws, as flat arrays built from a loom_net: one
+ * instance per occupied slot (a block), per empty cell (an outline), per
+ * remote link (an arc), and the spine's polyline. Plain C, no GL: the
+ * renderer uploads these arrays as they are; the view picks against them.
+ * Built only when the network changes, never per frame.
+ */
+#pragma once
+
+#include <glib.h>
+#include <loom/dtype.h>
+#include <loom/layer.h>
+#include <loom/net.h>
+
+/* Per-instance attributes of a slot's block (layout shared with the renderer). */
+typedef struct {
+  float min[3], size[3];
+  guint8 type_rgba[4];  /* colour by layer type */
+  guint8 dtype_rgba[4]; /* colour by dtype */
+  float band;           /* bit-depth gauge: fraction of the block's width lit */
+  float flags;          /* LOOM_GRID_BOX_* bits */
+} LoomGridBox;
+
+#define LOOM_GRID_BOX_DISABLED 1
+#define LOOM_GRID_BOX_PROBLEM 2
+
+typedef struct {
+  float src[3], dst[3];
+  guint8 rgba[4];
+  float src_z, dst_z; /* depth levels of the ends, for the Z-slice */
+} LoomGridArc;
+
+typedef struct {
+  int depth, rows, cols, layers_per_cell;
+
+  LoomGridBox *boxes; /* occupied slots in flat order */
+  loom_coord *box_coords;
+  int n_boxes;
+  int *box_first; /* depth + 1 entries: boxes of level z are [box_first[z], box_first[z+1]) */
+  int *slot_box;  /* flat slot index → box index or -1 */
+
+  float *cells; /* xyz of each empty cell's min corner, z-major */
+  int n_cells;
+  int *cell_first;
+
+  float *spine; /* xyz of each occupied enabled slot's centre, flat order */
+  int n_spine;
+  int *spine_first;
+
+  LoomGridArc *arcs; /* one per link, same order as loom_net_link() */
+  int n_arcs;
+
+  /* For the legend: which groups (by loom_grid_group_index) and dtypes occur. */
+  guint64 groups_present, dtypes_present, merges_present;
+  gboolean any_problem, any_disabled;
+
+  /* Capacities (elements) of the arrays above, reused by the next build. */
+  gsize cap_slots, cap_cells, cap_arcs, cap_levels;
+} LoomGridScene;
+
+/* Rebuilds every array from @net (NULL empties the scene). Arrays are reused
+ * when large enough. Slots named by @diags are marked as problems; links
+ * touching a diagnostic's two ends, or failing the link rules, turn red. */
+void loom_grid_scene_build(LoomGridScene *scene, const loom_net *net, const loom_diag *diags, int n_diags);
+void loom_grid_scene_clear(LoomGridScene *scene);
+
+/* Box of slot @c inside its cell, world space (see loom-grid-camera.h). */
+void loom_grid_slot_box(int layers_per_cell, loom_coord c, float mn[3], float mx[3]);
+void loom_grid_slot_centre(int layers_per_cell, loom_coord c, float p[3]);
+/* Point at parameter t ∈ [0, 1] of the arc drawn from @a to @b (the same
+ * quadratic Bézier as shaders/grid-link.vert). */
+void loom_grid_arc_point(const float a[3], const float b[3], float t, float p[3]);
+
+/* Colours, linear 0..1 RGB. Layer types take the colour of their group (in
+ * registry order, so it never depends on the network), shaded per type. */
+int loom_grid_group_count(void);
+const char *loom_grid_group_name(int index); /* translated, as loom_layer_type_group() */
+int loom_grid_group_index(const loom_layer_type *t);
+void loom_grid_group_color(int index, float rgb[3]);
+void loom_grid_type_color(const loom_layer_type *t, float rgb[3]);
+void loom_grid_dtype_color(loom_dtype d, float rgb[3]);
+float loom_grid_dtype_band(loom_dtype d);
+void loom_grid_merge_color(loom_merge m, float rgb[3]);

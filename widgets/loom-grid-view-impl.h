@@ -1,0 +1,71 @@
+/*
+ * LoomGridView's instance struct and the functions its two source files
+ * share (loom-grid-view.c: state, drawing, API; loom-grid-view-input.c:
+ * gestures, drops, tooltips). Not for other widgets or tests.
+ */
+#pragma once
+
+#include "loom-grid-camera.h"
+#include "loom-grid-renderer.h"
+#include "loom-grid-scene.h"
+#include "loom-grid-view.h"
+
+typedef enum { DRAG_NONE, DRAG_ORBIT, DRAG_PAN, DRAG_LINK } LoomGridDrag;
+
+struct _LoomGridView {
+  GtkGLArea parent_instance;
+
+  guint depth, rows, cols;
+  LoomGridCamera cam;
+
+  const loom_net *net; /* not owned */
+  loom_diag *diags;
+  int n_diags;
+  LoomGridScene scene;
+  gboolean scene_dirty;  /* the network changed since the scene was built */
+  gboolean upload_dirty; /* the scene changed since the GL buffers were filled */
+  LoomGridRenderer *renderer;
+
+  gboolean has_selection, has_hover;
+  loom_coord selection, hover;
+  int selected_link;
+  LoomGridViewColorMode color_mode;
+  int z_slice;
+  gboolean link_tool;
+
+  /* The drag in progress. */
+  LoomGridDrag drag;
+  float drag_yaw, drag_pitch, zoom_start;
+  double drag_x, drag_y, drag_last_dx, drag_last_dy;
+  loom_coord link_src;
+  gboolean rubber;
+  LoomGridArc rubber_arc;
+
+  GtkWidget *legend;
+  gboolean show_legend;
+  guint64 legend_key[4]; /* what the legend shows now, to skip needless rebuilds */
+};
+
+/* loom-grid-view.c */
+/* Makes the scene match the network (cheap when nothing changed). */
+void loom_grid_view_ensure_scene(LoomGridView *self);
+void loom_grid_view_sync_camera(LoomGridView *self);
+int loom_grid_view_layers_per_cell(LoomGridView *self);
+void loom_grid_view_fill_frame(LoomGridView *self, LoomGridFrame *f, int width, int height, float scale);
+/* Uploads what changed and draws a frame into the bound framebuffer. */
+void loom_grid_view_draw(LoomGridView *self, int width, int height);
+void loom_grid_view_set_hover(LoomGridView *self, const loom_coord *c);
+/* Pick that also says whether the slot holds a layer. */
+gboolean loom_grid_view_pick_full(LoomGridView *self, double x, double y, loom_coord *out, gboolean *occupied);
+/* loom-grid-view-input.c */
+void loom_grid_view_install_input(LoomGridView *self);
+gboolean loom_grid_view_query_tooltip(GtkWidget *widget, int x, int y, gboolean keyboard, GtkTooltip *tooltip);
+
+/* loom-grid-view-gl.c: GtkGLArea and GtkWidget vfuncs */
+GdkGLContext *loom_grid_view_create_context(GtkGLArea *area);
+void loom_grid_view_realize(GtkWidget *widget);
+void loom_grid_view_unrealize(GtkWidget *widget);
+gboolean loom_grid_view_render(GtkGLArea *area, GdkGLContext *context);
+
+enum { SIGNAL_SELECTION_CHANGED, SIGNAL_SLOT_ACTIVATED, SIGNAL_LAYER_DROPPED, SIGNAL_LINK_DRAWN, N_SIGNALS };
+extern guint loom_grid_view_signals[N_SIGNALS];
