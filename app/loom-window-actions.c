@@ -153,7 +153,8 @@ static void win_view_preset(GtkWidget *widget, const char *action, GVariant *par
 }
 
 static void win_focus_palette(GtkWidget *widget, const char *action, GVariant *param) {
-  gtk_widget_grab_focus(GTK_WIDGET(LOOM_WINDOW(widget)->palette));
+  /* The palette's first focusable child is its search entry. */
+  gtk_widget_child_focus(GTK_WIDGET(LOOM_WINDOW(widget)->palette), GTK_DIR_TAB_FORWARD);
 }
 
 static void win_focus_grid(GtkWidget *widget, const char *action, GVariant *param) {

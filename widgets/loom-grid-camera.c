@@ -61,6 +61,11 @@ static frame camera_frame(const LoomGridCamera *cam) {
   return fr;
 }
 
+void loom_grid_camera_eye(const LoomGridCamera *cam, float eye[3]) {
+  frame fr = camera_frame(cam);
+  for (int i = 0; i < 3; i++) eye[i] = fr.eye[i];
+}
+
 static LoomMat4 mat4_mul(const LoomMat4 *a, const LoomMat4 *b) {
   LoomMat4 r;
   for (int c = 0; c < 4; c++)

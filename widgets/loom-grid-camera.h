@@ -32,6 +32,9 @@ void loom_grid_camera_reset(LoomGridCamera *cam);
  * aspect matters). */
 LoomMat4 loom_grid_camera_matrix(const LoomGridCamera *cam, float width, float height);
 
+/* Where the eye is, world space. */
+void loom_grid_camera_eye(const LoomGridCamera *cam, float eye[3]);
+
 /* World point → viewport coordinates (origin top left, same unit as width and
  * height). False when the point is behind the camera. */
 bool loom_grid_camera_project(const LoomGridCamera *cam, float width, float height, const float p[3], double *x,

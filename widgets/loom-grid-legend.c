@@ -73,6 +73,8 @@ static void add_row(GtkWidget *legend, swatch_kind kind, const float rgb[3], flo
   gtk_box_append(GTK_BOX(slot), area);
   gtk_box_append(GTK_BOX(row), slot);
   gtk_box_append(GTK_BOX(row), label);
+  gtk_widget_set_margin_start(row, 10);
+  gtk_widget_set_margin_end(row, 10);
   gtk_box_append(GTK_BOX(legend), row);
 }
 
@@ -80,7 +82,9 @@ static void add_heading(GtkWidget *legend, const char *text) {
   GtkWidget *label = gtk_label_new(text);
   gtk_label_set_xalign(GTK_LABEL(label), 0.f);
   gtk_widget_add_css_class(label, "caption-heading");
-  if (gtk_widget_get_first_child(legend)) gtk_widget_set_margin_top(label, 6);
+  gtk_widget_set_margin_top(label, gtk_widget_get_first_child(legend) ? 6 : 8);
+  gtk_widget_set_margin_start(label, 10);
+  gtk_widget_set_margin_end(label, 10);
   gtk_box_append(GTK_BOX(legend), label);
 }
 
@@ -100,6 +104,9 @@ void loom_grid_legend_update(GtkWidget *legend, const LoomGridScene *s, int colo
   while ((child = gtk_widget_get_first_child(legend))) gtk_box_remove(GTK_BOX(legend), child);
   gtk_widget_set_visible(legend, s->n_boxes > 0 || s->n_arcs > 0);
   float rgb[3];
+  /* Room below the last row inside the legend's background. */
+  GtkWidget *bottom = gtk_box_new(GTK_ORIENTATION_VERTICAL, 0);
+  gtk_widget_set_size_request(bottom, -1, 6);
 
   if (color_mode == 1) {
     add_heading(legend, _("Dtypes"));
@@ -147,4 +154,5 @@ void loom_grid_legend_update(GtkWidget *legend, const LoomGridScene *s, int colo
     float dim[3] = {0.30f, 0.32f, 0.36f};
     add_row(legend, SWATCH_BLOCK, dim, 0.f, _("Disabled"));
   }
+  gtk_box_append(GTK_BOX(legend), bottom);
 }

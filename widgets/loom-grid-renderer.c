@@ -18,9 +18,10 @@
 #define SHADER_PATH "/org/loomworkbench/Workbench/widgets/shaders/"
 #define LINK_SEGMENTS 32 /* SEGMENTS in grid-link.vert */
 #define LINK_VERTICES (2 * (LINK_SEGMENTS + 1) + 4)
+#define BOX_VERTICES 18 /* the three faces turned to the eye (grid-box.vert) */
 
 enum { U_MVP, U_SIZE, U_MARGIN, U_TILE_EVEN, U_TILE_ODD, U_LINE, U_BORDER, U_LINE_PX, U_GHOST, /* floor */
-       U_COLOR_MODE, U_SELECTED, U_HOVER, U_HIGHLIGHT, U_PROBLEM, U_BACKGROUND,             /* boxes */
+       U_COLOR_MODE, U_SELECTED, U_HOVER, U_HIGHLIGHT, U_PROBLEM, U_BACKGROUND, U_EYE,      /* boxes */
        U_COLOR,                                                                             /* flat */
        U_VIEWPORT, U_WIDTH_PX, U_ARROW_PX, U_Z_SLICE,                                       /* links */
        N_UNIFORMS };
@@ -28,7 +29,7 @@ enum { U_MVP, U_SIZE, U_MARGIN, U_TILE_EVEN, U_TILE_ODD, U_LINE, U_BORDER, U_LIN
 static const char *const uniform_names[N_UNIFORMS] = {
   "u_mvp",        "u_size",     "u_margin",  "u_tile_even", "u_tile_odd", "u_line",       "u_border",
   "u_line_px",    "u_ghost",    "u_color_mode", "u_selected", "u_hover",  "u_highlight",  "u_problem",
-  "u_background", "u_color",    "u_viewport", "u_width_px", "u_arrow_px", "u_z_slice",
+  "u_background", "u_eye", "u_color",    "u_viewport", "u_width_px", "u_arrow_px", "u_z_slice",
 };
 
 typedef struct {
@@ -264,6 +265,7 @@ static void box_uniforms(LoomGridRenderer *r, const LoomGridFrame *f, int select
   const GLint *u = r->box.u;
   glUseProgram(r->box.id);
   glUniformMatrix4fv(u[U_MVP], 1, GL_FALSE, f->mvp.m);
+  glUniform3f(u[U_EYE], f->eye[0], f->eye[1], f->eye[2]);
   glUniform1i(u[U_COLOR_MODE], f->color_mode);
   glUniform1i(u[U_SELECTED], selected);
   glUniform1i(u[U_HOVER], hover);
@@ -322,7 +324,7 @@ void loom_grid_renderer_draw(LoomGridRenderer *r, const LoomGridScene *s, const 
     box_uniforms(r, f, local_index(f->selected_box, start, count), local_index(f->hover_box, start, count));
     glBindVertexArray(r->box_vao);
     box_attributes(r->box_vbo, start);
-    glDrawArraysInstanced(GL_TRIANGLES, 0, 36, count);
+    glDrawArraysInstanced(GL_TRIANGLES, 0, BOX_VERTICES, count);
     glDisable(GL_CULL_FACE);
     glEnable(GL_BLEND);
   }
@@ -333,7 +335,7 @@ void loom_grid_renderer_draw(LoomGridRenderer *r, const LoomGridScene *s, const 
     glBindBuffer(GL_ARRAY_BUFFER, r->marker_vbo);
     glBufferSubData(GL_ARRAY_BUFFER, 0, sizeof f->marker_box, &f->marker_box);
     glBindVertexArray(r->marker_vao);
-    glDrawArraysInstanced(GL_TRIANGLES, 0, 36, 1);
+    glDrawArraysInstanced(GL_TRIANGLES, 0, BOX_VERTICES, 1);
   }
 
   /* The spine: faint, between the blocks (inside them it is hidden). */

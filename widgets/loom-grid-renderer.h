@@ -15,6 +15,7 @@ typedef struct LoomGridRenderer LoomGridRenderer;
 /* What one frame shows beyond the scene's buffers. */
 typedef struct {
   LoomMat4 mvp;
+  float eye[3]; /* world space: blocks draw only the faces turned to it */
   int width, height; /* framebuffer pixels */
   float scale;       /* device pixels per widget pixel: line widths */
   int depth, rows, cols;

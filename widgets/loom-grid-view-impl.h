@@ -24,6 +24,7 @@ struct _LoomGridView {
   LoomGridScene scene;
   gboolean scene_dirty;  /* the network changed since the scene was built */
   gboolean upload_dirty; /* the scene changed since the GL buffers were filled */
+  guint scene_tick;      /* pending rebuild before the next layout */
   LoomGridRenderer *renderer;
 
   gboolean has_selection, has_hover;

@@ -64,7 +64,22 @@ void loom_grid_view_ensure_scene(LoomGridView *self) {
   self->scene_dirty = FALSE;
   loom_grid_scene_build(&self->scene, self->net, self->diags, self->n_diags);
   self->upload_dirty = TRUE;
+}
+
+/* Runs before layout in the frame after an edit: the legend's rows change
+ * there, never while the frame is being drawn. */
+static gboolean scene_tick(GtkWidget *widget, GdkFrameClock *clock, gpointer data) {
+  LoomGridView *self = LOOM_GRID_VIEW(widget);
+  self->scene_tick = 0;
+  loom_grid_view_ensure_scene(self);
   update_legend(self);
+  return G_SOURCE_REMOVE;
+}
+
+static void scene_changed(LoomGridView *self) {
+  self->scene_dirty = TRUE;
+  if (!self->scene_tick) self->scene_tick = gtk_widget_add_tick_callback(GTK_WIDGET(self), scene_tick, NULL, NULL);
+  redraw(self);
 }
 
 void loom_grid_view_sync_camera(LoomGridView *self) {
@@ -87,6 +102,7 @@ void loom_grid_view_fill_frame(LoomGridView *self, LoomGridFrame *f, int width, 
   loom_grid_view_sync_camera(self);
   memset(f, 0, sizeof *f);
   f->mvp = loom_grid_camera_matrix(&self->cam, (float)width, (float)height);
+  loom_grid_camera_eye(&self->cam, f->eye);
   f->width = width;
   f->height = height;
   f->scale = scale;
@@ -162,7 +178,7 @@ static void sync_dimensions(LoomGridView *self) {
 void loom_grid_view_net_changed(LoomGridView *self) {
   g_return_if_fail(LOOM_IS_GRID_VIEW(self));
   sync_dimensions(self);
-  self->scene_dirty = TRUE;
+  scene_changed(self);
   /* A hovered slot may have gone with the edit; the pointer re-picks it. */
   self->has_hover = FALSE;
   if (self->selected_link >= loom_net_n_links(self->net)) loom_grid_view_set_selected_link(self, -1);
@@ -184,8 +200,7 @@ void loom_grid_view_set_diagnostics(LoomGridView *self, const loom_diag *diags, 
   g_free(self->diags);
   self->diags = n > 0 ? g_memdup2(diags, (gsize)n * sizeof *diags) : NULL;
   self->n_diags = n;
-  self->scene_dirty = TRUE;
-  redraw(self);
+  scene_changed(self);
 }
 
 /* ---- selection ---- */
@@ -388,6 +403,8 @@ static void loom_grid_view_set_property(GObject *object, guint prop_id, const GV
 
 static void loom_grid_view_dispose(GObject *object) {
   LoomGridView *self = LOOM_GRID_VIEW(object);
+  if (self->scene_tick) gtk_widget_remove_tick_callback(GTK_WIDGET(self), self->scene_tick);
+  self->scene_tick = 0;
   g_clear_pointer(&self->legend, gtk_widget_unparent);
   G_OBJECT_CLASS(loom_grid_view_parent_class)->dispose(object);
 }
@@ -470,6 +487,7 @@ static void loom_grid_view_init(LoomGridView *self) {
   gtk_widget_set_parent(self->legend, GTK_WIDGET(self));
   self->legend_key[0] = G_MAXUINT64; /* never matches: the first update builds it */
   loom_grid_view_ensure_scene(self);
+  update_legend(self);
 
   loom_grid_view_install_input(self);
 }

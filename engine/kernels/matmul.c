@@ -40,7 +40,7 @@ bool loom_sgemm_blas_available(void) {
 
 typedef struct {
   bool trans_a;
-  int64_t n, k;
+  int64_t m, n, k;
   const float *a;
   int64_t lda;
   const float *b; /* k×n (packed if the caller's B was transposed) unless BLAS takes B as given */
@@ -52,29 +52,64 @@ typedef struct {
   bool blas;
 } gemm_job;
 
-static void gemm_range(void *arg, int64_t begin, int64_t end) {
-  const gemm_job *j = arg;
+/*
+ * C is cut into tiles of rows × columns. A tile reads its rows of A and its
+ * columns of B once, so a short-and-wide product (a batch of 64 through a
+ * 1024×1024 dense layer) splits over columns instead of re-reading all of B
+ * for every slice of rows. The tiling is a function of (m, n, k) only.
+ */
+typedef struct {
+  gemm_job job;
+  int64_t tile_rows, tile_cols, col_tiles;
+} gemm_tiling;
+
+static void gemm_tiles(void *arg, int64_t begin, int64_t end) {
+  const gemm_tiling *t = arg;
+  const gemm_job *j = &t->job;
+  for (int64_t tile = begin; tile < end; tile++) {
+    int64_t r0 = (tile / t->col_tiles) * t->tile_rows;
+    int64_t c0 = (tile % t->col_tiles) * t->tile_cols;
+    int64_t r1 = r0 + t->tile_rows;
+    int64_t c1 = c0 + t->tile_cols;
+    if (r1 > j->m) r1 = j->m;
+    if (c1 > j->n) c1 = j->n;
 #ifdef LOOM_HAVE_BLAS
-  if (j->blas) {
-    const float *a = j->trans_a ? j->a + begin : j->a + begin * j->lda;
-    cblas_sgemm(CblasRowMajor, j->trans_a ? CblasTrans : CblasNoTrans, j->trans_b ? CblasTrans : CblasNoTrans,
-                (blasint)(end - begin), (blasint)j->n, (blasint)j->k, 1.0f, a, (blasint)j->lda, j->b,
-                (blasint)j->ldb, j->accumulate ? 1.0f : 0.0f, j->c + begin * j->ldc, (blasint)j->ldc);
-    return;
-  }
+    if (j->blas) {
+      const float *a = j->trans_a ? j->a + r0 : j->a + r0 * j->lda;
+      const float *b = j->trans_b ? j->b + c0 * j->ldb : j->b + c0;
+      cblas_sgemm(CblasRowMajor, j->trans_a ? CblasTrans : CblasNoTrans, j->trans_b ? CblasTrans : CblasNoTrans,
+                  (blasint)(r1 - r0), (blasint)(c1 - c0), (blasint)j->k, 1.0f, a, (blasint)j->lda, b,
+                  (blasint)j->ldb, j->accumulate ? 1.0f : 0.0f, j->c + r0 * j->ldc + c0, (blasint)j->ldc);
+      continue;
+    }
 #endif
-  loom_sgemm_ref_rows(j->trans_a, begin, end, j->n, j->k, j->a, j->lda, j->b, j->ldb, j->accumulate, j->c, j->ldc);
+    loom_sgemm_ref_rows(j->trans_a, r0, r1, c1 - c0, j->k, j->a, j->lda, j->b + c0, j->ldb, j->accumulate, j->c + c0,
+                        j->ldc);
+  }
 }
 
-/* Rows per range: about a million multiply-adds each, at least 16 rows (so
- * BLAS gets blocks it can run efficiently), so small products stay on one
- * thread and large ones still split into many ranges. Depends only on the
- * problem size. */
-static int64_t row_grain(int64_t n, int64_t k) {
-  int64_t per_row = n * (k > 0 ? k : 1);
-  if (per_row < 1) per_row = 1;
-  int64_t g = ((int64_t)1 << 20) / per_row;
-  return g < 16 ? 16 : g;
+/* About 16M multiply-adds per tile: big enough for BLAS to run at full speed,
+ * small enough that large products spread over the threads. Tiles are whole
+ * rows unless a row band alone would exceed that, then columns in multiples
+ * of 64. Small products stay one tile, on one thread. */
+static void choose_tiling(gemm_tiling *t, int64_t m, int64_t n, int64_t k) {
+  const int64_t target = (int64_t)1 << 24;
+  int64_t kk = k > 0 ? k : 1;
+  int64_t rows = target / (n * kk);
+  if (rows >= m) {
+    t->tile_rows = m;
+  } else if (rows >= 16) {
+    t->tile_rows = rows;
+  } else {
+    t->tile_rows = m < 64 ? m : 64;
+  }
+  t->tile_cols = n;
+  if (t->tile_rows * n * kk > target && n > 64) {
+    int64_t cols = target / (t->tile_rows * kk);
+    cols = cols < 64 ? 64 : cols / 64 * 64;
+    if (cols < n) t->tile_cols = cols;
+  }
+  t->col_tiles = (n + t->tile_cols - 1) / t->tile_cols;
 }
 
 void loom_sgemm(loom_pool *pool, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float *a,
@@ -120,6 +155,10 @@ void loom_sgemm(loom_pool *pool, bool trans_a, bool trans_b, int64_t m, int64_t 
       return;
     }
   }
-  loom_pool_for(pool, m, row_grain(n, k), gemm_range, &job);
+  job.m = m;
+  gemm_tiling tiling = {.job = job};
+  choose_tiling(&tiling, m, n, k);
+  int64_t row_tiles = (m + tiling.tile_rows - 1) / tiling.tile_rows;
+  loom_pool_for(pool, row_tiles * tiling.col_tiles, 1, gemm_tiles, &tiling);
   free(packed);
 }

@@ -207,6 +207,7 @@ static void test_new(void) {
   gui_test_wait(toplevel_shown, GSIZE_TO_POINTER(LOOM_TYPE_NEW_DIALOG), TIMEOUT_MS, "the New dialog");
   GtkWindow *dialog = find_toplevel(LOOM_TYPE_NEW_DIALOG);
   adw_message_dialog_response(ADW_MESSAGE_DIALOG(dialog), "create");
+  gtk_window_destroy(dialog); /* a button click closes it after the response */
   LoomDocument *after = loom_window_get_document(window);
   g_assert_true(LOOM_IS_DOCUMENT(after));
   g_assert_true(after != before);

@@ -1,0 +1,131 @@
+/*
+ * Frame times of the grid view orbiting a fully occupied 16×16×16×4 network
+ * (16,384 slots, mixed layer types and dtypes, some links), driven by the
+ * frame clock. Prints frames per second, the median and worst frame
+ * interval and the median and worst paint phase (the view's GL frame and
+ * GTK's compositing),
+ * each beside the 60 Hz frame budget.
+ *
+ *   xvfb-run -a -s '-screen 0 1600x1000x24 +extension GLX' \
+ *     env GDK_DEBUG=gl-glx build/tests/bench/bench-gridview [frames]
+ */
+#include <epoxy/gl.h>
+#include <math.h>
+#include <gtk/gtk.h>
+#include <loom/net.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "loom-grid-view-private.h"
+#include "loom-grid-view.h"
+
+#define BUDGET_MS 16.7
+
+typedef struct {
+  LoomGridView *view;
+  int frames, done;
+  gint64 last_tick;
+  double *intervals; /* ms between frame-clock ticks */
+  double *renders;   /* ms of the frame clock's paint phase */
+  int n_intervals, n_renders;
+  gint64 render_start;
+} Bench;
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static void report(const char *what, double *v, int n) {
+  if (n == 0) return;
+  qsort(v, (size_t)n, sizeof *v, cmp_double);
+  double median = v[n / 2], worst = v[n - 1];
+  printf("%-28s median %7.2f ms (%5.2f× budget)   worst %7.2f ms (%5.2f× budget)   budget %.1f ms\n", what, median,
+         median / BUDGET_MS, worst, worst / BUDGET_MS, BUDGET_MS);
+}
+
+/* The paint phase: the view's GL frame, then GTK compositing it and the
+ * legend into the window (with llvmpipe the buffer swap waits for both). */
+static void paint_begin(GdkFrameClock *clock, Bench *b) {
+  b->render_start = g_get_monotonic_time();
+}
+
+static void paint_end(GdkFrameClock *clock, Bench *b) {
+  if (b->last_tick && b->render_start && b->n_renders < b->frames)
+    b->renders[b->n_renders++] = (double)(g_get_monotonic_time() - b->render_start) / 1000.0;
+}
+
+static gboolean tick(GtkWidget *widget, GdkFrameClock *clock, gpointer data) {
+  Bench *b = data;
+  gint64 now = g_get_monotonic_time();
+  if (b->last_tick && b->n_intervals < b->frames)
+    b->intervals[b->n_intervals++] = (double)(now - b->last_tick) / 1000.0;
+  b->last_tick = now;
+  double t = (double)b->n_intervals / 120.0;
+  loom_grid_view_set_orbit(b->view, 0.65 + t * 2.0 * G_PI, 0.45 + 0.25 * sin(t * G_PI));
+  if (b->n_intervals >= b->frames) {
+    b->done = 1;
+    return G_SOURCE_REMOVE;
+  }
+  return G_SOURCE_CONTINUE;
+}
+
+static loom_net *full_net(void) {
+  static const char *const types[] = {"dense", "relu", "layernorm", "conv2d", "softmax", "tanh", "embedding", "gelu"};
+  loom_error err = {0};
+  loom_net *net = loom_net_new(16, 16, 16, 4, &err);
+  if (!net) g_error("%s", err.message);
+  for (int64_t f = 0; f < loom_net_n_slots(net); f++) {
+    loom_layer *l = loom_layer_new_by_name(types[f % G_N_ELEMENTS(types)], &err);
+    if (!l || loom_layer_set_dtype(l, (loom_dtype)(f % LOOM_DTYPE_COUNT), &err) ||
+        loom_net_place(net, loom_net_coord_of(net, f), l, &err))
+      g_error("%s", err.message);
+    if (f % 13 == 0) loom_net_set_enabled(net, loom_net_coord_of(net, f), false, &err);
+  }
+  for (int64_t i = 0; i + 1500 < loom_net_n_slots(net); i += 257) {
+    loom_link link = {loom_net_coord_of(net, i), loom_net_coord_of(net, i + 1500), (loom_merge)(i % 3)};
+    if (loom_net_add_link(net, &link, &err)) g_error("%s", err.message);
+  }
+  return net;
+}
+
+int main(int argc, char **argv) {
+  if (!gtk_init_check()) {
+    fprintf(stderr, "bench-gridview needs a display (run it under xvfb-run)\n");
+    return 77;
+  }
+  Bench b = {.frames = argc > 1 ? atoi(argv[1]) : 300};
+  if (b.frames < 2) b.frames = 2;
+  b.intervals = g_new0(double, b.frames);
+  b.renders = g_new0(double, b.frames);
+
+  loom_net *net = full_net();
+  GtkWidget *window = gtk_window_new();
+  gtk_window_set_default_size(GTK_WINDOW(window), 1280, 800);
+  b.view = LOOM_GRID_VIEW(loom_grid_view_new());
+  gtk_window_set_child(GTK_WINDOW(window), GTK_WIDGET(b.view));
+  loom_grid_view_set_net(b.view, net);
+  gtk_window_present(GTK_WINDOW(window));
+  GdkFrameClock *clock = gtk_widget_get_frame_clock(window);
+  g_signal_connect_after(clock, "layout", G_CALLBACK(paint_begin), &b);
+  g_signal_connect_after(clock, "after-paint", G_CALLBACK(paint_end), &b);
+  gtk_widget_add_tick_callback(GTK_WIDGET(b.view), tick, &b, NULL);
+
+  gint64 start = g_get_monotonic_time();
+  while (!b.done) g_main_context_iteration(NULL, TRUE);
+  double seconds = (double)(g_get_monotonic_time() - start) / 1e6;
+
+  const char *renderer = (const char *)glGetString(GL_RENDERER);
+  printf("grid view, %lld slots, %d links, %d×%d px, %d frames, GL renderer: %s\n",
+         (long long)loom_net_n_slots(net), loom_net_n_links(net), gtk_widget_get_width(GTK_WIDGET(b.view)),
+         gtk_widget_get_height(GTK_WIDGET(b.view)), b.n_intervals, renderer ? renderer : "?");
+  printf("%-28s %7.1f fps (budget 60 fps)\n", "frames per second", b.n_intervals / seconds);
+  report("frame interval", b.intervals, b.n_intervals);
+  report("paint phase", b.renders, b.n_renders);
+
+  gtk_window_destroy(GTK_WINDOW(window));
+  loom_net_free(net);
+  g_free(b.intervals);
+  g_free(b.renders);
+  return 0;
+}

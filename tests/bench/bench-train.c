@@ -1,0 +1,332 @@
+/*
+ * bench-train: training steps per second of two networks, each beside the
+ * same training loop in PyTorch measured in the same run
+ * (tests/bench/torch_train.py through /usr/bin/python3, same thread count):
+ *
+ *   playground  2-8-8-1 MLP (tanh), batch 10, BCE on logits, SGD (lr 0.03,
+ *               momentum 0.9), 200 xor points
+ *   mlp784      784-256-10 MLP (relu), batch 64, cross-entropy, Adam (lr 1e-3),
+ *               1024 samples of 10 Gaussian clusters
+ *
+ * Two loom columns: the trainer (loom_trainer_step: shuffled batches,
+ * forward, loss, backward, update, re-morph, NaN checks and per-layer
+ * statistics) and the bare loop of docs/training.md (batcher, forward, loss,
+ * backward, optimizer, touch), which shows what the trainer's bookkeeping
+ * costs. The ratio is loom trainer / torch in steps per second (above 1:
+ * loom is faster).
+ *
+ * Usage: bench-train [--threads N] [--runs R]   (N defaults to the online cores)
+ * Each figure is the median over R runs (default 7); a run repeats steps for
+ * at least 0.2 s. Without torch the column says so.
+ */
+#include <glib.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kernels/matmul.h"
+#include "loom/loom.h"
+
+#define RUN_SECONDS 0.2
+#define WARMUP_STEPS 5
+#define MAX_RUNS 64
+#define MAX_TENSORS 16
+#define N_WORKLOADS 2
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void die(const char *what, const loom_error *err) {
+  fprintf(stderr, "bench-train: %s: %s\n", what, err->message);
+  exit(1);
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+typedef struct workload {
+  const char *name, *title;
+  loom_net *net;
+  loom_dataset *data;
+  loom_train_config cfg;
+} workload;
+
+/* in → hidden… → out, dense and `act` layers in the slots of one cell. */
+static loom_net *mlp(int64_t in, const int64_t *widths, int n_dense, const char *act) {
+  loom_error err = {0};
+  int n_slots = 2 * n_dense - 1;
+  loom_net *net = loom_net_new(1, 1, 1, n_slots, &err);
+  loom_shape s = loom_shape_1d(in);
+  if (!net || loom_net_set_input_shape(net, &s, &err)) die("network", &err);
+  int64_t prev = in;
+  for (int i = 0, slot = 0; i < n_dense; i++) {
+    loom_layer *d = loom_layer_new_by_name("dense", &err);
+    if (!d || loom_layer_set_int(d, "in_features", prev, &err) ||
+        loom_layer_set_int(d, "out_features", widths[i], &err) ||
+        loom_net_place(net, (loom_coord){0, 0, 0, slot++}, d, &err))
+      die("dense", &err);
+    if (i + 1 < n_dense) {
+      loom_layer *a = loom_layer_new_by_name(act, &err);
+      if (!a || loom_net_place(net, (loom_coord){0, 0, 0, slot++}, a, &err)) die(act, &err);
+    }
+    prev = widths[i];
+  }
+  loom_diag *diags = NULL;
+  if (loom_net_infer_shapes(net, 7, &diags) != 0) {
+    fprintf(stderr, "bench-train: %s\n", diags ? diags[0].message : "shape inference failed");
+    exit(1);
+  }
+  free(diags);
+  return net;
+}
+
+/* ---- loom: the trainer ------------------------------------------------------ */
+
+static double trainer_rate(const workload *w, loom_pool *pool, int runs) {
+  loom_error err = {0};
+  loom_net *net = loom_net_clone(w->net, &err);
+  if (!net) die(w->name, &err);
+  loom_trainer *tr = loom_trainer_new(net, w->data, NULL, &w->cfg, pool, &err);
+  if (!tr) die(w->name, &err);
+  double rates[MAX_RUNS];
+  loom_step_stats st;
+  for (int i = 0; i < WARMUP_STEPS; i++)
+    if (loom_trainer_step(tr, &st, &err)) die(w->name, &err);
+  for (int r = 0; r < runs; r++) {
+    long steps = 0;
+    double start = now_s(), elapsed;
+    do {
+      if (loom_trainer_step(tr, &st, &err)) die(w->name, &err);
+      steps++;
+      elapsed = now_s() - start;
+    } while (elapsed < RUN_SECONDS);
+    rates[r] = (double)steps / elapsed;
+  }
+  loom_trainer_free(tr);
+  loom_net_free(net);
+  qsort(rates, (size_t)runs, sizeof rates[0], cmp_double);
+  return rates[runs / 2];
+}
+
+/* ---- loom: the bare loop of docs/training.md ------------------------------- */
+
+typedef struct bare_loop {
+  loom_net *net;
+  loom_batcher *batches;
+  loom_optim *opt;
+  const loom_train_config *cfg;
+  loom_ctx ctx;
+  int n;
+  loom_weights *stores[MAX_TENSORS];
+  float *masters[MAX_TENSORS];
+  const float *grads[MAX_TENSORS];
+  int64_t sizes[MAX_TENSORS];
+  float *y, *dy;
+  int64_t width, batch_index, epoch, step;
+} bare_loop;
+
+static void bare_step(bare_loop *b, const char *name) {
+  loom_error err = {0};
+  if (b->batch_index == loom_batcher_n_batches(b->batches)) {
+    b->batch_index = 0;
+    loom_batcher_set_epoch(b->batches, (uint64_t)++b->epoch);
+  }
+  loom_batch batch;
+  double loss;
+  b->ctx.step = (uint64_t)b->step;
+  if (loom_batcher_get(b->batches, b->batch_index++, &batch, &err)) die(name, &err);
+  loom_net_zero_grad(b->net);
+  if (loom_net_forward(b->net, &b->ctx, batch.inputs, batch.size, b->y, &err) ||
+      loom_loss_eval(&b->cfg->loss, b->y, batch.size, b->width, batch.labels, batch.targets, NULL, &loss, b->dy,
+                     &err) ||
+      loom_net_backward(b->net, &b->ctx, b->dy, NULL, &err) ||
+      loom_optim_step(b->opt, b->masters, b->grads, loom_schedule_lr(&b->cfg->schedule, b->step++), &err))
+    die(name, &err);
+  for (int t = 0; t < b->n; t++) loom_weights_touch(b->stores[t]);
+}
+
+static double bare_rate(const workload *w, loom_pool *pool, int runs) {
+  loom_error err = {0};
+  bare_loop b = {.cfg = &w->cfg, .ctx = {.pool = pool, .training = true, .seed = w->cfg.seed}};
+  b.net = loom_net_clone(w->net, &err);
+  if (!b.net) die(w->name, &err);
+  loom_diag *diags = NULL; /* a clone is built again before it runs (the trainer does it itself) */
+  int problems = loom_net_infer_shapes(b.net, 7, &diags);
+  free(diags);
+  if (problems) {
+    fprintf(stderr, "bench-train: %s: shape inference failed\n", w->name);
+    exit(1);
+  }
+  for (int64_t i = 0; i < loom_net_n_layers(b.net); i++) {
+    loom_layer *l = loom_net_layer_at(b.net, loom_net_layer_coord(b.net, i));
+    for (int t = 0; t < loom_layer_n_weights(l); t++) {
+      if (b.n == MAX_TENSORS) {
+        fprintf(stderr, "bench-train: %s: more than %d tensors\n", w->name, MAX_TENSORS);
+        exit(1);
+      }
+      b.stores[b.n] = loom_layer_weights(l, t);
+      b.masters[b.n] = loom_weights_master(b.stores[b.n]);
+      b.grads[b.n] = loom_layer_grad(l, t);
+      b.sizes[b.n] = loom_weights_count(b.stores[b.n]);
+      b.n++;
+    }
+  }
+  b.opt = loom_optim_new(&w->cfg.optim, b.n, b.sizes, &err);
+  b.batches = loom_batcher_new(w->data, w->cfg.batch_size, w->cfg.shuffle, w->cfg.drop_last, w->cfg.seed, &err);
+  if (!b.opt || !b.batches) die(w->name, &err);
+  loom_batcher_set_epoch(b.batches, 0);
+  loom_shape out = loom_net_output_shape(b.net);
+  b.width = loom_shape_numel(&out);
+  b.y = g_new(float, w->cfg.batch_size * b.width);
+  b.dy = g_new(float, w->cfg.batch_size * b.width);
+  double rates[MAX_RUNS];
+  for (int i = 0; i < WARMUP_STEPS; i++) bare_step(&b, w->name);
+  for (int r = 0; r < runs; r++) {
+    long steps = 0;
+    double start = now_s(), elapsed;
+    do {
+      bare_step(&b, w->name);
+      steps++;
+      elapsed = now_s() - start;
+    } while (elapsed < RUN_SECONDS);
+    rates[r] = (double)steps / elapsed;
+  }
+  g_free(b.y);
+  g_free(b.dy);
+  loom_batcher_free(b.batches);
+  loom_optim_free(b.opt);
+  loom_net_free(b.net);
+  qsort(rates, (size_t)runs, sizeof rates[0], cmp_double);
+  return rates[runs / 2];
+}
+
+/* ---- torch ----------------------------------------------------------------- */
+
+typedef struct torch_figures {
+  bool available;
+  char version[64];
+  char note[256];
+  double rate[N_WORKLOADS]; /* steps per second; < 0 if missing */
+} torch_figures;
+
+static torch_figures run_torch(const workload *w, int threads, int runs) {
+  torch_figures tf = {0};
+  for (int i = 0; i < N_WORKLOADS; i++) tf.rate[i] = -1.0;
+  if (access("/usr/bin/python3", X_OK) != 0) {
+    snprintf(tf.note, sizeof tf.note, "/usr/bin/python3 not found");
+    return tf;
+  }
+  char *script = g_build_filename(LOOM_SOURCE_DIR, "tests", "bench", "torch_train.py", NULL);
+  char *cmd = g_strdup_printf("/usr/bin/python3 '%s' %d %d 2>&1", script, threads, runs);
+  FILE *p = popen(cmd, "r");
+  char line[512];
+  while (p && fgets(line, sizeof line, p)) {
+    char name[64];
+    double rate;
+    if (sscanf(line, "torch %63s", tf.version) == 1) {
+      tf.available = true;
+    } else if (sscanf(line, "%63s %lf", name, &rate) == 2) {
+      for (int i = 0; i < N_WORKLOADS; i++)
+        if (strcmp(name, w[i].name) == 0) tf.rate[i] = rate;
+    } else if (!tf.note[0] && strstr(line, "Error")) {
+      g_strlcpy(tf.note, g_strchomp(line), sizeof tf.note); /* e.g. ModuleNotFoundError: No module named 'torch' */
+    }
+  }
+  int status = p ? pclose(p) : -1;
+  if (!tf.available && !tf.note[0]) snprintf(tf.note, sizeof tf.note, "torch did not run (status %d)", status);
+  g_free(cmd);
+  g_free(script);
+  return tf;
+}
+
+int main(int argc, char **argv) {
+  int threads = (int)sysconf(_SC_NPROCESSORS_ONLN), runs = 7;
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc)
+      threads = atoi(argv[++i]);
+    else if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc)
+      runs = atoi(argv[++i]);
+    else {
+      fprintf(stderr, "usage: %s [--threads N] [--runs R]\n", argv[0]);
+      return 2;
+    }
+  }
+  if (threads < 1) threads = 1;
+  if (runs < 1 || runs > MAX_RUNS) runs = 7;
+
+  loom_error err = {0};
+  loom_pool *pool = loom_pool_new(threads, &err);
+  if (!pool) die("pool", &err);
+
+  workload w[N_WORKLOADS] = {
+    {.name = "playground", .title = "MLP 2-8-8-1 tanh, batch 10, BCE, SGD"},
+    {.name = "mlp784", .title = "MLP 784-256-10 relu, batch 64, CE, Adam"},
+  };
+  w[0].net = mlp(2, (const int64_t[]){8, 8, 1}, 3, "tanh");
+  w[0].data = loom_gen_xor(200, 0.02, 1, &err);
+  /* 0/1 float targets, which the bare loop's loss reads as they are */
+  if (!w[0].data || loom_dataset_labels_to_vectors(w[0].data, false, &err)) die(w[0].name, &err);
+  w[0].cfg = loom_train_config_default();
+  w[0].cfg.loss = (loom_loss_spec){.kind = LOOM_LOSS_BCE_LOGITS, .heads = 1};
+  w[0].cfg.optim = loom_optim_defaults(LOOM_OPTIM_SGD);
+  w[0].cfg.optim.momentum = 0.9;
+  w[0].cfg.schedule = loom_schedule_constant(0.03);
+  w[0].cfg.batch_size = 10;
+
+  w[1].net = mlp(784, (const int64_t[]){256, 10}, 2, "relu");
+  w[1].data = loom_gen_clusters(1024, 10, 784, 0.3, 1, &err);
+  if (!w[1].data) die(w[1].name, &err);
+  w[1].cfg = loom_train_config_default(); /* cross-entropy, Adam 1e-3 */
+  w[1].cfg.batch_size = 64;
+
+  for (int i = 0; i < N_WORKLOADS; i++) {
+    w[i].cfg.epochs = INT64_MAX / 2; /* never finishes inside the bench */
+    w[i].cfg.seed = 1;
+    if (loom_train_config_validate(&w[i].cfg, &err)) die(w[i].name, &err);
+  }
+
+  printf("bench-train: %d thread%s, median of %d runs of >= %.1f s, training steps per second\n", threads,
+         threads == 1 ? "" : "s", runs, RUN_SECONDS);
+  /* Other work on the machine skews every column; say how busy it was. */
+  char *loadavg = NULL;
+  if (g_file_get_contents("/proc/loadavg", &loadavg, NULL, NULL))
+    printf("load average before the run: %.*s\n", (int)strcspn(loadavg, " "), loadavg);
+  g_free(loadavg);
+  printf("matrix products: %s\n", loom_sgemm_blas_available() ? "OpenBLAS, one thread per range of rows"
+                                                              : "the reference C kernel");
+  double trainer[N_WORKLOADS], bare[N_WORKLOADS];
+  for (int i = 0; i < N_WORKLOADS; i++) {
+    trainer[i] = trainer_rate(&w[i], pool, runs);
+    bare[i] = bare_rate(&w[i], pool, runs);
+  }
+  torch_figures tf = run_torch(w, threads, runs);
+  if (tf.available)
+    printf("torch %s with torch.set_num_threads(%d)\n", tf.version, threads);
+  else
+    printf("torch column skipped: %s\n", tf.note);
+
+  printf("\n%-42s %12s %12s %12s %11s\n", "workload", "loom trainer", "loom loop", "torch", "loom/torch");
+  for (int i = 0; i < N_WORKLOADS; i++) {
+    char tcol[32] = "-", rcol[32] = "-";
+    if (tf.available && tf.rate[i] > 0) {
+      snprintf(tcol, sizeof tcol, "%.1f", tf.rate[i]);
+      snprintf(rcol, sizeof rcol, "%.2f", trainer[i] / tf.rate[i]);
+    }
+    printf("%-42s %12.1f %12.1f %12s %11s\n", w[i].title, trainer[i], bare[i], tcol, rcol);
+  }
+  printf("(loom/torch: trainer steps per second over torch's; above 1 loom is faster)\n");
+
+  for (int i = 0; i < N_WORKLOADS; i++) {
+    loom_net_free(w[i].net);
+    loom_dataset_free(w[i].data);
+  }
+  loom_pool_free(pool);
+  return 0;
+}

@@ -1,0 +1,93 @@
+#!/usr/bin/python3
+"""The PyTorch side of bench-train: the same training loops as the C bench.
+
+Usage: /usr/bin/python3 tests/bench/torch_train.py THREADS RUNS
+
+Prints a first line "torch VERSION", then one line per workload,
+"NAME STEPS_PER_SECOND", the median over RUNS runs. Each run repeats training
+steps until it has taken at least 0.2 s. A step is what loom_trainer_step
+does: take the next mini-batch of a per-epoch shuffle, zero the gradients,
+forward, loss (its value read back, as the trainer reports it), backward,
+optimizer step.
+
+  playground  2-8-8-1 MLP (tanh), batch 10, BCE on logits, SGD (lr 0.03,
+              momentum 0.9), 200 xor points
+  mlp784      784-256-10 MLP (relu), batch 64, cross-entropy, Adam (lr 1e-3),
+              1024 samples of 10 Gaussian clusters
+"""
+import statistics
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+
+RUN_SECONDS = 0.2
+
+
+class Loop:
+    def __init__(self, model, x, y, batch, loss_fn, opt):
+        self.model, self.x, self.y, self.batch, self.loss_fn, self.opt = model, x, y, batch, loss_fn, opt
+        self.perm = torch.randperm(len(x))
+        self.pos = 0
+
+    def step(self):
+        if self.pos >= len(self.x):  # a new epoch, a new order
+            self.perm = torch.randperm(len(self.x))
+            self.pos = 0
+        idx = self.perm[self.pos:self.pos + self.batch]
+        self.pos += self.batch
+        xb, yb = self.x[idx], self.y[idx]
+        self.opt.zero_grad()
+        loss = self.loss_fn(self.model(xb), yb)
+        loss.backward()
+        self.opt.step()
+        return loss.item()
+
+
+def steps_per_second(loop, runs):
+    for _ in range(5):  # warm-up: allocations, optimizer state
+        loop.step()
+    rates = []
+    for _ in range(runs):
+        steps = 0
+        start = time.perf_counter()
+        while True:
+            loop.step()
+            steps += 1
+            elapsed = time.perf_counter() - start
+            if elapsed >= RUN_SECONDS:
+                break
+        rates.append(steps / elapsed)
+    return statistics.median(rates)
+
+
+def playground():
+    x = torch.rand(200, 2) * 2 - 1
+    y = ((x[:, 0] > 0) ^ (x[:, 1] > 0)).float().unsqueeze(1)
+    model = torch.nn.Sequential(torch.nn.Linear(2, 8), torch.nn.Tanh(), torch.nn.Linear(8, 8), torch.nn.Tanh(),
+                                torch.nn.Linear(8, 1))
+    opt = torch.optim.SGD(model.parameters(), lr=0.03, momentum=0.9)
+    return Loop(model, x, y, 10, F.binary_cross_entropy_with_logits, opt)
+
+
+def mlp784():
+    centres = torch.rand(10, 784) * 2 - 1
+    labels = torch.arange(1024) % 10
+    x = centres[labels] + 0.3 * torch.randn(1024, 784)
+    model = torch.nn.Sequential(torch.nn.Linear(784, 256), torch.nn.ReLU(), torch.nn.Linear(256, 10))
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    return Loop(model, x, labels, 64, F.cross_entropy, opt)
+
+
+def main(argv):
+    threads, runs = int(argv[1]), int(argv[2])
+    torch.set_num_threads(threads)
+    torch.manual_seed(0)
+    print(f"torch {torch.__version__}", flush=True)
+    print(f"playground {steps_per_second(playground(), runs):.3f}", flush=True)
+    print(f"mlp784 {steps_per_second(mlp784(), runs):.3f}", flush=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv)

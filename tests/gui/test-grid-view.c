@@ -1,0 +1,362 @@
+/*
+ * LoomGridView on its own, under a display: picking at the projected centre
+ * of every occupied slot finds that slot (also stacked, also in a Z-slice),
+ * the selection, the colour mode and the link arcs show in pixels read back
+ * from GL, export writes a PNG of the requested size, and a full
+ * 16×16×16×4 network renders without GL errors.
+ */
+#include <glib/gstdio.h>
+#include <loom/dtype.h>
+#include <loom/net.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gui-test.h"
+#include "loom-grid-view-private.h"
+#include "loom-grid-view.h"
+
+#define TIMEOUT_MS 20000
+
+static GtkWidget *window;
+static LoomGridView *view;
+
+static loom_coord at(int z, int y, int x, int l) {
+  return (loom_coord){z, y, x, l};
+}
+
+static gboolean same(loom_coord a, loom_coord b) {
+  return a.z == b.z && a.y == b.y && a.x == b.x && a.l == b.l;
+}
+
+static void place(loom_net *net, loom_coord c, const char *type, loom_dtype dtype) {
+  loom_error err = {0};
+  loom_layer *l = loom_layer_new_by_name(type, &err);
+  if (!l) g_error("%s: %s", type, err.message);
+  g_assert_cmpint(loom_layer_set_dtype(l, dtype, &err), ==, 0);
+  if (loom_net_place(net, c, l, &err)) g_error("place: %s", err.message);
+}
+
+/* 2 levels × 1 row × 3 columns × 2 layers: stacked slots at (0,0,0) and (1,0,1). */
+static loom_net *small_net(gboolean with_link) {
+  loom_error err = {0};
+  loom_net *net = loom_net_new(2, 1, 3, 2, &err);
+  g_assert_nonnull(net);
+  place(net, at(0, 0, 0, 0), "dense", LOOM_DTYPE_FLOAT32);
+  place(net, at(0, 0, 0, 1), "relu", LOOM_DTYPE_FLOAT32);
+  place(net, at(0, 0, 2, 1), "dense", LOOM_DTYPE_INT8);
+  place(net, at(1, 0, 1, 0), "dense", LOOM_DTYPE_BINARY);
+  place(net, at(1, 0, 1, 1), "tanh", LOOM_DTYPE_FLOAT32);
+  if (with_link) {
+    loom_link link = {at(0, 0, 0, 0), at(1, 0, 1, 1), LOOM_MERGE_ADD};
+    g_assert_cmpint(loom_net_add_link(net, &link, &err), ==, 0);
+  }
+  return net;
+}
+
+static gboolean ready(gpointer data) {
+  GError *error = NULL;
+  int w, h;
+  GBytes *bytes = loom_grid_view_read_pixels(view, &w, &h, &error);
+  g_clear_error(&error);
+  if (!bytes) return FALSE;
+  g_bytes_unref(bytes);
+  return gtk_widget_get_width(GTK_WIDGET(view)) > 0;
+}
+
+static void show_net(const loom_net *net) {
+  loom_grid_view_set_net(view, net);
+  loom_grid_view_set_z_slice(view, -1);
+  loom_grid_view_set_color_mode(view, LOOM_GRID_VIEW_COLOR_LAYER_TYPE);
+  loom_grid_view_set_preset(view, LOOM_GRID_VIEW_PRESET_ISO);
+  gui_test_wait(ready, NULL, TIMEOUT_MS, "the grid view to render");
+  gui_test_spin(50);
+}
+
+typedef struct {
+  GBytes *bytes;
+  const guint8 *px;
+  int width, height, scale;
+} Pixels;
+
+static Pixels read_back(void) {
+  Pixels p = {0};
+  g_autoptr(GError) error = NULL;
+  p.bytes = loom_grid_view_read_pixels(view, &p.width, &p.height, &error);
+  g_assert_no_error(error);
+  p.px = g_bytes_get_data(p.bytes, NULL);
+  p.scale = gtk_widget_get_scale_factor(GTK_WIDGET(view));
+  return p;
+}
+
+static gboolean near(const guint8 *px, float r, float g, float b, int tol) {
+  return abs(px[0] - (int)(r * 255.f + 0.5f)) <= tol && abs(px[1] - (int)(g * 255.f + 0.5f)) <= tol &&
+         abs(px[2] - (int)(b * 255.f + 0.5f)) <= tol;
+}
+
+/* Whether a pixel within @radius of widget point (x, y) has colour (r, g, b). */
+static gboolean found_near(const Pixels *p, double x, double y, int radius, float r, float g, float b, int tol) {
+  int cx = (int)(x * p->scale), cy = (int)(y * p->scale);
+  for (int dy = -radius; dy <= radius; dy++)
+    for (int dx = -radius; dx <= radius; dx++) {
+      int px = cx + dx, py = cy + dy;
+      if (px < 0 || py < 0 || px >= p->width || py >= p->height) continue;
+      if (near(p->px + ((gsize)py * p->width + px) * 4, r, g, b, tol)) return TRUE;
+    }
+  return FALSE;
+}
+
+static const guint8 *pixel_at(const Pixels *p, double x, double y) {
+  int px = CLAMP((int)(x * p->scale), 0, p->width - 1), py = CLAMP((int)(y * p->scale), 0, p->height - 1);
+  return p->px + ((gsize)py * p->width + px) * 4;
+}
+
+/* ---- picking ---- */
+
+static void assert_picks_every_slot(const loom_net *net, int only_z) {
+  for (int64_t i = 0; i < loom_net_n_layers(net); i++) {
+    loom_coord c = loom_net_layer_coord(net, i), got;
+    double x, y;
+    g_assert_true(loom_grid_view_project(view, &c, &x, &y));
+    gboolean hit = loom_grid_view_pick(view, x, y, &got);
+    if (only_z < 0 || c.z == only_z) {
+      g_assert_true(hit);
+      if (!same(got, c))
+        g_error("pick at (%.1f, %.1f) found (%d,%d,%d,%d), expected (%d,%d,%d,%d)", x, y, got.z, got.y, got.x, got.l,
+                c.z, c.y, c.x, c.l);
+    } else if (hit) {
+      g_assert_cmpint(got.z, ==, only_z); /* other levels are neither drawn nor picked */
+    }
+  }
+}
+
+static void test_pick(void) {
+  loom_net *net = small_net(FALSE);
+  show_net(net);
+  g_assert_cmpuint(loom_grid_view_get_depth(view), ==, 2);
+  g_assert_cmpuint(loom_grid_view_get_cols(view), ==, 3);
+  /* From the front every slot's centre is in sight (one row, nothing in front). */
+  loom_grid_view_set_preset(view, LOOM_GRID_VIEW_PRESET_FRONT);
+  assert_picks_every_slot(net, -1);
+  /* From above at an angle, a stack's upper slot hides part of the lower
+   * one; the top of each stack is in sight. */
+  loom_grid_view_set_preset(view, LOOM_GRID_VIEW_PRESET_ISO);
+  const loom_coord tops[] = {at(0, 0, 0, 1), at(0, 0, 2, 1), at(1, 0, 1, 1)};
+  loom_coord got;
+  double x, y;
+  for (gsize i = 0; i < G_N_ELEMENTS(tops); i++) {
+    g_assert_true(loom_grid_view_project(view, &tops[i], &x, &y));
+    g_assert_true(loom_grid_view_pick(view, x, y, &got));
+    g_assert_true(same(got, tops[i]));
+  }
+  loom_grid_view_set_preset(view, LOOM_GRID_VIEW_PRESET_TOP);
+  loom_coord top = at(1, 0, 1, 1);
+  g_assert_true(loom_grid_view_project(view, &top, &x, &y));
+  g_assert_true(loom_grid_view_pick(view, x, y, &got) && same(got, top)); /* from above, the upper slot wins */
+
+  loom_grid_view_set_preset(view, LOOM_GRID_VIEW_PRESET_FRONT);
+  for (int z = 0; z < 2; z++) {
+    loom_grid_view_set_z_slice(view, z);
+    assert_picks_every_slot(net, z);
+  }
+  /* Over an empty cell: its slot l = 0. */
+  loom_grid_view_set_z_slice(view, -1);
+  loom_grid_view_set_preset(view, LOOM_GRID_VIEW_PRESET_ISO);
+  loom_coord empty = at(0, 0, 1, 0);
+  g_assert_true(loom_grid_view_project(view, &empty, &x, &y));
+  g_assert_true(loom_grid_view_pick(view, x, y, &got));
+  g_assert_true(same(got, empty));
+  /* Far outside the grid: nothing. */
+  g_assert_false(loom_grid_view_pick(view, 2, 2, &got));
+  loom_grid_view_set_net(view, NULL);
+  loom_net_free(net);
+}
+
+/* ---- pixels ---- */
+
+static void count_signal(int *count) {
+  (*count)++;
+}
+
+static void test_selection_highlight(void) {
+  loom_net *net = small_net(FALSE);
+  show_net(net);
+  loom_coord c = at(0, 0, 2, 1);
+  double x, y;
+  g_assert_true(loom_grid_view_project(view, &c, &x, &y));
+  Pixels before = read_back();
+  g_assert_false(found_near(&before, x, y, 2, LOOM_GRID_VIEW_HIGHLIGHT_R, LOOM_GRID_VIEW_HIGHLIGHT_G,
+                            LOOM_GRID_VIEW_HIGHLIGHT_B, 6));
+  g_bytes_unref(before.bytes);
+
+  int changed = 0;
+  gulong id = g_signal_connect_swapped(view, "selection-changed", G_CALLBACK(count_signal), &changed);
+  loom_grid_view_set_selection(view, &c);
+  loom_grid_view_set_selection(view, &c); /* unchanged: no second signal */
+  g_assert_cmpint(changed, ==, 1);
+  g_signal_handler_disconnect(view, id);
+  loom_coord sel;
+  g_assert_true(loom_grid_view_get_selection(view, &sel) && same(sel, c));
+  Pixels after = read_back();
+  g_assert_true(found_near(&after, x, y, 2, LOOM_GRID_VIEW_HIGHLIGHT_R, LOOM_GRID_VIEW_HIGHLIGHT_G,
+                           LOOM_GRID_VIEW_HIGHLIGHT_B, 6));
+  g_bytes_unref(after.bytes);
+
+  loom_grid_view_set_selection(view, NULL);
+  g_assert_false(loom_grid_view_get_selection(view, NULL));
+  loom_grid_view_set_net(view, NULL);
+  loom_net_free(net);
+}
+
+static void test_color_mode(void) {
+  loom_net *net = small_net(FALSE);
+  show_net(net);
+  loom_coord c = at(1, 0, 1, 0); /* binary: far from any layer-type colour */
+  double x, y;
+  g_assert_true(loom_grid_view_project(view, &c, &x, &y));
+  Pixels by_type = read_back();
+  guint8 a[4];
+  memcpy(a, pixel_at(&by_type, x, y), 4);
+  g_bytes_unref(by_type.bytes);
+
+  loom_grid_view_set_color_mode(view, LOOM_GRID_VIEW_COLOR_DTYPE);
+  g_assert_cmpint(loom_grid_view_get_color_mode(view), ==, LOOM_GRID_VIEW_COLOR_DTYPE);
+  Pixels by_dtype = read_back();
+  const guint8 *b = pixel_at(&by_dtype, x, y);
+  int diff = abs(a[0] - b[0]) + abs(a[1] - b[1]) + abs(a[2] - b[2]);
+  g_assert_cmpint(diff, >, 40);
+  g_bytes_unref(by_dtype.bytes);
+  loom_grid_view_set_net(view, NULL);
+  loom_net_free(net);
+}
+
+static void test_link_drawn(void) {
+  for (int with_link = 0; with_link < 2; with_link++) {
+    loom_net *net = small_net(with_link);
+    show_net(net);
+    /* Where the arc's middle is (or would be). */
+    float mid[3];
+    double x, y;
+    if (with_link) {
+      g_assert_true(loom_grid_view_link_point(view, 0, 0.5, mid));
+    } else {
+      g_assert_false(loom_grid_view_link_point(view, 0, 0.5, mid));
+      loom_net *other = small_net(TRUE);
+      loom_grid_view_set_net(view, other);
+      g_assert_true(loom_grid_view_link_point(view, 0, 0.5, mid));
+      loom_grid_view_set_net(view, net);
+      loom_net_free(other);
+    }
+    g_assert_true(loom_grid_view_project_point(view, mid, &x, &y));
+    Pixels p = read_back();
+    gboolean seen = found_near(&p, x, y, 2, LOOM_GRID_VIEW_ADD_R, LOOM_GRID_VIEW_ADD_G, LOOM_GRID_VIEW_ADD_B, 12);
+    g_assert_true(seen == with_link);
+    g_bytes_unref(p.bytes);
+
+    if (with_link) { /* selected, the arc takes the highlight colour */
+      loom_grid_view_set_selected_link(view, 0);
+      Pixels s = read_back();
+      g_assert_true(found_near(&s, x, y, 2, LOOM_GRID_VIEW_HIGHLIGHT_R, LOOM_GRID_VIEW_HIGHLIGHT_G,
+                               LOOM_GRID_VIEW_HIGHLIGHT_B, 12));
+      g_bytes_unref(s.bytes);
+      loom_grid_view_set_selected_link(view, -1);
+    }
+    loom_grid_view_set_net(view, NULL);
+    loom_net_free(net);
+  }
+}
+
+static void test_problem_red(void) {
+  loom_net *net = small_net(FALSE);
+  show_net(net);
+  loom_diag diag = {.at = at(0, 0, 0, 1), .code = LOOM_ERR_SHAPE};
+  g_strlcpy(diag.message, "test problem", sizeof diag.message);
+  loom_grid_view_set_diagnostics(view, &diag, 1);
+  double x, y;
+  g_assert_true(loom_grid_view_project(view, &diag.at, &x, &y));
+  Pixels p = read_back();
+  /* Lit red: any face's shade of the problem colour. */
+  const guint8 *px = pixel_at(&p, x, y);
+  g_assert_cmpint(px[0], >, 2 * px[1]);
+  g_assert_cmpint(px[0], >, 2 * px[2]);
+  g_bytes_unref(p.bytes);
+  g_autofree char *text = loom_grid_view_describe_slot(view, &diag.at);
+  g_assert_nonnull(strstr(text, "test problem"));
+  g_assert_nonnull(strstr(text, "(0,0,0,1)"));
+  g_assert_nonnull(strstr(text, "float32"));
+  loom_grid_view_set_net(view, NULL);
+  loom_net_free(net);
+}
+
+static void test_export_png(void) {
+  loom_net *net = small_net(TRUE);
+  show_net(net);
+  g_autofree char *dir = g_dir_make_tmp("gridview-test-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename(dir, "grid.png", NULL);
+  g_autoptr(GError) error = NULL;
+  g_assert_true(loom_grid_view_export_png(view, path, 321, 203, &error));
+  g_assert_no_error(error);
+  g_autoptr(GdkTexture) texture = gdk_texture_new_from_filename(path, &error);
+  g_assert_no_error(error);
+  g_assert_cmpint(gdk_texture_get_width(texture), ==, 321);
+  g_assert_cmpint(gdk_texture_get_height(texture), ==, 203);
+
+  g_assert_false(loom_grid_view_export_png(view, path, 0, 10, &error));
+  g_assert_nonnull(error);
+  g_clear_error(&error);
+  g_autofree char *missing = g_build_filename(dir, "no-such-dir", "grid.png", NULL);
+  g_assert_false(loom_grid_view_export_png(view, missing, 64, 64, &error));
+  g_assert_nonnull(error);
+  g_unlink(path);
+  g_rmdir(dir);
+  loom_grid_view_set_net(view, NULL);
+  loom_net_free(net);
+}
+
+static void test_big_net(void) {
+  static const char *const types[] = {"dense", "relu", "layernorm", "softmax", "tanh", "conv2d"};
+  loom_error err = {0};
+  loom_net *net = loom_net_new(16, 16, 16, 4, &err);
+  g_assert_nonnull(net);
+  for (int64_t f = 0; f < loom_net_n_slots(net); f++)
+    place(net, loom_net_coord_of(net, f), types[f % G_N_ELEMENTS(types)], (loom_dtype)(f % LOOM_DTYPE_COUNT));
+  for (int64_t i = 0; i + 997 < loom_net_n_slots(net); i += 499) {
+    loom_link link = {loom_net_coord_of(net, i), loom_net_coord_of(net, i + 997), (loom_merge)(i % 3)};
+    g_assert_cmpint(loom_net_add_link(net, &link, &err), ==, 0);
+  }
+  show_net(net);
+  Pixels p = read_back(); /* fails on any GL error of the frame */
+  g_assert_false(near(pixel_at(&p, gtk_widget_get_width(GTK_WIDGET(view)) / 2.0,
+                               gtk_widget_get_height(GTK_WIDGET(view)) / 2.0),
+                      LOOM_GRID_VIEW_CLEAR_R, LOOM_GRID_VIEW_CLEAR_G, LOOM_GRID_VIEW_CLEAR_B, 3));
+  g_bytes_unref(p.bytes);
+  loom_grid_view_set_z_slice(view, 15);
+  loom_coord c = at(15, 8, 8, 3), got;
+  double x, y;
+  g_assert_true(loom_grid_view_project(view, &c, &x, &y));
+  g_assert_true(loom_grid_view_pick(view, x, y, &got));
+  g_assert_cmpint(got.z, ==, 15);
+  p = read_back();
+  g_bytes_unref(p.bytes);
+  loom_grid_view_set_net(view, NULL);
+  loom_net_free(net);
+}
+
+int main(int argc, char **argv) {
+  gui_test_init(&argc, &argv);
+  window = gtk_window_new();
+  gtk_window_set_default_size(GTK_WINDOW(window), 640, 480);
+  view = LOOM_GRID_VIEW(loom_grid_view_new());
+  gtk_window_set_child(GTK_WINDOW(window), GTK_WIDGET(view));
+  gtk_window_present(GTK_WINDOW(window));
+
+  g_test_add_func("/grid-view/pick", test_pick);
+  g_test_add_func("/grid-view/selection-highlight", test_selection_highlight);
+  g_test_add_func("/grid-view/color-mode", test_color_mode);
+  g_test_add_func("/grid-view/link-drawn", test_link_drawn);
+  g_test_add_func("/grid-view/problem-red", test_problem_red);
+  g_test_add_func("/grid-view/export-png", test_export_png);
+  g_test_add_func("/grid-view/big-net", test_big_net);
+  int rc = g_test_run();
+  gtk_window_destroy(GTK_WINDOW(window));
+  return rc;
+}
