@@ -238,7 +238,7 @@ int main(int argc, char **argv) {
   if (g_file_get_contents("/proc/loadavg", &loadavg, NULL, NULL))
     printf("load average before the run: %.*s\n", (int)strcspn(loadavg, " "), loadavg);
   g_free(loadavg);
-  printf("matrix products: %s\n", loom_sgemm_blas_available() ? "OpenBLAS, one thread per range of rows"
+  printf("matrix products: %s\n", loom_sgemm_blas_available() ? "OpenBLAS, one thread per tile"
                                                               : "the reference C kernel");
   double loom_ms[3][2];
   for (int i = 0; i < 3; i++) {
