@@ -74,6 +74,14 @@ LOOM_API loom_weights *loom_weights_new(int64_t rows, int64_t cols, loom_error *
                    (long long)cols);
     return NULL;
   }
+  /* A tensor beyond 2^30 values (4 GiB at float32, twice that with its
+   * gradient) is a hostile or mistaken size on any machine this runs on; with
+   * overcommit it would not fail here but kill the process when first touched. */
+  if (rows * cols > LOOM_WEIGHTS_MAX_VALUES) {
+    loom_error_set(err, LOOM_ERR_NOMEM, _("weights of %lld × %lld values exceed the limit of %lld values per tensor"),
+                   (long long)rows, (long long)cols, (long long)LOOM_WEIGHTS_MAX_VALUES);
+    return NULL;
+  }
   loom_weights *w = calloc(1, sizeof *w);
   float *master = calloc((size_t)(rows * cols), sizeof *master);
   if (!w || !master) {

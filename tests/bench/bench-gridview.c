@@ -101,13 +101,13 @@ int main(int argc, char **argv) {
 
   loom_net *net = full_net();
   GtkWidget *window = gtk_window_new();
-  gtk_window_set_default_size(GTK_WINDOW(window), 1280, 800);
+  gtk_window_set_default_size(GTK_WINDOW(window), getenv("BENCH_W") ? atoi(getenv("BENCH_W")) : 1280, getenv("BENCH_H") ? atoi(getenv("BENCH_H")) : 800);
   b.view = LOOM_GRID_VIEW(loom_grid_view_new());
   gtk_window_set_child(GTK_WINDOW(window), GTK_WIDGET(b.view));
   loom_grid_view_set_net(b.view, net);
   gtk_window_present(GTK_WINDOW(window));
   GdkFrameClock *clock = gtk_widget_get_frame_clock(window);
-  g_signal_connect_after(clock, "layout", G_CALLBACK(paint_begin), &b);
+  g_signal_connect_after(clock, "update", G_CALLBACK(paint_begin), &b);
   g_signal_connect_after(clock, "after-paint", G_CALLBACK(paint_end), &b);
   gtk_widget_add_tick_callback(GTK_WIDGET(b.view), tick, &b, NULL);
 

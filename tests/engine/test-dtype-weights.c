@@ -44,6 +44,11 @@ static void test_new_and_sizes(void) {
   g_assert_cmpstr(err.message, ==, "weights of 9223372036854775807 × 2 values are too large");
   g_assert_null(loom_weights_new(1 << 30, 1 << 30, &err));
   g_assert_cmpint(err.code, ==, LOOM_ERR_NOMEM);
+  /* Sizes that overcommit would hand out lazily are refused by the limit. */
+  g_assert_null(loom_weights_new(1 << 20, (1 << 10) + 1, &err));
+  g_assert_cmpint(err.code, ==, LOOM_ERR_NOMEM);
+  g_assert_cmpstr(err.message, ==,
+                  "weights of 1048576 × 1025 values exceed the limit of 1073741824 values per tensor");
 }
 
 static void test_byte_accounting(void) {

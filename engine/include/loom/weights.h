@@ -19,6 +19,9 @@
 extern "C" {
 #endif
 
+/* The most values one weight tensor may hold (2^30): larger sizes are refused before allocating. */
+#define LOOM_WEIGHTS_MAX_VALUES ((int64_t)1 << 30)
+
 typedef struct loom_weights loom_weights;
 /* loom_scale_mode (LOOM_SCALE_PER_ROW, LOOM_SCALE_PER_TENSOR) is in dtype.h. */
 
