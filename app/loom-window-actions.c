@@ -62,8 +62,10 @@ gboolean loom_window_place_layer(LoomWindow *self, const char *type_name, loom_c
     loom_window_toast(self, error->message);
     return FALSE;
   }
+  /* type_name may be last_layer_type itself (win.place-again). */
+  char *last = g_strdup(type_name);
   g_free(self->last_layer_type);
-  self->last_layer_type = g_strdup(type_name);
+  self->last_layer_type = last;
   return loom_window_execute(self, loom_command_new_place_layer(at, layer));
 }
 
@@ -172,8 +174,7 @@ static void change_link_tool(GSimpleAction *action, GVariant *value, gpointer da
   LoomWindow *self = data;
   g_simple_action_set_state(action, value);
   loom_grid_view_set_link_tool(self->grid_view, g_variant_get_boolean(value));
-  if (g_variant_get_boolean(value))
-    loom_window_toast(self, _("Link tool: drag from a layer to the layer its output should reach"));
+  loom_window_update_labels(self);
 }
 
 static void change_color_by_dtype(GSimpleAction *action, GVariant *value, gpointer data) {

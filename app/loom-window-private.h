@@ -57,6 +57,8 @@ void loom_window_show_error(LoomWindow *self, const char *heading, const GError 
 void loom_window_toast(LoomWindow *self, const char *message);
 /* Re-reads the document into every view and updates the actions. */
 void loom_window_refresh(LoomWindow *self);
+/* The grid's caption (size, selection, problems) and the hint above the view. */
+void loom_window_update_labels(LoomWindow *self);
 /* The selected slot, or FALSE when none. */
 gboolean loom_window_get_selected_slot(LoomWindow *self, loom_coord *out);
 /* Runs @cmd on the document; a refusal is shown as a toast. */

@@ -38,7 +38,7 @@ static void update_title(LoomWindow *self) {
   gtk_window_set_title(GTK_WINDOW(self), window_title);
 }
 
-static void update_labels(LoomWindow *self) {
+void loom_window_update_labels(LoomWindow *self) {
   const loom_net *net = loom_document_get_net(self->document);
   int depth = loom_net_depth(net), rows = loom_net_rows(net), cols = loom_net_cols(net);
   int per_cell = loom_net_layers_per_cell(net);
@@ -62,7 +62,10 @@ static void update_labels(LoomWindow *self) {
   gtk_label_set_text(self->grid_label, text);
 
   const char *hint = NULL;
-  if (loom_net_n_layers(net) == 0)
+  g_autoptr(GVariant) link_tool = g_action_group_get_action_state(G_ACTION_GROUP(self), "link-tool");
+  if (link_tool && g_variant_get_boolean(link_tool))
+    hint = _("Link tool: drag from a layer to the layer its output should reach");
+  else if (loom_net_n_layers(net) == 0)
     hint = _("Select a slot, then press Enter on a palette entry — or drag one onto the grid");
   gtk_label_set_text(self->hint_label, hint ? hint : "");
   gtk_widget_set_visible(GTK_WIDGET(self->hint_label), hint != NULL);
@@ -92,7 +95,7 @@ void loom_window_refresh(LoomWindow *self) {
   loom_link_list_set_net(self->link_list, net, diags, n_diags);
   loom_grid_view_set_selected_link(self->grid_view, loom_link_list_get_selected(self->link_list));
   loom_net_summary_set_net(self->net_summary, net);
-  update_labels(self);
+  loom_window_update_labels(self);
   loom_window_update_actions(self);
 }
 
@@ -129,7 +132,7 @@ void loom_window_set_document(LoomWindow *self, LoomDocument *document) {
 
 static void on_selection_changed(LoomWindow *self) {
   refresh_inspector(self);
-  update_labels(self);
+  loom_window_update_labels(self);
   loom_window_update_actions(self);
 }
 
@@ -244,6 +247,11 @@ static void loom_window_dispose(GObject *object) {
   LoomWindow *self = LOOM_WINDOW(object);
   g_cancellable_cancel(self->cancellable);
   loom_window_files_dispose(self);
+  /* Children emit while they are torn down; nothing of this window may answer. */
+  g_signal_group_set_target(self->document_signals, NULL);
+  gpointer children[] = {self->grid_view, self->palette, self->inspector, self->link_list};
+  for (gsize i = 0; i < G_N_ELEMENTS(children); i++)
+    if (children[i]) g_signal_handlers_disconnect_by_data(children[i], self);
   gtk_widget_dispose_template(GTK_WIDGET(self), LOOM_TYPE_WINDOW);
   G_OBJECT_CLASS(loom_window_parent_class)->dispose(object);
 }

@@ -1,4 +1,5 @@
-// A plain polyline (the spine) in world space. The #version line is prepended at load.
+// Plain lines in world space: the spine (a strip) and the outlines of empty
+// cells (GL_LINES). The #version line is prepended at load.
 
 uniform mat4 u_mvp;
 layout(location = 0) in vec3 a_pos;

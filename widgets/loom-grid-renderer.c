@@ -18,10 +18,10 @@
 #define SHADER_PATH "/org/loomworkbench/Workbench/widgets/shaders/"
 #define LINK_SEGMENTS 32 /* SEGMENTS in grid-link.vert */
 #define LINK_VERTICES (2 * (LINK_SEGMENTS + 1) + 4)
-#define BOX_VERTICES 18 /* the three faces turned to the eye (grid-box.vert) */
+#define BOX_VERTICES 18 /* per block: the three faces turned to the eye (grid-box.vert) */
 
 enum { U_MVP, U_SIZE, U_MARGIN, U_TILE_EVEN, U_TILE_ODD, U_LINE, U_BORDER, U_LINE_PX, U_GHOST, /* floor */
-       U_COLOR_MODE, U_SELECTED, U_HOVER, U_HIGHLIGHT, U_PROBLEM, U_BACKGROUND, U_EYE,      /* boxes */
+       U_COLOR_MODE, U_SELECTED, U_HOVER, U_HIGHLIGHT, U_PROBLEM, U_BACKGROUND, U_EYE, U_FIRST, U_COUNT, U_BOXES, /* boxes */
        U_COLOR,                                                                             /* flat */
        U_VIEWPORT, U_WIDTH_PX, U_ARROW_PX, U_Z_SLICE,                                       /* links */
        N_UNIFORMS };
@@ -29,7 +29,7 @@ enum { U_MVP, U_SIZE, U_MARGIN, U_TILE_EVEN, U_TILE_ODD, U_LINE, U_BORDER, U_LIN
 static const char *const uniform_names[N_UNIFORMS] = {
   "u_mvp",        "u_size",     "u_margin",  "u_tile_even", "u_tile_odd", "u_line",       "u_border",
   "u_line_px",    "u_ghost",    "u_color_mode", "u_selected", "u_hover",  "u_highlight",  "u_problem",
-  "u_background", "u_eye", "u_color",    "u_viewport", "u_width_px", "u_arrow_px", "u_z_slice",
+  "u_background", "u_eye", "u_first", "u_count", "u_boxes", "u_color",    "u_viewport", "u_width_px", "u_arrow_px", "u_z_slice",
 };
 
 typedef struct {
@@ -38,9 +38,10 @@ typedef struct {
 } program;
 
 struct LoomGridRenderer {
-  program floor, box, cell, line, link;
-  GLuint empty_vao; /* the floor reads no attributes */
-  GLuint box_vao, box_vbo, marker_vao, marker_vbo;
+  program floor, box, line, link;
+  GLuint empty_vao; /* the floor and the blocks read no vertex attributes */
+  GLuint box_tex;   /* LoomGridBox records, LOOM_GRID_BOXES_PER_ROW per row */
+  int box_rows, marker_index;
   GLuint cell_vao, cell_vbo, spine_vao, spine_vbo;
   GLuint link_vao, link_vbo, rubber_vao, rubber_vbo;
 };
@@ -111,30 +112,11 @@ static gboolean link_program(program *p, const char *vert, const char *frag, gbo
   return TRUE;
 }
 
-/* Points the box attributes (locations 0–4) at instance @first of @vbo. */
-static void box_attributes(GLuint vbo, int first) {
-  glBindBuffer(GL_ARRAY_BUFFER, vbo);
-  GLsizei stride = sizeof(LoomGridBox);
-  uintptr_t base = (uintptr_t)first * sizeof(LoomGridBox);
-  glVertexAttribPointer(0, 3, GL_FLOAT, GL_FALSE, stride, (void *)(base + offsetof(LoomGridBox, min)));
-  glVertexAttribPointer(1, 3, GL_FLOAT, GL_FALSE, stride, (void *)(base + offsetof(LoomGridBox, size)));
-  glVertexAttribPointer(2, 4, GL_UNSIGNED_BYTE, GL_TRUE, stride, (void *)(base + offsetof(LoomGridBox, type_rgba)));
-  glVertexAttribPointer(3, 4, GL_UNSIGNED_BYTE, GL_TRUE, stride, (void *)(base + offsetof(LoomGridBox, dtype_rgba)));
-  glVertexAttribPointer(4, 2, GL_FLOAT, GL_FALSE, stride, (void *)(base + offsetof(LoomGridBox, band)));
-}
-
-static void setup_box_vao(GLuint vao, GLuint vbo) {
+static void setup_line_vao(GLuint vao, GLuint vbo) {
   glBindVertexArray(vao);
-  box_attributes(vbo, 0);
-  for (GLuint i = 0; i < 5; i++) {
-    glEnableVertexAttribArray(i);
-    glVertexAttribDivisor(i, 1);
-  }
-}
-
-static void cell_attributes(GLuint vbo, int first) {
   glBindBuffer(GL_ARRAY_BUFFER, vbo);
-  glVertexAttribPointer(0, 3, GL_FLOAT, GL_FALSE, 3 * sizeof(float), (void *)((uintptr_t)first * 3 * sizeof(float)));
+  glVertexAttribPointer(0, 3, GL_FLOAT, GL_FALSE, 3 * sizeof(float), NULL);
+  glEnableVertexAttribArray(0);
 }
 
 static void setup_link_vao(GLuint vao, GLuint vbo) {
@@ -155,39 +137,30 @@ LoomGridRenderer *loom_grid_renderer_new(gboolean es, GError **error) {
   LoomGridRenderer *r = g_new0(LoomGridRenderer, 1);
   if (!link_program(&r->floor, "grid-floor.vert", "grid-floor.frag", es, error) ||
       !link_program(&r->box, "grid-box.vert", "grid-box.frag", es, error) ||
-      !link_program(&r->cell, "grid-cell.vert", "grid-flat.frag", es, error) ||
       !link_program(&r->line, "grid-line.vert", "grid-flat.frag", es, error) ||
       !link_program(&r->link, "grid-link.vert", "grid-link.frag", es, error)) {
     loom_grid_renderer_free(r);
     return NULL;
   }
-  GLuint vaos[7], vbos[6];
-  glGenVertexArrays(7, vaos);
-  glGenBuffers(6, vbos);
+  GLuint vaos[5], vbos[4];
+  glGenVertexArrays(5, vaos);
+  glGenBuffers(4, vbos);
   r->empty_vao = vaos[0];
-  r->box_vao = vaos[1], r->box_vbo = vbos[0];
-  r->marker_vao = vaos[2], r->marker_vbo = vbos[1];
-  r->cell_vao = vaos[3], r->cell_vbo = vbos[2];
-  r->spine_vao = vaos[4], r->spine_vbo = vbos[3];
-  r->link_vao = vaos[5], r->link_vbo = vbos[4];
-  r->rubber_vao = vaos[6], r->rubber_vbo = vbos[5];
+  r->cell_vao = vaos[1], r->cell_vbo = vbos[0];
+  r->spine_vao = vaos[2], r->spine_vbo = vbos[1];
+  r->link_vao = vaos[3], r->link_vbo = vbos[2];
+  r->rubber_vao = vaos[4], r->rubber_vbo = vbos[3];
 
-  setup_box_vao(r->box_vao, r->box_vbo);
-  /* The one-instance buffers get their storage now; frames only overwrite it. */
-  glBindBuffer(GL_ARRAY_BUFFER, r->marker_vbo);
-  glBufferData(GL_ARRAY_BUFFER, sizeof(LoomGridBox), NULL, GL_DYNAMIC_DRAW);
-  setup_box_vao(r->marker_vao, r->marker_vbo);
+  glGenTextures(1, &r->box_tex);
+  glBindTexture(GL_TEXTURE_2D, r->box_tex);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+  glBindTexture(GL_TEXTURE_2D, 0);
 
-  glBindVertexArray(r->cell_vao);
-  cell_attributes(r->cell_vbo, 0);
-  glEnableVertexAttribArray(0);
-  glVertexAttribDivisor(0, 1);
-
-  glBindVertexArray(r->spine_vao);
-  cell_attributes(r->spine_vbo, 0);
-  glEnableVertexAttribArray(0);
-
+  setup_line_vao(r->cell_vao, r->cell_vbo);
+  setup_line_vao(r->spine_vao, r->spine_vbo);
   setup_link_vao(r->link_vao, r->link_vbo);
+  /* The one-instance buffer gets its storage now; frames only overwrite it. */
   glBindBuffer(GL_ARRAY_BUFFER, r->rubber_vbo);
   glBufferData(GL_ARRAY_BUFFER, sizeof(LoomGridArc), NULL, GL_DYNAMIC_DRAW);
   setup_link_vao(r->rubber_vao, r->rubber_vbo);
@@ -199,14 +172,15 @@ LoomGridRenderer *loom_grid_renderer_new(gboolean es, GError **error) {
 
 void loom_grid_renderer_free(LoomGridRenderer *r) {
   if (!r) return;
-  program *programs[] = {&r->floor, &r->box, &r->cell, &r->line, &r->link};
+  program *programs[] = {&r->floor, &r->box, &r->line, &r->link};
   for (gsize i = 0; i < G_N_ELEMENTS(programs); i++)
     if (programs[i]->id) glDeleteProgram(programs[i]->id);
-  GLuint vaos[7] = {r->empty_vao, r->box_vao, r->marker_vao, r->cell_vao, r->spine_vao, r->link_vao, r->rubber_vao};
-  GLuint vbos[6] = {r->box_vbo, r->marker_vbo, r->cell_vbo, r->spine_vbo, r->link_vbo, r->rubber_vbo};
+  GLuint vaos[5] = {r->empty_vao, r->cell_vao, r->spine_vao, r->link_vao, r->rubber_vao};
+  GLuint vbos[4] = {r->cell_vbo, r->spine_vbo, r->link_vbo, r->rubber_vbo};
   if (r->empty_vao) {
-    glDeleteVertexArrays(7, vaos);
-    glDeleteBuffers(6, vbos);
+    glDeleteVertexArrays(5, vaos);
+    glDeleteBuffers(4, vbos);
+    glDeleteTextures(1, &r->box_tex);
   }
   g_free(r);
 }
@@ -217,16 +191,19 @@ static void upload(GLuint vbo, const void *data, gsize bytes) {
 }
 
 void loom_grid_renderer_upload(LoomGridRenderer *r, const LoomGridScene *s) {
-  upload(r->box_vbo, s->boxes, (gsize)s->n_boxes * sizeof(LoomGridBox));
-  upload(r->cell_vbo, s->cells, (gsize)s->n_cells * 3 * sizeof(float));
+  /* Whole rows, with room for one more block after the last: the marker. */
+  r->marker_index = s->n_boxes;
+  r->box_rows = s->boxes ? s->n_boxes / LOOM_GRID_BOXES_PER_ROW + 1 : 0;
+  glBindTexture(GL_TEXTURE_2D, r->box_tex);
+  glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
+  if (r->box_rows > 0)
+    glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA32F, 3 * LOOM_GRID_BOXES_PER_ROW, r->box_rows, 0, GL_RGBA, GL_FLOAT,
+                 s->boxes);
+  glBindTexture(GL_TEXTURE_2D, 0);
+  upload(r->cell_vbo, s->cells, (gsize)s->n_cells * 24 * 3 * sizeof(float));
   upload(r->spine_vbo, s->spine, (gsize)s->n_spine * 3 * sizeof(float));
   upload(r->link_vbo, s->arcs, (gsize)s->n_arcs * sizeof(LoomGridArc));
   glBindBuffer(GL_ARRAY_BUFFER, 0);
-}
-
-/* @index relative to a drawn range, or -1 when the range does not hold it. */
-static int local_index(int index, int start, int count) {
-  return index >= start && index < start + count ? index - start : -1;
 }
 
 /* First and count of level z's (or every level's) entries in a z-major array. */
@@ -261,9 +238,12 @@ static void draw_floor(LoomGridRenderer *r, const LoomGridFrame *f) {
   glDrawArraysInstanced(GL_TRIANGLE_STRIP, 0, 4, f->z_slice >= 0 ? 1 : f->depth + 1);
 }
 
-static void box_uniforms(LoomGridRenderer *r, const LoomGridFrame *f, int selected, int hover) {
+static void box_uniforms(LoomGridRenderer *r, const LoomGridFrame *f, int first, int count, int selected, int hover) {
   const GLint *u = r->box.u;
   glUseProgram(r->box.id);
+  glUniform1i(u[U_FIRST], first);
+  glUniform1i(u[U_COUNT], count);
+  glUniform1i(u[U_BOXES], 0);
   glUniformMatrix4fv(u[U_MVP], 1, GL_FALSE, f->mvp.m);
   glUniform3f(u[U_EYE], f->eye[0], f->eye[1], f->eye[2]);
   glUniform1i(u[U_COLOR_MODE], f->color_mode);
@@ -306,37 +286,39 @@ void loom_grid_renderer_draw(LoomGridRenderer *r, const LoomGridScene *s, const 
   glDepthFunc(GL_LEQUAL);
   if (count > 0) {
     glDepthMask(GL_FALSE);
-    glUseProgram(r->cell.id);
-    glUniformMatrix4fv(r->cell.u[U_MVP], 1, GL_FALSE, f->mvp.m);
-    glUniform4f(r->cell.u[U_COLOR], 0.60f, 0.66f, 0.78f, 0.22f);
+    glUseProgram(r->line.id);
+    glUniformMatrix4fv(r->line.u[U_MVP], 1, GL_FALSE, f->mvp.m);
+    glUniform4f(r->line.u[U_COLOR], 0.60f, 0.66f, 0.78f, 0.22f);
     glBindVertexArray(r->cell_vao);
-    cell_attributes(r->cell_vbo, start);
-    glDrawArraysInstanced(GL_LINES, 0, 24, count);
+    glDrawArrays(GL_LINES, start * 24, count * 24);
   }
 
-  /* Blocks: opaque, depth-tested, back faces culled. */
+  /* Blocks: opaque, depth-tested, back faces culled (edge-on ones). */
   level_range(s->box_first, s->depth, f->z_slice, s->n_boxes, &start, &count);
-  if (count > 0) {
+  glActiveTexture(GL_TEXTURE0);
+  glBindTexture(GL_TEXTURE_2D, r->box_tex);
+  glBindVertexArray(r->empty_vao);
+  if (count > 0 && r->box_rows > 0) {
     glDepthMask(GL_TRUE);
     glDisable(GL_BLEND);
     glEnable(GL_CULL_FACE);
     glCullFace(GL_BACK);
-    box_uniforms(r, f, local_index(f->selected_box, start, count), local_index(f->hover_box, start, count));
-    glBindVertexArray(r->box_vao);
-    box_attributes(r->box_vbo, start);
-    glDrawArraysInstanced(GL_TRIANGLES, 0, BOX_VERTICES, count);
+    box_uniforms(r, f, start, count, f->selected_box, f->hover_box);
+    glDrawArrays(GL_TRIANGLES, 0, count * BOX_VERTICES);
     glDisable(GL_CULL_FACE);
     glEnable(GL_BLEND);
   }
   glDepthMask(GL_FALSE);
 
-  if (f->marker) {
-    box_uniforms(r, f, -1, -1);
-    glBindBuffer(GL_ARRAY_BUFFER, r->marker_vbo);
-    glBufferSubData(GL_ARRAY_BUFFER, 0, sizeof f->marker_box, &f->marker_box);
-    glBindVertexArray(r->marker_vao);
-    glDrawArraysInstanced(GL_TRIANGLES, 0, BOX_VERTICES, 1);
+  if (f->marker && r->box_rows > 0) {
+    /* The spare block after the last one holds the marker. */
+    int i = r->marker_index;
+    glTexSubImage2D(GL_TEXTURE_2D, 0, 3 * (i % LOOM_GRID_BOXES_PER_ROW), i / LOOM_GRID_BOXES_PER_ROW, 3, 1, GL_RGBA,
+                    GL_FLOAT, &f->marker_box);
+    box_uniforms(r, f, i, 1, -1, -1);
+    glDrawArrays(GL_TRIANGLES, 0, BOX_VERTICES);
   }
+  glBindTexture(GL_TEXTURE_2D, 0);
 
   /* The spine: faint, between the blocks (inside them it is hidden). */
   level_range(s->spine_first, s->depth, f->z_slice, s->n_spine, &start, &count);

@@ -159,9 +159,27 @@ void loom_grid_merge_color(loom_merge m, float rgb[3]) {
   memcpy(rgb, merge_rgb[i], sizeof merge_rgb[i]);
 }
 
+static float pack_rgb(const float rgb[3]) {
+  guint32 v = 0;
+  for (int i = 0; i < 3; i++) v = v << 8 | (guint32)lrintf(CLAMP(rgb[i], 0.f, 1.f) * 255.f);
+  return (float)v;
+}
+
 static void to_rgba8(const float rgb[3], guint8 out[4]) {
   for (int i = 0; i < 3; i++) out[i] = (guint8)lrintf(CLAMP(rgb[i], 0.f, 1.f) * 255.f);
   out[3] = 255;
+}
+
+/* The 12 edges of a cell's outline (slightly inset), as GL_LINES. */
+static void cell_outline(float *v, int x, int y, int z) {
+  static const int edges[24] = {0, 1, 2, 3, 4, 5, 6, 7, 0, 2, 1, 3, 4, 6, 5, 7, 0, 4, 1, 5, 2, 6, 3, 7};
+  const float lo = 0.1f, hi = 0.9f;
+  for (int i = 0; i < 24; i++) {
+    int c = edges[i];
+    v[3 * i + 0] = (float)x + (c & 1 ? hi : lo);
+    v[3 * i + 1] = (float)z + (c & 2 ? hi : lo);
+    v[3 * i + 2] = (float)y + (c & 4 ? hi : lo);
+  }
 }
 
 /* ---- building ---- */
@@ -190,14 +208,16 @@ static gboolean link_valid(const loom_net *net, int index) {
  * rebuilding on every edit allocates nothing once the size is stable. */
 static void reserve(LoomGridScene *s, gsize n_slots, gsize n_cells, gsize n_links, gsize levels) {
   if (n_slots > s->cap_slots) {
-    s->boxes = g_renew(LoomGridBox, s->boxes, n_slots);
+    gsize padded = (n_slots + 1 + LOOM_GRID_BOXES_PER_ROW - 1) / LOOM_GRID_BOXES_PER_ROW * LOOM_GRID_BOXES_PER_ROW;
+    s->boxes = g_renew(LoomGridBox, s->boxes, padded);
+    memset(s->boxes, 0, padded * sizeof *s->boxes);
     s->box_coords = g_renew(loom_coord, s->box_coords, n_slots);
     s->slot_box = g_renew(int, s->slot_box, n_slots);
     s->spine = g_renew(float, s->spine, n_slots * 3);
     s->cap_slots = n_slots;
   }
   if (n_cells > s->cap_cells) {
-    s->cells = g_renew(float, s->cells, n_cells * 3);
+    s->cells = g_renew(float, s->cells, n_cells * 24 * 3);
     s->cap_cells = n_cells;
   }
   if (n_links > s->cap_arcs) {
@@ -283,9 +303,9 @@ void loom_grid_scene_build(LoomGridScene *s, const loom_net *net, const loom_dia
           const loom_layer_type *t = loom_layer_get_type(layer);
           loom_dtype d = loom_layer_get_dtype(layer);
           loom_grid_type_color(t, rgb);
-          to_rgba8(rgb, b->type_rgba);
+          b->type_rgb = pack_rgb(rgb);
           loom_grid_dtype_color(d, rgb);
-          to_rgba8(rgb, b->dtype_rgba);
+          b->dtype_rgb = pack_rgb(rgb);
           b->band = loom_grid_dtype_band(d);
           int flags = 0;
           if (!loom_net_is_enabled(net, c)) flags |= LOOM_GRID_BOX_DISABLED;
@@ -301,12 +321,7 @@ void loom_grid_scene_build(LoomGridScene *s, const loom_net *net, const loom_dia
             s->n_spine++;
           }
         }
-        if (!occupied) {
-          float *p = s->cells + 3 * s->n_cells++;
-          p[0] = (float)x;
-          p[1] = (float)z;
-          p[2] = (float)y;
-        }
+        if (!occupied) cell_outline(s->cells + 24 * 3 * s->n_cells++, x, y, z);
       }
   }
   s->box_first[s->depth] = s->n_boxes;

@@ -12,14 +12,20 @@
 #include <loom/layer.h>
 #include <loom/net.h>
 
-/* Per-instance attributes of a slot's block (layout shared with the renderer). */
+/*
+ * A slot's block: three RGBA32F texels of the renderer's box texture, which
+ * grid-box.vert reads with texelFetch (see loom-grid-renderer.c for why not
+ * vertex attributes). Colours are 0xRRGGBB stored as floats (exact < 2^24).
+ */
 typedef struct {
-  float min[3], size[3];
-  guint8 type_rgba[4];  /* colour by layer type */
-  guint8 dtype_rgba[4]; /* colour by dtype */
-  float band;           /* bit-depth gauge: fraction of the block's width lit */
-  float flags;          /* LOOM_GRID_BOX_* bits */
+  float min[3], band; /* band: bit-depth gauge, fraction of the block's width lit */
+  float size[3], flags; /* flags: LOOM_GRID_BOX_* bits */
+  float type_rgb, dtype_rgb, unused[2];
 } LoomGridBox;
+
+/* Blocks per row of the box texture; the boxes array always holds whole
+ * rows and one spare block after the last (the renderer's marker). */
+#define LOOM_GRID_BOXES_PER_ROW 512
 
 #define LOOM_GRID_BOX_DISABLED 1
 #define LOOM_GRID_BOX_PROBLEM 2
@@ -33,13 +39,13 @@ typedef struct {
 typedef struct {
   int depth, rows, cols, layers_per_cell;
 
-  LoomGridBox *boxes; /* occupied slots in flat order */
+  LoomGridBox *boxes; /* occupied slots in flat order (padded, see above) */
   loom_coord *box_coords;
   int n_boxes;
   int *box_first; /* depth + 1 entries: boxes of level z are [box_first[z], box_first[z+1]) */
   int *slot_box;  /* flat slot index → box index or -1 */
 
-  float *cells; /* xyz of each empty cell's min corner, z-major */
+  float *cells; /* GL_LINES: 24 xyz vertices outlining each empty cell, z-major */
   int n_cells;
   int *cell_first;
 

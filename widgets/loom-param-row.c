@@ -258,7 +258,7 @@ static void build_editors(LoomParamRow *self) {
     }
     if (spec->tooltip)
       gtk_accessible_update_property(GTK_ACCESSIBLE(e), GTK_ACCESSIBLE_PROPERTY_DESCRIPTION, _(spec->tooltip), -1);
-    gtk_accessible_update_relation(GTK_ACCESSIBLE(e), GTK_ACCESSIBLE_RELATION_ERROR_MESSAGE, self->message, NULL, -1);
+    gtk_accessible_update_relation(GTK_ACCESSIBLE(e), GTK_ACCESSIBLE_RELATION_ERROR_MESSAGE, self->message, -1);
     gtk_box_append(GTK_BOX(self->controls), e);
   }
   if (self->n_editors == 1 && spec->kind != LOOM_PARAM_BOOL)

@@ -115,6 +115,12 @@ int main(int argc, char **argv) {
   while (!b.done) g_main_context_iteration(NULL, TRUE);
   double seconds = (double)(g_get_monotonic_time() - start) / 1e6;
 
+  const GError *gl_error = gtk_gl_area_get_error(GTK_GL_AREA(b.view));
+  if (gl_error) {
+    fprintf(stderr, "the grid view could not draw: %s\n", gl_error->message);
+    return 1;
+  }
+  gtk_gl_area_make_current(GTK_GL_AREA(b.view));
   const char *renderer = (const char *)glGetString(GL_RENDERER);
   printf("grid view, %lld slots, %d links, %d×%d px, %d frames, GL renderer: %s\n",
          (long long)loom_net_n_slots(net), loom_net_n_links(net), gtk_widget_get_width(GTK_WIDGET(b.view)),

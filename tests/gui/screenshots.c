@@ -95,12 +95,13 @@ static void test_errors(void) {
     v.i[0] += 3;
     g_autoptr(GError) error = NULL;
     g_assert_true(loom_document_execute(doc, loom_command_new_set_param(c, index, &v), &error));
-    select_slot(c.z, c.y, c.x, c.l);
     break;
   }
   int n = 0;
-  loom_document_get_diagnostics(doc, &n);
+  const loom_diag *diags = loom_document_get_diagnostics(doc, &n);
   g_assert_cmpint(n, >, 0);
+  /* The inspector explains the problem of the selected slot. */
+  select_slot(diags[0].at.z, diags[0].at.y, diags[0].at.x, diags[0].at.l);
   shoot("05-errors.png");
 }
 

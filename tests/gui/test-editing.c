@@ -423,6 +423,40 @@ static void test_hostile_files(void) {
   open_hostile("truncated.loom.json", json);
 }
 
+/* A file dropped on the window opens (what GtkDropTarget::drop receives from a file manager). */
+static void test_file_drop(void) {
+  GtkDropTarget *target = NULL;
+  g_autoptr(GListModel) controllers = gtk_widget_observe_controllers(GTK_WIDGET(window));
+  for (guint i = 0; i < g_list_model_get_n_items(controllers); i++) {
+    g_autoptr(GObject) c = g_list_model_get_item(controllers, i);
+    if (GTK_IS_DROP_TARGET(c)) target = GTK_DROP_TARGET(c);
+  }
+  g_assert_nonnull(target);
+  gsize n_types = 0;
+  const GType *types = gtk_drop_target_get_gtypes(target, &n_types);
+  gboolean lists = FALSE;
+  for (gsize i = 0; i < n_types; i++) lists |= types[i] == GDK_TYPE_FILE_LIST;
+  g_assert_true(lists);
+
+  g_autofree char *path = g_build_filename(tmp_dir, "designed.loom.json", NULL);
+  g_autoptr(GFile) file = g_file_new_for_path(path);
+  g_autoptr(GError) error = NULL;
+  g_assert_true(loom_window_open_example(window, "xor", &error)); /* something else to replace */
+  LoomDocument *before = doc();
+  GSList *files = g_slist_append(NULL, file);
+  GValue value = G_VALUE_INIT;
+  g_value_init(&value, GDK_TYPE_FILE_LIST);
+  g_value_take_boxed(&value, gdk_file_list_new_from_list(files));
+  g_slist_free(files);
+  gboolean accepted = FALSE;
+  g_signal_emit_by_name(target, "drop", &value, 10.0, 10.0, &accepted);
+  g_value_unset(&value);
+  g_assert_true(accepted);
+  gui_test_wait(document_replaced, before, TIMEOUT_MS, "the dropped file to open");
+  g_assert_null(find_toplevel(ADW_TYPE_MESSAGE_DIALOG));
+  g_assert_true(g_file_equal(loom_document_get_file(doc()), file));
+}
+
 static AdwMessageDialog *wait_question(void) {
   gui_test_wait(toplevel_shown, GSIZE_TO_POINTER(ADW_TYPE_MESSAGE_DIALOG), TIMEOUT_MS, "the question");
   AdwMessageDialog *dialog = ADW_MESSAGE_DIALOG(find_toplevel(ADW_TYPE_MESSAGE_DIALOG));
@@ -523,6 +557,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/editing/undo-redo-to-clean", test_undo_redo_to_clean);
   g_test_add_func("/editing/save-close-reopen", test_save_close_reopen);
   g_test_add_func("/editing/hostile-files", test_hostile_files);
+  g_test_add_func("/editing/file-drop", test_file_drop);
   g_test_add_func("/editing/confirm-discard", test_confirm_discard);
   g_test_add_func("/editing/example-gallery", test_example_gallery);
   g_test_add_func("/editing/export-png", test_export_png);

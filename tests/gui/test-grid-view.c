@@ -57,6 +57,7 @@ static gboolean ready(gpointer data) {
   GError *error = NULL;
   int w, h;
   GBytes *bytes = loom_grid_view_read_pixels(view, &w, &h, &error);
+  if (error && g_getenv("GRIDVIEW_DEBUG")) g_printerr("%s\n", error->message);
   g_clear_error(&error);
   if (!bytes) return FALSE;
   g_bytes_unref(bytes);
