@@ -18,6 +18,7 @@ struct _LoomDocument {
   loom_net *net;
   GFile *file;
   char *title;
+  char *untitled_title; /* the example's title until the first save; NULL: "Untitled network" */
   LoomCommandStack *commands;
   loom_diag *diags;
   int n_diags;
@@ -48,7 +49,7 @@ static void update_title(LoomDocument *self) {
     g_autofree char *base = g_file_get_basename(self->file);
     self->title = g_filename_display_name(base);
   } else {
-    self->title = g_strdup(_("Untitled network"));
+    self->title = g_strdup(self->untitled_title ? self->untitled_title : _("Untitled network"));
   }
   g_object_notify_by_pspec(G_OBJECT(self), properties[PROP_TITLE]);
 }
@@ -80,10 +81,11 @@ static void on_stack_dirty(LoomDocument *self) {
 }
 
 /* Takes ownership of net. */
-static LoomDocument *document_new_take(loom_net *net, GFile *file) {
+static LoomDocument *document_new_take(loom_net *net, GFile *file, const char *untitled_title) {
   LoomDocument *self = g_object_new(LOOM_TYPE_DOCUMENT, NULL);
   self->net = net;
   if (file) self->file = g_object_ref(file);
+  self->untitled_title = g_strdup(untitled_title);
   self->commands = loom_command_stack_new(net);
   g_signal_connect_object(self->commands, "changed", G_CALLBACK(on_stack_changed), self, G_CONNECT_SWAPPED);
   g_signal_connect_object(self->commands, "notify::dirty", G_CALLBACK(on_stack_dirty), self, G_CONNECT_SWAPPED);
@@ -108,7 +110,7 @@ LoomDocument *loom_document_new_sized(int depth, int rows, int cols, int layers_
     set_engine_error(error, &err);
     return NULL;
   }
-  return document_new_take(net, NULL);
+  return document_new_take(net, NULL, NULL);
 }
 
 LoomDocument *loom_document_new_for_example(const char *name, GError **error) {
@@ -119,7 +121,11 @@ LoomDocument *loom_document_new_for_example(const char *name, GError **error) {
     set_engine_error(error, &err);
     return NULL;
   }
-  return document_new_take(net, NULL);
+  /* Shown as the title (translated) until the copy is saved under a file name. */
+  const char *title = NULL;
+  for (int i = 0; i < loom_example_count() && !title; i++)
+    if (g_str_equal(loom_example_name(i), name)) title = loom_example_title(i);
+  return document_new_take(net, NULL, title);
 }
 
 /* The engine speaks paths; GFiles from portals and the command line are
@@ -168,7 +174,7 @@ LoomDocument *loom_document_load_finish(GAsyncResult *result, GError **error) {
   GTask *task = G_TASK(result);
   loom_net *net = g_task_propagate_pointer(task, error);
   if (!net) return NULL;
-  return document_new_take(net, g_task_get_task_data(task));
+  return document_new_take(net, g_task_get_task_data(task), NULL);
 }
 
 /* ---- save ---- */
@@ -311,6 +317,7 @@ static void loom_document_finalize(GObject *object) {
   g_clear_pointer(&self->diags, free);
   g_clear_object(&self->file);
   g_free(self->title);
+  g_free(self->untitled_title);
   G_OBJECT_CLASS(loom_document_parent_class)->finalize(object);
 }
 

@@ -56,7 +56,8 @@ gboolean loom_document_save_finish(LoomDocument *self, GAsyncResult *result, GEr
 const loom_net *loom_document_get_net(LoomDocument *self);
 GFile *loom_document_get_file(LoomDocument *self);
 gboolean loom_document_get_dirty(LoomDocument *self);
-/* The file's display name, or "Untitled network". */
+/* The file's display name; before the first save, the example's title for
+ * a copy of an example, else "Untitled network". */
 const char *loom_document_get_title(LoomDocument *self);
 
 /* ---- editing ---- */

@@ -50,9 +50,15 @@ gboolean loom_window_place_layer(LoomWindow *self, const char *type_name, loom_c
   char where[64];
   loom_coord_format(at, where, sizeof where);
   if (!loom_net_contains(net, at)) return FALSE;
-  if (loom_net_layer_at(net, at)) {
-    g_autofree char *message =
-      g_strdup_printf(_("The slot %s already holds a layer; press Delete to clear it first"), where);
+  const loom_layer *occupant = loom_net_layer_at(net, at);
+  if (occupant) {
+    /* Refused rather than replaced silently (docs/workbench.md); the toast
+     * names the slot, what it holds and how to replace it. */
+    /* Translators: the first %s is the slot's coordinates (z,y,x,l), the
+     * second the label of the layer type it holds, e.g. "Dense". */
+    g_autofree char *message = g_strdup_printf(_("Slot %s already holds %s. To replace it, select the slot, press "
+                                                 "Delete to clear it, then place the new layer."),
+                                               where, loom_layer_type_label(loom_layer_get_type(occupant)));
     loom_window_toast(self, message);
     return FALSE;
   }

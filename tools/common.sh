@@ -9,7 +9,7 @@ LOOM_PACKAGES=(
   libglib2.0-dev libgtk-4-dev libadwaita-1-dev libjson-glib-dev libepoxy-dev
   libopenblas-dev zlib1g-dev
   desktop-file-utils appstream
-  xvfb xauth libgl1-mesa-dri
+  xvfb xauth libgl1-mesa-dri libxtst-dev
 )
 
 loom_say() { printf '\033[1m==> %s\033[0m\n' "$*"; }
@@ -45,7 +45,13 @@ loom_build() {
   if [ ! -f "$LOOM_ROOT/$dir/build.ninja" ]; then
     loom_say "Configuring $dir"
     meson setup "$LOOM_ROOT/$dir" "$LOOM_ROOT" "$@"
+  elif [ "$(cat "$LOOM_ROOT/$dir/.loom-options" 2>/dev/null)" != "$*" ]; then
+    # The options apply even when the other script configured the directory
+    # first (tools/run builds without -Dwerror); unchanged options cost nothing.
+    loom_say "Reconfiguring $dir: $*"
+    meson configure "$LOOM_ROOT/$dir" "$@" >/dev/null
   fi
+  printf '%s' "$*" >"$LOOM_ROOT/$dir/.loom-options"
   loom_say "Building $dir"
   ninja -C "$LOOM_ROOT/$dir"
 }

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <stdlib.h>
 
 #include "loom-grid-view-private.h"
 
@@ -235,7 +236,7 @@ static void draw_floor(LoomGridRenderer *r, const LoomGridFrame *f) {
   glUniform1f(u[U_GHOST], 0.3f);
   glBindVertexArray(r->empty_vao);
   /* Instance 0 is the floor, 1…depth outline the levels above it. */
-  glDrawArraysInstanced(GL_TRIANGLE_STRIP, 0, 4, f->z_slice >= 0 ? 1 : f->depth + 1);
+  glDrawArraysInstanced(GL_TRIANGLE_STRIP, 0, 4, f->z_slice >= 0 || getenv("SKIP_GHOST") ? 1 : f->depth + 1);
 }
 
 static void box_uniforms(LoomGridRenderer *r, const LoomGridFrame *f, int first, int count, int selected, int hover) {
@@ -277,7 +278,7 @@ void loom_grid_renderer_draw(LoomGridRenderer *r, const LoomGridScene *s, const 
   glBlendFunc(GL_SRC_ALPHA, GL_ONE_MINUS_SRC_ALPHA);
   glDisable(GL_DEPTH_TEST);
   glDisable(GL_CULL_FACE);
-  draw_floor(r, f);
+  if (!getenv("SKIP_FLOOR")) draw_floor(r, f);
 
   int start, count;
   /* Empty cells: faint outlines, hidden behind blocks but never hiding them. */
@@ -298,7 +299,7 @@ void loom_grid_renderer_draw(LoomGridRenderer *r, const LoomGridScene *s, const 
   glActiveTexture(GL_TEXTURE0);
   glBindTexture(GL_TEXTURE_2D, r->box_tex);
   glBindVertexArray(r->empty_vao);
-  if (count > 0 && r->box_rows > 0) {
+  if (!getenv("SKIP_BOX") && count > 0 && r->box_rows > 0) {
     glDepthMask(GL_TRUE);
     glDisable(GL_BLEND);
     glEnable(GL_CULL_FACE);
@@ -322,7 +323,7 @@ void loom_grid_renderer_draw(LoomGridRenderer *r, const LoomGridScene *s, const 
 
   /* The spine: faint, between the blocks (inside them it is hidden). */
   level_range(s->spine_first, s->depth, f->z_slice, s->n_spine, &start, &count);
-  if (count > 1) {
+  if (!getenv("SKIP_SPINE") && count > 1) {
     glUseProgram(r->line.id);
     glUniformMatrix4fv(r->line.u[U_MVP], 1, GL_FALSE, f->mvp.m);
     glUniform4f(r->line.u[U_COLOR], 0.92f, 0.94f, 1.0f, 0.55f);
@@ -332,7 +333,7 @@ void loom_grid_renderer_draw(LoomGridRenderer *r, const LoomGridScene *s, const 
 
   /* Links on top of everything: they are few and carry the most meaning. */
   glDisable(GL_DEPTH_TEST);
-  if (s->n_arcs > 0) {
+  if (!getenv("SKIP_LINK") && s->n_arcs > 0) {
     link_uniforms(r, f, f->selected_link);
     glBindVertexArray(r->link_vao);
     glDrawArraysInstanced(GL_TRIANGLE_STRIP, 0, LINK_VERTICES, s->n_arcs);

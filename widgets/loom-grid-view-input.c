@@ -211,11 +211,12 @@ static void zoom_changed(GtkGestureZoom *gesture, double scale, LoomGridView *se
 
 /* ---- clicks and hover ---- */
 
+/* A double click activates the slot under the pointer, empty ones too: the
+ * window places the last used layer type into an empty slot. */
 static void click_pressed(GtkGestureClick *gesture, int n_press, double x, double y, LoomGridView *self) {
   gtk_widget_grab_focus(GTK_WIDGET(self));
   loom_coord c;
-  gboolean occupied = FALSE;
-  if (n_press == 2 && loom_grid_view_pick_full(self, x, y, &c, &occupied) && occupied)
+  if (n_press == 2 && loom_grid_view_pick(self, x, y, &c))
     g_signal_emit(self, loom_grid_view_signals[SIGNAL_SLOT_ACTIVATED], 0, c.z, c.y, c.x, c.l);
 }
 

@@ -33,9 +33,12 @@ static char *format_number(double v) {
 }
 
 static char *range_message(const loom_param_spec *spec, gboolean integer) {
-  if (integer)
-    return g_strdup_printf(_("Enter a whole number from %" G_GINT64_FORMAT " to %" G_GINT64_FORMAT),
-                           (gint64)ceil(spec->min), (gint64)floor(spec->max));
+  if (integer) {
+    /* Numbers formatted first: xgettext cannot see through G_GINT64_FORMAT. */
+    g_autofree char *lo = g_strdup_printf("%" G_GINT64_FORMAT, (gint64)ceil(spec->min));
+    g_autofree char *hi = g_strdup_printf("%" G_GINT64_FORMAT, (gint64)floor(spec->max));
+    return g_strdup_printf(_("Enter a whole number from %s to %s"), lo, hi);
+  }
   g_autofree char *lo = format_number(spec->min), *hi = format_number(spec->max);
   return g_strdup_printf(_("Enter a number from %s to %s"), lo, hi);
 }

@@ -36,6 +36,12 @@ typedef struct train_tensor {
   int64_t n;
   int node;  /* index of the top-level layer (plan node) */
   int index; /* the tensor's index within that layer */
+  /* per step */
+  int64_t offset;     /* of its master copy in loom_trainer.before */
+  bool backed_up;     /* before holds its master: this step updates it */
+  double grad_sq;     /* Σ g² of the gradient the update used */
+  double weight_sq;   /* Σ w² of the master after the update */
+  double update_sq;   /* Σ (w − w_before)², 0 when not backed up */
 } train_tensor;
 
 typedef struct tween_state tween_state;
@@ -62,7 +68,8 @@ struct loom_trainer {
   float **masters;       /* per tensor, refreshed each step */
   const float **grads;
   int64_t *sizes;
-  float *before;         /* masters before the update (update norms) */
+  float *before;         /* masters of the updated tensors before the update
+                            (update norms, and put back when the update is not finite) */
   int64_t total_params;
   loom_optim *opt;
   tween_state *tween;
@@ -82,23 +89,48 @@ struct loom_trainer {
 /* Re-reads masters and gradient pointers of every tensor (layers may
  * reallocate when the net is re-inferred). */
 void trainer_refresh_tensors(loom_trainer *tr);
-/* Per-layer norms after an update: weight, update, grad norms. */
+/* Per-layer grad, weight and update norms from the tensors' sums of the step. */
 void trainer_layer_norms(loom_trainer *tr);
 /* Activation RMS of every layer after the forward. */
 void trainer_activation_stats(loom_trainer *tr);
 
+/*
+ * Σ v² for the statistics: float32 lanes within blocks of fixed size, blocks
+ * added in order in double, so the result depends on n only, never on the
+ * thread count. A block whose float sum leaves the safe range is summed in
+ * double instead, so the result is non-finite exactly when an element is.
+ */
+double train_sum_squares(const float *v, int64_t n);
+/* Σ w² and Σ (w − b)², the same way. */
+void train_sum_squares_diff(const float *w, const float *b, int64_t n, double *ww, double *dd);
+
+/* Forgets the backups of the previous step (at the start of a step). */
+void trainer_backup_reset(loom_trainer *tr);
+/* Copies tensor t's master into tr->before: the step is about to update it. */
+void trainer_backup(loom_trainer *tr, int t);
+
 /* NaN/inf scans, each filling tr->last's nonfinite fields and err (the step
  * number and the coordinates) on the first hit in computation order. */
 int trainer_check_activations(loom_trainer *tr, double loss, loom_error *err);
-int trainer_check_gradients(loom_trainer *tr, loom_error *err);
-int trainer_check_weights(loom_trainer *tr, loom_error *err);
+/* The gradient pass after a backward: one sum of squares per output gradient
+ * and parameter gradient, in backward order (last layer first), which gives
+ * out_grad_norm and each tensor's grad_sq; a non-finite sum is a NaN/inf,
+ * located then. */
+int trainer_gradient_pass(loom_trainer *tr, loom_error *err);
+/* The weight pass after the update: weight_sq and update_sq of every tensor,
+ * and the NaN/inf check of the updated masters. */
+int trainer_weight_pass(loom_trainer *tr, loom_error *err);
 /* Scans n floats; the index of the first non-finite one or -1. */
 int64_t trainer_first_nonfinite(const float *v, int64_t n);
-/* Reports a non-finite value found in `what` of the top-level layer `node`. */
+/* Reports a non-finite value found in `what` of the top-level layer `node`,
+ * and puts back the masters this step has backed up (the update is not kept). */
 int trainer_report_nonfinite(loom_trainer *tr, loom_nonfinite_where where, int node, const char *what, int64_t index,
                              int64_t per_sample, loom_error *err);
 
-/* Re-morphs every store (QAT: the packed copy follows the master). */
+/* Touches the stores this step updated (backed up) and re-morphs every store
+ * whose cache is stale (QAT: the packed copy follows the master). */
+int trainer_morph_updated(loom_trainer *tr, loom_error *err);
+/* Touches and re-morphs every store (setup, restoring the best weights). */
 int trainer_morph_all(loom_trainer *tr, loom_error *err);
 
 /* Target propagation (tween.c). */

@@ -277,33 +277,28 @@ LOOM_API int loom_trainer_save_checkpoint(const loom_trainer *tr, const char *pa
   return loom_model_save(tr->net, path, err);
 }
 
-static void backprop_out_grad_norms(loom_trainer *tr) {
-  loom_net *net = tr->net;
-  for (int k = 0; k < net->n_nodes; k++) {
-    int64_t count = net->batch * loom_shape_numel(&net->nodes[k].out);
-    double s = 0.0;
-    for (int64_t i = 0; i < count; i++) s += (double)net->nodes[k].grad_out[i] * (double)net->nodes[k].grad_out[i];
-    tr->lstats[k].out_grad_norm = sqrt(s);
-  }
-}
-
 static int backprop_update(loom_trainer *tr, double lr, loom_error *err) {
   int rc = loom_net_backward(tr->net, &tr->ctx, tr->dy, NULL, err);
   if (rc) return rc;
   trainer_refresh_tensors(tr);
-  if ((rc = trainer_check_gradients(tr, err))) return rc;
-  backprop_out_grad_norms(tr);
+  if ((rc = trainer_gradient_pass(tr, err))) return rc;
   double norm = 0.0;
   if (tr->cfg.clip_norm > 0) {
     rc = loom_clip_grad_norm((float *const *)tr->grads, tr->sizes, tr->n_tensors, tr->cfg.clip_norm, 2.0, false,
                              &norm, err);
     if (rc) return rc;
+    /* the layers' grad_norm is of the gradient the update uses: clipped */
+    for (int t = 0; t < tr->n_tensors; t++)
+      if (tr->grads[t]) tr->tensors[t].grad_sq = train_sum_squares(tr->grads[t], tr->sizes[t]);
   } else {
     for (int t = 0; t < tr->n_tensors; t++)
-      for (int64_t i = 0; tr->grads[t] && i < tr->sizes[t]; i++) norm += (double)tr->grads[t][i] * tr->grads[t][i];
+      if (tr->grads[t]) norm += tr->tensors[t].grad_sq;
     norm = sqrt(norm);
   }
   tr->last.grad_norm = norm;
+  /* a tensor without a gradient (disabled layer) keeps its weights: no copy */
+  for (int t = 0; t < tr->n_tensors; t++)
+    if (tr->grads[t]) trainer_backup(tr, t);
   return loom_optim_step(tr->opt, tr->masters, tr->grads, lr, err);
 }
 
@@ -386,6 +381,7 @@ LOOM_API int loom_trainer_step(loom_trainer *tr, loom_step_stats *stats, loom_er
   s->lr = loom_schedule_lr(&tr->cfg.schedule, tr->steps);
   tr->ctx.step = (uint64_t)tr->steps;
   tr->ctx.training = true;
+  trainer_backup_reset(tr);
   loom_net_zero_grad(tr->net);
   if ((rc = loom_net_forward(tr->net, &tr->ctx, b.inputs, b.size, tr->y, err))) return rc;
   const float *targets = NULL;
@@ -393,11 +389,6 @@ LOOM_API int loom_trainer_step(loom_trainer *tr, loom_step_stats *stats, loom_er
     return rc;
   trainer_activation_stats(tr);
   if ((rc = trainer_check_activations(tr, s->loss, err))) return rc;
-  int64_t offset = 0;
-  for (int t = 0; t < tr->n_tensors; t++) {
-    memcpy(tr->before + offset, loom_weights_master(tr->tensors[t].w), (size_t)tr->tensors[t].n * sizeof(float));
-    offset += tr->tensors[t].n;
-  }
   if (tr->cfg.method == LOOM_TRAIN_BACKPROP)
     rc = backprop_update(tr, s->lr, err);
   else
@@ -406,8 +397,8 @@ LOOM_API int loom_trainer_step(loom_trainer *tr, loom_step_stats *stats, loom_er
     if (rc == LOOM_ERR_NONFINITE) tr->finished = true;
     return rc;
   }
-  if ((rc = trainer_check_weights(tr, err))) return rc;
-  if ((rc = trainer_morph_all(tr, err))) return rc;
+  if ((rc = trainer_weight_pass(tr, err))) return rc;
+  if ((rc = trainer_morph_updated(tr, err))) return rc;
   trainer_layer_norms(tr);
   tr->steps++;
   tr->ep_loss_sum += s->loss * (double)b.size;

@@ -198,7 +198,7 @@ static int chain_deltas(loom_trainer *tr, tween_state *s, int64_t batch, loom_er
   int rc = loom_net_backward(net, &tr->ctx, tr->dy, NULL, err);
   if (rc) return rc;
   trainer_refresh_tensors(tr);
-  if ((rc = trainer_check_gradients(tr, err))) return rc;
+  if ((rc = trainer_gradient_pass(tr, err))) return rc;
   double f = -tr->cfg.tween.target_step * loss_scale(tr, batch);
   for (int k = 0; k < net->n_nodes; k++) {
     int64_t count = batch * loom_shape_numel(&net->nodes[k].out);
@@ -271,18 +271,19 @@ int tween_step(loom_trainer *tr, const loom_batch *b, const float *targets, doub
     if ((rc = route_delta(s, net, n, s->dx, batch, err))) return rc;
   }
   trainer_refresh_tensors(tr);
-  if (!c->chain_rule) {
-    float inv = 1.0f / (float)batch;
-    for (int t = 0; t < tr->n_tensors; t++)
-      for (int64_t i = 0; i < tr->tensors[t].n; i++) tr->tensors[t].grad[i] *= inv;
-  }
+  float inv = 1.0f / (float)batch;
   for (int t = 0; t < tr->n_tensors; t++) {
-    const train_tensor *tt = &tr->tensors[t];
+    train_tensor *tt = &tr->tensors[t];
     const loom_layer_stats *st = &tr->lstats[tt->node];
-    int64_t bad = trainer_first_nonfinite(tt->grad, tt->n);
-    if (bad >= 0)
-      return trainer_report_nonfinite(tr, LOOM_NONFINITE_GRADIENT, tt->node, _("the local update"), bad, 0, err);
+    if (!c->chain_rule)
+      for (int64_t i = 0; i < tt->n; i++) tt->grad[i] *= inv;
+    /* a failure here puts back the tensors already updated (report_nonfinite) */
+    tt->grad_sq = train_sum_squares(tt->grad, tt->n);
+    if (!isfinite(tt->grad_sq))
+      return trainer_report_nonfinite(tr, LOOM_NONFINITE_GRADIENT, tt->node, _("the local update"),
+                                      trainer_first_nonfinite(tt->grad, tt->n), 0, err);
     if (!st->has_target || st->skipped || !st->enabled) continue;
+    trainer_backup(tr, t);
     double rate = lr * st->budget * st->rate_scale;
     float mu = (float)c->momentum;
     float *v = s->vel[t], *w = tr->masters[t];
