@@ -78,8 +78,12 @@ int cmd_eval(int argc, char **argv) {
   else cli_format_double(acc, sizeof acc, r.accuracy);
   if (json)
     printf("{\"samples\": %lld, \"loss\": %s, \"accuracy\": %s}\n", (long long)r.samples, loss, acc);
-  else
-    printf(_("%lld test samples: loss %.4f, accuracy %.2f%%\n"), (long long)r.samples, r.loss, 100 * r.accuracy);
+  else {
+    char pct[32];
+    if (isnan(r.accuracy)) snprintf(pct, sizeof pct, "%s", _("n/a")); /* regression: no accuracy */
+    else snprintf(pct, sizeof pct, "%.2f%%", 100 * r.accuracy);
+    printf(_("%lld test samples: loss %.4f, accuracy %s\n"), (long long)r.samples, r.loss, pct);
+  }
   status = 0;
 done:
   loom_pool_free(pool);

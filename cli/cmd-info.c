@@ -102,8 +102,14 @@ int cmd_info(int argc, char **argv) {
 
   printf(_("Model: %s\n"), path);
   int64_t slots = loom_net_n_slots(net);
-  printf(_("Grid: depth %d, rows %d, columns %d, %d layers per cell (%lld slots)\n"), loom_net_depth(net),
-         loom_net_rows(net), loom_net_cols(net), loom_net_layers_per_cell(net), (long long)slots);
+  int per_cell = loom_net_layers_per_cell(net);
+  char cell_text[64], slot_text[64];
+  snprintf(cell_text, sizeof cell_text, ngettext("%d layer per cell", "%d layers per cell", (unsigned long)per_cell),
+           per_cell);
+  snprintf(slot_text, sizeof slot_text, ngettext("%lld slot", "%lld slots", (unsigned long)slots), (long long)slots);
+  /* TRANSLATORS: the last two are "%d layer(s) per cell" and "%lld slot(s)" */
+  printf(_("Grid: depth %d, rows %d, columns %d, %s (%s)\n"), loom_net_depth(net), loom_net_rows(net),
+         loom_net_cols(net), cell_text, slot_text);
   printf(_("Input shape: %s\n"), loom_shape_format(&in, text, sizeof text));
   loom_shape out = n_diags == 0 && in.rank > 0 ? loom_net_output_shape(net) : (loom_shape){0};
   printf(_("Output shape: %s\n"), loom_shape_format(&out, text, sizeof text));

@@ -1,8 +1,15 @@
 /*
- * loom new --grid D,R,C,L --out MODEL [--input-shape N[,..]]
- * loom new --example NAME --out MODEL
+ * loom new --grid D,R,C,L [--out MODEL] [--input-shape N[,..]] [--force]
+ * loom new --example NAME [--out MODEL] [--force]
  * loom new --list
+ *
+ * Without --out the model goes to NAME.loom.json (an example) or
+ * network.loom.json (a grid) in the current directory; that default file is
+ * never replaced unless --force is given, because nobody named it. An
+ * explicit --out is replaced (atomically) as before. Either way the command
+ * says where it wrote.
  */
+#include <glib.h>
 #include <glib/gi18n.h>
 #include <stdio.h>
 #include <string.h>
@@ -11,6 +18,8 @@
 #include "commands.h"
 
 int cmd_new(int argc, char **argv);
+
+#define NEW_GRID_DEFAULT_OUT "network.loom.json"
 
 static int list_examples(void) {
   int width = 0;
@@ -24,7 +33,7 @@ static int list_examples(void) {
 
 int cmd_new(int argc, char **argv) {
   const char *grid = NULL, *example = NULL, *out = NULL, *input_shape = NULL;
-  bool list = false;
+  bool list = false, force = false;
   for (int i = 1; i < argc; i++) {
     int r;
     if ((r = cli_option_value("--grid", argc, argv, &i, &grid)) ||
@@ -38,15 +47,18 @@ int cmd_new(int argc, char **argv) {
       list = true;
       continue;
     }
+    if (strcmp(argv[i], "--force") == 0) {
+      force = true;
+      continue;
+    }
     return cli_usage_error("new", _("unexpected argument '%s'"), argv[i]);
   }
   if (list) {
-    if (grid || example || out || input_shape)
+    if (grid || example || out || input_shape || force)
       return cli_usage_error("new", _("--list takes no other options"));
     return list_examples();
   }
   if (!grid == !example) return cli_usage_error("new", _("give either --grid D,R,C,L or --example NAME"));
-  if (!out) return cli_usage_error("new", _("missing --out MODEL"));
   if (example && input_shape)
     return cli_usage_error("new", _("--input-shape applies to --grid; an example has its own input shape"));
 
@@ -90,11 +102,19 @@ int cmd_new(int argc, char **argv) {
       }
     }
   }
-  int rc = loom_model_save(net, out, &err);
-  loom_net_free(net);
-  if (rc) {
+  char *default_out = out ? NULL : example ? g_strconcat(example, ".loom.json", NULL) : g_strdup(NEW_GRID_DEFAULT_OUT);
+  const char *path = out ? out : default_out;
+  int rc = 0;
+  if (default_out && !force && g_file_test(path, G_FILE_TEST_EXISTS)) {
+    cli_error("new", _("%s already exists; give --force to replace it or --out to choose another file"), path);
+    rc = 1;
+  } else if (loom_model_save(net, path, &err)) {
     cli_error("new", "%s", err.message);
-    return 1;
+    rc = 1;
+  } else {
+    printf(_("wrote %s\n"), path);
   }
-  return 0;
+  loom_net_free(net);
+  g_free(default_out);
+  return rc;
 }

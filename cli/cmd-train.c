@@ -1,7 +1,9 @@
 /*
  * loom train MODEL --data NAME|FILE.csv --epochs N --batch B --optimizer NAME
- *   --lr X [--schedule NAME] [--method backprop|tween] [--loss NAME]
- *   [--seed S] [--threads N] [--out FILE] [--json]
+ *   --lr X [--schedule NAME[:key=value,...]] [--warmup N[:start=F]]
+ *   [--momentum X] [--nesterov] [--weight-decay X] [--betas B1,B2]
+ *   [--method backprop|tween] [--loss NAME] [--seed S] [--threads N]
+ *   [--out FILE] [--json]
  *
  * One line per epoch (a JSON object per line with --json), the final test
  * accuracy last. 20% of the data (seeded) is held out for testing.
@@ -15,6 +17,7 @@
 
 #include "cli-data.h"
 #include "cli-model.h"
+#include "cli-train-options.h"
 #include "commands.h"
 
 int cmd_train(int argc, char **argv);
@@ -39,9 +42,16 @@ static bool parse_double(const char *text, double *out) {
   return true;
 }
 
+/* JSON: a number, or null when there is no accuracy (regression). */
 static void print_accuracy(char *buf, size_t size, double acc) {
   if (isnan(acc)) snprintf(buf, size, "null");
   else cli_format_double(buf, size, acc);
+}
+
+/* Text: "97.50%", or "n/a" when there is no accuracy (regression). */
+static void percent_accuracy(char *buf, size_t size, double acc) {
+  if (isnan(acc)) snprintf(buf, size, "%s", _("n/a"));
+  else snprintf(buf, size, "%.2f%%", 100 * acc);
 }
 
 static int train_loop(loom_trainer *tr, bool json) {
@@ -61,10 +71,13 @@ static int train_loop(loom_trainer *tr, bool json) {
       printf("{\"epoch\": %lld, \"loss\": %s, \"test_loss\": %s, \"train_accuracy\": %s, \"test_accuracy\": %s, "
              "\"samples_per_second\": %.0f}\n",
              (long long)e.epoch + 1, loss, test_loss, tr_acc, te_acc, e.samples_per_second);
-    else
-      printf(_("epoch %lld: loss %.4f, test loss %.4f, train accuracy %.2f%%, test accuracy %.2f%%, %.0f samples/s\n"),
-             (long long)e.epoch + 1, e.train.loss, e.test.loss, 100 * e.train.accuracy, 100 * e.test.accuracy,
-             e.samples_per_second);
+    else {
+      char tr_pct[32], te_pct[32];
+      percent_accuracy(tr_pct, sizeof tr_pct, e.train.accuracy);
+      percent_accuracy(te_pct, sizeof te_pct, e.test.accuracy);
+      printf(_("epoch %lld: loss %.4f, test loss %.4f, train accuracy %s, test accuracy %s, %.0f samples/s\n"),
+             (long long)e.epoch + 1, e.train.loss, e.test.loss, tr_pct, te_pct, e.samples_per_second);
+    }
     fflush(stdout);
   }
   return 0;
@@ -72,8 +85,9 @@ static int train_loop(loom_trainer *tr, bool json) {
 
 int cmd_train(int argc, char **argv) {
   const char *model = NULL, *data = NULL, *epochs_t = NULL, *batch_t = NULL, *optim_t = NULL, *lr_t = NULL,
-             *sched_t = NULL, *method_t = NULL, *seed_t = NULL, *threads_t = NULL, *out = NULL, *loss_t = NULL;
-  bool json = false, regression = false;
+             *sched_t = NULL, *method_t = NULL, *seed_t = NULL, *threads_t = NULL, *out = NULL, *loss_t = NULL,
+             *warmup_t = NULL, *momentum_t = NULL, *decay_t = NULL, *betas_t = NULL;
+  bool json = false, regression = false, nesterov = false;
   for (int i = 1; i < argc; i++) {
     int r;
     if ((r = cli_option_value("--data", argc, argv, &i, &data)) ||
@@ -82,6 +96,10 @@ int cmd_train(int argc, char **argv) {
         (r = cli_option_value("--optimizer", argc, argv, &i, &optim_t)) ||
         (r = cli_option_value("--lr", argc, argv, &i, &lr_t)) ||
         (r = cli_option_value("--schedule", argc, argv, &i, &sched_t)) ||
+        (r = cli_option_value("--warmup", argc, argv, &i, &warmup_t)) ||
+        (r = cli_option_value("--momentum", argc, argv, &i, &momentum_t)) ||
+        (r = cli_option_value("--weight-decay", argc, argv, &i, &decay_t)) ||
+        (r = cli_option_value("--betas", argc, argv, &i, &betas_t)) ||
         (r = cli_option_value("--method", argc, argv, &i, &method_t)) ||
         (r = cli_option_value("--loss", argc, argv, &i, &loss_t)) ||
         (r = cli_option_value("--seed", argc, argv, &i, &seed_t)) ||
@@ -96,6 +114,10 @@ int cmd_train(int argc, char **argv) {
     }
     if (strcmp(argv[i], "--regression") == 0) {
       regression = true;
+      continue;
+    }
+    if (strcmp(argv[i], "--nesterov") == 0) {
+      nesterov = true;
       continue;
     }
     if (argv[i][0] == '-' && argv[i][1] != '\0') return cli_usage_error("train", _("unknown option '%s'"), argv[i]);
@@ -130,7 +152,13 @@ int cmd_train(int argc, char **argv) {
     if (loom_optim_from_name(optim_t, &k, &err)) return cli_usage_error("train", "%s", err.message);
     cfg.optim = loom_optim_defaults(k);
   }
-  cfg.schedule = loom_schedule_constant(lr);
+  int rc;
+  if ((rc = cli_optim_apply(momentum_t, nesterov, decay_t, betas_t, &cfg.optim))) return rc;
+  cli_schedule_spec sched = cli_schedule_spec_default();
+  if (sched_t && (rc = cli_schedule_parse(sched_t, &sched))) return rc;
+  if (warmup_t && (rc = cli_warmup_parse(warmup_t, &sched))) return rc;
+  /* Checked before anything is loaded; resolved once the batch count is known. */
+  if ((rc = cli_schedule_resolve(&sched, lr, 1, &cfg.schedule))) return rc;
   cfg.seed = seed;
   loom_net *net = cli_load_model("train", model);
   if (!net) return 1;
@@ -161,16 +189,10 @@ int cmd_train(int argc, char **argv) {
     status = cli_usage_error("train", "%s", err.message);
     goto done;
   }
-  if (sched_t) {
-    if (loom_schedule_from_name(sched_t, &cfg.schedule.kind, &err)) {
-      status = cli_usage_error("train", "%s", err.message);
-      goto done;
-    }
-    int64_t total = cfg.epochs * ((train->n + cfg.batch_size - 1) / cfg.batch_size);
-    cfg.schedule.step_size = total / 3 > 0 ? total / 3 : 1; /* step: ×0.1 at each third */
-    cfg.schedule.gamma = cfg.schedule.kind == LOOM_SCHEDULE_EXPONENTIAL ? pow(0.01, 1.0 / (double)(total > 0 ? total : 1)) : 0.1;
-    cfg.schedule.t_0 = total > 0 ? total : 1; /* cosine: one cycle over the run */
-    cfg.schedule.t_mult = 1;
+  int64_t total = cfg.epochs * ((train->n + cfg.batch_size - 1) / cfg.batch_size);
+  if ((rc = cli_schedule_resolve(&sched, lr, total, &cfg.schedule))) {
+    status = rc;
+    goto done;
   }
   if (!(pool = loom_pool_new(threads, &err)) ||
       !(tr = loom_trainer_new(net, train, test, &cfg, pool, &err))) {
@@ -182,7 +204,10 @@ int cmd_train(int argc, char **argv) {
   char acc[32];
   print_accuracy(acc, sizeof acc, e->test.accuracy);
   if (json) printf("{\"final_test_accuracy\": %s}\n", acc);
-  else printf(_("final test accuracy: %.2f%%\n"), 100 * e->test.accuracy);
+  else {
+    percent_accuracy(acc, sizeof acc, e->test.accuracy);
+    printf(_("final test accuracy: %s\n"), acc);
+  }
   if (out && loom_model_save(net, out, &err)) {
     cli_error("train", "%s", err.message);
     goto done;

@@ -2,7 +2,8 @@
  * GL for the grid view. The shaders in the GResource carry no #version line;
  * the one matching the context is prepended when they are compiled.
  * Instance buffers change only in loom_grid_renderer_upload(); a frame sets
- * uniforms and issues draw calls, and allocates nothing.
+ * uniforms and issues draw calls. The only other upload is an eye region's
+ * visible set, once per region after each upload (docs/grid-view.md).
  */
 #include "loom-grid-renderer.h"
 
@@ -12,25 +13,28 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
-#include <stdlib.h>
 
 #include "loom-grid-view-private.h"
 
 #define SHADER_PATH "/org/loomworkbench/Workbench/widgets/shaders/"
 #define LINK_SEGMENTS 32 /* SEGMENTS in grid-link.vert */
 #define LINK_VERTICES (2 * (LINK_SEGMENTS + 1) + 4)
-#define BOX_VERTICES 18 /* per block: the three faces turned to the eye (grid-box.vert) */
+#define BOX_CORNERS 7  /* per block: the corners of its three faces turned to the eye (grid-box.vert) */
+#define BOX_INDICES 18 /* two triangles per face */
+#define RING_VERTICES 10 /* the outline of a level: a frame around its edge (grid-floor.vert) */
+#define SLICE_ENTRY 27 /* visibility cache: 27 eye regions, then the Z-slice's */
 
 enum { U_MVP, U_SIZE, U_MARGIN, U_TILE_EVEN, U_TILE_ODD, U_LINE, U_BORDER, U_LINE_PX, U_GHOST, /* floor */
        U_COLOR_MODE, U_SELECTED, U_HOVER, U_HIGHLIGHT, U_PROBLEM, U_BACKGROUND, U_EYE, U_FIRST, U_COUNT, U_BOXES, /* boxes */
        U_COLOR,                                                                             /* flat */
        U_VIEWPORT, U_WIDTH_PX, U_ARROW_PX, U_Z_SLICE,                                       /* links */
+       U_RING,                                                                              /* floor */
        N_UNIFORMS };
 
 static const char *const uniform_names[N_UNIFORMS] = {
   "u_mvp",        "u_size",     "u_margin",  "u_tile_even", "u_tile_odd", "u_line",       "u_border",
   "u_line_px",    "u_ghost",    "u_color_mode", "u_selected", "u_hover",  "u_highlight",  "u_problem",
-  "u_background", "u_eye", "u_first", "u_count", "u_boxes", "u_color",    "u_viewport", "u_width_px", "u_arrow_px", "u_z_slice",
+  "u_background", "u_eye", "u_first", "u_count", "u_boxes", "u_color",    "u_viewport", "u_width_px", "u_arrow_px", "u_z_slice", "u_ring",
 };
 
 typedef struct {
@@ -38,11 +42,26 @@ typedef struct {
   GLint u[N_UNIFORMS]; /* -1 where the program has no such uniform */
 } program;
 
+/* What an eye in one region sees: element buffers of the shell's blocks
+ * (nearest first) and of the spine's segments, built on first use after
+ * each upload, so a moving camera uploads nothing. */
+typedef struct {
+  GLuint box_ebo, spine_ebo;
+  int n_box_indices, n_spine_indices;
+  int z_slice; /* the slice entry: which level it holds */
+  gboolean valid, shell;
+} visible_set;
+
 struct LoomGridRenderer {
   program floor, box, line, link;
+  gboolean es;
   GLuint empty_vao; /* the floor and the blocks read no vertex attributes */
   GLuint box_tex;   /* LoomGridBox records, LOOM_GRID_BOXES_PER_ROW per row */
+  GLuint one_box_ebo; /* the indices of block 0 alone: selection, hover, marker */
   int box_rows, marker_index;
+  visible_set visible[SLICE_ENTRY + 1];
+  GLuint reduced_fbo, reduced_rbs[2]; /* loom_grid_renderer_draw_reduced() */
+  int reduced_w, reduced_h;
   GLuint cell_vao, cell_vbo, spine_vao, spine_vbo;
   GLuint link_vao, link_vbo, rubber_vao, rubber_vbo;
 };
@@ -134,8 +153,21 @@ static void setup_link_vao(GLuint vao, GLuint vbo) {
   }
 }
 
+/* Block @b's two triangles per face (see grid-box.vert for the corners).
+ * Each face's last vertex is its far corner, which carries the face's flat
+ * attributes (GL's and GLES's provoking vertex is the last). */
+static void box_indices(int b, guint32 out[BOX_INDICES]) {
+  static const guint8 pattern[BOX_INDICES] = {0, 2, 4, 3, 0, 4, 0, 1, 5, 3, 0, 5, 0, 1, 6, 2, 0, 6};
+  for (int i = 0; i < BOX_INDICES; i++) out[i] = (guint32)(BOX_CORNERS * b + pattern[i]);
+}
+
+static void forget_visible(LoomGridRenderer *r) {
+  for (int i = 0; i <= SLICE_ENTRY; i++) r->visible[i].valid = FALSE;
+}
+
 LoomGridRenderer *loom_grid_renderer_new(gboolean es, GError **error) {
   LoomGridRenderer *r = g_new0(LoomGridRenderer, 1);
+  r->es = es;
   if (!link_program(&r->floor, "grid-floor.vert", "grid-floor.frag", es, error) ||
       !link_program(&r->box, "grid-box.vert", "grid-box.frag", es, error) ||
       !link_program(&r->line, "grid-line.vert", "grid-flat.frag", es, error) ||
@@ -166,6 +198,14 @@ LoomGridRenderer *loom_grid_renderer_new(gboolean es, GError **error) {
   glBufferData(GL_ARRAY_BUFFER, sizeof(LoomGridArc), NULL, GL_DYNAMIC_DRAW);
   setup_link_vao(r->rubber_vao, r->rubber_vbo);
 
+  /* Bound to the empty VAO, whose element buffer the block draws rebind. */
+  glBindVertexArray(r->empty_vao);
+  glGenBuffers(1, &r->one_box_ebo);
+  guint32 one[BOX_INDICES];
+  box_indices(0, one);
+  glBindBuffer(GL_ELEMENT_ARRAY_BUFFER, r->one_box_ebo);
+  glBufferData(GL_ELEMENT_ARRAY_BUFFER, sizeof one, one, GL_STATIC_DRAW);
+
   glBindVertexArray(0);
   glBindBuffer(GL_ARRAY_BUFFER, 0);
   return r;
@@ -182,6 +222,15 @@ void loom_grid_renderer_free(LoomGridRenderer *r) {
     glDeleteVertexArrays(5, vaos);
     glDeleteBuffers(4, vbos);
     glDeleteTextures(1, &r->box_tex);
+    glDeleteBuffers(1, &r->one_box_ebo);
+    if (r->reduced_fbo) {
+      glDeleteFramebuffers(1, &r->reduced_fbo);
+      glDeleteRenderbuffers(2, r->reduced_rbs);
+    }
+    for (int i = 0; i <= SLICE_ENTRY; i++) {
+      GLuint ebos[2] = {r->visible[i].box_ebo, r->visible[i].spine_ebo};
+      if (ebos[0]) glDeleteBuffers(2, ebos);
+    }
   }
   g_free(r);
 }
@@ -205,6 +254,59 @@ void loom_grid_renderer_upload(LoomGridRenderer *r, const LoomGridScene *s) {
   upload(r->spine_vbo, s->spine, (gsize)s->n_spine * 3 * sizeof(float));
   upload(r->link_vbo, s->arcs, (gsize)s->n_arcs * sizeof(LoomGridArc));
   glBindBuffer(GL_ARRAY_BUFFER, 0);
+  forget_visible(r);
+}
+
+/* The visible set for this frame's eye, built when first needed. */
+static const visible_set *visible_for(LoomGridRenderer *r, const LoomGridScene *s, const LoomGridFrame *f) {
+  int region = loom_grid_scene_region(s, f->eye);
+  gboolean slice = f->z_slice >= 0 && f->z_slice < s->depth;
+  visible_set *v = &r->visible[slice ? SLICE_ENTRY : region];
+  gboolean shell = !f->all_blocks;
+  if (v->valid && v->shell == shell && (!slice || v->z_slice == f->z_slice)) return v;
+  /* The slice entry is ordered for the region it was built in; any order is
+   * right, only the speed differs, and a slice is small. */
+  if (!v->box_ebo) {
+    GLuint ebos[2];
+    glGenBuffers(2, ebos);
+    v->box_ebo = ebos[0];
+    v->spine_ebo = ebos[1];
+  }
+  g_autofree int *boxes = g_new(int, MAX(s->n_boxes, 1));
+  g_autofree int *segments = g_new(int, MAX(s->n_spine, 1));
+  int n_segments = 0;
+  int n = loom_grid_scene_visible(s, region, slice ? f->z_slice : -1, shell, boxes, segments, &n_segments);
+  g_autofree guint32 *indices = g_new(guint32, MAX((gsize)n * BOX_INDICES, (gsize)n_segments * 2) + 1);
+  for (int i = 0; i < n; i++) box_indices(boxes[i], indices + (gsize)i * BOX_INDICES);
+  glBindVertexArray(r->empty_vao);
+  glBindBuffer(GL_ELEMENT_ARRAY_BUFFER, v->box_ebo);
+  glBufferData(GL_ELEMENT_ARRAY_BUFFER, (GLsizeiptr)((gsize)n * BOX_INDICES * sizeof *indices), indices,
+               GL_STATIC_DRAW);
+  for (int i = 0; i < n_segments; i++) {
+    indices[2 * i] = (guint32)segments[i];
+    indices[2 * i + 1] = (guint32)segments[i] + 1;
+  }
+  glBindVertexArray(r->spine_vao);
+  glBindBuffer(GL_ELEMENT_ARRAY_BUFFER, v->spine_ebo);
+  glBufferData(GL_ELEMENT_ARRAY_BUFFER, (GLsizeiptr)((gsize)n_segments * 2 * sizeof *indices), indices,
+               GL_STATIC_DRAW);
+  glBindVertexArray(0);
+  v->n_box_indices = n * BOX_INDICES;
+  v->n_spine_indices = n_segments * 2;
+  v->z_slice = slice ? f->z_slice : -1;
+  v->shell = shell;
+  v->valid = TRUE;
+  return v;
+}
+
+/* Floor, level outlines and empty cells lie behind every block: drawn after
+ * the blocks at the far end of the depth range, they are shaded only where
+ * no block covers them. */
+static void depth_range(LoomGridRenderer *r, float near, float far) {
+  if (r->es)
+    glDepthRangef(near, far);
+  else
+    glDepthRange(near, far);
 }
 
 /* First and count of level z's (or every level's) entries in a z-major array. */
@@ -235,15 +337,19 @@ static void draw_floor(LoomGridRenderer *r, const LoomGridFrame *f) {
   glUniform1f(u[U_LINE_PX], 0.75f * f->scale);
   glUniform1f(u[U_GHOST], 0.3f);
   glBindVertexArray(r->empty_vao);
-  /* Instance 0 is the floor, 1…depth outline the levels above it. */
-  glDrawArraysInstanced(GL_TRIANGLE_STRIP, 0, 4, f->z_slice >= 0 || getenv("SKIP_GHOST") ? 1 : f->depth + 1);
+  glUniform1i(u[U_RING], 0);
+  glDrawArrays(GL_TRIANGLE_STRIP, 0, 4);
+  /* Levels 1…depth: only a frame along their edge, where the outline is. */
+  if (f->z_slice < 0 && f->depth > 0) {
+    glUniform1i(u[U_RING], 1);
+    glDrawArraysInstanced(GL_TRIANGLE_STRIP, 0, RING_VERTICES, f->depth);
+  }
 }
 
-static void box_uniforms(LoomGridRenderer *r, const LoomGridFrame *f, int first, int count, int selected, int hover) {
+static void box_uniforms(LoomGridRenderer *r, const LoomGridFrame *f, int selected, int hover) {
   const GLint *u = r->box.u;
   glUseProgram(r->box.id);
-  glUniform1i(u[U_FIRST], first);
-  glUniform1i(u[U_COUNT], count);
+  glUniform1i(u[U_FIRST], 0);
   glUniform1i(u[U_BOXES], 0);
   glUniformMatrix4fv(u[U_MVP], 1, GL_FALSE, f->mvp.m);
   glUniform3f(u[U_EYE], f->eye[0], f->eye[1], f->eye[2]);
@@ -267,6 +373,18 @@ static void link_uniforms(LoomGridRenderer *r, const LoomGridFrame *f, int selec
   glUniform3f(u[U_HIGHLIGHT], LOOM_GRID_VIEW_HIGHLIGHT_R, LOOM_GRID_VIEW_HIGHLIGHT_G, LOOM_GRID_VIEW_HIGHLIGHT_B);
 }
 
+/* One block again, over itself or over nothing (LEQUAL): the selected and
+ * hovered blocks may lie inside the shell, the marker is no block at all. */
+static void draw_one_box(LoomGridRenderer *r, int index) {
+  glUniform1i(r->box.u[U_FIRST], index);
+  glBindBuffer(GL_ELEMENT_ARRAY_BUFFER, r->one_box_ebo);
+  glDrawElements(GL_TRIANGLES, BOX_INDICES, GL_UNSIGNED_INT, NULL);
+}
+
+static gboolean in_slice(const LoomGridScene *s, const LoomGridFrame *f, int box) {
+  return box >= 0 && box < s->n_boxes && (f->z_slice < 0 || s->box_coords[box].z == f->z_slice);
+}
+
 void loom_grid_renderer_draw(LoomGridRenderer *r, const LoomGridScene *s, const LoomGridFrame *f) {
   glViewport(0, 0, f->width, f->height);
   glClearColor(LOOM_GRID_VIEW_CLEAR_R, LOOM_GRID_VIEW_CLEAR_G, LOOM_GRID_VIEW_CLEAR_B, 1.f);
@@ -274,66 +392,68 @@ void loom_grid_renderer_draw(LoomGridRenderer *r, const LoomGridScene *s, const 
   glClear(GL_COLOR_BUFFER_BIT | GL_DEPTH_BUFFER_BIT);
   if (f->rows <= 0 || f->cols <= 0) return;
 
-  glEnable(GL_BLEND);
-  glBlendFunc(GL_SRC_ALPHA, GL_ONE_MINUS_SRC_ALPHA);
-  glDisable(GL_DEPTH_TEST);
-  glDisable(GL_CULL_FACE);
-  if (!getenv("SKIP_FLOOR")) draw_floor(r, f);
-
-  int start, count;
-  /* Empty cells: faint outlines, hidden behind blocks but never hiding them. */
-  level_range(s->cell_first, s->depth, f->z_slice, s->n_cells, &start, &count);
+  /* Blocks first: opaque, nearest first, each pixel shaded about once. */
+  glDisable(GL_BLEND);
+  glDisable(GL_CULL_FACE); /* grid-box.vert emits only faces turned to the eye */
   glEnable(GL_DEPTH_TEST);
   glDepthFunc(GL_LEQUAL);
+  glActiveTexture(GL_TEXTURE0);
+  glBindTexture(GL_TEXTURE_2D, r->box_tex);
+  if (s->n_boxes > 0 && r->box_rows > 0) {
+    const visible_set *v = visible_for(r, s, f);
+    box_uniforms(r, f, f->selected_box, f->hover_box);
+    glBindVertexArray(r->empty_vao);
+    glBindBuffer(GL_ELEMENT_ARRAY_BUFFER, v->box_ebo);
+    glDrawElements(GL_TRIANGLES, v->n_box_indices, GL_UNSIGNED_INT, NULL);
+    if (in_slice(s, f, f->selected_box)) draw_one_box(r, f->selected_box);
+    if (in_slice(s, f, f->hover_box) && f->hover_box != f->selected_box) draw_one_box(r, f->hover_box);
+  }
+
+  /* Behind every block: the floor, the levels' outlines, empty cells. */
+  glDepthMask(GL_FALSE);
+  glEnable(GL_BLEND);
+  glBlendFunc(GL_SRC_ALPHA, GL_ONE_MINUS_SRC_ALPHA);
+  depth_range(r, 1.f, 1.f);
+  draw_floor(r, f);
+  int start, count;
+  level_range(s->cell_first, s->depth, f->z_slice, s->n_cells, &start, &count);
   if (count > 0) {
-    glDepthMask(GL_FALSE);
     glUseProgram(r->line.id);
     glUniformMatrix4fv(r->line.u[U_MVP], 1, GL_FALSE, f->mvp.m);
     glUniform4f(r->line.u[U_COLOR], 0.60f, 0.66f, 0.78f, 0.22f);
     glBindVertexArray(r->cell_vao);
     glDrawArrays(GL_LINES, start * 24, count * 24);
   }
-
-  /* Blocks: opaque, depth-tested, back faces culled (edge-on ones). */
-  level_range(s->box_first, s->depth, f->z_slice, s->n_boxes, &start, &count);
-  glActiveTexture(GL_TEXTURE0);
-  glBindTexture(GL_TEXTURE_2D, r->box_tex);
-  glBindVertexArray(r->empty_vao);
-  if (!getenv("SKIP_BOX") && count > 0 && r->box_rows > 0) {
-    glDepthMask(GL_TRUE);
-    glDisable(GL_BLEND);
-    glEnable(GL_CULL_FACE);
-    glCullFace(GL_BACK);
-    box_uniforms(r, f, start, count, f->selected_box, f->hover_box);
-    glDrawArrays(GL_TRIANGLES, 0, count * BOX_VERTICES);
-    glDisable(GL_CULL_FACE);
-    glEnable(GL_BLEND);
-  }
-  glDepthMask(GL_FALSE);
+  depth_range(r, 0.f, 1.f);
 
   if (f->marker && r->box_rows > 0) {
-    /* The spare block after the last one holds the marker. */
+    /* The spare block after the last one holds the marker; translucent, it
+     * shows only the faces that face the eye (no back faces behind them). */
     int i = r->marker_index;
     glTexSubImage2D(GL_TEXTURE_2D, 0, 3 * (i % LOOM_GRID_BOXES_PER_ROW), i / LOOM_GRID_BOXES_PER_ROW, 3, 1, GL_RGBA,
                     GL_FLOAT, &f->marker_box);
-    box_uniforms(r, f, i, 1, -1, -1);
-    glDrawArrays(GL_TRIANGLES, 0, BOX_VERTICES);
+    box_uniforms(r, f, -1, -1);
+    glBindVertexArray(r->empty_vao);
+    draw_one_box(r, i);
   }
   glBindTexture(GL_TEXTURE_2D, 0);
 
   /* The spine: faint, between the blocks (inside them it is hidden). */
-  level_range(s->spine_first, s->depth, f->z_slice, s->n_spine, &start, &count);
-  if (!getenv("SKIP_SPINE") && count > 1) {
-    glUseProgram(r->line.id);
-    glUniformMatrix4fv(r->line.u[U_MVP], 1, GL_FALSE, f->mvp.m);
-    glUniform4f(r->line.u[U_COLOR], 0.92f, 0.94f, 1.0f, 0.55f);
-    glBindVertexArray(r->spine_vao);
-    glDrawArrays(GL_LINE_STRIP, start, count);
+  if (s->n_spine > 1 && s->n_boxes > 0) {
+    const visible_set *v = visible_for(r, s, f);
+    if (v->n_spine_indices > 0) {
+      glUseProgram(r->line.id);
+      glUniformMatrix4fv(r->line.u[U_MVP], 1, GL_FALSE, f->mvp.m);
+      glUniform4f(r->line.u[U_COLOR], 0.92f, 0.94f, 1.0f, 0.55f);
+      glBindVertexArray(r->spine_vao);
+      glBindBuffer(GL_ELEMENT_ARRAY_BUFFER, v->spine_ebo);
+      glDrawElements(GL_LINES, v->n_spine_indices, GL_UNSIGNED_INT, NULL);
+    }
   }
 
   /* Links on top of everything: they are few and carry the most meaning. */
   glDisable(GL_DEPTH_TEST);
-  if (!getenv("SKIP_LINK") && s->n_arcs > 0) {
+  if (s->n_arcs > 0) {
     link_uniforms(r, f, f->selected_link);
     glBindVertexArray(r->link_vao);
     glDrawArraysInstanced(GL_TRIANGLE_STRIP, 0, LINK_VERTICES, s->n_arcs);
@@ -351,6 +471,42 @@ void loom_grid_renderer_draw(LoomGridRenderer *r, const LoomGridScene *s, const 
   glUseProgram(0);
   glDepthMask(GL_TRUE);
   glDisable(GL_BLEND);
+}
+
+void loom_grid_renderer_draw_reduced(LoomGridRenderer *r, const LoomGridScene *s, const LoomGridFrame *f,
+                                     int width, int height) {
+  GLint target = 0;
+  glGetIntegerv(GL_DRAW_FRAMEBUFFER_BINDING, &target);
+  if (!r->reduced_fbo) {
+    glGenFramebuffers(1, &r->reduced_fbo);
+    glGenRenderbuffers(2, r->reduced_rbs);
+  }
+  glBindFramebuffer(GL_FRAMEBUFFER, r->reduced_fbo);
+  if (r->reduced_w != f->width || r->reduced_h != f->height) {
+    glBindRenderbuffer(GL_RENDERBUFFER, r->reduced_rbs[0]);
+    glRenderbufferStorage(GL_RENDERBUFFER, GL_RGBA8, f->width, f->height);
+    glBindRenderbuffer(GL_RENDERBUFFER, r->reduced_rbs[1]);
+    glRenderbufferStorage(GL_RENDERBUFFER, GL_DEPTH24_STENCIL8, f->width, f->height);
+    glBindRenderbuffer(GL_RENDERBUFFER, 0);
+    glFramebufferRenderbuffer(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_RENDERBUFFER, r->reduced_rbs[0]);
+    glFramebufferRenderbuffer(GL_FRAMEBUFFER, GL_DEPTH_STENCIL_ATTACHMENT, GL_RENDERBUFFER, r->reduced_rbs[1]);
+    r->reduced_w = f->width;
+    r->reduced_h = f->height;
+  }
+  if (glCheckFramebufferStatus(GL_FRAMEBUFFER) != GL_FRAMEBUFFER_COMPLETE) {
+    /* No room for it: a full-size frame instead. */
+    glBindFramebuffer(GL_FRAMEBUFFER, (GLuint)target);
+    LoomGridFrame full = *f;
+    full.width = width;
+    full.height = height;
+    loom_grid_renderer_draw(r, s, &full);
+    return;
+  }
+  loom_grid_renderer_draw(r, s, f);
+  glBindFramebuffer(GL_READ_FRAMEBUFFER, r->reduced_fbo);
+  glBindFramebuffer(GL_DRAW_FRAMEBUFFER, (GLuint)target);
+  glBlitFramebuffer(0, 0, f->width, f->height, 0, 0, width, height, GL_COLOR_BUFFER_BIT, GL_LINEAR);
+  glBindFramebuffer(GL_FRAMEBUFFER, (GLuint)target);
 }
 
 int loom_grid_renderer_max_size(LoomGridRenderer *r) {

@@ -1,6 +1,6 @@
 /*
  * The grid view's GL side: shader programs, instance buffers and the draw
- * calls of one frame (one instanced call per kind of primitive). Every call
+ * calls of one frame (docs/grid-view.md). Every call
  * needs the view's GL context current. GL 3.3 core or GLES 3.0.
  */
 #pragma once
@@ -24,6 +24,7 @@ typedef struct {
   int selected_box, hover_box, selected_link; /* indices into the scene's arrays, or -1 */
   gboolean marker;   /* the selected slot is empty: outline its box */
   LoomGridBox marker_box;
+  gboolean all_blocks; /* draw every block, not only the shell (tests) */
   gboolean rubber; /* the link tool's arc while dragging */
   LoomGridArc rubber_arc;
 } LoomGridFrame;
@@ -36,6 +37,12 @@ void loom_grid_renderer_upload(LoomGridRenderer *r, const LoomGridScene *scene);
 
 /* Draws into the bound framebuffer. */
 void loom_grid_renderer_draw(LoomGridRenderer *r, const LoomGridScene *scene, const LoomGridFrame *frame);
+
+/* Draws at frame->width × frame->height into a framebuffer of its own and
+ * stretches the picture (linear filtering) over the bound framebuffer's
+ * @width × @height: cheaper frames while the camera moves. */
+void loom_grid_renderer_draw_reduced(LoomGridRenderer *r, const LoomGridScene *scene, const LoomGridFrame *frame,
+                                     int width, int height);
 
 /* Draws into a framebuffer of its own of frame->width × frame->height and
  * reads it back into @rgba (tightly packed, top row first). The previously

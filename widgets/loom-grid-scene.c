@@ -214,7 +214,12 @@ static void reserve(LoomGridScene *s, gsize n_slots, gsize n_cells, gsize n_link
     s->box_coords = g_renew(loom_coord, s->box_coords, n_slots);
     s->slot_box = g_renew(int, s->slot_box, n_slots);
     s->spine = g_renew(float, s->spine, n_slots * 3);
+    s->spine_box = g_renew(int, s->spine_box, n_slots);
     s->cap_slots = n_slots;
+  }
+  if (n_cells > s->cap_grid) {
+    s->near_open = g_renew(guint8, s->near_open, n_cells);
+    s->cap_grid = n_cells;
   }
   if (n_cells > s->cap_cells) {
     s->cells = g_renew(float, s->cells, n_cells * 24 * 3);
@@ -240,6 +245,8 @@ void loom_grid_scene_clear(LoomGridScene *s) {
   g_free(s->cells);
   g_free(s->cell_first);
   g_free(s->spine);
+  g_free(s->spine_box);
+  g_free(s->near_open);
   g_free(s->spine_first);
   g_free(s->arcs);
   memset(s, 0, sizeof *s);
@@ -258,6 +265,30 @@ static gboolean link_has_problem(const loom_diag *diags, int n, const loom_link 
     if ((coord_eq(a, k->dst) && coord_eq(b, k->src)) || (coord_eq(a, k->src) && coord_eq(b, k->dst))) return TRUE;
   }
   return FALSE;
+}
+
+/* Chebyshev dilation of a z-major mask by @radius cells: one running pass
+ * per axis. */
+static void dilate(guint8 *mask, int depth, int rows, int cols, int radius) {
+  const int dims[3] = {depth, rows, cols};
+  const gsize strides[3] = {(gsize)rows * cols, (gsize)cols, 1};
+  int longest = MAX(depth, MAX(rows, cols));
+  g_autofree guint8 *line = g_malloc(MAX(longest, 1));
+  for (int axis = 0; axis < 3; axis++) {
+    int n = dims[axis];
+    gsize stride = strides[axis];
+    gsize total = (gsize)depth * rows * cols;
+    for (gsize start = 0; start < total; start++) {
+      /* Only the cells whose coordinate on this axis is 0 start a line. */
+      if ((start / stride) % (gsize)n != 0) continue;
+      for (int i = 0; i < n; i++) line[i] = mask[start + (gsize)i * stride];
+      for (int i = 0; i < n; i++) {
+        guint8 any = 0;
+        for (int j = MAX(i - radius, 0); j <= MIN(i + radius, n - 1) && !any; j++) any = line[j];
+        mask[start + (gsize)i * stride] = any;
+      }
+    }
+  }
 }
 
 void loom_grid_scene_build(LoomGridScene *s, const loom_net *net, const loom_diag *diags, int n_diags) {
@@ -318,15 +349,19 @@ void loom_grid_scene_build(LoomGridScene *s, const loom_net *net, const loom_dia
           s->any_disabled |= (flags & LOOM_GRID_BOX_DISABLED) != 0;
           if (!(flags & LOOM_GRID_BOX_DISABLED)) {
             loom_grid_slot_centre(lpc, c, s->spine + 3 * s->n_spine);
-            s->n_spine++;
+            s->spine_box[s->n_spine++] = s->n_boxes - 1;
           }
         }
         if (!occupied) cell_outline(s->cells + 24 * 3 * s->n_cells++, x, y, z);
+        gboolean full = TRUE;
+        for (int l = 0; l < lpc; l++) full = full && s->slot_box[f - lpc + l] >= 0;
+        s->near_open[((gsize)z * s->rows + y) * s->cols + x] = !full;
       }
   }
   s->box_first[s->depth] = s->n_boxes;
   s->cell_first[s->depth] = s->n_cells;
   s->spine_first[s->depth] = s->n_spine;
+  dilate(s->near_open, s->depth, s->rows, s->cols, LOOM_GRID_SHELL);
 
   for (int i = 0; i < n_links; i++) {
     const loom_link *k = loom_net_link(net, i);
@@ -347,4 +382,85 @@ void loom_grid_scene_build(LoomGridScene *s, const loom_net *net, const loom_dia
     to_rgba8(rgb, a->rgba);
     if ((int)k->merge >= 0 && (int)k->merge < 64) s->merges_present |= G_GUINT64_CONSTANT(1) << k->merge;
   }
+}
+
+/* ---- what an eye sees ---- */
+
+int loom_grid_scene_region(const LoomGridScene *s, const float eye[3]) {
+  const float size[3] = {(float)s->cols, (float)s->depth, (float)s->rows};
+  int region = 0, weight = 1;
+  for (int i = 0; i < 3; i++, weight *= 3) region += weight * (eye[i] < 0.f ? 0 : eye[i] > size[i] ? 2 : 1);
+  return region;
+}
+
+/* Cells from the side facing the eye inwards: how deep coordinate @i of
+ * @n lies, seen from @side (0 below, 1 within, 2 above), doubled. */
+static int depth_key(int side, int i, int n) {
+  return side == 2 ? 2 * (n - 1 - i) : side == 0 ? 2 * i : ABS(2 * i - (n - 1));
+}
+
+int loom_grid_scene_visible(const LoomGridScene *s, int region, int z_slice, gboolean shell, int *boxes,
+                            int *segments, int *n_segments) {
+  *n_segments = 0;
+  if (s->n_boxes == 0) return 0;
+  /* World axes x, y, z are columns, levels and rows. */
+  const int side_x = region % 3, side_y = region / 3 % 3, side_z = region / 9;
+  const int lpc = s->layers_per_cell;
+  int z0 = 0, z1 = s->depth;
+  if (z_slice >= 0 && z_slice < s->depth) {
+    z0 = z_slice;
+    z1 = z_slice + 1;
+    shell = FALSE; /* a slice is one level: open to the eye from above and below */
+  }
+  /* Inside the grid's box the eye sees whatever surrounds it. */
+  if (region == 13) shell = FALSE;
+
+  /* Counting sort of the cells by their depth from the eye's sides. */
+  int max_key = 2 * (s->depth + s->rows + s->cols) + 1;
+  g_autofree int *count = g_new0(int, max_key + 1);
+  g_autofree guint8 *kept = g_malloc0((gsize)s->n_boxes);
+  for (int pass = 0; pass < 2; pass++) {
+    if (pass == 1)
+      for (int k = 0, sum = 0; k <= max_key; k++) {
+        int c = count[k];
+        count[k] = sum;
+        sum += c;
+      }
+    for (int z = z0; z < z1; z++)
+      for (int y = 0; y < s->rows; y++)
+        for (int x = 0; x < s->cols; x++) {
+          gsize cell = ((gsize)z * s->rows + y) * s->cols + x;
+          if (shell && !s->near_open[cell]) {
+            /* Cells between this one and a side facing the eye. */
+            int inside = G_MAXINT;
+            if (side_x != 1) inside = MIN(inside, side_x == 2 ? s->cols - 1 - x : x);
+            if (side_y != 1) inside = MIN(inside, side_y == 2 ? s->depth - 1 - z : z);
+            if (side_z != 1) inside = MIN(inside, side_z == 2 ? s->rows - 1 - y : y);
+            if (inside >= LOOM_GRID_SHELL) continue;
+          }
+          int key = depth_key(side_x, x, s->cols) + depth_key(side_y, z, s->depth) + depth_key(side_z, y, s->rows);
+          for (int l = 0; l < lpc; l++) {
+            /* The stack from the end facing the eye. */
+            int layer = side_y == 0 ? l : lpc - 1 - l;
+            int b = s->slot_box[cell * (gsize)lpc + (gsize)layer];
+            if (b < 0) continue;
+            if (pass == 0) {
+              count[key]++;
+            } else {
+              boxes[count[key]++] = b;
+              kept[b] = 1;
+            }
+          }
+        }
+  }
+  int n = count[max_key];
+
+  int first = 0, last = s->n_spine;
+  if (z_slice >= 0 && z_slice < s->depth) {
+    first = s->spine_first[z_slice];
+    last = s->spine_first[z_slice + 1];
+  }
+  for (int i = first; i + 1 < last; i++)
+    if (kept[s->spine_box[i]] && kept[s->spine_box[i + 1]]) segments[(*n_segments)++] = i;
+  return n;
 }

@@ -52,6 +52,12 @@ typedef struct {
   float *spine; /* xyz of each occupied enabled slot's centre, flat order */
   int n_spine;
   int *spine_first;
+  int *spine_box; /* the block of each spine point */
+
+  /* Per cell (z-major): whether a block within LOOM_GRID_SHELL cells
+   * (Chebyshev distance) leaves room to look in: an empty slot, a
+   * partly filled cell. See loom_grid_scene_visible(). */
+  guint8 *near_open;
 
   LoomGridArc *arcs; /* one per link, same order as loom_net_link() */
   int n_arcs;
@@ -61,8 +67,31 @@ typedef struct {
   gboolean any_problem, any_disabled;
 
   /* Capacities (elements) of the arrays above, reused by the next build. */
-  gsize cap_slots, cap_cells, cap_arcs, cap_levels;
+  gsize cap_slots, cap_cells, cap_arcs, cap_levels, cap_grid;
 } LoomGridScene;
+
+/*
+ * Blocks can only be seen through the gaps between them from a few cells
+ * deep: a ray that runs further inside a full region without hitting a block
+ * meets the deeper faces edge-on, where they are a pixel of dark edge at
+ * most. So the view draws a shell: blocks within LOOM_GRID_SHELL cells of a
+ * side of the grid that faces the eye or of a cell with room to look in.
+ * tests/gui/test-grid-view.c compares it with drawing every block.
+ */
+#define LOOM_GRID_SHELL 2
+
+/* Where the eye is against the grid's box, per world axis (x, y, z):
+ * 0 below, 1 within, 2 above; region = ix + 3 iy + 9 iz (27 regions). */
+int loom_grid_scene_region(const LoomGridScene *scene, const float eye[3]);
+
+/* The blocks worth drawing for an eye in @region, nearest sides first (so
+ * the depth test rejects what lies behind before it is shaded), into
+ * @boxes (n_boxes entries); and the spine segments (segment i joins spine
+ * points i and i + 1) between two of them into @segments (n_spine
+ * entries). @z_slice >= 0: every block of that level, nothing else.
+ * @shell: FALSE draws every block. Returns the number of blocks. */
+int loom_grid_scene_visible(const LoomGridScene *scene, int region, int z_slice, gboolean shell, int *boxes,
+                            int *segments, int *n_segments);
 
 /* Rebuilds every array from @net (NULL empties the scene). Arrays are reused
  * when large enough. Slots named by @diags are marked as problems; links

@@ -220,9 +220,14 @@ static void click_pressed(GtkGestureClick *gesture, int n_press, double x, doubl
     g_signal_emit(self, loom_grid_view_signals[SIGNAL_SLOT_ACTIVATED], 0, c.z, c.y, c.x, c.l);
 }
 
-/* Released without dragging (a drag stops the click gesture). */
+/* Released without dragging. A drag stops the click gesture, but GTK still
+ * emits "released" afterwards: an orbit or link drag must not move the
+ * selection to wherever it ended. (drag_x, drag_y) is where the press was. */
 static void click_released(GtkGestureClick *gesture, int n_press, double x, double y, LoomGridView *self) {
   if (n_press != 1) return;
+  int threshold = 8;
+  g_object_get(gtk_widget_get_settings(GTK_WIDGET(self)), "gtk-dnd-drag-threshold", &threshold, NULL);
+  if (fabs(x - self->drag_x) > threshold || fabs(y - self->drag_y) > threshold) return;
   loom_coord c;
   loom_grid_view_set_selection(self, loom_grid_view_pick(self, x, y, &c) ? &c : NULL);
 }

@@ -38,6 +38,13 @@
 #define LOOM_GRID_VIEW_CONCAT_G 0.520f
 #define LOOM_GRID_VIEW_CONCAT_B 0.960f
 
+/* While the camera moves (orbit, pan, zoom), frames render at this fraction
+ * of the resolution per axis, stretched over the view; LOOM_GRID_VIEW_REST_MS
+ * after the last move a full-resolution frame follows. Pixel read-back and
+ * export always render at full resolution. */
+#define LOOM_GRID_VIEW_MOTION_SCALE 0.5f
+#define LOOM_GRID_VIEW_REST_MS 150
+
 typedef struct _LoomGridView LoomGridView;
 
 /* World position of the point at parameter t of link @index's arc (0 at the
@@ -47,5 +54,8 @@ gboolean loom_grid_view_link_point(LoomGridView *self, int index, double t, floa
 gboolean loom_grid_view_project_point(LoomGridView *self, const float p[3], double *x, double *y);
 /* Sets the orbit angles directly (benchmarks, tests). */
 void loom_grid_view_set_orbit(LoomGridView *self, double yaw, double pitch);
+/* Draws every block instead of the shell that can be seen (tests compare
+ * the two; see LOOM_GRID_SHELL in loom-grid-scene.h). */
+void loom_grid_view_set_draw_all_blocks(LoomGridView *self, gboolean all);
 /* The tooltip text for slot @c (NULL outside the grid); g_free() it. */
 char *loom_grid_view_describe_slot(LoomGridView *self, const loom_coord *c);

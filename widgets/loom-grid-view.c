@@ -125,6 +125,7 @@ void loom_grid_view_fill_frame(LoomGridView *self, LoomGridFrame *f, int width, 
     f->marker_box.flags = 4.f; /* the marker state of grid-box.vert */
     f->marker = TRUE;
   }
+  f->all_blocks = self->all_blocks;
   f->rubber = self->rubber;
   f->rubber_arc = self->rubber_arc;
 }
@@ -337,6 +338,11 @@ void loom_grid_view_set_orbit(LoomGridView *self, double yaw, double pitch) {
   redraw(self);
 }
 
+void loom_grid_view_set_draw_all_blocks(LoomGridView *self, gboolean all) {
+  g_return_if_fail(LOOM_IS_GRID_VIEW(self));
+  self->all_blocks = !!all;
+  redraw(self);
+}
 
 /* ---- properties ---- */
 
@@ -405,6 +411,7 @@ static void loom_grid_view_dispose(GObject *object) {
   LoomGridView *self = LOOM_GRID_VIEW(object);
   if (self->scene_tick) gtk_widget_remove_tick_callback(GTK_WIDGET(self), self->scene_tick);
   self->scene_tick = 0;
+  g_clear_handle_id(&self->rest_timeout, g_source_remove);
   g_clear_pointer(&self->legend, gtk_widget_unparent);
   G_OBJECT_CLASS(loom_grid_view_parent_class)->dispose(object);
 }

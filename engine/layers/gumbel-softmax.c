@@ -195,7 +195,7 @@ const loom_layer_type loom_layer_gumbel_softmax = {
   .group = N_("Softmax"),
   .description = N_("Draws a differentiable, relaxed sample from the categorical distribution of each row of "
                     "logits."),
-  .flags = LOOM_LAYER_STOCHASTIC,
+  .flags = LOOM_LAYER_STOCHASTIC | LOOM_LAYER_OUTPUTS_PROBABILITIES,
   .params = gumbel_params,
   .n_params = (int)(sizeof gumbel_params / sizeof gumbel_params[0]),
   .build = gumbel_build,

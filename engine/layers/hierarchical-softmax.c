@@ -1,20 +1,35 @@
 /*
- * hierarchical_softmax: a two-level softmax over G groups of leaves.
+ * hierarchical_softmax: a softmax tree of any depth.
  *
- * The parameter group_sizes = [s_0, ..., s_{G-1}] splits L = Σ s_g leaves
- * into consecutive groups. Each row of the input (the last dimension) holds
- * G + L logits: first one logit a_g per group, then the leaf logits b, group
- * by group. The output row holds the L leaf probabilities
+ * The tree is given by one of two parameters (the other stays empty):
+ *  - levels = [b_0, ..., b_{D-1}]: D levels, every node of level d has b_d
+ *    children; L = Π b_d leaves.
+ *  - group_sizes = [s_0, ..., s_{G-1}]: two levels, the root has G children
+ *    (groups) and group g has s_g leaves (groups may differ in size).
  *
- *     y[g, j] = P_g · Q_{g,j},  P = softmax(a),  Q_g = softmax(b_g),
+ * Every node but the root has one logit. A row of the input holds them level
+ * by level (breadth first): the root's children, then the children of the
+ * first of those, of the second, ..., and last the leaves. Each inner node n
+ * has its own softmax over its children's logits, q_c = softmax(z_children)_c,
+ * and a node's path probability is the product of the q along its path,
  *
- * the probability of choosing group g and then leaf j inside it; they sum to
- * 1. The exact vector-Jacobian product, with u_g = Σ_j Q_{g,j} dy[g, j]:
+ *     P_c = P_parent(c) · q_c,   P_root = 1,
  *
- *     da_g     = P_g · (u_g − Σ_h P_h u_h)
- *     db_{g,j} = P_g · Q_{g,j} · (dy[g, j] − u_g)
+ * so the output row, the L leaf probabilities P_leaf, sums to 1.
  *
- * Backward recomputes P and Q from x (y alone loses Q where P_g underflows).
+ * The exact vector-Jacobian product, with U the expected upstream gradient
+ * under a node (U_leaf = dy_leaf, U_n = Σ_{c child of n} q_c U_c):
+ *
+ *     dz_c = P_c · (U_c − U_parent(c))
+ *
+ * For two levels this is the group/leaf formula of docs/layers.md.
+ *
+ * Internally both parameters become the same list of "blocks", one per inner
+ * node in breadth-first order: block 0 holds the root's children, block k ≥ 1
+ * the children of the node with logit k − 1. Blocks lie consecutively in the
+ * row, and every node's logit comes before its own block, so one pass forward
+ * gives every P and one pass backward every U. Backward recomputes the q from
+ * x (y alone loses them where a P underflows).
  */
 #include <math.h>
 #include <stdatomic.h>
@@ -25,168 +40,243 @@
 #include "layers/registry.h"
 #include "layers/softmax-rows.h"
 
-#define HSOFTMAX_MAX_ENTRIES 16777216.0 /* 2^24 */
+#define HSOFTMAX_MAX_ENTRIES 16777216.0 /* 2^24 logits per row */
 
-/* Reads and validates group_sizes; *sizes is malloc'd (caller frees). */
-static int group_sizes_get(const loom_layer *l, int64_t **sizes, int64_t *n_groups, int64_t *n_leaves,
-                           loom_error *err) {
+enum { P_GROUP_SIZES, P_LEVELS };
+
+typedef struct hs_tree {
+  int64_t *blocks; /* children per inner node, breadth first (malloc'd) */
+  int64_t n_blocks, n_logits, n_leaves;
+} hs_tree;
+
+static void hs_tree_clear(hs_tree *t) {
+  free(t->blocks);
+  t->blocks = NULL;
+}
+
+static int read_counts(const loom_layer *l, const char *name, const float *v, int64_t len, loom_error *err) {
   char where[128];
-  int64_t len = 0;
-  const float *v = loom_layer_get_floats(l, "group_sizes", &len);
-  *sizes = NULL;
-  if (!v || len == 0)
-    return loom_error_set(err, LOOM_ERR_INVALID,
-                          _("%s: parameter “group_sizes” is empty; expected one leaf count per group, e.g. [4, 4, 2]"),
-                          layer_where(l, where, sizeof where));
-  if (len > (int64_t)HSOFTMAX_MAX_ENTRIES)
-    return loom_error_set(err, LOOM_ERR_INVALID, _("%s: parameter “group_sizes” has %lld groups; at most %lld allowed"),
-                          layer_where(l, where, sizeof where), (long long)len, (long long)HSOFTMAX_MAX_ENTRIES);
-  int64_t total = 0;
-  for (int64_t g = 0; g < len; g++) {
-    if (!(v[g] >= 1.0f && v[g] <= HSOFTMAX_MAX_ENTRIES && v[g] == floorf(v[g])))
+  for (int64_t i = 0; i < len; i++)
+    if (!(v[i] >= 1.0f && v[i] <= HSOFTMAX_MAX_ENTRIES && v[i] == floorf(v[i])))
       return loom_error_set(err, LOOM_ERR_INVALID,
-                            _("%s: parameter “group_sizes” entry %lld is %g; expected a whole number from 1 to %lld"),
-                            layer_where(l, where, sizeof where), (long long)g, (double)v[g],
+                            _("%s: parameter “%s” entry %lld is %g; expected a whole number from 1 to %lld"),
+                            layer_where(l, where, sizeof where), name, (long long)i, (double)v[i],
                             (long long)HSOFTMAX_MAX_ENTRIES);
-    total += (int64_t)v[g];
-  }
-  if (total > (int64_t)HSOFTMAX_MAX_ENTRIES)
+  return LOOM_OK;
+}
+
+static int tree_alloc(const loom_layer *l, hs_tree *t, int64_t n_blocks, loom_error *err) {
+  char where[128];
+  t->blocks = malloc((size_t)n_blocks * sizeof *t->blocks);
+  if (!t->blocks)
+    return loom_error_set(err, LOOM_ERR_NOMEM, _("%s: out of memory for a tree of %lld inner nodes"),
+                          layer_where(l, where, sizeof where), (long long)n_blocks);
+  t->n_blocks = n_blocks;
+  return LOOM_OK;
+}
+
+static int too_many_logits(const loom_layer *l, const char *name, loom_error *err) {
+  char where[128];
+  return loom_error_set(err, LOOM_ERR_INVALID, _("%s: parameter “%s” makes a tree of more than %lld nodes"),
+                        layer_where(l, where, sizeof where), name, (long long)HSOFTMAX_MAX_ENTRIES);
+}
+
+/* Reads group_sizes or levels (exactly one set) into t; t->blocks is malloc'd. */
+static int tree_get(const loom_layer *l, hs_tree *t, loom_error *err) {
+  char where[128];
+  int64_t n_groups = 0, n_levels = 0;
+  const float *groups = loom_layer_get_floats(l, "group_sizes", &n_groups);
+  const float *levels = loom_layer_get_floats(l, "levels", &n_levels);
+  t->blocks = NULL;
+  if (!groups) n_groups = 0;
+  if (!levels) n_levels = 0;
+  if (n_groups == 0 && n_levels == 0)
     return loom_error_set(err, LOOM_ERR_INVALID,
-                          _("%s: parameter “group_sizes” adds up to %lld leaves; at most %lld allowed"),
-                          layer_where(l, where, sizeof where), (long long)total, (long long)HSOFTMAX_MAX_ENTRIES);
-  *sizes = malloc((size_t)len * sizeof **sizes);
-  if (!*sizes)
-    return loom_error_set(err, LOOM_ERR_NOMEM, _("%s: out of memory for %lld group sizes"),
-                          layer_where(l, where, sizeof where), (long long)len);
-  for (int64_t g = 0; g < len; g++) (*sizes)[g] = (int64_t)v[g];
-  *n_groups = len;
-  *n_leaves = total;
+                          _("%s: parameters “group_sizes” and “levels” are both empty; expected leaves per group "
+                            "(two levels, e.g. [4, 4, 2]) or children per node for each level (e.g. [2, 3, 4])"),
+                          layer_where(l, where, sizeof where));
+  if (n_groups > 0 && n_levels > 0)
+    return loom_error_set(err, LOOM_ERR_INVALID,
+                          _("%s: parameters “group_sizes” (%lld entries) and “levels” (%lld entries) are both set; "
+                            "expected one of them, the other empty"),
+                          layer_where(l, where, sizeof where), (long long)n_groups, (long long)n_levels);
+  if (n_groups > 0) {
+    int rc = read_counts(l, "group_sizes", groups, n_groups, err);
+    if (rc) return rc;
+    if (n_groups >= (int64_t)HSOFTMAX_MAX_ENTRIES) return too_many_logits(l, "group_sizes", err);
+    int64_t leaves = 0;
+    for (int64_t g = 0; g < n_groups; g++) {
+      leaves += (int64_t)groups[g];
+      if (leaves + n_groups > (int64_t)HSOFTMAX_MAX_ENTRIES) return too_many_logits(l, "group_sizes", err);
+    }
+    if ((rc = tree_alloc(l, t, 1 + n_groups, err))) return rc;
+    t->blocks[0] = n_groups;
+    for (int64_t g = 0; g < n_groups; g++) t->blocks[1 + g] = (int64_t)groups[g];
+    t->n_leaves = leaves;
+    t->n_logits = n_groups + leaves;
+    return LOOM_OK;
+  }
+  int rc = read_counts(l, "levels", levels, n_levels, err);
+  if (rc) return rc;
+  /* Nodes per level: width_{d+1} = width_d · b_d; the inner nodes are the
+   * nodes of levels 0 … D−1 (the root's level has width 1). */
+  int64_t width = 1, inner = 0, logits = 0;
+  for (int64_t d = 0; d < n_levels; d++) {
+    inner += width;
+    width *= (int64_t)levels[d]; /* both ≤ 2^24 before the check: no overflow */
+    logits += width;
+    if (width > (int64_t)HSOFTMAX_MAX_ENTRIES || logits > (int64_t)HSOFTMAX_MAX_ENTRIES)
+      return too_many_logits(l, "levels", err);
+  }
+  if ((rc = tree_alloc(l, t, inner, err))) return rc;
+  int64_t k = 0;
+  width = 1;
+  for (int64_t d = 0; d < n_levels; d++) {
+    for (int64_t i = 0; i < width; i++) t->blocks[k++] = (int64_t)levels[d];
+    width *= (int64_t)levels[d];
+  }
+  t->n_leaves = width;
+  t->n_logits = logits;
   return LOOM_OK;
 }
 
 static int hsoftmax_build(loom_layer *l, const loom_shape *in, uint64_t seed, loom_error *err) {
+  (void)seed;
   int rc = rows_check_shape(l, in, err);
   if (rc) return rc;
-  int64_t *sizes, n_groups, n_leaves;
-  rc = group_sizes_get(l, &sizes, &n_groups, &n_leaves, err);
-  if (rc) return rc;
-  free(sizes);
+  hs_tree t;
+  if ((rc = tree_get(l, &t, err))) return rc;
+  hs_tree_clear(&t);
   int64_t last = rows_last_dim(in);
-  if (last != n_groups + n_leaves) {
+  if (last != t.n_logits) {
     char where[128], shape[96];
+    bool groups = l->n_floats[P_GROUP_SIZES] > 0;
     return loom_error_set(err, LOOM_ERR_SHAPE,
-                          _("%s: input %s has a last dimension of %lld; expected %lld (%lld group logits + %lld leaf "
-                            "logits from “group_sizes”)"),
+                          _("%s: input %s has a last dimension of %lld; expected %lld (%lld %s + %lld leaf logits "
+                            "from “%s”)"),
                           layer_where(l, where, sizeof where), loom_shape_format(in, shape, sizeof shape),
-                          (long long)last, (long long)(n_groups + n_leaves), (long long)n_groups, (long long)n_leaves);
+                          (long long)last, (long long)t.n_logits, (long long)(t.n_logits - t.n_leaves),
+                          groups ? _("group logits") : _("inner-node logits"), (long long)t.n_leaves,
+                          groups ? "group_sizes" : "levels");
   }
   l->out_shape = *in;
-  l->out_shape.d[in->rank - 1] = n_leaves;
+  l->out_shape.d[in->rank - 1] = t.n_leaves;
   return LOOM_OK;
 }
 
 typedef struct hsoftmax_job {
   const float *x, *dy;
   float *y, *dx;
-  const int64_t *sizes;
-  int64_t n_groups, n_leaves;
+  hs_tree tree;
   atomic_int out_of_memory;
 } hsoftmax_job;
 
+/* q: the per-block softmaxes of row x, turned in place into path
+ * probabilities P (node k − 1's P is final before block k is reached). */
+static void path_probabilities(const hs_tree *t, const float *x, double *q) {
+  int64_t start = 0;
+  for (int64_t k = 0; k < t->n_blocks; k++) {
+    softmax_row_f64(x + start, q + start, t->blocks[k], 1.0);
+    start += t->blocks[k];
+  }
+  start = t->blocks[0];
+  for (int64_t k = 1; k < t->n_blocks; k++) {
+    double parent = q[k - 1];
+    for (int64_t c = start; c < start + t->blocks[k]; c++) q[c] *= parent;
+    start += t->blocks[k];
+  }
+}
+
 static void hsoftmax_forward_range(void *arg, int64_t begin, int64_t end) {
   hsoftmax_job *j = arg;
-  int64_t in_len = j->n_groups + j->n_leaves;
-  double *p = malloc((size_t)j->n_groups * sizeof *p);
+  const hs_tree *t = &j->tree;
+  double *p = malloc((size_t)t->n_logits * sizeof *p);
   if (!p) {
     atomic_store(&j->out_of_memory, 1);
     return;
   }
+  int64_t first_leaf = t->n_logits - t->n_leaves;
   for (int64_t r = begin; r < end; r++) {
-    const float *x = j->x + r * in_len;
-    float *y = j->y + r * j->n_leaves;
-    softmax_row_f64(x, p, j->n_groups, 1.0);
-    const float *b = x + j->n_groups;
-    for (int64_t g = 0; g < j->n_groups; g++) {
-      int64_t s = j->sizes[g];
-      /* y = P_g · Q_g in float64, rounded once. */
-      double top = -INFINITY, sum = 0.0;
-      for (int64_t k = 0; k < s; k++)
-        if (b[k] > top) top = b[k];
-      for (int64_t k = 0; k < s; k++) sum += exp((double)b[k] - top);
-      double scale = p[g] / sum;
-      for (int64_t k = 0; k < s; k++) y[k] = (float)(exp((double)b[k] - top) * scale);
-      b += s;
-      y += s;
-    }
+    path_probabilities(t, j->x + r * t->n_logits, p);
+    float *y = j->y + r * t->n_leaves;
+    for (int64_t i = 0; i < t->n_leaves; i++) y[i] = (float)p[first_leaf + i];
   }
   free(p);
 }
 
 static void hsoftmax_backward_range(void *arg, int64_t begin, int64_t end) {
   hsoftmax_job *j = arg;
-  int64_t in_len = j->n_groups + j->n_leaves;
-  int64_t max_size = 1;
-  for (int64_t g = 0; g < j->n_groups; g++)
-    if (j->sizes[g] > max_size) max_size = j->sizes[g];
-  /* p, u (per group) and q (the largest group) in one block. */
-  double *p = malloc((size_t)(2 * j->n_groups + max_size) * sizeof *p);
-  if (!p) {
+  const hs_tree *t = &j->tree;
+  int64_t n = t->n_logits, first_leaf = n - t->n_leaves;
+  /* q (conditional), P (path) and U (expected upstream gradient) per node. */
+  double *q = malloc((size_t)(3 * n) * sizeof *q);
+  if (!q) {
     atomic_store(&j->out_of_memory, 1);
     return;
   }
-  double *u = p + j->n_groups, *q = u + j->n_groups;
+  double *p = q + n, *u = p + n;
   for (int64_t r = begin; r < end; r++) {
-    const float *x = j->x + r * in_len;
-    const float *dy = j->dy + r * j->n_leaves;
-    float *dx = j->dx + r * in_len;
-    softmax_row_f64(x, p, j->n_groups, 1.0);
-    const float *b = x + j->n_groups;
-    const float *dyg = dy;
-    float *db = dx + j->n_groups;
-    double pu = 0.0;
-    for (int64_t g = 0; g < j->n_groups; g++) {
-      int64_t s = j->sizes[g];
-      softmax_row_f64(b, q, s, 1.0);
-      double ug = 0.0;
-      for (int64_t k = 0; k < s; k++) ug += q[k] * dyg[k];
-      for (int64_t k = 0; k < s; k++) db[k] = (float)(p[g] * q[k] * ((double)dyg[k] - ug));
-      u[g] = ug;
-      pu += p[g] * ug;
-      b += s;
-      dyg += s;
-      db += s;
+    const float *x = j->x + r * n;
+    const float *dy = j->dy + r * t->n_leaves;
+    float *dx = j->dx + r * n;
+    int64_t start = 0;
+    for (int64_t k = 0; k < t->n_blocks; k++) {
+      softmax_row_f64(x + start, q + start, t->blocks[k], 1.0);
+      start += t->blocks[k];
     }
-    for (int64_t g = 0; g < j->n_groups; g++) dx[g] = (float)(p[g] * (u[g] - pu));
+    for (int64_t c = 0; c < t->blocks[0]; c++) p[c] = q[c];
+    start = t->blocks[0];
+    for (int64_t k = 1; k < t->n_blocks; k++) {
+      for (int64_t c = start; c < start + t->blocks[k]; c++) p[c] = p[k - 1] * q[c];
+      start += t->blocks[k];
+    }
+    for (int64_t i = 0; i < t->n_leaves; i++) u[first_leaf + i] = dy[i];
+    /* Bottom up: block k's children are all final when node k − 1 is summed. */
+    double u_root = 0.0;
+    int64_t end_k = n;
+    for (int64_t k = t->n_blocks - 1; k >= 0; k--) {
+      int64_t begin_k = end_k - t->blocks[k];
+      double s = 0.0;
+      for (int64_t c = begin_k; c < end_k; c++) s += q[c] * u[c];
+      if (k > 0) u[k - 1] = s;
+      else u_root = s;
+      end_k = begin_k;
+    }
+    start = 0;
+    for (int64_t k = 0; k < t->n_blocks; k++) {
+      double u_parent = k > 0 ? u[k - 1] : u_root;
+      for (int64_t c = start; c < start + t->blocks[k]; c++) dx[c] = (float)(p[c] * (u[c] - u_parent));
+      start += t->blocks[k];
+    }
   }
-  free(p);
+  free(q);
 }
 
 static int hsoftmax_run(loom_layer *l, const loom_ctx *ctx, hsoftmax_job *j, int64_t batch, bool forward,
                         loom_error *err) {
-  int64_t *sizes;
-  int rc = group_sizes_get(l, &sizes, &j->n_groups, &j->n_leaves, err);
+  int rc = tree_get(l, &j->tree, err);
   if (rc) return rc;
   char where[128];
-  if (j->n_groups + j->n_leaves != rows_last_dim(&l->in_shape)) {
-    free(sizes);
+  if (j->tree.n_logits != rows_last_dim(&l->in_shape)) {
+    hs_tree_clear(&j->tree);
     return loom_error_set(err, LOOM_ERR_SHAPE,
-                          _("%s: parameter “group_sizes” changed since the layer was built; build it again"),
+                          _("%s: parameter “group_sizes” or “levels” changed since the layer was built; build it "
+                            "again"),
                           layer_where(l, where, sizeof where));
   }
-  j->sizes = sizes;
   atomic_init(&j->out_of_memory, 0);
   int64_t rows = batch * rows_per_sample(&l->in_shape);
-  int64_t in_len = j->n_groups + j->n_leaves;
+  int64_t in_len = j->tree.n_logits;
   if (forward) {
     rc = rows_check_finite(l, j->x, batch, rows_per_sample(&l->in_shape), in_len, NULL, 0, err);
     if (!rc) rows_parallel(ctx, rows, rows_grain(in_len), hsoftmax_forward_range, j);
   } else {
     rows_parallel(ctx, rows, rows_grain(in_len), hsoftmax_backward_range, j);
   }
-  free(sizes);
+  hs_tree_clear(&j->tree);
   if (!rc && atomic_load(&j->out_of_memory))
-    rc = loom_error_set(err, LOOM_ERR_NOMEM, _("%s: out of memory for a row buffer of %lld groups"),
-                        layer_where(l, where, sizeof where), (long long)j->n_groups);
+    rc = loom_error_set(err, LOOM_ERR_NOMEM, _("%s: out of memory for a row buffer of %lld logits"),
+                        layer_where(l, where, sizeof where), (long long)in_len);
   return rc;
 }
 
@@ -198,19 +288,30 @@ static int hsoftmax_forward(loom_layer *l, const loom_ctx *ctx, const float *x, 
 
 static int hsoftmax_backward(loom_layer *l, const loom_ctx *ctx, const float *x, const float *y, const float *dy,
                              float *dx, int64_t batch, loom_error *err) {
+  (void)y;
   if (!dx) return LOOM_OK;
   hsoftmax_job j = {.x = x, .dy = dy, .dx = dx};
   return hsoftmax_run(l, ctx, &j, batch, false, err);
 }
 
-/* Proposes G groups of equal size s with G·(1 + s) = last dimension, G as
- * close to √last as possible (a balanced tree); a prime length becomes one
- * group of all leaves. */
+/* Keeps `levels` when its tree fits the input; otherwise proposes G groups of
+ * equal size s with G·(1 + s) = last dimension, G as close to √last as
+ * possible (a balanced two-level tree); a prime length becomes one group of
+ * all leaves. */
 static int hsoftmax_adapt(loom_layer *l, const loom_shape *in, loom_error *err) {
   int rc = rows_check_shape(l, in, err);
   if (rc) return rc;
   int64_t n = rows_last_dim(in);
   char where[128];
+  if (l->n_floats[P_LEVELS] > 0 && l->n_floats[P_GROUP_SIZES] == 0) {
+    hs_tree t;
+    loom_error ignored = {0};
+    if (tree_get(l, &t, &ignored) == LOOM_OK) {
+      bool fits = t.n_logits == n;
+      hs_tree_clear(&t);
+      if (fits) return LOOM_OK;
+    }
+  }
   if (n < 2 || n > (int64_t)HSOFTMAX_MAX_ENTRIES)
     return loom_error_set(err, LOOM_ERR_SHAPE,
                           _("%s: a last dimension of %lld cannot hold group and leaf logits; expected 2 to %lld"),
@@ -224,29 +325,58 @@ static int hsoftmax_adapt(loom_layer *l, const loom_shape *in, loom_error *err) 
     return loom_error_set(err, LOOM_ERR_NOMEM, _("%s: out of memory for %lld group sizes"),
                           layer_where(l, where, sizeof where), (long long)groups);
   for (int64_t g = 0; g < groups; g++) sizes[g] = (float)size;
-  rc = loom_layer_set_floats(l, "group_sizes", sizes, groups, err);
+  rc = loom_layer_set_floats(l, "levels", NULL, 0, err);
+  if (!rc) rc = loom_layer_set_floats(l, "group_sizes", sizes, groups, err);
   free(sizes);
   return rc;
 }
 
 static int64_t hsoftmax_flops(const loom_layer *l) {
-  /* Softmax over every input entry, then one multiply per leaf. */
-  int64_t rows = rows_per_sample(&l->in_shape);
-  return rows * (5 * rows_last_dim(&l->in_shape) + rows_last_dim(&l->out_shape));
+  /* A softmax over every block, then one multiply per node below the root's
+   * children (its path probability). */
+  hs_tree t;
+  loom_error ignored = {0};
+  int64_t rows = rows_per_sample(&l->in_shape), n = rows_last_dim(&l->in_shape);
+  if (tree_get(l, &t, &ignored) != LOOM_OK) return rows * 5 * n;
+  int64_t multiplies = t.n_logits - t.blocks[0];
+  hs_tree_clear(&t);
+  return rows * (5 * n + multiplies);
 }
 
 static char *hsoftmax_describe(const loom_layer *l, char *buf, size_t size) {
-  int64_t len = 0, total = 0;
-  const float *v = loom_layer_get_floats(l, "group_sizes", &len);
-  for (int64_t g = 0; v && g < len; g++) total += (int64_t)v[g];
-  snprintf(buf, size, "hierarchical_softmax %lld groups, %lld leaves", (long long)len, (long long)total);
+  int64_t n_groups = 0, n_levels = 0;
+  const float *groups = loom_layer_get_floats(l, "group_sizes", &n_groups);
+  const float *levels = loom_layer_get_floats(l, "levels", &n_levels);
+  if (groups && n_groups > 0) {
+    int64_t total = 0;
+    for (int64_t g = 0; g < n_groups; g++) total += (int64_t)groups[g];
+    snprintf(buf, size, "hierarchical_softmax %lld groups, %lld leaves", (long long)n_groups, (long long)total);
+    return buf;
+  }
+  if (!levels || n_levels == 0) {
+    snprintf(buf, size, "hierarchical_softmax (no tree)");
+    return buf;
+  }
+  /* "hierarchical_softmax levels 2×3×4, 24 leaves" */
+  size_t at = (size_t)snprintf(buf, size, "hierarchical_softmax levels ");
+  double leaves = 1.0;
+  for (int64_t d = 0; d < n_levels && at < size; d++) {
+    at += (size_t)snprintf(buf + at, size - at, d ? "×%g" : "%g", (double)levels[d]);
+    leaves *= levels[d];
+  }
+  if (at < size) snprintf(buf + at, size - at, ", %.0f leaves", leaves);
   return buf;
 }
 
 static const loom_param_spec hsoftmax_params[] = {
-  {.name = "group_sizes", .label = N_("Group sizes"),
-   .tooltip = N_("Leaves per group; each input row holds one logit per group followed by the leaf logits"),
-   .kind = LOOM_PARAM_FLOATS, .min = 1, .max = HSOFTMAX_MAX_ENTRIES},
+  [P_GROUP_SIZES] = {.name = "group_sizes", .label = N_("Group sizes"),
+                     .tooltip = N_("Two levels: leaves per group; each input row holds one logit per group followed "
+                                   "by the leaf logits. Leave empty when “levels” is set"),
+                     .kind = LOOM_PARAM_FLOATS, .min = 1, .max = HSOFTMAX_MAX_ENTRIES},
+  [P_LEVELS] = {.name = "levels", .label = N_("Levels"),
+                .tooltip = N_("Children per node for each level, root first (e.g. 2, 3, 4: 24 leaves); each input "
+                              "row holds one logit per node, level by level. Leave empty when “group_sizes” is set"),
+                .kind = LOOM_PARAM_FLOATS, .min = 1, .max = HSOFTMAX_MAX_ENTRIES},
 };
 
 const loom_layer_type loom_layer_hierarchical_softmax = {
@@ -254,10 +384,11 @@ const loom_layer_type loom_layer_hierarchical_softmax = {
   .name = "hierarchical_softmax",
   .label = N_("Hierarchical softmax"),
   .group = N_("Softmax"),
-  .description = N_("Two-level softmax: the probability of a leaf is the softmax over groups times the softmax "
-                    "within its group."),
+  .flags = LOOM_LAYER_OUTPUTS_PROBABILITIES,
+  .description = N_("Softmax tree: the probability of a leaf is the product of the softmax probabilities of the "
+                    "nodes on its path from the root."),
   .params = hsoftmax_params,
-  .n_params = 1,
+  .n_params = 2,
   .build = hsoftmax_build,
   .forward = hsoftmax_forward,
   .backward = hsoftmax_backward,

@@ -240,6 +240,10 @@ static char *kmeans_describe(const loom_layer *l, char *buf, size_t size) {
   return buf;
 }
 
+static bool kmeans_outputs_probabilities(const loom_layer *l) {
+  return layer_int(l, P_OUTPUT) == OUTPUT_PROBABILITIES;
+}
+
 static const char *const kmeans_outputs[] = {"probabilities", "features", NULL};
 
 static const loom_param_spec kmeans_params[] = {
@@ -268,4 +272,5 @@ const loom_layer_type loom_layer_kmeans = {
   .backward = kmeans_backward,
   .flops = kmeans_flops,
   .describe = kmeans_describe,
+  .outputs_probabilities = kmeans_outputs_probabilities,
 };

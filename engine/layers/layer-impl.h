@@ -47,6 +47,9 @@ struct loom_layer_type {
   void (*free_state)(loom_layer *l);
   int (*clone_state)(loom_layer *dst, const loom_layer *src, loom_error *err);
   char *(*describe)(const loom_layer *l, char *buf, size_t size);
+  /* For types whose output kind depends on their parameters; otherwise the
+   * LOOM_LAYER_OUTPUTS_PROBABILITIES flag answers. */
+  bool (*outputs_probabilities)(const loom_layer *l);
 };
 
 struct loom_layer {

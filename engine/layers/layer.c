@@ -143,6 +143,12 @@ fail:
 
 LOOM_API const loom_layer_type *loom_layer_get_type(const loom_layer *l) { return l ? l->type : NULL; }
 
+LOOM_API bool loom_layer_outputs_probabilities(const loom_layer *l) {
+  if (!l) return false;
+  if (l->type->outputs_probabilities) return l->type->outputs_probabilities(l);
+  return (l->type->flags & LOOM_LAYER_OUTPUTS_PROBABILITIES) != 0;
+}
+
 /* ---- hyperparameters --------------------------------------------------- */
 
 static int find_param(const loom_layer *l, const char *name, loom_param_kind kind, bool any_int_kind,

@@ -7,6 +7,13 @@
  *                 [C, grid_rows·H, grid_cols·W] output (empty tiles are 0)
  *   filter        mixture of experts: softmax(gate(x)) weights the branches;
  *                 the gate is a layer of its own and is trained with them.
+ *   route         mixture of experts whose gate ends in a probability layer
+ *                 (e.g. dense → grid_softmax): its output, H heads × n
+ *                 branches, is used as the weights directly, head h mixing
+ *                 the h-th of H equal parts of every branch output.
+ * "route" is a combine mode of its own rather than a reading of "filter"
+ * gates that end in a softmax: files written before it existed keep their
+ * meaning (a filter gate's output is always passed through a softmax).
  */
 #include <math.h>
 #include <stdio.h>
@@ -17,14 +24,16 @@
 #include "layers/containers.h"
 #include "layers/registry.h"
 
-typedef enum { COMBINE_CONCAT, COMBINE_ADD, COMBINE_AVG, COMBINE_GRID_SCATTER, COMBINE_FILTER } combine_mode;
+typedef enum { COMBINE_CONCAT, COMBINE_ADD, COMBINE_AVG, COMBINE_GRID_SCATTER, COMBINE_FILTER, COMBINE_ROUTE } combine_mode;
 enum { P_COMBINE, P_GRID_ROWS, P_GRID_COLS };
 
-static const char *const combine_choices[] = {"concat", "add", "avg", "grid_scatter", "filter", NULL};
+static const char *const combine_choices[] = {"concat", "add", "avg", "grid_scatter", "filter", "route", NULL};
 
 static const loom_param_spec parallel_params[] = {
-  {"combine", N_("Combine"), N_("How the branches' outputs become one: concat, add, avg, grid_scatter or filter"),
-   LOOM_PARAM_ENUM, 0, 4, 0, combine_choices, 0},
+  {"combine", N_("Combine"),
+   N_("How the branches' outputs become one: concat, add, avg, grid_scatter, filter (softmax of the gate's logits) "
+      "or route (the gate's own probabilities, one row per routing head)"),
+   LOOM_PARAM_ENUM, 0, 5, 0, combine_choices, 0},
   {"grid_rows", N_("Grid rows"), N_("grid_scatter: rows of the output grid of branches"), LOOM_PARAM_INT, 1, 4096, 1,
    NULL, 0},
   {"grid_cols", N_("Grid columns"), N_("grid_scatter: columns of the output grid of branches"), LOOM_PARAM_INT, 1,
@@ -78,6 +87,62 @@ static par_state *par_get(loom_layer *l, loom_error *err) {
   return s;
 }
 
+static bool uses_gate(combine_mode mode) { return mode == COMBINE_FILTER || mode == COMBINE_ROUTE; }
+
+/* route: the layer whose output is the gate's output (through nested
+ * sequentials), and whether it produces rows of probabilities. */
+static const loom_layer *gate_last_layer(const loom_layer *g) {
+  while (g->type == &loom_layer_sequential && g->n_children > 0) g = g->children[g->n_children - 1];
+  return g;
+}
+
+static bool gives_probabilities(const loom_layer_type *t) {
+  static const loom_layer_type *const types[] = {
+    &loom_layer_softmax,  &loom_layer_softmax_temperature, &loom_layer_grid_softmax, &loom_layer_masked_softmax,
+    &loom_layer_sparsemax, &loom_layer_entmax15,           &loom_layer_gumbel_softmax, &loom_layer_hierarchical_softmax};
+  for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
+    if (t == types[i]) return true;
+  return false;
+}
+
+/* Routing heads of a built route layer: the gate gives heads × n probabilities. */
+static int64_t route_heads(const loom_layer *l) {
+  return loom_shape_numel(&l->gate->out_shape) / l->n_children;
+}
+
+/* After the gate is built: it must end in a probability layer whose rows
+ * have one entry per branch, and its heads must split the branch output. */
+static int route_check(const loom_layer *l, const char *where, loom_error *err) {
+  char a[96];
+  int n = l->n_children;
+  const loom_layer *last = gate_last_layer(l->gate);
+  if (!gives_probabilities(last->type))
+    return loom_error_set(err, LOOM_ERR_INVALID,
+                          _("%s: combine “route” uses the gate's output as probabilities, so the gate must end in a "
+                            "softmax-family layer (e.g. dense → grid_softmax), not in %s"),
+                          where, last->type->name);
+  int64_t row = last->type == &loom_layer_grid_softmax ? layer_int(last, 1)
+                                                        : last->out_shape.d[last->out_shape.rank - 1];
+  if (row != n)
+    return loom_error_set(err, LOOM_ERR_SHAPE,
+                          _("%s: the gate's %s gives rows of %lld probabilities, expected %d (one per branch)"), where,
+                          last->type->name, (long long)row, n);
+  int64_t g = loom_shape_numel(&l->gate->out_shape);
+  if (g % n != 0)
+    return loom_error_set(err, LOOM_ERR_SHAPE,
+                          _("%s: the gate gives %lld values per sample, expected a multiple of %d (routing heads × "
+                            "branches)"),
+                          where, (long long)g, n);
+  int64_t heads = g / n, m = loom_shape_numel(&l->children[0]->out_shape);
+  if (m % heads != 0)
+    return loom_error_set(err, LOOM_ERR_SHAPE,
+                          _("%s: the gate has %lld routing heads but the branches give %s (%lld values), which do "
+                            "not split into %lld equal parts"),
+                          where, (long long)heads, loom_shape_format(&l->children[0]->out_shape, a, sizeof a),
+                          (long long)m, (long long)heads);
+  return LOOM_OK;
+}
+
 /* A branch output [C], [C, L] or [C, H, W] seen as C × H × W. */
 static void as_chw(const loom_shape *s, int64_t *c, int64_t *h, int64_t *w) {
   *c = s->d[0];
@@ -91,11 +156,17 @@ static int parallel_build(loom_layer *l, const loom_shape *in, uint64_t seed, lo
   int n = l->n_children;
   layer_where(l, where, sizeof where);
   if (n == 0) return loom_error_set(err, LOOM_ERR_INVALID, _("%s has no branches; add at least one"), where);
-  if (mode != COMBINE_FILTER && l->gate)
-    return loom_error_set(err, LOOM_ERR_INVALID, _("%s has a gate, which only combine “filter” uses (combine is “%s”)"),
-                          where, combine_choices[mode]);
+  if (!uses_gate(mode) && l->gate)
+    return loom_error_set(err, LOOM_ERR_INVALID,
+                          _("%s has a gate, which only combine “filter” and “route” use (combine is “%s”)"), where,
+                          combine_choices[mode]);
   if (mode == COMBINE_FILTER && !l->gate)
     return loom_error_set(err, LOOM_ERR_INVALID, _("%s: combine “filter” needs a gate layer (input → %d logits)"),
+                          where, n);
+  if (mode == COMBINE_ROUTE && !l->gate)
+    return loom_error_set(err, LOOM_ERR_INVALID,
+                          _("%s: combine “route” needs a gate that ends in a softmax-family layer (input → "
+                            "heads × %d probabilities)"),
                           where, n);
   for (int i = 0; i < n; i++) {
     int rc = loom_layer_build(l->children[i], in, container_child_seed(seed, i), err);
@@ -153,6 +224,14 @@ static int parallel_build(loom_layer *l, const loom_shape *in, uint64_t seed, lo
       return loom_error_set(err, LOOM_ERR_SHAPE, _("%s: the gate gives %lld values per sample, expected %d (one per branch)"),
                             where, (long long)g, n);
     break;
+  }
+  case COMBINE_ROUTE: {
+    int rc = loom_layer_build(l->gate, in, container_child_seed(seed, -1), err);
+    if (rc) {
+      container_child_error(l, NULL, -1, err);
+      return rc;
+    }
+    return route_check(l, where, err);
   }
   default: break;
   }
@@ -256,6 +335,32 @@ static int parallel_forward(loom_layer *l, const loom_ctx *ctx, const float *x, 
     }
     break;
   }
+  case COMBINE_ROUTE: {
+    int64_t heads = route_heads(l), part = out_numel / heads;
+    int rc = container_reserve(&s->gate_out, &s->gate_out_cap, batch, heads * n, l, err);
+    if (!rc) rc = layer_forward(l->gate, ctx, x, s->gate_out, batch, err);
+    if (rc) {
+      container_child_error(l, NULL, -1, err);
+      return rc;
+    }
+    for (int64_t k = 0; k < batch * heads * n; k++)
+      if (!isfinite(s->gate_out[k])) {
+        char where[128];
+        return loom_error_set(err, LOOM_ERR_NONFINITE, _("%s: the gate's output for sample %lld is not finite"),
+                              layer_where(l, where, sizeof where), (long long)(k / (heads * n)));
+      }
+    for (int64_t b = 0; b < batch; b++)
+      for (int64_t h = 0; h < heads; h++) {
+        const float *p = s->gate_out + (b * heads + h) * n;
+        int64_t base = b * out_numel + h * part;
+        for (int64_t j = 0; j < part; j++) {
+          float acc = 0.0f;
+          for (int i = 0; i < n; i++) acc += p[i] * s->outs[i][base + j];
+          y[base + j] = acc;
+        }
+      }
+    break;
+  }
   }
   return LOOM_OK;
 }
@@ -294,6 +399,11 @@ static int parallel_backward(loom_layer *l, const loom_ctx *ctx, const float *x,
         case COMBINE_FILTER: {
           float p = s->probs[b * n + i];
           for (int64_t j = 0; j < ni; j++) gb[j] = p * dyb[j];
+          break;
+        }
+        case COMBINE_ROUTE: {
+          int64_t heads = route_heads(l), part = ni / heads;
+          for (int64_t j = 0; j < ni; j++) gb[j] = s->gate_out[(b * heads + j / part) * n + i] * dyb[j];
           break;
         }
         default: break;
@@ -336,6 +446,28 @@ static int parallel_backward(loom_layer *l, const loom_ctx *ctx, const float *x,
     if (dx)
       for (int64_t j = 0; j < batch * in_numel; j++) dx[j] += s->branch_dx[j];
   }
+  if (mode == COMBINE_ROUTE) {
+    /* The gate's output is p itself: dL/dp[h][i] = <dy, out_i> over part h;
+     * the gate's own last layer (a softmax) applies its Jacobian. */
+    int64_t heads = route_heads(l), part = out_numel / heads;
+    if ((rc = container_reserve(&s->dlogits, &s->dlogits_cap, batch, heads * n, l, err))) return rc;
+    for (int64_t b = 0; b < batch; b++)
+      for (int64_t h = 0; h < heads; h++) {
+        int64_t base = b * out_numel + h * part;
+        for (int i = 0; i < n; i++) {
+          double acc = 0.0;
+          for (int64_t j = 0; j < part; j++) acc += (double)dy[base + j] * (double)s->outs[i][base + j];
+          s->dlogits[(b * heads + h) * n + i] = (float)acc;
+        }
+      }
+    rc = layer_backward(l->gate, ctx, x, s->gate_out, s->dlogits, dx ? s->branch_dx : NULL, batch, err);
+    if (rc) {
+      container_child_error(l, NULL, -1, err);
+      return rc;
+    }
+    if (dx)
+      for (int64_t j = 0; j < batch * in_numel; j++) dx[j] += s->branch_dx[j];
+  }
   return LOOM_OK;
 }
 
@@ -349,6 +481,7 @@ static int64_t parallel_flops(const loom_layer *l) {
   case COMBINE_ADD:
   case COMBINE_AVG: return f + out * l->n_children;
   case COMBINE_FILTER: return f + 2 * out * l->n_children + 5 * l->n_children;
+  case COMBINE_ROUTE: return f + 2 * out * l->n_children;
   default: return f;
   }
 }
@@ -358,6 +491,9 @@ static char *parallel_describe(const loom_layer *l, char *buf, size_t size) {
   if (mode == COMBINE_GRID_SCATTER)
     snprintf(buf, size, "%s %s %lld×%lld ×%d", l->type->name, combine_choices[mode],
              (long long)layer_int(l, P_GRID_ROWS), (long long)layer_int(l, P_GRID_COLS), l->n_children);
+  else if (mode == COMBINE_ROUTE && l->built)
+    snprintf(buf, size, "%s %s ×%d, %lld %s", l->type->name, combine_choices[mode], l->n_children,
+             (long long)route_heads(l), route_heads(l) == 1 ? "head" : "heads");
   else
     snprintf(buf, size, "%s %s ×%d", l->type->name, combine_choices[mode], l->n_children);
   return buf;
@@ -369,7 +505,7 @@ const loom_layer_type loom_layer_parallel = {
   .label = N_("Parallel"),
   .group = N_("Container"),
   .description = N_("Runs its branches on the same input and combines their outputs (concat, add, avg, "
-                    "grid_scatter, or filter: a gated mixture of experts)."),
+                    "grid_scatter, or filter and route: gated mixtures of experts)."),
   .flags = LOOM_LAYER_CONTAINER,
   .params = parallel_params,
   .n_params = (int)(sizeof parallel_params / sizeof parallel_params[0]),

@@ -217,6 +217,7 @@ static const loom_param_spec mask_params[] = {
 
 const loom_layer_type loom_layer_softmax = {
   .id = 90, .name = "softmax", .label = N_("Softmax"), .group = N_("Softmax"),
+  .flags = LOOM_LAYER_OUTPUTS_PROBABILITIES,
   .description = N_("Turns each row of the last dimension into probabilities that sum to 1."),
   .build = softmax_build, .forward = softmax_forward, .backward = softmax_backward,
   .flops = softmax_flops, .describe = softmax_describe,
@@ -224,6 +225,7 @@ const loom_layer_type loom_layer_softmax = {
 
 const loom_layer_type loom_layer_softmax_temperature = {
   .id = 91, .name = "softmax_temperature", .label = N_("Softmax with temperature"), .group = N_("Softmax"),
+  .flags = LOOM_LAYER_OUTPUTS_PROBABILITIES,
   .description = N_("Softmax of the logits divided by a temperature."),
   .params = temperature_params, .n_params = 1,
   .build = softmax_build, .forward = softmax_forward, .backward = softmax_backward,
@@ -232,6 +234,7 @@ const loom_layer_type loom_layer_softmax_temperature = {
 
 const loom_layer_type loom_layer_grid_softmax = {
   .id = 92, .name = "grid_softmax", .label = N_("Grid softmax"), .group = N_("Softmax"),
+  .flags = LOOM_LAYER_OUTPUTS_PROBABILITIES,
   .description = N_("Reads each sample as a rows × columns grid of logits and applies one softmax per row "
                     "(a mixture-of-experts router)."),
   .params = grid_params, .n_params = 2,
@@ -241,6 +244,7 @@ const loom_layer_type loom_layer_grid_softmax = {
 
 const loom_layer_type loom_layer_masked_softmax = {
   .id = 93, .name = "masked_softmax", .label = N_("Masked softmax"), .group = N_("Softmax"),
+  .flags = LOOM_LAYER_OUTPUTS_PROBABILITIES,
   .description = N_("Softmax over the entries a mask keeps; masked entries get probability 0 and no gradient."),
   .params = mask_params, .n_params = 1,
   .build = softmax_build, .forward = softmax_forward, .backward = softmax_backward,

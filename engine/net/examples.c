@@ -126,22 +126,34 @@ static void build_hop(builder *b) {
   add_link(b, (loom_coord){0, 0, 0, 0}, (loom_coord){1, 1, 2, 0}, LOOM_MERGE_CONCAT);
 }
 
+#define MOE_EXPERTS 4
+#define MOE_HEADS 2 /* routing heads: each mixes its own half of the 8 features */
+
 /*
- * Mixture of experts: a `parallel` container in filter mode. Its gate (a
- * dense layer) scores the experts for each sample; a softmax over the grid of
- * experts turns the scores into weights, and the output is the weighted sum
- * of the experts' outputs. Gate and experts train together.
+ * Mixture of experts: a `parallel` container in route mode. Its gate is a
+ * dense layer followed by a grid softmax of MOE_HEADS rows × MOE_EXPERTS
+ * columns: each row is one routing head's probability over the experts. Head
+ * h mixes the h-th half of the experts' outputs by its row, per sample. Gate
+ * and experts train together, so the gate learns which expert suits which
+ * part of the input space.
  */
 static void build_moe(builder *b) {
   input(b, 1, (int64_t[]){4});
   place(b, 0, 0, 0, 0, dense(b, 4, 8));
   place(b, 0, 0, 1, 0, layer(b, "relu"));
   loom_layer *moe = layer(b, "parallel");
-  set_enum(b, moe, "combine", "filter");
-  for (int i = 0; i < 4; i++) add_child(b, moe, dense(b, 8, 8));
+  set_enum(b, moe, "combine", "route");
+  for (int i = 0; i < MOE_EXPERTS; i++) add_child(b, moe, dense(b, 8, 8));
   if (!b->rc) {
-    loom_layer *gate = dense(b, 8, 4);
-    if (!b->rc) {
+    loom_layer *gate = layer(b, "sequential");
+    add_child(b, gate, dense(b, 8, MOE_HEADS * MOE_EXPERTS));
+    loom_layer *router = layer(b, "grid_softmax");
+    set_int(b, router, "rows", MOE_HEADS);
+    set_int(b, router, "cols", MOE_EXPERTS);
+    add_child(b, gate, router);
+    if (b->rc) {
+      loom_layer_free(gate);
+    } else {
       b->rc = loom_layer_set_gate(moe, gate, b->err);
       if (b->rc) loom_layer_free(gate);
     }
@@ -183,7 +195,9 @@ static const example examples[] = {
       "them onto a distant layer's input."),
    2, 2, 3, 1, build_hop},
   {"moe", N_("Mixture of experts"),
-   N_("A parallel container in filter mode: a trained gate's softmax weights four expert layers per sample."),
+   N_("Four expert layers mixed per sample by a trained gate: a dense layer and a grid softmax (2 routing heads × "
+      "4 experts) give each half of the features its own weights over the experts. Teaches routing: on data with "
+      "distinct regimes the gate learns to send each regime to the expert that fits it."),
    1, 2, 3, 1, build_moe},
   {"cnn", N_("Digits CNN"),
    N_("Two convolutions and a dense layer turn an 8×8 digit image into 10 class scores."), 1, 1, 5, 1, build_cnn},

@@ -87,8 +87,25 @@ LOOM_API void loom_dataset_free(loom_dataset *ds) {
   free(ds->inputs);
   free(ds->labels);
   free(ds->targets);
+  free(ds->head_mask);
   free_class_names(ds);
   free(ds);
+}
+
+LOOM_API int loom_dataset_set_head_mask(loom_dataset *ds, const uint8_t *mask, loom_error *err) {
+  if (!ds) return loom_error_set(err, LOOM_ERR_INVALID, _("no dataset given"));
+  if (mask && ds->target_kind != LOOM_TARGET_CLASS)
+    return loom_error_set(err, LOOM_ERR_INVALID, _("dataset: a head mask needs class targets, not target vectors"));
+  uint8_t *copy = NULL;
+  if (mask) {
+    int64_t count;
+    if (dataset_mul(ds->n, ds->target_width, &count, "dataset head mask", err)) return LOOM_ERR_NOMEM;
+    if (!(copy = dataset_alloc_array(count, 1, "dataset head mask", err))) return LOOM_ERR_NOMEM;
+    memcpy(copy, mask, (size_t)count);
+  }
+  free(ds->head_mask);
+  ds->head_mask = copy;
+  return LOOM_OK;
 }
 
 int dataset_copy_class_names(loom_dataset *dst, char *const *names, loom_error *err) {
@@ -112,11 +129,16 @@ LOOM_API loom_dataset *loom_dataset_subset(const loom_dataset *ds, const int64_t
     loom_dataset_new(count, &ds->input_shape, ds->target_kind, ds->target_width, ds->n_classes, err);
   if (!out) return NULL;
   int64_t in = ds->input_numel, tw = ds->target_width;
+  if (ds->head_mask && !(out->head_mask = dataset_alloc_array(count * tw, 1, "dataset head mask", err))) {
+    loom_dataset_free(out);
+    return NULL;
+  }
   for (int64_t i = 0; i < count; i++) {
     int64_t s = indices[i];
     memcpy(out->inputs + i * in, ds->inputs + s * in, (size_t)in * sizeof(float));
     if (ds->labels) memcpy(out->labels + i * tw, ds->labels + s * tw, (size_t)tw * sizeof(int32_t));
     if (ds->targets) memcpy(out->targets + i * tw, ds->targets + s * tw, (size_t)tw * sizeof(float));
+    if (ds->head_mask) memcpy(out->head_mask + i * tw, ds->head_mask + s * tw, (size_t)tw);
   }
   if (dataset_copy_class_names(out, ds->class_names, err)) {
     loom_dataset_free(out);
@@ -145,7 +167,7 @@ LOOM_API int loom_dataset_validate(const loom_dataset *ds, loom_error *err) {
                               (long long)k, (double)ds->inputs[s * ds->input_numel + k]);
     for (int64_t k = 0; k < ds->target_width; k++) {
       int64_t i = s * ds->target_width + k;
-      if (ds->labels && (ds->labels[i] < 0 || ds->labels[i] >= ds->n_classes))
+      if (ds->labels && (!ds->head_mask || ds->head_mask[i]) && (ds->labels[i] < 0 || ds->labels[i] >= ds->n_classes))
         return loom_error_set(err, LOOM_ERR_RANGE, _("dataset: sample %lld, label %lld is %d, outside [0, %lld)"),
                               (long long)s, (long long)k, (int)ds->labels[i], (long long)ds->n_classes);
       if (ds->targets && !isfinite(ds->targets[i]))
@@ -167,6 +189,8 @@ LOOM_API int loom_dataset_reshape_inputs(loom_dataset *ds, const loom_shape *sha
 }
 
 LOOM_API int loom_dataset_labels_to_vectors(loom_dataset *ds, bool one_hot, loom_error *err) {
+  if (ds->head_mask)
+    return loom_error_set(err, LOOM_ERR_INVALID, _("dataset: labels with a head mask do not convert to vectors"));
   if (ds->target_kind != LOOM_TARGET_CLASS || ds->target_width != 1)
     return loom_error_set(err, LOOM_ERR_INVALID, _("dataset: only single-label class targets convert to vectors"));
   int64_t width = one_hot ? ds->n_classes : 1, total;
@@ -325,6 +349,7 @@ struct loom_batcher {
   float *inputs;
   int32_t *labels;
   float *targets;
+  uint8_t *head_mask;
 };
 
 LOOM_API void loom_batcher_free(loom_batcher *b) {
@@ -333,6 +358,7 @@ LOOM_API void loom_batcher_free(loom_batcher *b) {
   free(b->inputs);
   free(b->labels);
   free(b->targets);
+  free(b->head_mask);
   free(b);
 }
 
@@ -356,7 +382,8 @@ LOOM_API loom_batcher *loom_batcher_new(const loom_dataset *ds, int64_t batch_si
             (b->order = dataset_alloc_array(ds->n, sizeof(int64_t), "batch order", err)) &&
             (b->inputs = dataset_alloc_array(n_in, sizeof(float), "batch inputs", err)) &&
             (ds->labels ? (b->labels = dataset_alloc_array(n_t, sizeof(int32_t), "batch labels", err)) != NULL
-                        : (b->targets = dataset_alloc_array(n_t, sizeof(float), "batch targets", err)) != NULL);
+                        : (b->targets = dataset_alloc_array(n_t, sizeof(float), "batch targets", err)) != NULL) &&
+            (!ds->head_mask || (b->head_mask = dataset_alloc_array(n_t, 1, "batch head mask", err)) != NULL);
   if (!ok) {
     loom_batcher_free(b);
     return NULL;
@@ -390,7 +417,9 @@ LOOM_API int loom_batcher_get(loom_batcher *b, int64_t index, loom_batch *out, l
     memcpy(b->inputs + i * in, ds->inputs + s * in, (size_t)in * sizeof(float));
     if (b->labels) memcpy(b->labels + i * tw, ds->labels + s * tw, (size_t)tw * sizeof(int32_t));
     if (b->targets) memcpy(b->targets + i * tw, ds->targets + s * tw, (size_t)tw * sizeof(float));
+    if (b->head_mask) memcpy(b->head_mask + i * tw, ds->head_mask + s * tw, (size_t)tw);
   }
-  *out = (loom_batch){.size = size, .inputs = b->inputs, .labels = b->labels, .targets = b->targets};
+  *out = (loom_batch){
+    .size = size, .inputs = b->inputs, .labels = b->labels, .targets = b->targets, .head_mask = b->head_mask};
   return LOOM_OK;
 }

@@ -280,7 +280,8 @@ void trainer_activation_stats(loom_trainer *tr) {
 }
 
 void trainer_layer_norms(loom_trainer *tr) {
-  for (int k = 0; k < tr->n_nodes; k++) tr->lstats[k].grad_norm = tr->lstats[k].weight_norm = tr->lstats[k].update_norm = 0.0;
+  for (int k = 0; k < tr->n_nodes; k++)
+    tr->lstats[k].grad_norm = tr->lstats[k].weight_norm = tr->lstats[k].update_norm = 0.0;
   for (int t = 0; t < tr->n_tensors; t++) {
     const train_tensor *tt = &tr->tensors[t];
     loom_layer_stats *s = &tr->lstats[tt->node];

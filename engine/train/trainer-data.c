@@ -10,21 +10,13 @@
 #include "core/i18n.h"
 #include "train/trainer-internal.h"
 
-/* The type name of the layer whose output is the network's output, or NULL. */
-static const char *output_layer_type(const loom_net *net) {
+/* The layer whose output is the network's output, or NULL. */
+static const loom_layer *output_layer(const loom_net *net) {
   int64_t n = loom_net_n_layers(net);
   if (n < 1) return NULL;
   loom_coord c = loom_net_layer_coord(net, n - 1);
   if (!loom_net_is_enabled(net, c)) return NULL;
-  return loom_layer_type_name(loom_layer_get_type(loom_net_layer_at(net, c)));
-}
-
-static bool ends_in_probabilities(const char *type) {
-  static const char *const names[] = {"softmax", "softmax_temperature", "grid_softmax", "masked_softmax",
-                                      "sparsemax", "entmax15", "gumbel_softmax", "hierarchical_softmax", NULL};
-  for (int i = 0; type && names[i]; i++)
-    if (strcmp(type, names[i]) == 0) return true;
-  return false;
+  return loom_net_layer_at(net, c);
 }
 
 static int64_t net_out_width(const loom_net *net) {
@@ -37,8 +29,8 @@ LOOM_API int loom_train_pick_loss(const loom_net *net, const loom_dataset *ds, l
   if (!net || !ds || !spec) return loom_error_set(err, LOOM_ERR_INVALID, _("no network, dataset or loss given"));
   int64_t w = net_out_width(net);
   if (w < 1) return loom_error_set(err, LOOM_ERR_INVALID, _("the network has no output shape yet (shape inference first)"));
-  const char *last = output_layer_type(net);
-  bool sigmoid_out = last && strcmp(last, "sigmoid") == 0;
+  const loom_layer *last = output_layer(net);
+  bool sigmoid_out = last && strcmp(loom_layer_type_name(loom_layer_get_type(last)), "sigmoid") == 0;
   memset(spec, 0, sizeof *spec);
   spec->heads = 1;
   if (ds->target_kind == LOOM_TARGET_VECTOR) {
@@ -50,7 +42,7 @@ LOOM_API int loom_train_pick_loss(const loom_net *net, const loom_dataset *ds, l
     return LOOM_OK;
   }
   int64_t heads = ds->target_width, classes = ds->n_classes;
-  if (heads > 1) {
+  if (heads > 1 || ds->head_mask) { /* a head mask: only multi-head CE reads it */
     if (w != heads * classes)
       return loom_error_set(err, LOOM_ERR_SHAPE,
                             _("the model gives %lld outputs per sample but the data has %lld heads of %lld classes "
@@ -65,7 +57,8 @@ LOOM_API int loom_train_pick_loss(const loom_net *net, const loom_dataset *ds, l
     return LOOM_OK;
   }
   if (w == classes && classes >= 2) {
-    spec->kind = (sigmoid_out || ends_in_probabilities(last)) ? LOOM_LOSS_MSE : LOOM_LOSS_CROSS_ENTROPY;
+    /* The registry knows which layers output distributions (kmeans by its mode). */
+    spec->kind = (sigmoid_out || loom_layer_outputs_probabilities(last)) ? LOOM_LOSS_MSE : LOOM_LOSS_CROSS_ENTROPY;
     return LOOM_OK;
   }
   return loom_error_set(err, LOOM_ERR_SHAPE,
@@ -99,6 +92,9 @@ int train_view_init(train_data_view *v, const loom_dataset *ds, const loom_loss_
   v->width = width;
   const char *loss = loom_loss_name(spec->kind);
   if (!loss) return loom_error_set(err, LOOM_ERR_INVALID, _("unknown loss kind %d"), (int)spec->kind);
+  if (ds->head_mask && spec->kind != LOOM_LOSS_MULTI_HEAD_CE)
+    return loom_error_set(err, LOOM_ERR_INVALID,
+                          _("the data has a head mask, which only the loss multi_head_ce uses (the loss is %s)"), loss);
   bool labels = ds->target_kind == LOOM_TARGET_CLASS;
   if (loom_loss_uses_labels(spec->kind)) {
     if (!labels)
@@ -169,7 +165,7 @@ int train_view_loss(train_data_view *v, const loom_batch *b, const float *y, dou
     targets = v->conv;
   }
   if (targets_out) *targets_out = loom_loss_uses_labels(v->spec.kind) ? NULL : targets;
-  int rc = loom_loss_eval(&v->spec, y, n, w, b->labels, targets, NULL, loss, dy, err);
+  int rc = loom_loss_eval(&v->spec, y, n, w, b->labels, targets, b->head_mask, loss, dy, err);
   if (rc) return rc;
   switch (v->spec.kind) {
   case LOOM_LOSS_CROSS_ENTROPY:
@@ -178,7 +174,7 @@ int train_view_loss(train_data_view *v, const loom_batch *b, const float *y, dou
     break;
   case LOOM_LOSS_MULTI_HEAD_CE: {
     loom_head_counts hc = {0};
-    loom_count_correct_heads(y, b->labels, NULL, n, v->spec.heads, w / v->spec.heads, &hc, NULL, NULL);
+    loom_count_correct_heads(y, b->labels, b->head_mask, n, v->spec.heads, w / v->spec.heads, &hc, NULL, NULL);
     *correct += hc.correct;
     *counted += hc.active;
     break;

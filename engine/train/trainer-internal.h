@@ -96,8 +96,8 @@ void trainer_activation_stats(loom_trainer *tr);
 
 /*
  * Σ v² for the statistics: float32 lanes within blocks of fixed size, blocks
- * added in order in double, so the result depends on n only, never on the
- * thread count. A block whose float sum leaves the safe range is summed in
+ * added in order in double, so the result depends on the data only, never
+ * on the vector width, the alignment or the thread count. A block whose float sum leaves the safe range is summed in
  * double instead, so the result is non-finite exactly when an element is.
  */
 double train_sum_squares(const float *v, int64_t n);

@@ -17,7 +17,9 @@
  *
  * Usage: bench-train [--threads N] [--runs R]   (N defaults to the online cores)
  * Each figure is the median over R runs (default 7); a run repeats steps for
- * at least 0.2 s. Without torch the column says so.
+ * at least 0.2 s, the trainer's and the loop's runs alternate, and
+ * trainer/loop is the median ratio of neighbouring runs (robust on a busy
+ * machine). Without torch the column says so.
  */
 #include <glib.h>
 #include <stdio.h>
@@ -87,32 +89,43 @@ static loom_net *mlp(int64_t in, const int64_t *widths, int n_dense, const char 
   return net;
 }
 
+/* Steps per second of `step` over one run of at least RUN_SECONDS. */
+static double run_rate(void (*step)(void *, const char *), void *arg, const char *name) {
+  long steps = 0;
+  double start = now_s(), elapsed;
+  do {
+    step(arg, name);
+    steps++;
+    elapsed = now_s() - start;
+  } while (elapsed < RUN_SECONDS);
+  return (double)steps / elapsed;
+}
+
 /* ---- loom: the trainer ------------------------------------------------------ */
 
-static double trainer_rate(const workload *w, loom_pool *pool, int runs) {
+typedef struct trainer_run {
+  loom_net *net;
+  loom_trainer *tr;
+} trainer_run;
+
+static void trainer_step(void *arg, const char *name) {
+  trainer_run *t = arg;
   loom_error err = {0};
-  loom_net *net = loom_net_clone(w->net, &err);
-  if (!net) die(w->name, &err);
-  loom_trainer *tr = loom_trainer_new(net, w->data, NULL, &w->cfg, pool, &err);
-  if (!tr) die(w->name, &err);
-  double rates[MAX_RUNS];
   loom_step_stats st;
-  for (int i = 0; i < WARMUP_STEPS; i++)
-    if (loom_trainer_step(tr, &st, &err)) die(w->name, &err);
-  for (int r = 0; r < runs; r++) {
-    long steps = 0;
-    double start = now_s(), elapsed;
-    do {
-      if (loom_trainer_step(tr, &st, &err)) die(w->name, &err);
-      steps++;
-      elapsed = now_s() - start;
-    } while (elapsed < RUN_SECONDS);
-    rates[r] = (double)steps / elapsed;
-  }
-  loom_trainer_free(tr);
-  loom_net_free(net);
-  qsort(rates, (size_t)runs, sizeof rates[0], cmp_double);
-  return rates[runs / 2];
+  if (loom_trainer_step(t->tr, &st, &err)) die(name, &err);
+}
+
+static void trainer_setup(trainer_run *t, const workload *w, loom_pool *pool) {
+  loom_error err = {0};
+  t->net = loom_net_clone(w->net, &err);
+  if (!t->net) die(w->name, &err);
+  t->tr = loom_trainer_new(t->net, w->data, NULL, &w->cfg, pool, &err);
+  if (!t->tr) die(w->name, &err);
+}
+
+static void trainer_clear(trainer_run *t) {
+  loom_trainer_free(t->tr);
+  loom_net_free(t->net);
 }
 
 /* ---- loom: the bare loop of docs/training.md ------------------------------- */
@@ -132,7 +145,8 @@ typedef struct bare_loop {
   int64_t width, batch_index, epoch, step;
 } bare_loop;
 
-static void bare_step(bare_loop *b, const char *name) {
+static void bare_step(void *arg, const char *name) {
+  bare_loop *b = arg;
   loom_error err = {0};
   if (b->batch_index == loom_batcher_n_batches(b->batches)) {
     b->batch_index = 0;
@@ -152,59 +166,78 @@ static void bare_step(bare_loop *b, const char *name) {
   for (int t = 0; t < b->n; t++) loom_weights_touch(b->stores[t]);
 }
 
-static double bare_rate(const workload *w, loom_pool *pool, int runs) {
+static void bare_setup(bare_loop *b, const workload *w, loom_pool *pool) {
   loom_error err = {0};
-  bare_loop b = {.cfg = &w->cfg, .ctx = {.pool = pool, .training = true, .seed = w->cfg.seed}};
-  b.net = loom_net_clone(w->net, &err);
-  if (!b.net) die(w->name, &err);
+  *b = (bare_loop){.cfg = &w->cfg, .ctx = {.pool = pool, .training = true, .seed = w->cfg.seed}};
+  b->net = loom_net_clone(w->net, &err);
+  if (!b->net) die(w->name, &err);
   loom_diag *diags = NULL; /* a clone is built again before it runs (the trainer does it itself) */
-  int problems = loom_net_infer_shapes(b.net, 7, &diags);
+  int problems = loom_net_infer_shapes(b->net, 7, &diags);
   free(diags);
   if (problems) {
     fprintf(stderr, "bench-train: %s: shape inference failed\n", w->name);
     exit(1);
   }
-  for (int64_t i = 0; i < loom_net_n_layers(b.net); i++) {
-    loom_layer *l = loom_net_layer_at(b.net, loom_net_layer_coord(b.net, i));
+  for (int64_t i = 0; i < loom_net_n_layers(b->net); i++) {
+    loom_layer *l = loom_net_layer_at(b->net, loom_net_layer_coord(b->net, i));
     for (int t = 0; t < loom_layer_n_weights(l); t++) {
-      if (b.n == MAX_TENSORS) {
+      if (b->n == MAX_TENSORS) {
         fprintf(stderr, "bench-train: %s: more than %d tensors\n", w->name, MAX_TENSORS);
         exit(1);
       }
-      b.stores[b.n] = loom_layer_weights(l, t);
-      b.masters[b.n] = loom_weights_master(b.stores[b.n]);
-      b.grads[b.n] = loom_layer_grad(l, t);
-      b.sizes[b.n] = loom_weights_count(b.stores[b.n]);
-      b.n++;
+      b->stores[b->n] = loom_layer_weights(l, t);
+      b->masters[b->n] = loom_weights_master(b->stores[b->n]);
+      b->grads[b->n] = loom_layer_grad(l, t);
+      b->sizes[b->n] = loom_weights_count(b->stores[b->n]);
+      b->n++;
     }
   }
-  b.opt = loom_optim_new(&w->cfg.optim, b.n, b.sizes, &err);
-  b.batches = loom_batcher_new(w->data, w->cfg.batch_size, w->cfg.shuffle, w->cfg.drop_last, w->cfg.seed, &err);
-  if (!b.opt || !b.batches) die(w->name, &err);
-  loom_batcher_set_epoch(b.batches, 0);
-  loom_shape out = loom_net_output_shape(b.net);
-  b.width = loom_shape_numel(&out);
-  b.y = g_new(float, w->cfg.batch_size * b.width);
-  b.dy = g_new(float, w->cfg.batch_size * b.width);
-  double rates[MAX_RUNS];
-  for (int i = 0; i < WARMUP_STEPS; i++) bare_step(&b, w->name);
-  for (int r = 0; r < runs; r++) {
-    long steps = 0;
-    double start = now_s(), elapsed;
-    do {
-      bare_step(&b, w->name);
-      steps++;
-      elapsed = now_s() - start;
-    } while (elapsed < RUN_SECONDS);
-    rates[r] = (double)steps / elapsed;
+  b->opt = loom_optim_new(&w->cfg.optim, b->n, b->sizes, &err);
+  b->batches = loom_batcher_new(w->data, w->cfg.batch_size, w->cfg.shuffle, w->cfg.drop_last, w->cfg.seed, &err);
+  if (!b->opt || !b->batches) die(w->name, &err);
+  loom_batcher_set_epoch(b->batches, 0);
+  loom_shape out = loom_net_output_shape(b->net);
+  b->width = loom_shape_numel(&out);
+  b->y = g_new(float, w->cfg.batch_size * b->width);
+  b->dy = g_new(float, w->cfg.batch_size * b->width);
+}
+
+static void bare_clear(bare_loop *b) {
+  g_free(b->y);
+  g_free(b->dy);
+  loom_batcher_free(b->batches);
+  loom_optim_free(b->opt);
+  loom_net_free(b->net);
+}
+
+static double median(double *v, int n) {
+  qsort(v, (size_t)n, sizeof v[0], cmp_double);
+  return v[n / 2];
+}
+
+/* The trainer and the bare loop take turns run by run, so a burst of other
+ * work on the machine hits both alike; trainer/loop is the median of the
+ * ratios of neighbouring runs. */
+static void measure(const workload *w, loom_pool *pool, int runs, double *trainer, double *bare, double *ratio) {
+  trainer_run t;
+  bare_loop b;
+  trainer_setup(&t, w, pool);
+  bare_setup(&b, w, pool);
+  for (int i = 0; i < WARMUP_STEPS; i++) {
+    trainer_step(&t, w->name);
+    bare_step(&b, w->name);
   }
-  g_free(b.y);
-  g_free(b.dy);
-  loom_batcher_free(b.batches);
-  loom_optim_free(b.opt);
-  loom_net_free(b.net);
-  qsort(rates, (size_t)runs, sizeof rates[0], cmp_double);
-  return rates[runs / 2];
+  double tr[MAX_RUNS], br[MAX_RUNS], ra[MAX_RUNS];
+  for (int r = 0; r < runs; r++) {
+    tr[r] = run_rate(trainer_step, &t, w->name);
+    br[r] = run_rate(bare_step, &b, w->name);
+    ra[r] = tr[r] / br[r];
+  }
+  trainer_clear(&t);
+  bare_clear(&b);
+  *trainer = median(tr, runs);
+  *bare = median(br, runs);
+  *ratio = median(ra, runs);
 }
 
 /* ---- torch ----------------------------------------------------------------- */
@@ -301,27 +334,26 @@ int main(int argc, char **argv) {
   g_free(loadavg);
   printf("matrix products: %s\n", loom_sgemm_blas_available() ? "OpenBLAS, one thread per range of rows"
                                                               : "the reference C kernel");
-  double trainer[N_WORKLOADS], bare[N_WORKLOADS];
-  for (int i = 0; i < N_WORKLOADS; i++) {
-    trainer[i] = trainer_rate(&w[i], pool, runs);
-    bare[i] = bare_rate(&w[i], pool, runs);
-  }
+  double trainer[N_WORKLOADS], bare[N_WORKLOADS], ratio[N_WORKLOADS];
+  for (int i = 0; i < N_WORKLOADS; i++) measure(&w[i], pool, runs, &trainer[i], &bare[i], &ratio[i]);
   torch_figures tf = run_torch(w, threads, runs);
   if (tf.available)
     printf("torch %s with torch.set_num_threads(%d)\n", tf.version, threads);
   else
     printf("torch column skipped: %s\n", tf.note);
 
-  printf("\n%-42s %12s %12s %12s %11s\n", "workload", "loom trainer", "loom loop", "torch", "loom/torch");
+  printf("\n%-42s %12s %12s %12s %12s %11s\n", "workload", "loom trainer", "loom loop", "trainer/loop", "torch",
+         "loom/torch");
   for (int i = 0; i < N_WORKLOADS; i++) {
     char tcol[32] = "-", rcol[32] = "-";
     if (tf.available && tf.rate[i] > 0) {
       snprintf(tcol, sizeof tcol, "%.1f", tf.rate[i]);
       snprintf(rcol, sizeof rcol, "%.2f", trainer[i] / tf.rate[i]);
     }
-    printf("%-42s %12.1f %12.1f %12s %11s\n", w[i].title, trainer[i], bare[i], tcol, rcol);
+    printf("%-42s %12.1f %12.1f %12.2f %12s %11s\n", w[i].title, trainer[i], bare[i], ratio[i], tcol, rcol);
   }
-  printf("(loom/torch: trainer steps per second over torch's; above 1 loom is faster)\n");
+  printf("(trainer/loop: median ratio of neighbouring runs, what the trainer's bookkeeping leaves of the bare\n"
+         " loop's speed; loom/torch: trainer steps per second over torch's; above 1 loom is faster)\n");
 
   for (int i = 0; i < N_WORKLOADS; i++) {
     loom_net_free(w[i].net);

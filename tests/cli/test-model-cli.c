@@ -64,7 +64,9 @@ static void test_new_example_and_info(void) {
   const char *argv[] = {"new", "--example", "xor", "--out", path, NULL};
   CliResult r = run(argv);
   g_assert_cmpint(r.status, ==, 0);
-  g_assert_cmpstr(r.out, ==, "");
+  char *wrote = g_strdup_printf("wrote %s\n", path);
+  g_assert_cmpstr(r.out, ==, wrote);
+  g_free(wrote);
   cli_result_clear(&r);
   char *text;
   g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
@@ -74,7 +76,7 @@ static void test_new_example_and_info(void) {
   const char *info[] = {"info", path, NULL};
   r = run(info);
   g_assert_cmpint(r.status, ==, 0);
-  g_assert_nonnull(strstr(r.out, "Grid: depth 1, rows 1, columns 4, 1 layers per cell (4 slots)\n"));
+  g_assert_nonnull(strstr(r.out, "Grid: depth 1, rows 1, columns 4, 1 layer per cell (4 slots)\n"));
   g_assert_nonnull(strstr(r.out, "Input shape: [2]\n"));
   g_assert_nonnull(strstr(r.out, "Output shape: [1]\n"));
   g_assert_nonnull(strstr(r.out, "4 layers:\n"));
@@ -106,7 +108,9 @@ static void test_new_every_example_passes_info(void) {
     }
     if (strcmp(names[i], "moe") == 0) {
       g_assert_nonnull(strstr(r.out, "child 3: dense float32"));
-      g_assert_nonnull(strstr(r.out, "gate: dense float32"));
+      g_assert_nonnull(strstr(r.out, "combine=route"));
+      g_assert_nonnull(strstr(r.out, "gate: sequential float32"));
+      g_assert_nonnull(strstr(r.out, "child 1: grid_softmax float32  rows=2 cols=4\n"));
     }
     cli_result_clear(&r);
     g_free(path);
@@ -127,7 +131,7 @@ static void test_new_grid(void) {
   const char *info[] = {"info", path, NULL};
   r = run(info);
   g_assert_cmpint(r.status, ==, 0);
-  g_assert_nonnull(strstr(r.out, "(24 slots)"));
+  g_assert_nonnull(strstr(r.out, "Grid: depth 2, rows 3, columns 4, 1 layer per cell (24 slots)\n"));
   g_assert_nonnull(strstr(r.out, "0 layers:\n"));
   cli_result_clear(&r);
 
@@ -139,6 +143,7 @@ static void test_new_grid(void) {
   r = run(info);
   g_assert_cmpint(r.status, ==, 1);
   g_assert_nonnull(strstr(r.out, "Problems: the input shape is not set"));
+  g_assert_nonnull(strstr(r.out, "Grid: depth 1, rows 1, columns 1, 1 layer per cell (1 slot)\n"));
   cli_result_clear(&r);
   g_free(path);
 }
@@ -159,7 +164,7 @@ static void test_new_errors(void) {
   expect_usage((const char *[]){"new", "--grid", "1,0,1,1", "--out", "x", NULL}, "not '1,0,1,1'");
   expect_usage((const char *[]){"new", "--grid", "1,1,1,1", "--example", "xor", "--out", "x", NULL},
                "give either --grid D,R,C,L or --example NAME");
-  expect_usage((const char *[]){"new", "--example", "xor", NULL}, "loom new: missing --out MODEL");
+  expect_usage((const char *[]){"new", "--list", "--force", NULL}, "loom new: --list takes no other options");
   expect_usage((const char *[]){"new", "--example", "lstm", "--out", "x", NULL},
                "loom new: unknown example 'lstm' (expected one of: xor, spiral, hop, moe, cnn)");
   expect_usage((const char *[]){"new", "--grid", "1,1,1,1", "--input-shape", "3,x", "--out", "x", NULL},
@@ -316,6 +321,57 @@ static void test_forward_and_info_errors(void) {
   g_free(missing);
 }
 
+/* Without --out: NAME.loom.json or network.loom.json in the current
+ * directory, never replacing an existing one unless --force. */
+static void test_new_default_out(void) {
+  char *dir = g_build_filename(tmp_dir, "cwd", NULL);
+  g_assert_cmpint(g_mkdir(dir, 0700), ==, 0);
+  char *here = g_get_current_dir();
+  g_assert_cmpint(g_chdir(dir), ==, 0);
+  CliResult r = run((const char *[]){"new", "--example", "moe", NULL});
+  g_assert_cmpint(r.status, ==, 0);
+  g_assert_cmpstr(r.out, ==, "wrote moe.loom.json\n");
+  cli_result_clear(&r);
+  g_assert_true(g_file_test("moe.loom.json", G_FILE_TEST_IS_REGULAR));
+  g_assert_true(g_file_set_contents("moe.loom.json", "keep me", -1, NULL));
+  r = run((const char *[]){"new", "--example", "moe", NULL});
+  g_assert_cmpint(r.status, ==, 1);
+  g_assert_cmpstr(r.out, ==, "");
+  g_assert_cmpstr(r.err, ==,
+                  "loom new: moe.loom.json already exists; give --force to replace it or --out to choose another file\n");
+  cli_result_clear(&r);
+  char *text;
+  g_assert_true(g_file_get_contents("moe.loom.json", &text, NULL, NULL));
+  g_assert_cmpstr(text, ==, "keep me");
+  g_free(text);
+  r = run((const char *[]){"new", "--example", "moe", "--force", NULL});
+  g_assert_cmpint(r.status, ==, 0);
+  g_assert_cmpstr(r.out, ==, "wrote moe.loom.json\n");
+  cli_result_clear(&r);
+  g_assert_true(g_file_get_contents("moe.loom.json", &text, NULL, NULL));
+  g_assert_true(g_str_has_prefix(text, "{\n  \"format\": \"loom-model\""));
+  g_free(text);
+  r = run((const char *[]){"new", "--grid", "1,1,2,1", "--input-shape", "3", NULL});
+  g_assert_cmpint(r.status, ==, 0);
+  g_assert_cmpstr(r.out, ==, "wrote network.loom.json\n");
+  cli_result_clear(&r);
+  r = run((const char *[]){"new", "--grid", "1,1,2,1", NULL});
+  g_assert_cmpint(r.status, ==, 1);
+  g_assert_true(g_str_has_prefix(r.err, "loom new: network.loom.json already exists"));
+  cli_result_clear(&r);
+  r = run((const char *[]){"info", "network.loom.json", NULL});
+  g_assert_cmpint(r.status, ==, 0);
+  g_assert_nonnull(strstr(r.out, "Grid: depth 1, rows 1, columns 2, 1 layer per cell (2 slots)\n"));
+  g_assert_nonnull(strstr(r.out, "Input shape: [3]\n"));
+  cli_result_clear(&r);
+  g_remove("moe.loom.json");
+  g_remove("network.loom.json");
+  g_assert_cmpint(g_chdir(here), ==, 0);
+  g_rmdir(dir);
+  g_free(here);
+  g_free(dir);
+}
+
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   GError *gerr = NULL;
@@ -325,6 +381,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/cli/model/new-example-and-info", test_new_example_and_info);
   g_test_add_func("/cli/model/every-example-passes-info", test_new_every_example_passes_info);
   g_test_add_func("/cli/model/new-grid", test_new_grid);
+  g_test_add_func("/cli/model/new-default-out", test_new_default_out);
   g_test_add_func("/cli/model/new-errors", test_new_errors);
   g_test_add_func("/cli/model/forward-values-and-threads", test_forward_values_and_threads);
   g_test_add_func("/cli/model/forward-and-info-errors", test_forward_and_info_errors);

@@ -1,6 +1,7 @@
 /* loom train / loom eval end to end: epoch lines, JSON lines, the saved
  * model, and clear errors for malformed CSV files and mismatched sizes. */
 #include <glib/gstdio.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "cli-harness.h"
@@ -138,6 +139,150 @@ static void test_mismatch_and_usage(void) {
   g_free(model);
 }
 
+/* The JSON lines of a 2-epoch spiral run (320 training samples, batch 16:
+ * 40 updates) with the timings cut out, so two runs compare exactly. */
+static char *curve(const char *model, const char *const *extra) {
+  GPtrArray *args = g_ptr_array_new();
+  const char *base[] = {"train", model, "--data", "spiral", "--epochs", "2", "--batch", "16", "--lr", "0.05",
+                        "--seed", "5", "--json"};
+  for (size_t i = 0; i < G_N_ELEMENTS(base); i++) g_ptr_array_add(args, (gpointer)base[i]);
+  for (int i = 0; extra[i]; i++) g_ptr_array_add(args, (gpointer)extra[i]);
+  g_ptr_array_add(args, NULL);
+  CliResult r = run((const char *const *)args->pdata);
+  if (r.status != 0) g_error("train failed: %s", r.err);
+  GString *kept = g_string_new(NULL);
+  char **lines = g_strsplit(r.out, "\n", -1);
+  for (int i = 0; lines[i]; i++) {
+    const char *cut = strstr(lines[i], ", \"samples_per_second\"");
+    g_string_append_len(kept, lines[i], cut ? cut - lines[i] : (gssize)strlen(lines[i]));
+    g_string_append_c(kept, '\n');
+  }
+  g_strfreev(lines);
+  g_ptr_array_free(args, TRUE);
+  cli_result_clear(&r);
+  return g_string_free(kept, FALSE);
+}
+
+static void assert_same(const char *model, const char *const *a, const char *const *b, bool same) {
+  char *ca = curve(model, a), *cb = curve(model, b);
+  if (same) g_assert_cmpstr(ca, ==, cb);
+  else g_assert_cmpstr(ca, !=, cb);
+  g_free(ca);
+  g_free(cb);
+}
+
+#define ARGS(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+static void test_schedule_and_optimizer_options(void) {
+  char *model = example("spiral");
+  /* Keys set exactly the fields the defaults would: one cosine cycle over the 40 updates. */
+  assert_same(model, ARGS("--schedule", "cosine"), ARGS("--schedule", "cosine_restarts:t0=40,tmult=1,eta_min=0"), true);
+  assert_same(model, ARGS("--schedule", "cosine"), ARGS("--schedule", "cosine:t0=10,tmult=2,eta_min=0.001"), false);
+  assert_same(model, ARGS("--schedule", "step"), ARGS("--schedule", "step:size=13,gamma=0.1"), true);
+  assert_same(model, ARGS("--schedule", "step"), ARGS("--schedule", "step:size=10,gamma=0.5"), false);
+  assert_same(model, ARGS("--schedule", "exp:gamma=1"), ARGS("--schedule", "constant"), true);
+  assert_same(model, ARGS("--schedule", "exp:gamma=0.95"), ARGS("--schedule", "exponential"), false);
+  /* Warmup composes with any schedule; zero updates of warmup is none. */
+  assert_same(model, ARGS("--warmup", "0"), ARGS("--schedule", "constant"), true);
+  assert_same(model, ARGS("--warmup", "10:start=1"), ARGS("--schedule", "constant"), true);
+  assert_same(model, ARGS("--warmup", "10:start=0.1", "--schedule", "step:size=10"), ARGS("--schedule", "step:size=10"),
+              false);
+  /* Optimizer knobs: torch's defaults change nothing, other values do. */
+  assert_same(model, ARGS("--betas", "0.9,0.999", "--weight-decay", "0"), ARGS("--optimizer", "adam"), true);
+  assert_same(model, ARGS("--betas", "0.5,0.9"), ARGS("--optimizer", "adam"), false);
+  assert_same(model, ARGS("--optimizer", "sgd", "--momentum", "0"), ARGS("--optimizer", "sgd"), true);
+  assert_same(model, ARGS("--optimizer", "sgd", "--momentum", "0.9", "--nesterov"), ARGS("--optimizer", "sgd"), false);
+  assert_same(model, ARGS("--optimizer", "adamw", "--weight-decay", "0.5"), ARGS("--optimizer", "adamw"), false);
+  g_remove(model);
+  g_free(model);
+}
+
+static void expect_train_usage(const char *model, const char *const *extra, const char *message) {
+  GPtrArray *args = g_ptr_array_new();
+  const char *base[] = {"train", model, "--data", "spiral"};
+  for (size_t i = 0; i < G_N_ELEMENTS(base); i++) g_ptr_array_add(args, (gpointer)base[i]);
+  for (int i = 0; extra[i]; i++) g_ptr_array_add(args, (gpointer)extra[i]);
+  g_ptr_array_add(args, NULL);
+  CliResult r = run((const char *const *)args->pdata);
+  if (r.status != 2) g_error("expected exit status 2 and '%s', got %d: %s", message, r.status, r.err);
+  char *want = g_strdup_printf("loom train: %s\nTry 'loom train --help'.\n", message);
+  g_assert_cmpstr(r.err, ==, want);
+  g_assert_cmpstr(r.out, ==, "");
+  g_free(want);
+  cli_result_clear(&r);
+  g_ptr_array_free(args, TRUE);
+}
+
+static void test_schedule_and_optimizer_errors(void) {
+  char *model = example("spiral");
+  expect_train_usage(model, ARGS("--schedule", "linear"),
+                     "--schedule: unknown schedule 'linear' (expected constant, step, exponential (exp) or "
+                     "cosine_restarts (cosine))");
+  expect_train_usage(model, ARGS("--schedule", "step:gama=0.5"),
+                     "--schedule: unknown key 'gama' for step (expected size, gamma)");
+  expect_train_usage(model, ARGS("--schedule", "exp:size=3"),
+                     "--schedule: unknown key 'size' for exponential (expected gamma)");
+  expect_train_usage(model, ARGS("--schedule", "cosine:t0=0"),
+                     "--schedule: t0 needs an integer from 1 to 1000000000000, not '0'");
+  expect_train_usage(model, ARGS("--schedule", "cosine:tmult=1.5"),
+                     "--schedule: tmult needs an integer from 1 to 1000000000000, not '1.5'");
+  expect_train_usage(model, ARGS("--schedule", "cosine:eta_min=-1"),
+                     "--schedule: eta_min needs a number >= 0, not '-1'");
+  expect_train_usage(model, ARGS("--schedule", "step:gamma=0"), "--schedule: gamma needs a number > 0, not '0'");
+  expect_train_usage(model, ARGS("--schedule", "step:gamma=0.5,gamma=0.2"), "--schedule: 'gamma' is given twice");
+  expect_train_usage(model, ARGS("--schedule", "step:size"), "--schedule: expected key=value, not 'size'");
+  expect_train_usage(model, ARGS("--schedule", "step:"), "--schedule: expected key=value, not ''");
+  expect_train_usage(model, ARGS("--schedule", "constant:gamma=1"), "--schedule: constant takes no options, not 'gamma=1'");
+  expect_train_usage(model, ARGS("--warmup", "-3"), "--warmup needs a number of updates from 0 to 1000000000000, not '-3'");
+  expect_train_usage(model, ARGS("--warmup", "5:begin=0.1"), "--warmup: unknown option 'begin=0.1' (expected start=F)");
+  expect_train_usage(model, ARGS("--warmup", "5:start=0"), "--warmup: start needs a number in (0, 1], not '0'");
+  expect_train_usage(model, ARGS("--momentum", "0.9"), "--momentum applies to sgd and rmsprop, not adam");
+  expect_train_usage(model, ARGS("--optimizer", "sgd", "--momentum", "x"), "--momentum needs a number >= 0, not 'x'");
+  expect_train_usage(model, ARGS("--optimizer", "rmsprop", "--nesterov"), "--nesterov applies to sgd, not rmsprop");
+  expect_train_usage(model, ARGS("--optimizer", "sgd", "--nesterov"),
+                     "sgd: nesterov needs momentum > 0 and dampening 0 (momentum 0, dampening 0)");
+  expect_train_usage(model, ARGS("--optimizer", "sgd", "--betas", "0.9,0.99"), "--betas applies to adam and adamw, not sgd");
+  expect_train_usage(model, ARGS("--betas", "0.9"), "--betas needs two numbers B1,B2, not '0.9'");
+  expect_train_usage(model, ARGS("--betas", "0.9,1"), "adam: beta2 is 1, expected a value in [0, 1)");
+  expect_train_usage(model, ARGS("--weight-decay", "-0.1"), "--weight-decay needs a number >= 0, not '-0.1'");
+  expect_train_usage(model, ARGS("--warmup"), "option '--warmup' needs a value");
+  g_remove(model);
+  g_free(model);
+}
+
+/* Regression has no accuracy: "n/a" in text, null in JSON, never "nan%". */
+static void test_regression_accuracy(void) {
+  char *model = example("xor"), *out = tmp_path("sine.loom");
+  const char *argv[] = {"train", model, "--data", "sine", "--regression", "--epochs", "1", "--out", out, NULL};
+  CliResult r = run(argv);
+  g_assert_cmpint(r.status, ==, 0);
+  g_assert_nonnull(strstr(r.out, ", train accuracy n/a, test accuracy n/a, "));
+  g_assert_nonnull(strstr(r.out, "\nfinal test accuracy: n/a\n"));
+  g_assert_null(strstr(r.out, "nan"));
+  cli_result_clear(&r);
+  const char *jargv[] = {"train", model, "--data", "sine", "--regression", "--epochs", "1", "--json", NULL};
+  r = run(jargv);
+  g_assert_cmpint(r.status, ==, 0);
+  g_assert_nonnull(strstr(r.out, "\"train_accuracy\": null, \"test_accuracy\": null, "));
+  g_assert_true(g_str_has_suffix(r.out, "{\"final_test_accuracy\": null}\n"));
+  cli_result_clear(&r);
+  const char *eargv[] = {"eval", out, "--data", "sine", "--regression", NULL};
+  r = run(eargv);
+  g_assert_cmpint(r.status, ==, 0);
+  g_assert_true(g_str_has_prefix(r.out, "80 test samples: loss "));
+  g_assert_true(g_str_has_suffix(r.out, ", accuracy n/a\n"));
+  cli_result_clear(&r);
+  const char *ejargv[] = {"eval", out, "--data", "sine", "--regression", "--json", NULL};
+  r = run(ejargv);
+  g_assert_cmpint(r.status, ==, 0);
+  g_assert_true(g_str_has_suffix(r.out, ", \"accuracy\": null}\n"));
+  cli_result_clear(&r);
+  g_remove(out);
+  g_remove(model);
+  g_free(out);
+  g_free(model);
+}
+
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   tmp_dir = g_dir_make_tmp("loom-train-cli-XXXXXX", NULL);
@@ -145,6 +290,9 @@ int main(int argc, char **argv) {
   g_test_add_func("/cli/train/text-tween", test_train_text_tween);
   g_test_add_func("/cli/train/bad-csv", test_bad_csv);
   g_test_add_func("/cli/train/mismatch-and-usage", test_mismatch_and_usage);
+  g_test_add_func("/cli/train/schedule-and-optimizer", test_schedule_and_optimizer_options);
+  g_test_add_func("/cli/train/schedule-and-optimizer-errors", test_schedule_and_optimizer_errors);
+  g_test_add_func("/cli/train/regression-accuracy", test_regression_accuracy);
   int rc = g_test_run();
   g_rmdir(tmp_dir);
   g_free(tmp_dir);

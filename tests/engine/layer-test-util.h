@@ -14,9 +14,6 @@
 #include "loom/weights.h"
 #include "parity.h"
 
-/* Parity tolerance for float32 against the float64 PyTorch reference. */
-#define LT_RTOL 1e-5
-#define LT_ATOL 2e-5
 
 static inline loom_layer *lt_new(const char *type) {
   loom_error err = {0};
@@ -120,5 +117,5 @@ static inline void lt_assert_gradcheck(const char *what, int rc, const gradcheck
 }
 
 static inline void lt_assert_parity(const char *what, const float *got, const loom_npy *ref) {
-  parity_assert_close(what, got, ref->data, loom_npy_numel(ref), LT_RTOL, LT_ATOL);
+  parity_assert_matches(what, got, ref->data, loom_npy_numel(ref));
 }

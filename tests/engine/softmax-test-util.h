@@ -13,8 +13,6 @@
 #include "loom/weights.h"
 #include "parity.h"
 
-#define ST_RTOL 1e-5
-#define ST_ATOL 1e-6
 
 static inline loom_layer *st_layer(const char *type) {
   loom_error err = {0};
@@ -107,44 +105,47 @@ static inline void st_case_check(loom_layer *l, const st_case *c) {
   float *y = st_forward(l, &ctx, c->x.data, c->batch);
   char what[128];
   g_snprintf(what, sizeof what, "%s forward", c->name);
-  parity_assert_close(what, y, c->y.data, loom_npy_numel(&c->y), ST_RTOL, ST_ATOL);
+  parity_assert_matches(what, y, c->y.data, loom_npy_numel(&c->y));
   float *dx = st_backward(l, &ctx, c->x.data, y, c->dy.data, c->batch);
   g_snprintf(what, sizeof what, "%s backward", c->name);
-  parity_assert_close(what, dx, c->dx.data, loom_npy_numel(&c->dx), ST_RTOL, ST_ATOL);
+  parity_assert_matches(what, dx, c->dx.data, loom_npy_numel(&c->dx));
   g_free(y);
   g_free(dx);
 }
 
-/* Forward and backward on 1 thread and on a pool of 4 give identical bits,
- * parameter gradients included. */
+/* Forward and backward without a pool and on pools of 1, 2 and 7 threads
+ * give identical bits, every parameter gradient included. */
 static inline void st_assert_thread_independent(loom_layer *l, const float *x, const float *dy, int64_t batch) {
-  loom_error err = {0};
-  loom_pool *pool = loom_pool_new(4, &err);
-  g_assert_nonnull(pool);
-  loom_ctx serial = {.training = true, .seed = 3}, parallel = {.pool = pool, .training = true, .seed = 3};
+  static const int threads[] = {0, 1, 2, 7}; /* 0: no pool */
+  enum { RUNS = G_N_ELEMENTS(threads) };
   loom_shape out = loom_layer_out_shape(l), in = loom_layer_in_shape(l);
   int64_t n_out = batch * loom_shape_numel(&out);
   int64_t n_in = batch * loom_shape_numel(&in);
-  float *grads[2] = {NULL, NULL};
-  float *ys[2], *dxs[2];
-  for (int run = 0; run < 2; run++) {
-    const loom_ctx *ctx = run ? &parallel : &serial;
+  float *ys[RUNS], *dxs[RUNS], *grads[RUNS][LOOM_LAYER_MAX_WEIGHTS] = {{NULL}};
+  for (int run = 0; run < RUNS; run++) {
+    loom_error err = {0};
+    loom_pool *pool = threads[run] ? loom_pool_new(threads[run], &err) : NULL;
+    if (threads[run]) g_assert_nonnull(pool);
+    loom_ctx ctx = {.pool = pool, .training = true, .seed = 3};
     layer_zero_grad(l);
-    ys[run] = st_forward(l, ctx, x, batch);
-    dxs[run] = st_backward(l, ctx, x, ys[run], dy, batch);
-    if (l->n_weights > 0)
-      grads[run] = g_memdup2(l->grad[0], (gsize)loom_weights_count(l->weights[0]) * sizeof(float));
+    ys[run] = st_forward(l, &ctx, x, batch);
+    dxs[run] = st_backward(l, &ctx, x, ys[run], dy, batch);
+    for (int w = 0; w < l->n_weights; w++)
+      grads[run][w] = g_memdup2(l->grad[w], (gsize)loom_weights_count(l->weights[w]) * sizeof(float));
+    loom_pool_free(pool);
   }
-  g_assert_cmpmem(ys[0], n_out * sizeof(float), ys[1], n_out * sizeof(float));
-  g_assert_cmpmem(dxs[0], n_in * sizeof(float), dxs[1], n_in * sizeof(float));
-  if (l->n_weights > 0) {
-    gsize bytes = (gsize)loom_weights_count(l->weights[0]) * sizeof(float);
-    g_assert_cmpmem(grads[0], bytes, grads[1], bytes);
+  for (int run = 1; run < RUNS; run++) {
+    g_test_message("%s: %d threads against no pool", l->type->name, threads[run]);
+    g_assert_cmpmem(ys[0], n_out * sizeof(float), ys[run], n_out * sizeof(float));
+    g_assert_cmpmem(dxs[0], n_in * sizeof(float), dxs[run], n_in * sizeof(float));
+    for (int w = 0; w < l->n_weights; w++) {
+      gsize bytes = (gsize)loom_weights_count(l->weights[w]) * sizeof(float);
+      g_assert_cmpmem(grads[0][w], bytes, grads[run][w], bytes);
+    }
   }
-  for (int run = 0; run < 2; run++) {
+  for (int run = 0; run < RUNS; run++) {
     g_free(ys[run]);
     g_free(dxs[run]);
-    g_free(grads[run]);
+    for (int w = 0; w < l->n_weights; w++) g_free(grads[run][w]);
   }
-  loom_pool_free(pool);
 }

@@ -227,7 +227,7 @@ static void test_errors(void) {
   g_assert_cmpstr(err.message, ==, "layer parallel: branch 1 gives [4] but branch 0 gives [3]; combine “add” needs equal shapes");
   g_assert_cmpint(loom_layer_set_gate(p, dense(5, 2), &err), ==, 0);
   g_assert_cmpint(loom_layer_build(p, &in, 0, &err), ==, LOOM_ERR_INVALID);
-  g_assert_cmpstr(err.message, ==, "layer parallel has a gate, which only combine “filter” uses (combine is “add”)");
+  g_assert_cmpstr(err.message, ==, "layer parallel has a gate, which only combine “filter” and “route” use (combine is “add”)");
   g_assert_cmpint(loom_layer_set_gate(p, NULL, &err), ==, 0);
   loom_layer_set_enum(p, "combine", "filter", &err);
   g_assert_cmpint(loom_layer_build(p, &in, 0, &err), ==, LOOM_ERR_INVALID);
@@ -329,6 +329,121 @@ static void test_filter_gate_learns(void) {
   loom_layer_free(f);
 }
 
+static loom_layer *grid_softmax(int64_t rows, int64_t cols) {
+  loom_error err = {0};
+  loom_layer *g = layer("grid_softmax");
+  g_assert_cmpint(loom_layer_set_int(g, "rows", rows, &err), ==, 0);
+  g_assert_cmpint(loom_layer_set_int(g, "cols", cols, &err), ==, 0);
+  return g;
+}
+
+/* Runs a built child on its own (children keep their own weights). */
+static void run_child(loom_layer *child, const float *x, float *y, int64_t batch) {
+  loom_error err = {0};
+  loom_ctx ctx = {0};
+  g_assert_cmpint(layer_forward(child, &ctx, x, y, batch, &err), ==, 0);
+}
+
+/*
+ * route: three experts [4], a gate dense 5→6 → grid_softmax 2×3. Head h mixes
+ * elements 2h, 2h+1 of the experts' outputs by its own row of probabilities.
+ */
+static void test_route(void) {
+  loom_error err = {0};
+  enum { B = 3, N = 3, H = 2, OUT = 4 };
+  loom_layer *r = with(parallel("route"), dense(5, OUT), with(layer("sequential"), dense(5, OUT), layer("tanh"), NULL),
+                       dense(5, OUT));
+  g_assert_cmpint(loom_layer_set_gate(r, with(layer("sequential"), dense(5, H * N), grid_softmax(H, N), NULL), &err),
+                  ==, 0);
+  build_ok(r, 5, 9);
+  g_assert_cmpint(loom_layer_out_shape(r).d[0], ==, OUT);
+  char buf[96];
+  g_assert_cmpstr(loom_layer_describe(r, buf, sizeof buf), ==, "parallel route ×3, 2 heads");
+  g_assert_cmpstr(loom_layer_weights_path(r, 6, buf, sizeof buf), ==, "gate.children[0].weight");
+  int64_t experts = 3 * (2 * 5 * OUT + OUT) + 5 * OUT, gate = (2 * 5 * H * N + H * N) + 5 * H * N;
+  g_assert_cmpint(loom_layer_flops(r), ==, experts + gate + 2 * OUT * N);
+  float x[B * 5], y[B * OUT], p[B * H * N], outs[N][B * OUT];
+  gradcheck_fill_uniform(x, B * 5, -1, 1, 17);
+  loom_ctx ctx = {0};
+  g_assert_cmpint(layer_forward(r, &ctx, x, y, B, &err), ==, 0);
+  run_child(loom_layer_gate(r), x, p, B);
+  for (int i = 0; i < N; i++) run_child(loom_layer_child(r, i), x, outs[i], B);
+  for (int b = 0; b < B; b++)
+    for (int h = 0; h < H; h++) {
+      double row = 0;
+      for (int i = 0; i < N; i++) row += p[(b * H + h) * N + i];
+      g_assert_cmpfloat(fabs(row - 1.0), <, 1e-6); /* taken as probabilities: no second softmax */
+      for (int j = 0; j < OUT / H; j++) {
+        int k = b * OUT + h * (OUT / H) + j;
+        double want = 0;
+        for (int i = 0; i < N; i++) want += (double)p[(b * H + h) * N + i] * outs[i][k];
+        g_assert_cmpfloat(fabs(y[k] - want), <, 1e-6);
+      }
+    }
+  check(r, 5, B);
+  /* One head over a [2, 4] output gives the plain mixture of every element. */
+  loom_layer *one = with(parallel("route"), dense(3, 4), dense(3, 4), NULL);
+  g_assert_cmpint(loom_layer_set_gate(one, with(layer("sequential"), dense(3, 2), layer("softmax"), NULL), &err), ==, 0);
+  build_ok(one, 3, 4);
+  g_assert_cmpstr(loom_layer_describe(one, buf, sizeof buf), ==, "parallel route ×2, 1 head");
+  check(one, 3, 2);
+  loom_layer_free(one);
+  loom_layer_free(r);
+}
+
+static void test_route_errors(void) {
+  loom_error err = {0};
+  loom_shape in = loom_shape_1d(5);
+  loom_layer *r = with(parallel("route"), dense(5, 4), dense(5, 4), dense(5, 4));
+  g_assert_cmpint(loom_layer_build(r, &in, 0, &err), ==, LOOM_ERR_INVALID);
+  g_assert_cmpstr(err.message, ==,
+                  "layer parallel: combine “route” needs a gate that ends in a softmax-family layer (input → heads × 3 "
+                  "probabilities)");
+  g_assert_cmpint(loom_layer_set_gate(r, dense(5, 3), &err), ==, 0);
+  g_assert_cmpint(loom_layer_build(r, &in, 0, &err), ==, LOOM_ERR_INVALID);
+  g_assert_cmpstr(err.message, ==,
+                  "layer parallel: combine “route” uses the gate's output as probabilities, so the gate must end in a "
+                  "softmax-family layer (e.g. dense → grid_softmax), not in dense");
+  g_assert_cmpint(loom_layer_set_gate(r, with(layer("sequential"), dense(5, 4), layer("softmax"), NULL), &err), ==, 0);
+  g_assert_cmpint(loom_layer_build(r, &in, 0, &err), ==, LOOM_ERR_SHAPE);
+  g_assert_cmpstr(err.message, ==,
+                  "layer parallel: the gate's softmax gives rows of 4 probabilities, expected 3 (one per branch)");
+  g_assert_cmpint(loom_layer_set_gate(r, with(layer("sequential"), dense(5, 9), grid_softmax(3, 3), NULL), &err), ==, 0);
+  g_assert_cmpint(loom_layer_build(r, &in, 0, &err), ==, LOOM_ERR_SHAPE);
+  g_assert_cmpstr(err.message, ==,
+                  "layer parallel: the gate has 3 routing heads but the branches give [4] (4 values), which do not "
+                  "split into 3 equal parts");
+  loom_layer_free(r);
+}
+
+/*
+ * Files written before "route" existed keep their meaning: a filter gate's
+ * output is always passed through the softmax, even when the gate already
+ * ends in one (p = softmax(softmax(z))).
+ */
+static void test_filter_gate_ending_in_softmax(void) {
+  loom_error err = {0};
+  enum { B = 2, N = 2 };
+  loom_layer *f = with(parallel("filter"), dense(3, 2), dense(3, 2), NULL);
+  g_assert_cmpint(loom_layer_set_gate(f, with(layer("sequential"), dense(3, N), layer("softmax"), NULL), &err), ==, 0);
+  build_ok(f, 3, 5);
+  float x[B * 3] = {0.3f, -1.2f, 0.8f, 2.0f, 0.1f, -0.7f}, y[B * 2], q[B * N], outs[N][B * 2];
+  loom_ctx ctx = {0};
+  g_assert_cmpint(layer_forward(f, &ctx, x, y, B, &err), ==, 0);
+  run_child(loom_layer_gate(f), x, q, B);
+  for (int i = 0; i < N; i++) run_child(loom_layer_child(f, i), x, outs[i], B);
+  for (int b = 0; b < B; b++) {
+    double e0 = exp(q[b * N]), e1 = exp(q[b * N + 1]), p0 = e0 / (e0 + e1), p1 = e1 / (e0 + e1);
+    for (int j = 0; j < 2; j++) {
+      double twice = p0 * outs[0][b * 2 + j] + p1 * outs[1][b * 2 + j];
+      double once = q[b * N] * outs[0][b * 2 + j] + q[b * N + 1] * outs[1][b * 2 + j];
+      g_assert_cmpfloat(fabs(y[b * 2 + j] - twice), <, 1e-6);
+      g_assert_cmpfloat(fabs(once - twice), >, 1e-4); /* the two readings differ on this input */
+    }
+  }
+  loom_layer_free(f);
+}
+
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/layers/containers/sequential-residual", test_sequential_and_residual);
@@ -337,5 +452,8 @@ int main(int argc, char **argv) {
   g_test_add_func("/layers/containers/nesting", test_nesting);
   g_test_add_func("/layers/containers/errors", test_errors);
   g_test_add_func("/layers/containers/filter-gate-learns", test_filter_gate_learns);
+  g_test_add_func("/layers/containers/route", test_route);
+  g_test_add_func("/layers/containers/route-errors", test_route_errors);
+  g_test_add_func("/layers/containers/filter-gate-ending-in-softmax", test_filter_gate_ending_in_softmax);
   return g_test_run();
 }

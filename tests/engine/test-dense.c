@@ -78,6 +78,56 @@ static void test_gradcheck_catches_errors(void) {
   loom_layer_free(l);
 }
 
+/* Small gradients are held to the absolute term of the criterion, not to
+ * the rtol of a gradient of size 1: a bias gradient of a few hundredths that
+ * is 1% off, or off by 1e-3, must fail. The old criterion (error scaled by
+ * max(1, |a|, |n|)) let both through at rtol 2e-3; the asserts on `old` show
+ * that this test exercises exactly the gap it closes. */
+static double bias_mistake_scale, bias_mistake_offset;
+
+static int wrong_small_bias_backward(loom_layer *l, const loom_ctx *ctx, const float *x, const float *y,
+                                     const float *dy, float *dx, int64_t batch, loom_error *err) {
+  int rc = real_dense->backward(l, ctx, x, y, dy, dx, batch, err);
+  float *db = l->grad[1];
+  for (int64_t o = 0; o < loom_weights_count(l->weights[1]); o++)
+    if (fabsf(db[o]) < 0.1f) db[o] = (float)(db[o] * bias_mistake_scale + bias_mistake_offset);
+  return rc;
+}
+
+static void check_small_bias_mistake(loom_layer *l, const float *x, double scale, double offset) {
+  bias_mistake_scale = scale;
+  bias_mistake_offset = offset;
+  gradcheck_report rep;
+  gradcheck_options o = {.tolerance = 2e-3, .skip_dx = true};
+  g_assert_cmpint(gradcheck_layer_measure(l, x, 1, &o, &rep), ==, 0);
+  g_test_message("bias ×%g %+g: worst %.3g at %s[%lld], analytic %.9g, numeric %.9g", scale, offset, rep.worst,
+                 rep.tensor, (long long)rep.index, rep.analytic, rep.numeric);
+  g_assert_cmpstr(rep.tensor, ==, "bias");
+  g_assert_cmpfloat(rep.worst, >, 2e-3);
+  g_assert_cmpfloat(fabs(rep.analytic), <, 0.11);
+  g_assert_cmpint(rep.n_skipped, ==, 0);
+  double old = fabs(rep.analytic - rep.numeric) / fmax(1.0, fmax(fabs(rep.analytic), fabs(rep.numeric)));
+  g_assert_cmpfloat(old, <, 2e-3);
+}
+
+static void test_gradcheck_catches_small_errors(void) {
+  loom_layer *l = make_dense(3, 16, true, 7);
+  float x[3];
+  gradcheck_fill_uniform(x, 3, -1, 1, 4);
+  gradcheck_report rep;
+  gradcheck_options o = {.tolerance = 2e-3};
+  g_assert_cmpint(gradcheck_layer_measure(l, x, 1, &o, &rep), ==, 0);
+  g_assert_cmpfloat(rep.worst, <, 2e-3);
+  real_dense = l->type;
+  loom_layer_type broken = *real_dense;
+  broken.backward = wrong_small_bias_backward;
+  l->type = &broken;
+  check_small_bias_mistake(l, x, 1.01, 0.0);
+  check_small_bias_mistake(l, x, 1.0, 1e-3);
+  l->type = real_dense;
+  loom_layer_free(l);
+}
+
 static void load_into(loom_weights *w, const char *family, const char *name) {
   loom_npy a = parity_load(family, name);
   g_assert_cmpint(loom_npy_numel(&a), ==, loom_weights_count(w));
@@ -112,21 +162,21 @@ static void test_parity(void) {
     loom_ctx ctx = {.training = true};
     loom_error err = {0};
     g_assert_cmpint(layer_forward(l, &ctx, x.data, y, b, &err), ==, 0);
-    parity_assert_close(cases[c].name, y, y_ref.data, b * cases[c].n_out, 1e-5, 1e-6);
+    parity_assert_matches(cases[c].name, y, y_ref.data, b * cases[c].n_out);
     layer_zero_grad(l);
     g_assert_cmpint(layer_backward(l, &ctx, x.data, y, dy.data, dx, b, &err), ==, 0);
     g_snprintf(key, sizeof key, "%s_dx", cases[c].name);
     loom_npy ref = parity_load("dense", key);
-    parity_assert_close("dx", dx, ref.data, b * cases[c].n_in, 1e-5, 1e-6);
+    parity_assert_matches("dx", dx, ref.data, b * cases[c].n_in);
     loom_npy_clear(&ref);
     g_snprintf(key, sizeof key, "%s_dweight", cases[c].name);
     ref = parity_load("dense", key);
-    parity_assert_close("dweight", loom_layer_grad(l, 0), ref.data, cases[c].n_out * cases[c].n_in, 1e-5, 1e-6);
+    parity_assert_matches("dweight", loom_layer_grad(l, 0), ref.data, cases[c].n_out * cases[c].n_in);
     loom_npy_clear(&ref);
     if (cases[c].bias) {
       g_snprintf(key, sizeof key, "%s_dbias", cases[c].name);
       ref = parity_load("dense", key);
-      parity_assert_close("dbias", loom_layer_grad(l, 1), ref.data, cases[c].n_out, 1e-5, 1e-6);
+      parity_assert_matches("dbias", loom_layer_grad(l, 1), ref.data, cases[c].n_out);
       loom_npy_clear(&ref);
     }
     loom_npy_clear(&x);
@@ -282,8 +332,9 @@ static void test_quantized_forward_uses_effective_weights(void) {
   loom_layer_free(f);
 }
 
-/* The reference kernel is held to the same vectors as the BLAS path, and the
- * two agree closely on a product large enough to split into ranges. */
+/* The reference kernel is held to the same vectors as the BLAS path, the two
+ * agree closely on a product large enough to split into ranges, and each
+ * gives the same bits for any thread count. */
 static void test_parity_reference_kernel(void) {
   loom_sgemm_use_blas(false);
   test_parity();
@@ -291,16 +342,28 @@ static void test_parity_reference_kernel(void) {
   float *a = g_new(float, M * K), *b = g_new(float, N * K), *c_ref = g_new(float, M * N), *c_blas = g_new(float, M * N);
   gradcheck_fill_uniform(a, M * K, -1, 1, 1);
   gradcheck_fill_uniform(b, N * K, -1, 1, 2);
-  loom_pool *pool = loom_pool_new(3, NULL);
-  loom_sgemm(pool, false, true, M, N, K, a, K, b, K, false, c_ref, N);
+  /* Each kernel gives the same bits without a pool and with 1, 2 and 7 threads. */
+  static const int threads[] = {0, 1, 2, 7};
+  float *c_other = g_new(float, M * N);
+  for (int use_blas = 0; use_blas < 2; use_blas++) {
+    loom_sgemm_use_blas(use_blas);
+    float *c = use_blas ? c_blas : c_ref;
+    for (size_t t = 0; t < G_N_ELEMENTS(threads); t++) {
+      loom_pool *pool = threads[t] ? loom_pool_new(threads[t], NULL) : NULL;
+      if (threads[t]) g_assert_nonnull(pool);
+      loom_sgemm(pool, false, true, M, N, K, a, K, b, K, false, t ? c_other : c, N);
+      if (t) g_assert_cmpmem(c, M * N * sizeof(float), c_other, M * N * sizeof(float));
+      loom_pool_free(pool);
+    }
+  }
   loom_sgemm_use_blas(true);
-  loom_sgemm(pool, false, true, M, N, K, a, K, b, K, false, c_blas, N);
   /* Exact double-precision check of one element of each. */
   double exact = 0;
   for (int p = 0; p < K; p++) exact += (double)a[5 * K + p] * b[7 * K + p];
   g_assert_cmpfloat(fabs(c_ref[5 * N + 7] - exact), <, 1e-4);
+  /* Two float32 computations with different summation orders, not a reference. */
   parity_assert_close("ref vs blas", c_ref, c_blas, M * N, 1e-4, 1e-5);
-  loom_pool_free(pool);
+  g_free(c_other);
   g_free(a);
   g_free(b);
   g_free(c_ref);
@@ -311,6 +374,7 @@ int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/layers/dense/gradcheck", test_gradcheck);
   g_test_add_func("/layers/dense/gradcheck-catches-errors", test_gradcheck_catches_errors);
+  g_test_add_func("/layers/dense/gradcheck-catches-small-errors", test_gradcheck_catches_small_errors);
   g_test_add_func("/layers/dense/parity", test_parity);
   g_test_add_func("/layers/dense/parity-reference-kernel", test_parity_reference_kernel);
   g_test_add_func("/layers/dense/per-position", test_per_position);

@@ -33,7 +33,7 @@ static void check_case(const char *name) {
   st_case_check(l, &c);
   char what[96];
   g_snprintf(what, sizeof what, "%s centres gradient", name);
-  parity_assert_close(what, loom_layer_grad(l, 0), dcentres.data, loom_npy_numel(&dcentres), ST_RTOL, ST_ATOL);
+  parity_assert_matches(what, loom_layer_grad(l, 0), dcentres.data, loom_npy_numel(&dcentres));
   loom_npy_clear(&p);
   loom_npy_clear(&centres);
   loom_npy_clear(&dcentres);
@@ -72,6 +72,13 @@ static void test_shapes_and_describe(void) {
   g_assert_cmpuint(loom_layer_type_flags(t), ==, LOOM_LAYER_WEIGHTED);
   g_assert_cmpstr(loom_layer_type_group(t), ==, "Clustering");
   loom_error err = {0};
+  /* Distributions only in probabilities mode: the layer answers, not the type. */
+  g_assert_false(loom_layer_outputs_probabilities(l));
+  g_assert_cmpint(loom_layer_set_enum(l, "output", "probabilities", &err), ==, LOOM_OK);
+  g_assert_true(loom_layer_outputs_probabilities(l));
+  g_assert_cmpint(loom_layer_set_enum(l, "output", "features", &err), ==, LOOM_OK);
+  g_assert_false(loom_layer_outputs_probabilities(l));
+  st_build(l, loom_shape_make(2, seq));
   g_assert_cmpint(loom_layer_set_enum(l, "output", "centroids", &err), ==, LOOM_ERR_INVALID);
   g_assert_cmpint(loom_layer_set_float(l, "temperature", 0.0, &err), ==, LOOM_ERR_INVALID);
   float x[18] = {0}, y[18];

@@ -7,8 +7,6 @@
 #include "loom/loom.h"
 #include "parity.h"
 
-#define RTOL 1e-5
-#define ATOL 1e-7
 
 static int32_t *labels_of(const loom_npy *a) {
   int64_t n = loom_npy_numel(a);
@@ -26,7 +24,7 @@ static uint8_t *mask_of(const loom_npy *a) {
 
 static void assert_loss(const char *what, double loss, const loom_npy *ref) {
   float got = (float)loss;
-  parity_assert_close(what, &got, ref->data, 1, RTOL, ATOL);
+  parity_assert_matches(what, &got, ref->data, 1);
 }
 
 static void test_mse_parity(void) {
@@ -37,7 +35,7 @@ static void test_mse_parity(void) {
   loom_error err = {0};
   g_assert_cmpint(loom_loss_mse(y.data, t.data, 5, 3, &loss, dy, &err), ==, LOOM_OK);
   assert_loss("mse loss", loss, &l);
-  parity_assert_close("mse grad", dy, g.data, 15, RTOL, ATOL);
+  parity_assert_matches("mse grad", dy, g.data, 15);
   loom_npy_clear(&y), loom_npy_clear(&t), loom_npy_clear(&l), loom_npy_clear(&g);
 }
 
@@ -58,7 +56,7 @@ static void check_ce_case(const char *name, double eps) {
   loom_error err = {0};
   g_assert_cmpint(loom_loss_cross_entropy(z.data, labels, batch, classes, eps, &loss, dy, &err), ==, LOOM_OK);
   assert_loss(name, loss, &l);
-  parity_assert_close(name, dy, g.data, batch * classes, RTOL, ATOL);
+  parity_assert_matches(name, dy, g.data, batch * classes);
   /* The same through the run-time dispatcher. */
   loom_loss_spec spec = {.kind = LOOM_LOSS_CROSS_ENTROPY, .label_smoothing = eps};
   double loss2;
@@ -83,7 +81,7 @@ static void test_bce_parity(void) {
   g_assert_cmpint(loom_loss_bce_logits(z.data, t.data, 6, 3, &loss, dy, &err), ==, LOOM_OK);
   g_assert_true(isfinite(loss));
   assert_loss("bce loss", loss, &l);
-  parity_assert_close("bce grad", dy, g.data, 18, RTOL, ATOL);
+  parity_assert_matches("bce grad", dy, g.data, 18);
   loom_npy_clear(&z), loom_npy_clear(&t), loom_npy_clear(&l), loom_npy_clear(&g);
 }
 
@@ -98,7 +96,7 @@ static void test_multi_head_parity(void) {
   loom_error err = {0};
   g_assert_cmpint(loom_loss_multi_head_ce(z.data, labels, mask, 4, 3, 5, 0.2, &loss, dy, &err), ==, LOOM_OK);
   assert_loss("multi-head loss", loss, &l);
-  parity_assert_close("multi-head grad", dy, g.data, 60, RTOL, ATOL);
+  parity_assert_matches("multi-head grad", dy, g.data, 60);
   /* Masked heads get exactly zero gradient. */
   for (int c = 0; c < 5; c++) g_assert_cmpfloat(dy[(0 * 3 + 1) * 5 + c], ==, 0.0f);
   loom_loss_spec spec = {.kind = LOOM_LOSS_MULTI_HEAD_CE, .label_smoothing = 0.2, .heads = 3};

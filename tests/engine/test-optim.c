@@ -165,7 +165,7 @@ static void run_case(const char *opt_name, const char *sched_name, const float *
   g_snprintf(key, sizeof key, "%s__%s_losses", opt_name, sched_name);
   loom_npy ref_losses = parity_load("train", key);
   g_snprintf(what, sizeof what, "%s with %s: losses", opt_name, sched_name);
-  parity_assert_close(what, losses, ref_losses.data, STEPS, 1e-5, 1e-6);
+  parity_assert_matches(what, losses, ref_losses.data, STEPS);
   g_snprintf(key, sizeof key, "%s__%s_params", opt_name, sched_name);
   loom_npy ref = parity_load("train", key);
   float flat[N_HIDDEN * N_IN + N_HIDDEN + N_OUT * N_HIDDEN + N_OUT];
@@ -176,7 +176,7 @@ static void run_case(const char *opt_name, const char *sched_name, const float *
   }
   g_assert_cmpint(loom_npy_numel(&ref), ==, at);
   g_snprintf(what, sizeof what, "%s with %s: weights after %d steps", opt_name, sched_name, STEPS);
-  parity_assert_close(what, flat, ref.data, at, 1e-5, 1e-6);
+  parity_assert_matches(what, flat, ref.data, at);
   loom_npy_clear(&ref_losses);
   loom_npy_clear(&ref);
 }
@@ -213,9 +213,9 @@ static void check_clip(const char *name) {
   loom_error err = {0};
   g_assert_cmpint(loom_clip_grad_norm(grads, sizes, 3, max_norm, norm_type, true, &total, &err), ==, LOOM_OK);
   float total_f = (float)total;
-  parity_assert_close(name, &total_f, norm_ref.data, 1, 1e-5, 1e-7);
+  parity_assert_matches(name, &total_f, norm_ref.data, 1);
   for (int i = 0; i < 3; i++) {
-    parity_assert_close(name, grads[i], out[i].data, sizes[i], 1e-5, 1e-7);
+    parity_assert_matches(name, grads[i], out[i].data, sizes[i]);
     loom_npy_clear(&g[i]);
     loom_npy_clear(&out[i]);
   }

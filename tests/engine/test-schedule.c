@@ -39,7 +39,7 @@ static void check_schedule(const char *name) {
   g_assert_cmpint(n, ==, 50);
   float lr[50];
   for (int64_t i = 0; i < n; i++) lr[i] = (float)loom_schedule_lr(&s, i);
-  parity_assert_close(name, lr, ref.data, n, 1e-6, 1e-9);
+  parity_assert_matches_tol(name, lr, ref.data, n, 1e-6, 1e-8);
   loom_npy_clear(&c);
   loom_npy_clear(&ref);
 }

@@ -1,5 +1,6 @@
 /* softmax, softmax_temperature, grid_softmax, masked_softmax,
- * hierarchical_softmax and gumbel_softmax (engine/layers/softmax*.c). */
+ * hierarchical_softmax (two levels; any depth in test-hierarchical-softmax.c)
+ * and gumbel_softmax (engine/layers/softmax*.c). */
 #include <glib.h>
 #include <math.h>
 #include <string.h>
@@ -16,14 +17,14 @@ static void test_registry(void) {
     int n_params;
     unsigned flags;
   } types[] = {
-    {"softmax", 90, 0, 0},
-    {"softmax_temperature", 91, 1, 0},
-    {"grid_softmax", 92, 2, 0},
-    {"masked_softmax", 93, 1, 0},
-    {"hierarchical_softmax", 94, 1, 0},
-    {"gumbel_softmax", 95, 3, LOOM_LAYER_STOCHASTIC},
-    {"sparsemax", 96, 0, 0},
-    {"entmax15", 97, 0, 0},
+    {"softmax", 90, 0, LOOM_LAYER_OUTPUTS_PROBABILITIES},
+    {"softmax_temperature", 91, 1, LOOM_LAYER_OUTPUTS_PROBABILITIES},
+    {"grid_softmax", 92, 2, LOOM_LAYER_OUTPUTS_PROBABILITIES},
+    {"masked_softmax", 93, 1, LOOM_LAYER_OUTPUTS_PROBABILITIES},
+    {"hierarchical_softmax", 94, 2, LOOM_LAYER_OUTPUTS_PROBABILITIES},
+    {"gumbel_softmax", 95, 3, LOOM_LAYER_STOCHASTIC | LOOM_LAYER_OUTPUTS_PROBABILITIES},
+    {"sparsemax", 96, 0, LOOM_LAYER_OUTPUTS_PROBABILITIES},
+    {"entmax15", 97, 0, LOOM_LAYER_OUTPUTS_PROBABILITIES},
   };
   for (size_t i = 0; i < G_N_ELEMENTS(types); i++) {
     const loom_layer_type *t = loom_layer_type_find(types[i].name);
@@ -35,7 +36,14 @@ static void test_registry(void) {
     g_assert_cmpstr(loom_layer_type_group(t), ==, "Softmax");
     g_assert_cmpuint(strlen(loom_layer_type_label(t)), >, 0);
     g_assert_true(g_str_has_suffix(loom_layer_type_description(t), "."));
+    loom_layer *l = st_layer(types[i].name);
+    g_assert_true(loom_layer_outputs_probabilities(l));
+    loom_layer_free(l);
   }
+  loom_layer *dense = st_layer("dense");
+  g_assert_false(loom_layer_outputs_probabilities(dense));
+  g_assert_false(loom_layer_outputs_probabilities(NULL));
+  loom_layer_free(dense);
   const loom_layer_type *t = loom_layer_type_find("softmax_temperature");
   const loom_param_spec *s = loom_layer_type_param(t, 0);
   g_assert_cmpstr(s->name, ==, "temperature");
@@ -305,8 +313,8 @@ static void test_hierarchical(void) {
   loom_shape s = loom_shape_make(1, five);
   g_assert_cmpint(loom_layer_build(l, &s, 0, &err), ==, LOOM_ERR_INVALID);
   g_assert_cmpstr(err.message, ==,
-                  "layer hierarchical_softmax: parameter “group_sizes” is empty; expected one leaf count per group, "
-                  "e.g. [4, 4, 2]");
+                  "layer hierarchical_softmax: parameters “group_sizes” and “levels” are both empty; expected leaves "
+                  "per group (two levels, e.g. [4, 4, 2]) or children per node for each level (e.g. [2, 3, 4])");
   const float bad[] = {2, 1.5f};
   g_assert_cmpint(loom_layer_set_floats(l, "group_sizes", bad, 2, &err), ==, LOOM_OK);
   g_assert_cmpint(loom_layer_build(l, &s, 0, &err), ==, LOOM_ERR_INVALID);

@@ -1,4 +1,5 @@
-/* The step-based trainer: learning bars, determinism across thread counts,
+/* The step-based trainer: learning bars, determinism across thread counts
+ * (1, 2 and 7: the spiral MLP, the digits CNN and the mixture of experts),
  * QAT at int4, the mixture of experts, NaN reports, early stopping,
  * checkpoints, step/epoch semantics and mismatched data. */
 #include <glib/gstdio.h>
@@ -46,24 +47,26 @@ static double spiral_accuracy(const loom_dtype *dtypes, int threads, double **lo
 }
 
 static void test_spiral_deterministic(void) {
-  double *one = NULL, *three = NULL;
-  int64_t n1 = 0, n3 = 0;
-  double acc1 = spiral_accuracy(NULL, 1, &one, &n1);
-  double acc3 = spiral_accuracy(NULL, 3, &three, &n3);
-  g_test_message("spiral MLP 2-16-16-2: test accuracy %.4f (1 thread) %.4f (3 threads)", acc1, acc3);
-  g_assert_cmpfloat(acc1, >=, 0.97);
-  g_assert_cmpint(n1, ==, 20 * 29);
-  g_assert_cmpint(n1, ==, n3);
-  g_assert_true(memcmp(one, three, (size_t)n1 * sizeof *one) == 0);
-  g_assert_cmpfloat(acc1, ==, acc3);
+  static const int threads[] = {1, 2, 7};
+  double *losses[3] = {NULL, NULL, NULL}, acc[3];
+  int64_t n[3] = {0, 0, 0};
+  for (int t = 0; t < 3; t++) acc[t] = spiral_accuracy(NULL, threads[t], &losses[t], &n[t]);
+  g_test_message("spiral MLP 2-16-16-2: test accuracy %.4f (1 thread) %.4f (2 threads) %.4f (7 threads)", acc[0],
+                 acc[1], acc[2]);
+  g_assert_cmpfloat(acc[0], >=, 0.97);
+  g_assert_cmpint(n[0], ==, 20 * 29);
+  for (int t = 1; t < 3; t++) {
+    g_assert_cmpint(n[t], ==, n[0]);
+    g_assert_cmpmem(losses[0], (size_t)n[0] * sizeof(double), losses[t], (size_t)n[t] * sizeof(double));
+    g_assert_cmpfloat(acc[t], ==, acc[0]);
+  }
   double first = 0, last = 0; /* mean batch loss of the first and the last epoch */
   for (int i = 0; i < 29; i++) {
-    first += one[i] / 29;
-    last += one[n1 - 29 + i] / 29;
+    first += losses[0][i] / 29;
+    last += losses[0][n[0] - 29 + i] / 29;
   }
   g_assert_cmpfloat(last, <, first / 5);
-  g_free(one);
-  g_free(three);
+  for (int t = 0; t < 3; t++) g_free(losses[t]);
 }
 
 static void test_spiral_int4(void) {
@@ -196,6 +199,80 @@ static void test_moe_needs_experts(void) {
   g_test_message("regimes: test MSE mixture %.4f, one expert %.4f", moe, single);
   g_assert_cmpfloat(moe, <, 0.4 * single);
   g_assert_cmpfloat(moe, <, 0.03);
+}
+
+/* Every trainable value of the net, in layer order (children and gates included). */
+static float *net_weights(loom_net *net, int64_t *n_out) {
+  GArray *all = g_array_new(FALSE, FALSE, sizeof(float));
+  for (int64_t i = 0; i < loom_net_n_layers(net); i++) {
+    loom_layer *l = loom_net_layer_at(net, loom_net_layer_coord(net, i));
+    for (int w = 0; w < loom_layer_n_weights(l); w++) {
+      loom_weights *wt = loom_layer_weights(l, w);
+      g_array_append_vals(all, loom_weights_master(wt), (guint)loom_weights_count(wt));
+    }
+  }
+  *n_out = all->len;
+  return (float *)g_array_free(all, FALSE);
+}
+
+/* A few dozen steps of an example network on 1, 2 and 7 threads: the losses
+ * of every step and the weights at the end are bit-identical. */
+static void check_example_deterministic(const char *example, loom_dataset *train, int steps) {
+  static const int threads[] = {1, 2, 7};
+  double *losses[3];
+  float *weights[3];
+  int64_t n_weights[3];
+  for (int t = 0; t < 3; t++) {
+    loom_error err = {0};
+    loom_net *net = NULL;
+    g_assert_cmpint(loom_example_build(example, &net, &err), ==, 0);
+    loom_pool *pool = loom_pool_new(threads[t], &err);
+    g_assert_nonnull(pool);
+    loom_train_config cfg = loom_train_config_default();
+    g_assert_cmpint(loom_train_pick_loss(net, train, &cfg.loss, &err), ==, 0);
+    cfg.schedule = loom_schedule_constant(0.01);
+    cfg.batch_size = 16;
+    cfg.seed = 9;
+    loom_trainer *tr = loom_trainer_new(net, train, NULL, &cfg, pool, &err);
+    if (!tr) g_error("%s: %s", example, err.message);
+    losses[t] = g_new(double, steps);
+    for (int s = 0; s < steps; s++) {
+      loom_step_stats st;
+      if (loom_trainer_step(tr, &st, &err)) g_error("%s, step %d: %s", example, s + 1, err.message);
+      losses[t][s] = st.loss;
+    }
+    weights[t] = net_weights(net, &n_weights[t]);
+    loom_trainer_free(tr);
+    loom_pool_free(pool);
+    loom_net_free(net);
+  }
+  g_test_message("%s: loss %.6f → %.6f over %d steps, %lld weights", example, losses[0][0], losses[0][steps - 1],
+                 steps, (long long)n_weights[0]);
+  g_assert_cmpfloat(losses[0][steps - 1], <, losses[0][0]); /* it did train */
+  for (int t = 1; t < 3; t++) {
+    g_assert_cmpmem(losses[0], (size_t)steps * sizeof(double), losses[t], (size_t)steps * sizeof(double));
+    g_assert_cmpmem(weights[0], (size_t)n_weights[0] * sizeof(float), weights[t],
+                    (size_t)n_weights[t] * sizeof(float));
+  }
+  for (int t = 0; t < 3; t++) {
+    g_free(losses[t]);
+    g_free(weights[t]);
+  }
+}
+
+static void test_examples_deterministic(void) {
+  loom_error err = {0};
+  char *path = g_build_filename(g_getenv("LOOM_SOURCE_DIR"), "data", "datasets", "optdigits-8x8.csv.gz", NULL);
+  loom_dataset *digits = loom_dataset_load_digits(path, true, &err);
+  g_assert_nonnull(digits);
+  loom_dataset *train = split_part(digits, 0.5, false);
+  check_example_deterministic("cnn", train, 30);
+  loom_dataset *moe = regimes(480, 3);
+  check_example_deterministic("moe", moe, 30);
+  loom_dataset_free(moe);
+  loom_dataset_free(train);
+  loom_dataset_free(digits);
+  g_free(path);
 }
 
 static loom_dataset *tiny_set(void) {
@@ -388,6 +465,26 @@ static void test_mismatched_data(void) {
   loom_dataset_free(xor);
 }
 
+/* dense 2→2, then `last` (a type name, with kmeans' output mode when given). */
+static loom_net *ending_in(const char *last, const char *kmeans_output) {
+  loom_error err = {0};
+  loom_net *net = tt_mlp(2, NULL, 0, "tanh", 2, NULL, 1);
+  g_assert_cmpint(loom_net_resize(net, 1, 1, 2, 1, &err), ==, 0);
+  loom_layer *l = loom_layer_new_by_name(last, &err);
+  g_assert_nonnull(l);
+  if (kmeans_output) {
+    g_assert_cmpint(loom_layer_set_int(l, "n_clusters", 2, &err), ==, 0);
+    g_assert_cmpint(loom_layer_set_enum(l, "output", kmeans_output, &err), ==, 0);
+  }
+  g_assert_cmpint(loom_net_place(net, (loom_coord){0, 0, 1, 0}, l, &err), ==, 0);
+  loom_diag *diags = NULL;
+  g_assert_cmpint(loom_net_infer_shapes(net, 1, &diags), ==, 0);
+  free(diags);
+  loom_shape out = loom_net_output_shape(net);
+  g_assert_cmpint(loom_shape_numel(&out), ==, 2);
+  return net;
+}
+
 static void test_pick_loss(void) {
   loom_error err = {0};
   loom_net *xor_net = NULL, *spiral_net = NULL;
@@ -403,6 +500,21 @@ static void test_pick_loss(void) {
   loom_net *logit = tt_mlp(2, hidden, 1, "tanh", 1, NULL, 1);
   g_assert_cmpint(loom_train_pick_loss(logit, xor, &s, &err), ==, 0);
   g_assert_cmpint(s.kind, ==, LOOM_LOSS_BCE_LOGITS);
+  /* Outputs that are already distributions get mse: the registry says which
+   * (every softmax-family type; kmeans only with output = probabilities). */
+  static const struct { const char *type, *kmeans_output; loom_loss_kind kind; } ends[] = {
+    {"softmax", NULL, LOOM_LOSS_MSE},          {"sparsemax", NULL, LOOM_LOSS_MSE},
+    {"gumbel_softmax", NULL, LOOM_LOSS_MSE},   {"kmeans", "probabilities", LOOM_LOSS_MSE},
+    {"kmeans", "features", LOOM_LOSS_CROSS_ENTROPY}, {"tanh", NULL, LOOM_LOSS_CROSS_ENTROPY},
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(ends); i++) {
+    loom_net *net = ending_in(ends[i].type, ends[i].kmeans_output);
+    g_assert_cmpint(loom_train_pick_loss(net, sp, &s, &err), ==, 0);
+    g_test_message("ending in %s %s: %s", ends[i].type, ends[i].kmeans_output ? ends[i].kmeans_output : "",
+                   loom_loss_name(s.kind));
+    g_assert_cmpint(s.kind, ==, ends[i].kind);
+    loom_net_free(net);
+  }
   loom_net_free(xor_net);
   loom_net_free(spiral_net);
   loom_net_free(logit);
@@ -417,6 +529,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/train/trainer/qat-remorph", test_qat_remorph);
   g_test_add_func("/train/trainer/digits-cnn", test_digits_cnn);
   g_test_add_func("/train/trainer/moe-needs-experts", test_moe_needs_experts);
+  g_test_add_func("/train/trainer/examples-deterministic", test_examples_deterministic);
   g_test_add_func("/train/trainer/nan-activation", test_nan_activation_report);
   g_test_add_func("/train/trainer/nan-weights", test_nan_weights_report);
   g_test_add_func("/train/trainer/steps-and-epochs", test_steps_and_epochs);

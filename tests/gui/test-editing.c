@@ -507,6 +507,11 @@ static void test_example_gallery(void) {
   g_assert_cmpint(hop, >=, 0);
   loom_example_gallery_choose(gallery, hop);
   g_assert_null(find_toplevel(LOOM_TYPE_EXAMPLE_GALLERY));
+  /* An untitled copy shows the example's title, not "Untitled network". */
+  g_assert_null(loom_document_get_file(doc()));
+  g_assert_cmpstr(loom_document_get_title(doc()), ==, loom_example_title(hop));
+  g_autofree char *title = g_strdup_printf("%s — Loom Workbench", loom_example_title(hop));
+  g_assert_cmpstr(gtk_window_get_title(GTK_WINDOW(window)), ==, title);
   g_assert_cmpint(loom_net_n_links(net()), >, 0);
   g_assert_cmpint(loom_net_depth(net()), ==, 2);
   int n_diags = -1;

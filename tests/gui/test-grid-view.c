@@ -6,6 +6,7 @@
  * 16×16×16×4 network renders without GL errors.
  */
 #include <glib/gstdio.h>
+#include <math.h>
 #include <loom/dtype.h>
 #include <loom/net.h>
 #include <stdlib.h>
@@ -280,6 +281,23 @@ static void test_problem_red(void) {
   g_assert_cmpint(px[0], >, 2 * px[1]);
   g_assert_cmpint(px[0], >, 2 * px[2]);
   g_bytes_unref(p.bytes);
+
+  /* Selected, it stays red inside a highlight outline: both show. */
+  loom_grid_view_set_selection(view, &diag.at);
+  Pixels sel = read_back();
+  px = pixel_at(&sel, x, y);
+  g_assert_cmpint(px[0], >, 2 * px[1]);
+  g_assert_cmpint(px[0], >, 2 * px[2]);
+  double x0, y0, x1, y1; /* the block's size on screen bounds the search for its outline */
+  loom_coord below = at(0, 0, 0, 0);
+  g_assert_true(loom_grid_view_project(view, &below, &x0, &y0));
+  g_assert_true(loom_grid_view_project(view, &(loom_coord){0, 0, 2, 1}, &x1, &y1));
+  int radius = (int)(0.5 * fabs(x1 - x0) * sel.scale);
+  g_assert_true(found_near(&sel, x, y, radius, LOOM_GRID_VIEW_HIGHLIGHT_R, LOOM_GRID_VIEW_HIGHLIGHT_G,
+                           LOOM_GRID_VIEW_HIGHLIGHT_B, 6));
+  g_bytes_unref(sel.bytes);
+  loom_grid_view_set_selection(view, NULL);
+
   g_autofree char *text = loom_grid_view_describe_slot(view, &diag.at);
   g_assert_nonnull(strstr(text, "test problem"));
   g_assert_nonnull(strstr(text, "(0,0,0,1)"));
@@ -338,6 +356,38 @@ static void test_big_net(void) {
   g_assert_cmpint(got.z, ==, 15);
   p = read_back();
   g_bytes_unref(p.bytes);
+  loom_grid_view_set_z_slice(view, -1);
+
+  /* The view draws only the shell of blocks that can be seen through the
+   * gaps (LOOM_GRID_SHELL); from any angle that differs from drawing every
+   * block in a sliver of dark pixels at most. */
+  static const double poses[][2] = {{0.65, 0.45}, {0.0, 0.0}, {0.0, 1.5}, {0.3, 0.1},  {1.2, 0.9},
+                                    {2.5, 0.45},  {4.0, 0.2}, {5.5, 1.2}, {1.571, 0.0}, {3.3, 0.7}};
+  for (gsize i = 0; i < G_N_ELEMENTS(poses); i++) {
+    loom_grid_view_set_orbit(view, poses[i][0], poses[i][1]);
+    loom_grid_view_set_draw_all_blocks(view, TRUE);
+    Pixels all = read_back();
+    loom_grid_view_set_draw_all_blocks(view, FALSE);
+    Pixels shell = read_back();
+    int differ = 0;
+    for (gsize k = 0; k < (gsize)all.width * all.height; k++) {
+      const guint8 *a = all.px + 4 * k, *b = shell.px + 4 * k;
+      if (abs(a[0] - b[0]) > 48 || abs(a[1] - b[1]) > 48 || abs(a[2] - b[2]) > 48) differ++;
+    }
+    double share = (double)differ / ((double)all.width * all.height);
+    if (g_getenv("GRIDVIEW_DEBUG")) g_printerr("yaw %.2f pitch %.2f: %d pixels differ (%.4f%%)\n", poses[i][0], poses[i][1], differ, 100 * share);
+    if (g_getenv("GRIDVIEW_DUMP")) {
+      for (int w = 0; w < 2; w++) {
+        Pixels *q = w ? &shell : &all;
+        g_autoptr(GdkTexture) t = gdk_memory_texture_new(q->width, q->height, GDK_MEMORY_R8G8B8A8, q->bytes, (gsize)q->width * 4);
+        g_autofree char *name = g_strdup_printf("/tmp/perf-pose%d-%s.png", (int)i, w ? "shell" : "all");
+        gdk_texture_save_to_png(t, name);
+      }
+    } else
+    g_assert_cmpfloat(share, <, 0.001);
+    g_bytes_unref(all.bytes);
+    g_bytes_unref(shell.bytes);
+  }
   loom_grid_view_set_net(view, NULL);
   loom_net_free(net);
 }

@@ -186,12 +186,69 @@ static void test_about(void) {
   gtk_window_destroy(GTK_WINDOW(about));
 }
 
+static void collect_shortcuts(GtkWidget *root, GPtrArray *out) {
+  if (GTK_IS_SHORTCUTS_SHORTCUT(root)) g_ptr_array_add(out, root);
+  for (GtkWidget *child = gtk_widget_get_first_child(root); child; child = gtk_widget_get_next_sibling(child))
+    collect_shortcuts(child, out);
+}
+
+/* Whether the space-separated accelerators of a shortcut include @accel. */
+static gboolean accelerators_include(const char *list, const char *accel) {
+  guint key = 0;
+  GdkModifierType mods = 0;
+  if (!list || !gtk_accelerator_parse(accel, &key, &mods)) return FALSE;
+  g_auto(GStrv) parts = g_strsplit(list, " ", -1);
+  for (guint i = 0; parts[i]; i++) {
+    guint k = 0;
+    GdkModifierType m = 0;
+    if (*parts[i] && gtk_accelerator_parse(parts[i], &k, &m) && k == key && m == mods) return TRUE;
+  }
+  return FALSE;
+}
+
 static void test_shortcuts(void) {
   g_assert_true(gtk_widget_activate_action(GTK_WIDGET(window), "win.show-help-overlay", NULL));
   GtkShortcutsWindow *overlay = gtk_application_window_get_help_overlay(GTK_APPLICATION_WINDOW(window));
   g_assert_nonnull(overlay);
   gui_test_wait(is_mapped, overlay, TIMEOUT_MS, "the shortcuts window");
-  g_assert_nonnull(gui_test_find_child(GTK_WIDGET(overlay), GTK_TYPE_SHORTCUTS_SHORTCUT));
+  g_autoptr(GPtrArray) shortcuts = g_ptr_array_new();
+  collect_shortcuts(GTK_WIDGET(overlay), shortcuts);
+  g_assert_cmpuint(shortcuts->len, >, 10);
+
+  /* Every action the window lists exists and has a key (else its row is empty). */
+  for (guint i = 0; i < shortcuts->len; i++) {
+    g_autofree char *action = NULL, *accelerator = NULL, *title = NULL;
+    g_object_get(shortcuts->pdata[i], "action-name", &action, "accelerator", &accelerator, "title", &title, NULL);
+    if (!action) continue;
+    g_test_message("shortcut “%s”: %s (%s)", title, action, accelerator ? accelerator : "");
+    char *name = NULL;
+    g_autoptr(GVariant) target = NULL;
+    g_assert_true(g_action_parse_detailed_name(action, &name, &target, NULL));
+    g_autofree char *plain = name;
+    if (g_str_has_prefix(plain, "app."))
+      g_assert_true(g_action_group_has_action(G_ACTION_GROUP(app), plain + 4));
+    else if (!window_has_action(plain))
+      g_error("the shortcuts window lists %s (“%s”), which the window does not have", action, title);
+    g_auto(GStrv) accels = gtk_application_get_accels_for_action(GTK_APPLICATION(app), action);
+    if (g_strv_length(accels) == 0) g_error("the shortcuts window lists %s (“%s”) without a key", action, title);
+  }
+
+  /* Every accelerator the application sets appears in the window, either as
+   * a shortcut for its action or as the accelerator of a shortcut. */
+  g_auto(GStrv) described = gtk_application_list_action_descriptions(GTK_APPLICATION(app));
+  g_assert_cmpuint(g_strv_length(described), >, 20);
+  for (guint d = 0; described[d]; d++) {
+    g_auto(GStrv) accels = gtk_application_get_accels_for_action(GTK_APPLICATION(app), described[d]);
+    for (guint a = 0; accels[a]; a++) {
+      gboolean shown = FALSE;
+      for (guint i = 0; i < shortcuts->len && !shown; i++) {
+        g_autofree char *action = NULL, *accelerator = NULL;
+        g_object_get(shortcuts->pdata[i], "action-name", &action, "accelerator", &accelerator, NULL);
+        shown = g_strcmp0(action, described[d]) == 0 || accelerators_include(accelerator, accels[a]);
+      }
+      if (!shown) g_error("%s (%s) is missing from the shortcuts window", accels[a], described[d]);
+    }
+  }
   gtk_window_close(GTK_WINDOW(overlay));
 }
 

@@ -11,7 +11,8 @@ CASE_params (absent where empty):
     softmax_temperature:           [temperature]
     grid_softmax:                  [rows, cols]
     masked_softmax:                []            (CASE_mask: 1 keeps, 0 masks)
-    hierarchical_softmax:          []            (CASE_groups: leaves per group)
+    hierarchical_softmax:          []            (CASE_groups: leaves per group, two levels;
+                                                  or CASE_levels: children per node for each level)
     kmeans:                        [n_clusters, temperature, output (0 probabilities, 1 features)]
 
 sparsemax and entmax-1.5 are written out here (exact sort-based algorithms of
@@ -60,6 +61,22 @@ def hierarchical(x, groups):
     return torch.cat(parts, dim=-1)
 
 
+def hierarchical_levels(x, levels):
+    """A softmax tree with levels[d] children per node at depth d. The row holds
+    one logit per node below the root, level by level (breadth first); a leaf's
+    probability is the product of the softmaxes along its path."""
+    rows = x.shape[:-1]
+    path = torch.ones(*rows, 1, dtype=x.dtype)  # P of the nodes of the current level
+    start, width = 0, 1
+    for b in levels:
+        logits = x[..., start : start + width * b].reshape(*rows, width, b)
+        q = torch.softmax(logits, dim=-1)
+        path = (path.unsqueeze(-1) * q).reshape(*rows, width * b)
+        start, width = start + width * b, width * b
+    assert start == x.shape[-1]
+    return path
+
+
 def kmeans(x, c, temperature, features):
     d = ((x.unsqueeze(-2) - c) ** 2).sum(-1)
     p = torch.softmax(-d / temperature, dim=-1)
@@ -96,6 +113,9 @@ CASES = [
     ("entmax15_n1", "entmax15", 3, (1,), []),
     ("kmeans_prob", "kmeans", 2, (5, 3), [4, 0.8, 0]),
     ("kmeans_feat", "kmeans", 4, (5,), [3, 1.7, 1]),
+    # Appended last, so the draws of the cases above stay as committed.
+    ("hier_levels_2_3_2", "hierarchical_softmax", 3, (2, 20), [None, [2, 3, 2]]),
+    ("hier_levels_3_1_2_2", "hierarchical_softmax", 2, (24,), [None, [3, 1, 2, 2]]),
 ]
 
 
@@ -124,6 +144,11 @@ def generate(out_dir, save):
             assert bool((mask.reshape(-1, shape[-1]).sum(-1) > 0).all())
             y = torch.softmax(xd.masked_fill(mask == 0, float("-inf")), dim=-1)
             extra["mask"] = mask
+        elif kind == "hierarchical_softmax" and params[0] is None:
+            levels = params[1]
+            y = hierarchical_levels(xd, levels)
+            extra["levels"] = np.array(levels, dtype=np.float32)
+            params = []
         elif kind == "hierarchical_softmax":
             groups = params[0]
             y = hierarchical(xd, groups)

@@ -35,6 +35,7 @@ typedef struct loom_dataset {
   int32_t *labels;         /* class targets, else NULL */
   float *targets;          /* vector targets, else NULL */
   char **class_names;      /* n_classes names (CSV text labels) or NULL */
+  uint8_t *head_mask;      /* class targets, optional: n × width, nonzero = head active; NULL = all active */
 } loom_dataset;
 
 /* Allocates a zero-filled dataset (sizes checked for overflow first). */
@@ -42,7 +43,11 @@ LOOM_API loom_dataset *loom_dataset_new(int64_t n, const loom_shape *input_shape
                                         int64_t target_width, int64_t n_classes, loom_error *err);
 LOOM_API void loom_dataset_free(loom_dataset *ds);
 LOOM_API loom_dataset *loom_dataset_clone(const loom_dataset *ds, loom_error *err);
-/* Finite inputs and targets, labels in range, consistent sizes; errors name the sample. */
+/* Sets (copies) the per-sample head mask of class targets: n × target_width
+ * bytes, nonzero = the head takes part in multi-head cross-entropy and its
+ * accuracy, 0 = ignored (its label is not checked). NULL removes the mask. */
+LOOM_API int loom_dataset_set_head_mask(loom_dataset *ds, const uint8_t *mask, loom_error *err);
+/* Finite inputs and targets, labels of active heads in range, consistent sizes; errors name the sample. */
 LOOM_API int loom_dataset_validate(const loom_dataset *ds, loom_error *err);
 /* The samples indices[0..count-1], in that order. */
 LOOM_API loom_dataset *loom_dataset_subset(const loom_dataset *ds, const int64_t *indices, int64_t count,
@@ -96,6 +101,7 @@ typedef struct loom_batch {
   const float *inputs;   /* size × input_numel */
   const int32_t *labels; /* size × target_width, or NULL */
   const float *targets;  /* size × target_width, or NULL */
+  const uint8_t *head_mask; /* size × target_width, or NULL (all heads active) */
 } loom_batch;
 
 typedef struct loom_batcher loom_batcher;

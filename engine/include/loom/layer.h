@@ -60,6 +60,11 @@ typedef enum loom_layer_flags {
   LOOM_LAYER_WEIGHTED = 1 << 0,   /* has trainable parameters */
   LOOM_LAYER_CONTAINER = 1 << 1,  /* holds child layers */
   LOOM_LAYER_STOCHASTIC = 1 << 2, /* forward uses the context's RNG */
+  /* Every row of the output is a probability distribution (non-negative,
+   * sums to 1), whatever the parameters. Types whose answer depends on their
+   * parameters (kmeans) leave the flag off and answer per layer: ask
+   * loom_layer_outputs_probabilities(), not the flag. */
+  LOOM_LAYER_OUTPUTS_PROBABILITIES = 1 << 3,
 } loom_layer_flags;
 
 LOOM_API int loom_layer_type_count(void);
@@ -85,6 +90,9 @@ LOOM_API void loom_layer_free(loom_layer *l);
 /* Deep copy: hyperparameters, weights (master and dtype), children. */
 LOOM_API loom_layer *loom_layer_clone(const loom_layer *l, loom_error *err);
 LOOM_API const loom_layer_type *loom_layer_get_type(const loom_layer *l);
+/* Whether this layer, with its current parameters, outputs probability
+ * distributions (e.g. the trainer then picks mse instead of a loss on logits). */
+LOOM_API bool loom_layer_outputs_probabilities(const loom_layer *l);
 
 /* Setters validate against the spec (bounds, enum names) and name the
  * parameter in the error; a change marks the layer unbuilt. */

@@ -1,0 +1,297 @@
+/* The trainer's per-layer statistics and NaN watchdog after the fusion of
+ * their passes (engine/train/trainer-check.c): the blocked float sums of
+ * squares against float64 sums (including their float-overflow, underflow
+ * and non-finite fallbacks), every norm of a step against a float64
+ * reference computed here from the weights before and after, bit-identical
+ * statistics at 1 and 3 threads, and the masters put back when an update
+ * is not finite. */
+#include <glib.h>
+#include <math.h>
+#include <string.h>
+
+#include "train-test-util.h"
+#include "train/trainer-internal.h"
+
+static double exact_sum_squares(const float *v, int64_t n) {
+  double s = 0.0;
+  for (int64_t i = 0; i < n; i++) s += (double)v[i] * (double)v[i];
+  return s;
+}
+
+static double exact_diff_squares(const float *w, const float *b, int64_t n) {
+  double s = 0.0;
+  for (int64_t i = 0; i < n; i++) s += ((double)w[i] - (double)b[i]) * ((double)w[i] - (double)b[i]);
+  return s;
+}
+
+static void assert_rel(double got, double want, double rtol) {
+  if (fabs(got - want) > rtol * fabs(want)) g_error("got %.17g, expected %.17g (relative tolerance %g)", got, want, rtol);
+}
+
+static void fill_random(float *v, int64_t n, double scale, uint32_t seed) {
+  GRand *r = g_rand_new_with_seed(seed);
+  for (int64_t i = 0; i < n; i++) v[i] = (float)(scale * g_rand_double_range(r, -1.0, 1.0));
+  g_rand_free(r);
+}
+
+static void test_sum_squares(void) {
+  const int64_t sizes[] = {0, 1, 15, 16, 17, 1000, 1023, 1024, 1025, 5003};
+  float *v = g_new(float, 5003 + 1), *b = g_new(float, 5003 + 1), *moved = g_new(float, 5003 + 1);
+  for (size_t k = 0; k < G_N_ELEMENTS(sizes); k++) {
+    int64_t n = sizes[k];
+    fill_random(v, n, 3.0, 7 + (uint32_t)k);
+    fill_random(b, n, 3.0, 70 + (uint32_t)k);
+    double s = train_sum_squares(v, n);
+    assert_rel(s, exact_sum_squares(v, n), 1e-6);
+    /* the lanes follow the index, not the address: the same values one float
+     * further on give the same bits */
+    memcpy(moved + 1, v, (size_t)n * sizeof *v);
+    double s_moved = train_sum_squares(moved + 1, n);
+    g_assert_true(memcmp(&s, &s_moved, sizeof s) == 0);
+    double ww = -1, dd = -1;
+    train_sum_squares_diff(v, b, n, &ww, &dd);
+    g_assert_true(memcmp(&ww, &s, sizeof s) == 0);
+    assert_rel(dd, exact_diff_squares(v, b, n), 1e-6);
+  }
+  g_assert_cmpfloat(train_sum_squares(v, 0), ==, 0.0);
+
+  /* squares beyond FLT_MAX and below the float range: the block is summed in
+   * double, so one block (n <= 1024) equals the plain double sum exactly */
+  fill_random(v, 1000, 1e20, 3);
+  g_assert_cmpfloat(train_sum_squares(v, 1000), ==, exact_sum_squares(v, 1000));
+  fill_random(v, 1000, 1e-25, 4);
+  double tiny = train_sum_squares(v, 1000);
+  g_assert_cmpfloat(tiny, >, 0.0);
+  g_assert_cmpfloat(tiny, ==, exact_sum_squares(v, 1000));
+  float big_w[3] = {3e38f, 1.0f, -2e38f}, big_b[3] = {-3e38f, 1.0f, 2e38f};
+  double ww, dd;
+  train_sum_squares_diff(big_w, big_b, 3, &ww, &dd);
+  g_assert_cmpfloat(dd, ==, exact_diff_squares(big_w, big_b, 3));
+  g_assert_true(isfinite(dd) && dd > 3e77);
+
+  /* a single NaN or infinity anywhere makes the sum non-finite */
+  const int64_t at[] = {0, 15, 16, 777, 1024, 5002};
+  const float bad[] = {NAN, INFINITY, -INFINITY};
+  for (size_t i = 0; i < G_N_ELEMENTS(at); i++)
+    for (size_t j = 0; j < G_N_ELEMENTS(bad); j++) {
+      fill_random(v, 5003, 1.0, 9);
+      memcpy(b, v, 5003 * sizeof *v);
+      v[at[i]] = bad[j];
+      double s = train_sum_squares(v, 5003);
+      g_assert_false(isfinite(s));
+      g_assert_cmpint(isnan(s), ==, isnan(bad[j]));
+      train_sum_squares_diff(v, b, 5003, &ww, &dd);
+      g_assert_false(isfinite(ww));
+      g_assert_false(isfinite(dd));
+      g_assert_cmpint(trainer_first_nonfinite(v, 5003), ==, at[i]);
+    }
+  g_free(v);
+  g_free(b);
+  g_free(moved);
+}
+
+/* 40 → 50 (tanh) → 3: the first weight has 2,000 values (two blocks and a
+ * tail), the last 150 (lanes and a tail). */
+#define N_SAMPLES 24
+#define N_IN 40
+#define N_HIDDEN 50
+#define N_OUT 3
+
+typedef struct tensor_copy {
+  loom_weights *w;
+  float *grad;
+  int64_t n;
+  float *before;
+} tensor_copy;
+
+static int collect(loom_net *net, int64_t layer, tensor_copy *out) {
+  loom_layer *l = loom_net_layer_at(net, loom_net_layer_coord(net, layer));
+  int n = loom_layer_n_weights(l);
+  for (int t = 0; t < n; t++) {
+    out[t].w = loom_layer_weights(l, t);
+    out[t].grad = loom_layer_grad(l, t);
+    out[t].n = loom_weights_count(out[t].w);
+    out[t].before = g_memdup2(loom_weights_master(out[t].w), (gsize)out[t].n * sizeof(float));
+  }
+  return n;
+}
+
+static void check_step_norms(loom_train_config cfg, const char *what) {
+  loom_error err = {0};
+  int64_t hidden[1] = {N_HIDDEN};
+  loom_net *net = tt_mlp(N_IN, hidden, 1, "tanh", N_OUT, NULL, 5);
+  loom_dataset *ds = loom_gen_clusters(N_SAMPLES, N_OUT, N_IN, 0.3, 2, &err);
+  g_assert_nonnull(ds);
+  cfg.batch_size = N_SAMPLES;
+  cfg.shuffle = false;
+  cfg.epochs = 1;
+  loom_trainer *tr = loom_trainer_new(net, ds, NULL, &cfg, NULL, &err);
+  g_assert_nonnull(tr);
+
+  /* the output and the loss gradient of the batch, as the step will see them */
+  float y[N_SAMPLES * N_OUT], dy[N_SAMPLES * N_OUT];
+  double loss = 0;
+  loom_ctx ctx = {.training = true, .seed = cfg.seed};
+  g_assert_cmpint(loom_net_forward(net, &ctx, ds->inputs, N_SAMPLES, y, &err), ==, 0);
+  g_assert_cmpint(loom_loss_eval(&cfg.loss, y, N_SAMPLES, N_OUT, ds->labels, NULL, NULL, &loss, dy, &err), ==, 0);
+
+  tensor_copy t0[4], t2[4];
+  int n0 = collect(net, 0, t0), n2 = collect(net, 2, t2);
+  g_assert_cmpint(n0, ==, 2);
+  g_assert_cmpint(n2, ==, 2);
+  loom_step_stats st;
+  g_assert_cmpint(loom_trainer_step(tr, &st, &err), ==, 0);
+  g_test_message("%s: loss %.6f, grad norm %.6g, update norms %.6g %.6g", what, st.loss, st.grad_norm,
+                 st.layers[0].update_norm, st.layers[2].update_norm);
+  assert_rel(st.loss, loss, 1e-12);
+  assert_rel(st.layers[2].act_rms, sqrt(exact_sum_squares(y, N_SAMPLES * N_OUT) / (N_SAMPLES * N_OUT)), 1e-6);
+  if (cfg.method == LOOM_TRAIN_BACKPROP || cfg.tween.chain_rule)
+    assert_rel(st.layers[2].out_grad_norm, sqrt(exact_sum_squares(dy, N_SAMPLES * N_OUT)), 1e-6);
+
+  double total_grad = 0.0;
+  for (int k = 0; k < 3; k += 2) {
+    tensor_copy *tc = k == 0 ? t0 : t2;
+    double w = 0, u = 0, g = 0;
+    for (int t = 0; t < 2; t++) {
+      const float *m = loom_weights_master(tc[t].w);
+      w += exact_sum_squares(m, tc[t].n);
+      u += exact_diff_squares(m, tc[t].before, tc[t].n);
+      g += exact_sum_squares(tc[t].grad, tc[t].n); /* the gradient the update used */
+      g_free(tc[t].before);
+    }
+    const loom_layer_stats *s = &st.layers[k];
+    g_assert_true(s->weighted);
+    g_assert_cmpfloat(u, >, 0.0);
+    assert_rel(s->weight_norm, sqrt(w), 1e-6);
+    assert_rel(s->update_norm, sqrt(u), 1e-6);
+    assert_rel(s->grad_norm, sqrt(g), 1e-6);
+    assert_rel(s->update_ratio, sqrt(u) / sqrt(w), 2e-6);
+    total_grad += s->grad_norm * s->grad_norm;
+  }
+  g_assert_false(st.layers[1].weighted);
+  g_assert_cmpfloat(st.layers[1].weight_norm, ==, 0.0);
+  g_assert_cmpfloat(st.layers[1].update_norm, ==, 0.0);
+  if (cfg.method == LOOM_TRAIN_BACKPROP && cfg.clip_norm > 0) {
+    /* st.grad_norm is before clipping, the layers' after */
+    g_assert_cmpfloat(st.grad_norm, >, 2 * cfg.clip_norm);
+    assert_rel(sqrt(total_grad), cfg.clip_norm, 1e-4);
+  } else if (cfg.method == LOOM_TRAIN_BACKPROP) {
+    assert_rel(st.grad_norm, sqrt(total_grad), 1e-12);
+  }
+  loom_trainer_free(tr);
+  loom_dataset_free(ds);
+  loom_net_free(net);
+}
+
+static void test_step_norms(void) {
+  loom_train_config cfg = loom_train_config_default();
+  cfg.optim = loom_optim_defaults(LOOM_OPTIM_SGD);
+  cfg.schedule = loom_schedule_constant(0.1);
+  check_step_norms(cfg, "sgd");
+  cfg = loom_train_config_default();
+  cfg.clip_norm = 0.01;
+  check_step_norms(cfg, "adam, clipped");
+  cfg = loom_train_config_default();
+  cfg.method = LOOM_TRAIN_TWEEN;
+  cfg.schedule = loom_schedule_constant(0.1);
+  cfg.tween.threshold = -1.0; /* every layer updates */
+  check_step_norms(cfg, "tween");
+  cfg.tween.chain_rule = true;
+  check_step_norms(cfg, "tween, chain rule");
+}
+
+#define THREAD_STEPS 12
+
+static void record_stats(int threads, loom_train_method method, double *out) {
+  loom_error err = {0};
+  int64_t hidden[2] = {48, 24};
+  loom_net *net = tt_mlp(N_IN, hidden, 2, "relu", N_OUT, NULL, 8);
+  loom_dataset *ds = loom_gen_clusters(96, N_OUT, N_IN, 0.3, 3, &err);
+  loom_train_config cfg = loom_train_config_default();
+  cfg.method = method;
+  cfg.batch_size = 16;
+  cfg.seed = 4;
+  cfg.schedule = loom_schedule_constant(method == LOOM_TRAIN_TWEEN ? 0.05 : 1e-2);
+  loom_pool *pool = threads > 1 ? loom_pool_new(threads, &err) : NULL;
+  loom_trainer *tr = loom_trainer_new(net, ds, NULL, &cfg, pool, &err);
+  g_assert_nonnull(tr);
+  for (int i = 0; i < THREAD_STEPS; i++) {
+    loom_step_stats st;
+    g_assert_cmpint(loom_trainer_step(tr, &st, &err), ==, 0);
+    g_assert_cmpint(st.n_layers, ==, 5);
+    *out++ = st.grad_norm;
+    for (int k = 0; k < st.n_layers; k++) {
+      const loom_layer_stats *s = &st.layers[k];
+      const double v[] = {s->act_rms, s->grad_norm, s->out_grad_norm, s->weight_norm, s->update_norm,
+                          s->update_ratio, s->gap_rms, s->budget};
+      memcpy(out, v, sizeof v);
+      out += G_N_ELEMENTS(v);
+    }
+  }
+  loom_trainer_free(tr);
+  loom_pool_free(pool);
+  loom_dataset_free(ds);
+  loom_net_free(net);
+}
+
+static void test_stats_thread_independent(void) {
+  size_t n = THREAD_STEPS * (1 + 5 * 8);
+  double *one = g_new0(double, n), *three = g_new0(double, n);
+  for (int m = 0; m < 2; m++) {
+    loom_train_method method = m ? LOOM_TRAIN_TWEEN : LOOM_TRAIN_BACKPROP;
+    record_stats(1, method, one);
+    record_stats(3, method, three);
+    g_assert_true(memcmp(one, three, n * sizeof *one) == 0);
+    g_assert_cmpfloat(one[1 + 4], >, 0.0); /* layer 0's update norm at step 1 */
+  }
+  g_free(one);
+  g_free(three);
+}
+
+/* An update that makes a master infinite is reported and not kept. */
+static void test_nonfinite_update_restored(void) {
+  loom_error err = {0};
+  int64_t hidden[1] = {3};
+  loom_net *net = tt_mlp(2, hidden, 1, "tanh", 1, NULL, 1);
+  loom_dataset *ds = loom_gen_xor(8, 0.0, 1, &err);
+  g_assert_nonnull(ds);
+  loom_train_config cfg = loom_train_config_default();
+  cfg.loss.kind = LOOM_LOSS_BCE_LOGITS;
+  cfg.optim = loom_optim_defaults(LOOM_OPTIM_SGD);
+  cfg.schedule = loom_schedule_constant(1e300);
+  cfg.shuffle = false;
+  cfg.batch_size = 8;
+  loom_trainer *tr = loom_trainer_new(net, ds, NULL, &cfg, NULL, &err);
+  g_assert_nonnull(tr);
+  tensor_copy t0[2], t2[2];
+  collect(net, 0, t0);
+  collect(net, 2, t2);
+  g_assert_cmpint(loom_trainer_step(tr, NULL, &err), ==, LOOM_ERR_NONFINITE);
+  g_assert_true(g_str_has_prefix(err.message, "training stopped at step 1 (epoch 0, batch 0): NaN or infinity first "
+                                              "appeared in the updated ‘weight’ of layer dense at (0,0,0,0) (element "));
+  for (int t = 0; t < 2; t++) {
+    g_assert_true(memcmp(loom_weights_master(t0[t].w), t0[t].before, (size_t)t0[t].n * sizeof(float)) == 0);
+    g_assert_true(memcmp(loom_weights_master(t2[t].w), t2[t].before, (size_t)t2[t].n * sizeof(float)) == 0);
+    g_free(t0[t].before);
+    g_free(t2[t].before);
+  }
+  g_assert_true(loom_trainer_finished(tr));
+  g_assert_cmpint(loom_trainer_steps(tr), ==, 0);
+  /* the network still runs on the weights it had */
+  float y[8];
+  loom_ctx ctx = {.training = false};
+  g_assert_cmpint(loom_net_forward(net, &ctx, ds->inputs, 8, y, &err), ==, 0);
+  for (int i = 0; i < 8; i++) g_assert_true(isfinite(y[i]));
+  loom_trainer_free(tr);
+  loom_dataset_free(ds);
+  loom_net_free(net);
+}
+
+int main(int argc, char **argv) {
+  g_test_init(&argc, &argv, NULL);
+  g_test_add_func("/train/stats/sum-squares", test_sum_squares);
+  g_test_add_func("/train/stats/step-norms", test_step_norms);
+  g_test_add_func("/train/stats/thread-independent", test_stats_thread_independent);
+  g_test_add_func("/train/stats/nonfinite-update-restored", test_nonfinite_update_restored);
+  return g_test_run();
+}
