@@ -55,7 +55,7 @@ static inline void sq_diff4(float aw[4], float ad[4], const float *w, const floa
   }
 }
 
-static double lanes_sum(const float *a0, const float *a1, const float *a2, const float *a3) {
+static inline double lanes_sum(const float *a0, const float *a1, const float *a2, const float *a3) {
   double s = 0.0;
   for (int j = 0; j < 4; j++) s += (double)a0[j];
   for (int j = 0; j < 4; j++) s += (double)a1[j];
@@ -80,6 +80,7 @@ static double sq_diff_block_exact(const float *w, const float *b, int64_t n) {
 }
 
 static double sq_block(const float *v, int64_t n) {
+  if (n < 16) return sq_block_exact(v, n); /* the same sum: no lane gets an element */
   float a0[4] = {0}, a1[4] = {0}, a2[4] = {0}, a3[4] = {0};
   int64_t i = 0;
   for (; i + 16 <= n; i += 16) {
@@ -94,6 +95,11 @@ static double sq_block(const float *v, int64_t n) {
 }
 
 static void sq_diff_block(const float *w, const float *b, int64_t n, double *ww, double *dd) {
+  if (n < 16) { /* the same sums: no lane gets an element */
+    *ww += sq_block_exact(w, n);
+    *dd += sq_diff_block_exact(w, b, n);
+    return;
+  }
   float w0[4] = {0}, w1[4] = {0}, w2[4] = {0}, w3[4] = {0};
   float d0[4] = {0}, d1[4] = {0}, d2[4] = {0}, d3[4] = {0};
   int64_t i = 0;
