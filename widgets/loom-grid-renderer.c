@@ -60,8 +60,6 @@ struct LoomGridRenderer {
   GLuint one_box_ebo; /* the indices of block 0 alone: selection, hover, marker */
   int box_rows, marker_index;
   visible_set visible[SLICE_ENTRY + 1];
-  GLuint reduced_fbo, reduced_rbs[2]; /* loom_grid_renderer_draw_reduced() */
-  int reduced_w, reduced_h;
   GLuint cell_vao, cell_vbo, spine_vao, spine_vbo;
   GLuint link_vao, link_vbo, rubber_vao, rubber_vbo;
 };
@@ -223,10 +221,6 @@ void loom_grid_renderer_free(LoomGridRenderer *r) {
     glDeleteBuffers(4, vbos);
     glDeleteTextures(1, &r->box_tex);
     glDeleteBuffers(1, &r->one_box_ebo);
-    if (r->reduced_fbo) {
-      glDeleteFramebuffers(1, &r->reduced_fbo);
-      glDeleteRenderbuffers(2, r->reduced_rbs);
-    }
     for (int i = 0; i <= SLICE_ENTRY; i++) {
       GLuint ebos[2] = {r->visible[i].box_ebo, r->visible[i].spine_ebo};
       if (ebos[0]) glDeleteBuffers(2, ebos);
@@ -471,42 +465,6 @@ void loom_grid_renderer_draw(LoomGridRenderer *r, const LoomGridScene *s, const 
   glUseProgram(0);
   glDepthMask(GL_TRUE);
   glDisable(GL_BLEND);
-}
-
-void loom_grid_renderer_draw_reduced(LoomGridRenderer *r, const LoomGridScene *s, const LoomGridFrame *f,
-                                     int width, int height) {
-  GLint target = 0;
-  glGetIntegerv(GL_DRAW_FRAMEBUFFER_BINDING, &target);
-  if (!r->reduced_fbo) {
-    glGenFramebuffers(1, &r->reduced_fbo);
-    glGenRenderbuffers(2, r->reduced_rbs);
-  }
-  glBindFramebuffer(GL_FRAMEBUFFER, r->reduced_fbo);
-  if (r->reduced_w != f->width || r->reduced_h != f->height) {
-    glBindRenderbuffer(GL_RENDERBUFFER, r->reduced_rbs[0]);
-    glRenderbufferStorage(GL_RENDERBUFFER, GL_RGBA8, f->width, f->height);
-    glBindRenderbuffer(GL_RENDERBUFFER, r->reduced_rbs[1]);
-    glRenderbufferStorage(GL_RENDERBUFFER, GL_DEPTH24_STENCIL8, f->width, f->height);
-    glBindRenderbuffer(GL_RENDERBUFFER, 0);
-    glFramebufferRenderbuffer(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_RENDERBUFFER, r->reduced_rbs[0]);
-    glFramebufferRenderbuffer(GL_FRAMEBUFFER, GL_DEPTH_STENCIL_ATTACHMENT, GL_RENDERBUFFER, r->reduced_rbs[1]);
-    r->reduced_w = f->width;
-    r->reduced_h = f->height;
-  }
-  if (glCheckFramebufferStatus(GL_FRAMEBUFFER) != GL_FRAMEBUFFER_COMPLETE) {
-    /* No room for it: a full-size frame instead. */
-    glBindFramebuffer(GL_FRAMEBUFFER, (GLuint)target);
-    LoomGridFrame full = *f;
-    full.width = width;
-    full.height = height;
-    loom_grid_renderer_draw(r, s, &full);
-    return;
-  }
-  loom_grid_renderer_draw(r, s, f);
-  glBindFramebuffer(GL_READ_FRAMEBUFFER, r->reduced_fbo);
-  glBindFramebuffer(GL_DRAW_FRAMEBUFFER, (GLuint)target);
-  glBlitFramebuffer(0, 0, f->width, f->height, 0, 0, width, height, GL_COLOR_BUFFER_BIT, GL_LINEAR);
-  glBindFramebuffer(GL_FRAMEBUFFER, (GLuint)target);
 }
 
 int loom_grid_renderer_max_size(LoomGridRenderer *r) {

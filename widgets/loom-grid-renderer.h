@@ -38,12 +38,6 @@ void loom_grid_renderer_upload(LoomGridRenderer *r, const LoomGridScene *scene);
 /* Draws into the bound framebuffer. */
 void loom_grid_renderer_draw(LoomGridRenderer *r, const LoomGridScene *scene, const LoomGridFrame *frame);
 
-/* Draws at frame->width × frame->height into a framebuffer of its own and
- * stretches the picture (linear filtering) over the bound framebuffer's
- * @width × @height: cheaper frames while the camera moves. */
-void loom_grid_renderer_draw_reduced(LoomGridRenderer *r, const LoomGridScene *scene, const LoomGridFrame *frame,
-                                     int width, int height);
-
 /* Draws into a framebuffer of its own of frame->width × frame->height and
  * reads it back into @rgba (tightly packed, top row first). The previously
  * bound framebuffer is bound again afterwards. */

@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "loom-grid-view-impl.h"
-#include "loom-grid-view-private.h"
 
 #define MAX_EXPORT 16384
 
@@ -88,48 +87,12 @@ static void pixel_size(LoomGridView *self, int *width, int *height) {
   *height = gtk_widget_get_height(GTK_WIDGET(self)) * scale;
 }
 
-static gboolean camera_rest(gpointer data) {
-  LoomGridView *self = data;
-  if (g_get_monotonic_time() - self->moved_at < (gint64)LOOM_GRID_VIEW_REST_MS * 1000) return G_SOURCE_CONTINUE;
-  self->rest_timeout = 0;
-  gtk_gl_area_queue_render(GTK_GL_AREA(self));
-  return G_SOURCE_REMOVE;
-}
-
-/* Whether the camera moved lately: compared with the last frame's. */
-static gboolean camera_moving(LoomGridView *self) {
-  loom_grid_view_sync_camera(self);
-  if (!self->drawn_valid || memcmp(&self->cam, &self->drawn_cam, sizeof self->cam) != 0) {
-    gboolean first = !self->drawn_valid;
-    self->drawn_cam = self->cam;
-    self->drawn_valid = TRUE;
-    if (first) return FALSE;
-    self->moved_at = g_get_monotonic_time();
-    if (!self->rest_timeout) self->rest_timeout = g_timeout_add(LOOM_GRID_VIEW_REST_MS, camera_rest, self);
-  }
-  return self->rest_timeout != 0;
-}
-
 gboolean loom_grid_view_render(GtkGLArea *area, GdkGLContext *context) {
   LoomGridView *self = LOOM_GRID_VIEW(area);
   if (!self->renderer) return FALSE;
   int width, height;
   pixel_size(self, &width, &height);
-  if (!camera_moving(self)) {
-    loom_grid_view_draw(self, width, height);
-    return TRUE;
-  }
-  /* Software GL pays per pixel: while the camera moves, a quarter of them. */
-  loom_grid_view_ensure_scene(self);
-  if (self->upload_dirty) {
-    loom_grid_renderer_upload(self->renderer, &self->scene);
-    self->upload_dirty = FALSE;
-  }
-  int w = MAX(1, (int)(width * LOOM_GRID_VIEW_MOTION_SCALE)), h = MAX(1, (int)(height * LOOM_GRID_VIEW_MOTION_SCALE));
-  LoomGridFrame frame;
-  loom_grid_view_fill_frame(self, &frame, w, h,
-                            (float)gtk_widget_get_scale_factor(GTK_WIDGET(self)) * LOOM_GRID_VIEW_MOTION_SCALE);
-  loom_grid_renderer_draw_reduced(self->renderer, &self->scene, &frame, width, height);
+  loom_grid_view_draw(self, width, height);
   return TRUE;
 }
 

@@ -35,13 +35,6 @@ struct _LoomGridView {
   gboolean link_tool;
   gboolean all_blocks; /* test hook: draw every block, not only the shell */
 
-  /* While the camera moves, frames render at reduced resolution
-   * (loom-grid-view-gl.c); the camera of the last frame tells. */
-  LoomGridCamera drawn_cam;
-  gboolean drawn_valid;
-  gint64 moved_at;   /* monotonic µs */
-  guint rest_timeout; /* redraws at full resolution once the camera rests */
-
   /* The drag in progress. */
   LoomGridDrag drag;
   float drag_yaw, drag_pitch, zoom_start;

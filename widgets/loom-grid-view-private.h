@@ -38,13 +38,6 @@
 #define LOOM_GRID_VIEW_CONCAT_G 0.520f
 #define LOOM_GRID_VIEW_CONCAT_B 0.960f
 
-/* While the camera moves (orbit, pan, zoom), frames render at this fraction
- * of the resolution per axis, stretched over the view; LOOM_GRID_VIEW_REST_MS
- * after the last move a full-resolution frame follows. Pixel read-back and
- * export always render at full resolution. */
-#define LOOM_GRID_VIEW_MOTION_SCALE 0.5f
-#define LOOM_GRID_VIEW_REST_MS 150
-
 typedef struct _LoomGridView LoomGridView;
 
 /* World position of the point at parameter t of link @index's arc (0 at the

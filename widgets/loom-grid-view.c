@@ -411,7 +411,6 @@ static void loom_grid_view_dispose(GObject *object) {
   LoomGridView *self = LOOM_GRID_VIEW(object);
   if (self->scene_tick) gtk_widget_remove_tick_callback(GTK_WIDGET(self), self->scene_tick);
   self->scene_tick = 0;
-  g_clear_handle_id(&self->rest_timeout, g_source_remove);
   g_clear_pointer(&self->legend, gtk_widget_unparent);
   G_OBJECT_CLASS(loom_grid_view_parent_class)->dispose(object);
 }

@@ -180,7 +180,21 @@ LOOM_API int loom_weights_set_scale_mode(loom_weights *w, loom_scale_mode m, loo
 
 LOOM_API loom_scale_mode loom_weights_scale_mode(const loom_weights *w) { return w->mode; }
 
+/* True if any value is NaN or ±inf: an all-ones exponent. A branch-free OR
+ * over the bit patterns, which the compiler vectorizes; it runs on every
+ * morph, i.e. after every training step. */
+static bool any_nonfinite(const float *values, int64_t n) {
+  uint32_t bad = 0;
+  for (int64_t i = 0; i < n; i++) {
+    uint32_t u;
+    memcpy(&u, &values[i], sizeof u);
+    bad |= (uint32_t)((u & 0x7f800000u) == 0x7f800000u);
+  }
+  return bad != 0;
+}
+
 static int report_nonfinite(const loom_weights *w, const float *values, loom_error *err) {
+  if (!any_nonfinite(values, w->count)) return 0;
   for (int64_t i = 0; i < w->count; i++) {
     if (isfinite(values[i])) continue;
     const char *what = isnan(values[i]) ? "NaN" : values[i] > 0 ? "+inf" : "-inf";

@@ -111,7 +111,7 @@ static void sq_diff_block(const float *w, const float *b, int64_t n, double *ww,
   }
   double sw = lanes_sum(w0, w1, w2, w3), sd = lanes_sum(d0, d1, d2, d3);
   for (; i < n; i++) {
-    double x = w[i], d = (double)(w[i] - b[i]);
+    double x = w[i], d = (double)w[i] - (double)b[i];
     sw += x * x;
     sd += d * d;
   }
@@ -157,7 +157,8 @@ int trainer_report_nonfinite(loom_trainer *tr, loom_nonfinite_where where, int n
   restore_backups(tr);
   tr->last.nonfinite = where;
   tr->finished = true;
-  long long step = (long long)(tr->steps + 1), epoch = (long long)tr->epoch, batch = (long long)tr->batch_index;
+  long long step = (long long)(tr->steps + 1), epoch = (long long)tr->epoch + 1,
+            batch = (long long)tr->batch_index + 1; /* counted from 1, like the CLI's epoch lines */
   if (node < 0) {
     tr->last.nonfinite_has_coord = false;
     return loom_error_set(err, LOOM_ERR_NONFINITE,

@@ -300,7 +300,7 @@ static void test_nan_activation_report(void) {
   loom_step_stats st;
   g_assert_cmpint(loom_trainer_step(tr, &st, &err), ==, LOOM_ERR_NONFINITE);
   g_assert_cmpstr(err.message, ==,
-                  "training stopped at step 1 (epoch 0, batch 0): NaN or infinity first appeared in the output of "
+                  "training stopped at step 1 (epoch 1, batch 1): NaN or infinity first appeared in the output of "
                   "layer dense at (0,0,0,0) (sample 1, element 0)");
   const loom_step_stats *last = loom_trainer_last_step(tr);
   g_assert_cmpint(last->nonfinite, ==, LOOM_NONFINITE_ACTIVATION);
@@ -328,7 +328,7 @@ static void test_nan_weights_report(void) {
   loom_trainer *tr = loom_trainer_new(net, ds, NULL, &cfg, NULL, &err);
   g_assert_nonnull(tr);
   g_assert_cmpint(loom_trainer_step(tr, NULL, &err), ==, LOOM_ERR_NONFINITE);
-  g_assert_true(g_str_has_prefix(err.message, "training stopped at step 1 (epoch 0, batch 0): NaN or infinity first "
+  g_assert_true(g_str_has_prefix(err.message, "training stopped at step 1 (epoch 1, batch 1): NaN or infinity first "
                                               "appeared in the updated ‘weight’ of layer dense at (0,0,0,0) (element "));
   g_assert_cmpint(loom_trainer_last_step(tr)->nonfinite, ==, LOOM_NONFINITE_WEIGHTS);
   loom_trainer_free(tr);
