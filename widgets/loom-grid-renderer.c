@@ -24,17 +24,19 @@
 #define RING_VERTICES 10 /* the outline of a level: a frame around its edge (grid-floor.vert) */
 #define SLICE_ENTRY 27 /* visibility cache: 27 eye regions, then the Z-slice's */
 
-enum { U_MVP, U_SIZE, U_MARGIN, U_TILE_EVEN, U_TILE_ODD, U_LINE, U_BORDER, U_LINE_PX, U_GHOST, /* floor */
-       U_COLOR_MODE, U_SELECTED, U_HOVER, U_HIGHLIGHT, U_PROBLEM, U_BACKGROUND, U_EYE, U_FIRST, U_COUNT, U_BOXES, /* boxes */
-       U_COLOR,                                                                             /* flat */
-       U_VIEWPORT, U_WIDTH_PX, U_ARROW_PX, U_Z_SLICE,                                       /* links */
-       U_RING,                                                                              /* floor */
-       N_UNIFORMS };
+enum {
+  U_MVP, U_SIZE, U_MARGIN, U_TILE_EVEN, U_TILE_ODD, U_LINE, U_BORDER, U_LINE_PX, U_GHOST, U_RING,  /* floor */
+  U_COLOR_MODE, U_SELECTED, U_HOVER, U_HIGHLIGHT, U_PROBLEM, U_BACKGROUND, U_EYE, U_FIRST, U_BOXES, /* boxes */
+  U_COLOR,                                                                                           /* flat */
+  U_VIEWPORT, U_WIDTH_PX, U_ARROW_PX, U_Z_SLICE,                                                     /* links */
+  N_UNIFORMS
+};
 
 static const char *const uniform_names[N_UNIFORMS] = {
-  "u_mvp",        "u_size",     "u_margin",  "u_tile_even", "u_tile_odd", "u_line",       "u_border",
-  "u_line_px",    "u_ghost",    "u_color_mode", "u_selected", "u_hover",  "u_highlight",  "u_problem",
-  "u_background", "u_eye", "u_first", "u_count", "u_boxes", "u_color",    "u_viewport", "u_width_px", "u_arrow_px", "u_z_slice", "u_ring",
+  "u_mvp",       "u_size",     "u_margin",   "u_tile_even", "u_tile_odd",   "u_line",     "u_border",
+  "u_line_px",   "u_ghost",    "u_ring",     "u_color_mode", "u_selected",  "u_hover",    "u_highlight",
+  "u_problem",   "u_background", "u_eye",    "u_first",     "u_boxes",      "u_color",    "u_viewport",
+  "u_width_px",  "u_arrow_px", "u_z_slice",
 };
 
 typedef struct {

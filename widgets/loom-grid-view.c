@@ -5,8 +5,9 @@
  * spine, and remote links as arcs. This file holds the state, the API and
  * the frame; loom-grid-view-input.c the gestures, drops and tooltips.
  *
- * Work per frame is uniforms and a handful of instanced draw calls: the
- * instance arrays are rebuilt only after loom_grid_view_net_changed().
+ * Work per frame is uniforms and a handful of draw calls: the instance
+ * arrays are rebuilt only after loom_grid_view_net_changed(), and only the
+ * shell of blocks that can be seen is drawn (docs/grid-view.md).
  */
 #include <epoxy/gl.h>
 #include <glib/gi18n.h>
