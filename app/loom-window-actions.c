@@ -217,6 +217,10 @@ static void on_focus_changed(LoomWindow *self) {
 
 void loom_window_actions_init(LoomWindow *self) {
   g_action_map_add_action_entries(G_ACTION_MAP(self), state_actions, G_N_ELEMENTS(state_actions), self);
+  /* The legend can hide blocks in a small view; whether it shows is remembered. */
+  g_autoptr(GAction) legend = g_settings_create_action(self->settings, "show-legend");
+  g_action_map_add_action(G_ACTION_MAP(self), legend);
+  g_settings_bind(self->settings, "show-legend", self->grid_view, "show-legend", G_SETTINGS_BIND_GET);
   g_signal_connect(self, "notify::focus-widget", G_CALLBACK(on_focus_changed), NULL);
 }
 

@@ -36,10 +36,15 @@ struct _LoomWindow {
   gboolean close_confirmed;
 
   char *last_layer_type; /* what Enter or a double click on a slot places */
+  guint settle_panes; /* idle that fixes the panes' positions after the first layout */
+  gboolean panes_settled;
 
   /* Template children */
   AdwWindowTitle *window_title;
   AdwToastOverlay *toast_overlay;
+  GtkPaned *outer_paned; /* palette | the rest */
+  GtkPaned *inner_paned; /* grid view | inspector column */
+  GtkWidget *inspector_column;
   LoomGridView *grid_view;
   GtkLabel *grid_label;
   GtkLabel *hint_label;

@@ -205,6 +205,31 @@ static void on_link_delete_requested(LoomWindow *self, int index) {
 
 /* ---- lifecycle ---- */
 
+#define INSPECTOR_MIN_WIDTH 280 /* the schema's minimum of inspector-width */
+
+static gboolean settle_panes(gpointer data) {
+  LoomWindow *self = data;
+  self->settle_panes = 0;
+  /* A set position keeps the column's width when the window is resized
+   * (resize-end-child is false): the grid view takes the difference. */
+  gtk_paned_set_position(self->inner_paned, gtk_paned_get_position(self->inner_paned));
+  gtk_widget_set_size_request(self->inspector_column, INSPECTOR_MIN_WIDTH, -1);
+  return G_SOURCE_REMOVE;
+}
+
+static void on_inner_paned_laid_out(LoomWindow *self) {
+  if (self->panes_settled || gtk_widget_get_width(GTK_WIDGET(self->inner_paned)) <= 0) return;
+  self->panes_settled = TRUE;
+  self->settle_panes = g_idle_add(settle_panes, self);
+}
+
+static void save_pane_widths(LoomWindow *self) {
+  if (gtk_widget_get_width(GTK_WIDGET(self->outer_paned)) <= 0) return; /* never laid out */
+  g_settings_set_int(self->settings, "palette-width", CLAMP(gtk_paned_get_position(self->outer_paned), 160, 800));
+  g_settings_set_int(self->settings, "inspector-width",
+                     CLAMP(gtk_widget_get_width(self->inspector_column), INSPECTOR_MIN_WIDTH, 900));
+}
+
 static gboolean loom_window_close_request(GtkWindow *window) {
   LoomWindow *self = LOOM_WINDOW(window);
   if (loom_window_files_close_request(self)) return TRUE; /* asked first */
@@ -217,14 +242,37 @@ static gboolean loom_window_close_request(GtkWindow *window) {
   g_settings_set_int(self->settings, "window-width", width);
   g_settings_set_int(self->settings, "window-height", height);
   g_settings_set_boolean(self->settings, "window-maximized", gtk_window_is_maximized(window));
+  save_pane_widths(self);
   return GTK_WINDOW_CLASS(loom_window_parent_class)->close_request(window);
+}
+
+/* Until the user has sized the window, the schema's default (room for the
+ * grid view between palette and inspector) shrunk to fit the monitor. */
+static void default_window_size(LoomWindow *self, int *width, int *height) {
+  GListModel *monitors = gdk_display_get_monitors(gtk_widget_get_display(GTK_WIDGET(self)));
+  g_autoptr(GdkMonitor) monitor = g_list_model_get_n_items(monitors) ? g_list_model_get_item(monitors, 0) : NULL;
+  if (!monitor) return;
+  GdkRectangle area;
+  gdk_monitor_get_geometry(monitor, &area);
+  /* Leave room for panels and the title bar's shadow. */
+  if (area.width > 0) *width = MIN(*width, area.width * 9 / 10);
+  if (area.height > 0) *height = MIN(*height, area.height * 9 / 10);
 }
 
 static void restore_window_state(LoomWindow *self) {
   int width = g_settings_get_int(self->settings, "window-width");
   int height = g_settings_get_int(self->settings, "window-height");
+  g_autoptr(GVariant) user_width = g_settings_get_user_value(self->settings, "window-width");
+  if (!user_width) default_window_size(self, &width, &height);
   if (width > 0 && height > 0) gtk_window_set_default_size(GTK_WINDOW(self), width, height);
   if (g_settings_get_boolean(self->settings, "window-maximized")) gtk_window_maximize(GTK_WINDOW(self));
+
+  gtk_paned_set_position(self->outer_paned, g_settings_get_int(self->settings, "palette-width"));
+  /* Without a position, GtkPaned gives the inspector column (which does not
+   * resize) its natural width, here the remembered one, and the grid view the
+   * rest, maximized or not. After the first layout settle_panes() fixes the
+   * position and lets the column be dragged narrower again. */
+  gtk_widget_set_size_request(self->inspector_column, g_settings_get_int(self->settings, "inspector-width"), -1);
 }
 
 static void loom_window_constructed(GObject *object) {
@@ -246,10 +294,11 @@ static void loom_window_constructed(GObject *object) {
 static void loom_window_dispose(GObject *object) {
   LoomWindow *self = LOOM_WINDOW(object);
   g_cancellable_cancel(self->cancellable);
+  g_clear_handle_id(&self->settle_panes, g_source_remove);
   loom_window_files_dispose(self);
   /* Children emit while they are torn down; nothing of this window may answer. */
   g_signal_group_set_target(self->document_signals, NULL);
-  gpointer children[] = {self->grid_view, self->palette, self->inspector, self->link_list};
+  gpointer children[] = {self->grid_view, self->palette, self->inspector, self->link_list, self->inner_paned};
   for (gsize i = 0; i < G_N_ELEMENTS(children); i++)
     if (children[i]) g_signal_handlers_disconnect_by_data(children[i], self);
   gtk_widget_dispose_template(GTK_WIDGET(self), LOOM_TYPE_WINDOW);
@@ -309,6 +358,9 @@ static void loom_window_class_init(LoomWindowClass *klass) {
   gtk_widget_class_set_template_from_resource(widget_class, "/org/loomworkbench/Workbench/loom-window.ui");
   gtk_widget_class_bind_template_child(widget_class, LoomWindow, window_title);
   gtk_widget_class_bind_template_child(widget_class, LoomWindow, toast_overlay);
+  gtk_widget_class_bind_template_child(widget_class, LoomWindow, outer_paned);
+  gtk_widget_class_bind_template_child(widget_class, LoomWindow, inner_paned);
+  gtk_widget_class_bind_template_child(widget_class, LoomWindow, inspector_column);
   gtk_widget_class_bind_template_child(widget_class, LoomWindow, grid_view);
   gtk_widget_class_bind_template_child(widget_class, LoomWindow, grid_label);
   gtk_widget_class_bind_template_child(widget_class, LoomWindow, hint_label);
@@ -347,6 +399,7 @@ static void loom_window_init(LoomWindow *self) {
   g_signal_connect_swapped(self->link_list, "link-selected", G_CALLBACK(on_link_selected), self);
   g_signal_connect_swapped(self->link_list, "merge-changed", G_CALLBACK(on_merge_changed), self);
   g_signal_connect_swapped(self->link_list, "link-delete-requested", G_CALLBACK(on_link_delete_requested), self);
+  g_signal_connect_swapped(self->inner_paned, "notify::max-position", G_CALLBACK(on_inner_paned_laid_out), self);
 
   gtk_accessible_update_property(GTK_ACCESSIBLE(self->grid_view), GTK_ACCESSIBLE_PROPERTY_LABEL,
                                  _("Network grid"), GTK_ACCESSIBLE_PROPERTY_DESCRIPTION,

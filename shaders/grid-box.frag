@@ -1,28 +1,89 @@
-// Shades a block's face from the flat colours grid-box.vert computed for
-// it: anti-aliased edges (width measured in pixels through fwidth) and the
-// bit-depth gauge strip along the bottom of the face.
+// Shades a face of a run of stacked blocks (grid-box.vert): finds the block
+// under the fragment by its height in the run, reads that block's colours,
+// gauge and state, and draws anti-aliased edges around each block (width
+// measured in pixels through fwidth), the division between stacked blocks
+// as a dark band, and the bit-depth gauge strip along each block's bottom.
 
+uniform int u_color_mode; // 0: by layer type, 1: by dtype
+uniform int u_selected;   // block index of the selected slot, or -1
+uniform int u_hover;      // block index of the slot under the pointer, or -1
+uniform vec3 u_highlight;
+uniform vec3 u_problem;
 uniform vec3 u_background;
+uniform highp sampler2D u_boxes;
+
+#define BOXES_PER_ROW 512
 
 in vec3 v_cube;
 flat in int v_face;
-flat in vec3 v_body;
-flat in vec3 v_gauge_on;
-flat in vec3 v_gauge_off;
-flat in vec4 v_edge;
-flat in vec4 v_params;
-flat in vec2 v_alpha;
+flat in int v_first;
+flat in int v_count;
+flat in vec2 v_slot;
 out vec4 frag_color;
 
+vec3 unpack_rgb(float rgb24) {
+  int v = int(rgb24 + 0.5);
+  return vec3(float((v >> 16) & 255), float((v >> 8) & 255), float(v & 255)) / 255.0;
+}
+
 void main() {
-  // Position on the face, 0..1 (v runs upwards on side faces).
+  bool side = v_face < 2 || v_face >= 4;
+  // Position on the face, 0..1 over the run (v runs upwards on side faces).
   vec2 uv = v_face < 2 ? v_cube.zy : (v_face < 4 ? v_cube.xz : v_cube.xy);
   vec2 w = max(fwidth(uv), vec2(1e-6));
-  vec2 edge_px = min(uv, 1.0 - uv) / w;
-  float edge = 1.0 - smoothstep(v_params.z, v_params.w, min(edge_px.x, edge_px.y));
 
-  vec3 color = uv.y < 0.3 ? (uv.x <= v_params.x ? v_gauge_on : v_gauge_off) : v_body;
-  color = mix(color, v_edge.rgb + color * v_edge.a, edge);
-  color = mix(color, u_background, v_params.y); // disabled: faded towards the background
-  frag_color = vec4(color, mix(v_alpha.x, v_alpha.y, edge));
+  // The block under the fragment, and the position on its own face.
+  int slot = v_face == 2 ? v_count - 1 : (v_face == 3 ? 0 : min(int(v_cube.y / v_slot.x), v_count - 1));
+  float local = v_cube.y - float(slot) * v_slot.x;
+  bool gap = side && local > v_slot.y; // between two blocks of the run
+  if (side) {
+    uv.y = local / v_slot.y;
+    w.y /= v_slot.y;
+  }
+  int box = v_first + slot;
+  vec4 t = texelFetch(u_boxes, ivec2(3 * (box % BOXES_PER_ROW) + 2, box / BOXES_PER_ROW), 0);
+  int state = int(t.w + 0.5); // bit 0 disabled, 1 problem, 2 marker
+  bool problem = (state & 2) != 0;
+  bool selected = box == u_selected && !gap, hover = box == u_hover && !gap;
+
+  vec3 base = problem ? u_problem : unpack_rgb(u_color_mode == 1 ? t.y : t.x);
+  float light = v_face == 2 ? 1.0 : v_face == 3 ? 0.45 : (v_face < 2 ? 0.82 : 0.68);
+  vec3 body = base * light;
+  // The gauge: a strip along the bottom of the side faces and one edge of
+  // the top, lit over a fraction that grows with the bits per weight.
+  vec3 gauge = v_face == 3 ? body : (uv.x <= t.z ? mix(body, vec3(1.0), 0.6) : body * 0.45);
+  vec3 edge_rgb = vec3(0.0);
+  float edge_mul = 0.35; // dark edges: stacked blocks read as separate
+  vec2 edge_range = vec2(0.5, 1.5);
+  float fade = (state & 1) != 0 ? 0.65 : 0.0;
+  vec2 alpha = vec2(1.0);
+  if (hover) {
+    body = mix(body, vec3(1.0), 0.3);
+    gauge = mix(gauge, vec3(1.0), 0.3);
+    edge_rgb = u_highlight;
+    edge_mul = 0.0;
+  }
+  if ((state & 4) != 0) { // marker of a selected empty slot
+    body = gauge = u_highlight;
+    edge_mul = 1.0;
+    fade = 0.0;
+    alpha = vec2(0.35, 1.0);
+  } else if (selected && problem) { // the problem's red, in a wide highlight outline
+    edge_rgb = u_highlight;
+    edge_mul = 0.0;
+    edge_range = vec2(1.5, 2.5);
+    fade = 0.0;
+  } else if (selected) { // unlit, exactly the highlight colour
+    body = gauge = u_highlight;
+    edge_rgb = vec3(0.0);
+    edge_mul = 0.45;
+    fade = 0.0;
+  }
+
+  vec2 edge_px = min(uv, 1.0 - uv) / w;
+  float edge = gap ? 1.0 : 1.0 - smoothstep(edge_range.x, edge_range.y, min(edge_px.x, edge_px.y));
+  vec3 color = uv.y < 0.3 ? gauge : body;
+  color = mix(color, edge_rgb + color * edge_mul, edge);
+  color = mix(color, u_background, fade); // disabled: faded towards the background
+  frag_color = vec4(color, mix(alpha.x, alpha.y, edge));
 }

@@ -5,11 +5,11 @@ LOOM_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 # Debian 12 packages the build, the tests and the workbench need.
 LOOM_PACKAGES=(
-  gcc pkg-config meson ninja-build gettext
+  gcc pkg-config meson ninja-build gettext python3
   libglib2.0-dev libgtk-4-dev libadwaita-1-dev libjson-glib-dev libepoxy-dev
   libopenblas-dev zlib1g-dev
   desktop-file-utils appstream
-  xvfb xauth libgl1-mesa-dri libxtst-dev
+  xvfb xauth libgl1-mesa-dri libxtst-dev fonts-dejavu-core
 )
 
 loom_say() { printf '\033[1m==> %s\033[0m\n' "$*"; }

@@ -10,6 +10,7 @@ void loom_grid_camera_reset(LoomGridCamera *cam) {
   cam->pitch = LOOM_GRID_CAMERA_PITCH;
   cam->zoom = LOOM_GRID_CAMERA_ZOOM;
   cam->pan[0] = cam->pan[1] = cam->pan[2] = 0.f;
+  cam->fit = 0.f;
 }
 
 static void normalize(float v[3]) {
@@ -31,34 +32,82 @@ typedef struct {
   float radius, dist, centre_dist;
 } frame;
 
-static frame camera_frame(const LoomGridCamera *cam) {
-  frame fr;
-  float c[3] = {cam->cols / 2.f, cam->depth / 2.f, cam->rows / 2.f};
-  fr.radius = fmaxf(sqrtf(c[0] * c[0] + c[1] * c[1] + c[2] * c[2]), 0.5f);
-  /* Distance that just fits the bounding sphere, times the zoom factor
-   * (perspective makes the nearest corner stick out, hence zoom > 1). */
-  fr.dist = cam->zoom * fr.radius / sinf(FOV_Y / 2.f);
-  float at[3] = {c[0] + cam->pan[0], c[1] + cam->pan[1], c[2] + cam->pan[2]};
+/* The view direction (from the eye towards the look-at point) and the
+ * screen's right and up for the camera's yaw and pitch. */
+static void orientation(const LoomGridCamera *cam, float f[3], float s[3], float u[3]) {
   float cp = cosf(cam->pitch), sp = sinf(cam->pitch);
-  fr.eye[0] = at[0] + fr.dist * cp * sinf(cam->yaw);
-  fr.eye[1] = at[1] + fr.dist * sp;
-  fr.eye[2] = at[2] + fr.dist * cp * cosf(cam->yaw);
-  for (int i = 0; i < 3; i++) fr.f[i] = at[i] - fr.eye[i];
-  normalize(fr.f);
+  f[0] = -cp * sinf(cam->yaw);
+  f[1] = -sp;
+  f[2] = -cp * cosf(cam->yaw);
   /* Looking straight down, world up is parallel to the view direction; the
    * yaw's horizontal direction stands in for it there. */
   float up[3] = {0.f, 1.f, 0.f};
-  if (fabsf(fr.f[1]) > 0.999f) {
+  if (fabsf(f[1]) > 0.999f) {
     up[0] = -sinf(cam->yaw);
     up[1] = 0.f;
     up[2] = -cosf(cam->yaw);
   }
-  cross(fr.f, up, fr.s);
-  normalize(fr.s);
-  cross(fr.s, fr.f, fr.u);
+  cross(f, up, s);
+  normalize(s);
+  cross(s, f, u);
+}
+
+static float bounding_radius(const LoomGridCamera *cam) {
+  float c[3] = {cam->cols / 2.f, cam->depth / 2.f, cam->rows / 2.f};
+  return fmaxf(sqrtf(c[0] * c[0] + c[1] * c[1] + c[2] * c[2]), 0.5f);
+}
+
+static frame camera_frame(const LoomGridCamera *cam) {
+  frame fr;
+  float c[3] = {cam->cols / 2.f, cam->depth / 2.f, cam->rows / 2.f};
+  fr.radius = bounding_radius(cam);
+  float fit = cam->fit > 0.f ? cam->fit : fr.radius / sinf(FOV_Y / 2.f);
+  fr.dist = cam->zoom * fit;
+  float at[3] = {c[0] + cam->pan[0], c[1] + cam->pan[1], c[2] + cam->pan[2]};
+  orientation(cam, fr.f, fr.s, fr.u);
+  for (int i = 0; i < 3; i++) fr.eye[i] = at[i] - fr.dist * fr.f[i];
   float d[3] = {c[0] - fr.eye[0], c[1] - fr.eye[1], c[2] - fr.eye[2]};
   fr.centre_dist = sqrtf(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
   return fr;
+}
+
+/*
+ * With the eye at distance D behind the look-at point, moved by o along the
+ * screen's right s, a corner q (relative to the grid's centre) lies at depth
+ * D + q·f and sideways at q·s − o; it is in view when |q·s − o| ≤ t·(D + q·f)
+ * with t the tangent of the half field of view. Over all corners that holds
+ * for every D ≥ (max(q·s − t q·f) − min(q·s + t q·f)) / 2t, with o centred
+ * between the two bounds; the same goes for the screen's up u and the
+ * vertical field of view. The larger of the two distances frames the box.
+ */
+void loom_grid_camera_frame(LoomGridCamera *cam, float width, float height) {
+  float f[3], s[3], u[3];
+  orientation(cam, f, s, u);
+  float aspect = width > 0.f && height > 0.f ? width / height : 1.f;
+  float tv = tanf(FOV_Y / 2.f) / (1.f + LOOM_GRID_CAMERA_MARGIN);
+  float t[2] = {tv * aspect, tv};
+  const float *axis[2] = {s, u};
+  float half[3] = {fmaxf(cam->cols, 1) / 2.f, fmaxf(cam->depth, 1) / 2.f, fmaxf(cam->rows, 1) / 2.f};
+  float dist = 0.f, nearest = 0.f, offset[2];
+  for (int a = 0; a < 2; a++) {
+    float hi = -INFINITY, lo = INFINITY;
+    for (int k = 0; k < 8; k++) {
+      float q[3] = {k & 1 ? half[0] : -half[0], k & 2 ? half[1] : -half[1], k & 4 ? half[2] : -half[2]};
+      float side = q[0] * axis[a][0] + q[1] * axis[a][1] + q[2] * axis[a][2];
+      float depth = q[0] * f[0] + q[1] * f[1] + q[2] * f[2];
+      hi = fmaxf(hi, side - t[a] * depth);
+      lo = fminf(lo, side + t[a] * depth);
+      nearest = fmaxf(nearest, -depth);
+    }
+    dist = fmaxf(dist, (hi - lo) / (2.f * t[a]));
+    offset[a] = 0.5f * (hi + lo);
+  }
+  /* A grid seen end-on could put its nearest corner almost at the eye, in
+   * front of the near plane; stepping back keeps it in view (the interval
+   * the offsets are centred in only widens with the distance). */
+  cam->fit = fmaxf(dist, 1.1f * nearest);
+  cam->zoom = 1.f;
+  for (int i = 0; i < 3; i++) cam->pan[i] = offset[0] * s[i] + offset[1] * u[i];
 }
 
 void loom_grid_camera_eye(const LoomGridCamera *cam, float eye[3]) {

@@ -15,18 +15,29 @@ typedef struct {
   int depth, rows, cols;
   float yaw, pitch, zoom;
   float pan[3]; /* look-at point's offset from the grid's centre, world units */
+  /* The eye's distance to the look-at point at zoom 1, set by
+   * loom_grid_camera_frame(); 0 fits the grid's bounding sphere vertically. */
+  float fit;
 } LoomGridCamera;
 
 /* Angles, zoom and the orbit limits. */
 #define LOOM_GRID_CAMERA_YAW 0.65f
 #define LOOM_GRID_CAMERA_PITCH 0.45f
-#define LOOM_GRID_CAMERA_ZOOM 1.15f
+#define LOOM_GRID_CAMERA_ZOOM 1.0f
 #define LOOM_GRID_CAMERA_MIN_PITCH 0.0f
 #define LOOM_GRID_CAMERA_MAX_PITCH 1.50f
 #define LOOM_GRID_CAMERA_MIN_ZOOM 0.1f
 #define LOOM_GRID_CAMERA_MAX_ZOOM 5.0f
+/* Space left around the framed grid, a fraction of the viewport's half size. */
+#define LOOM_GRID_CAMERA_MARGIN 0.08f
 
 void loom_grid_camera_reset(LoomGridCamera *cam);
+
+/* Keeps yaw and pitch and sets zoom 1, the distance and the pan so that the
+ * grid's box (every cell, so every block) fills a viewport of width × height
+ * as tightly as the margin allows, centred on the screen, whatever the
+ * aspect ratio and the grid's shape. */
+void loom_grid_camera_frame(LoomGridCamera *cam, float width, float height);
 
 /* Projection × view for a viewport of width × height (any unit, only the
  * aspect matters). */

@@ -355,6 +355,22 @@ void loom_grid_scene_build(LoomGridScene *s, const loom_net *net, const loom_dia
         if (!occupied) cell_outline(s->cells + 24 * 3 * s->n_cells++, x, y, z);
         gboolean full = TRUE;
         for (int l = 0; l < lpc; l++) full = full && s->slot_box[f - lpc + l] >= 0;
+        /* Runs of stacked blocks, from the top down: each first block learns
+         * its run's length and top. */
+        int run = 0;
+        float top = 0.f;
+        for (int l = lpc - 1; l >= 0; l--) {
+          int b = s->slot_box[f - lpc + l];
+          if (b < 0) {
+            run = 0;
+            continue;
+          }
+          if (run == 0) top = s->boxes[b].min[1] + s->boxes[b].size[1];
+          run++;
+          gboolean starts = l == 0 || s->slot_box[f - lpc + l - 1] < 0;
+          s->boxes[b].run = starts ? (float)run : 0.f;
+          s->boxes[b].run_top = starts ? top : 0.f;
+        }
         s->near_open[((gsize)z * s->rows + y) * s->cols + x] = !full;
       }
   }

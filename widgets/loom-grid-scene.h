@@ -14,13 +14,20 @@
 
 /*
  * A slot's block: three RGBA32F texels of the renderer's box texture, which
- * grid-box.vert reads with texelFetch (see loom-grid-renderer.c for why not
- * vertex attributes). Colours are 0xRRGGBB stored as floats (exact < 2^24).
+ * grid-box.vert and grid-box.frag read with texelFetch. Colours are 0xRRGGBB
+ * stored as floats (exact < 2^24).
+ *
+ * Consecutive occupied slots of one cell form a run, drawn as one box (the
+ * fragment shader draws the divisions between its slots and shades each
+ * slot from its own third texel). The run's first block holds its length
+ * and the top of its last block; the others hold 0.
  */
 typedef struct {
-  float min[3], band; /* band: bit-depth gauge, fraction of the block's width lit */
-  float size[3], flags; /* flags: LOOM_GRID_BOX_* bits */
-  float type_rgb, dtype_rgb, unused[2];
+  float min[3], run;     /* run: slots in the run starting here, or 0 */
+  float size[3], run_top; /* run_top: y of the top of the run's last block */
+  float type_rgb, dtype_rgb;
+  float band;  /* bit-depth gauge, fraction of the block's width lit */
+  float flags; /* LOOM_GRID_BOX_* bits */
 } LoomGridBox;
 
 /* Blocks per row of the box texture; the boxes array always holds whole

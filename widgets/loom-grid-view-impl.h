@@ -17,6 +17,9 @@ struct _LoomGridView {
 
   guint depth, rows, cols;
   LoomGridCamera cam;
+  /* Reset or preset since the user last moved the camera: the grid is framed
+   * anew for every viewport size (loom_grid_view_sync_camera). */
+  gboolean auto_frame;
 
   const loom_net *net; /* not owned */
   loom_diag *diags;
@@ -51,7 +54,12 @@ struct _LoomGridView {
 /* loom-grid-view.c */
 /* Makes the scene match the network (cheap when nothing changed). */
 void loom_grid_view_ensure_scene(LoomGridView *self);
+/* Brings the camera up to date with the grid's size and, while it frames
+ * the grid automatically, with the widget's size. */
 void loom_grid_view_sync_camera(LoomGridView *self);
+/* The user moves the camera: it keeps its framing from now on, whatever the
+ * widget's size, until the next reset or preset. */
+void loom_grid_view_camera_moved(LoomGridView *self);
 int loom_grid_view_layers_per_cell(LoomGridView *self);
 void loom_grid_view_fill_frame(LoomGridView *self, LoomGridFrame *f, int width, int height, float scale);
 /* Uploads what changed and draws a frame into the bound framebuffer. */

@@ -159,6 +159,7 @@ static void drag_begin(GtkGestureDrag *gesture, double x, double y, LoomGridView
 
 static void drag_update(GtkGestureDrag *gesture, double dx, double dy, LoomGridView *self) {
   int w = MAX(gtk_widget_get_width(GTK_WIDGET(self)), 1), h = MAX(gtk_widget_get_height(GTK_WIDGET(self)), 1);
+  if (self->drag == DRAG_ORBIT || self->drag == DRAG_PAN) loom_grid_view_camera_moved(self);
   switch (self->drag) {
   case DRAG_ORBIT:
     /* A drag across the whole widget turns the grid about one full turn. */
@@ -193,12 +194,14 @@ static void drag_end(GtkGestureDrag *gesture, double dx, double dy, LoomGridView
 }
 
 static gboolean on_scroll(GtkEventControllerScroll *controller, double dx, double dy, LoomGridView *self) {
+  loom_grid_view_camera_moved(self);
   self->cam.zoom = CLAMP(self->cam.zoom * powf(1.1f, (float)dy), LOOM_GRID_CAMERA_MIN_ZOOM, LOOM_GRID_CAMERA_MAX_ZOOM);
   gtk_gl_area_queue_render(GTK_GL_AREA(self));
   return TRUE;
 }
 
 static void zoom_begin(GtkGesture *gesture, GdkEventSequence *sequence, LoomGridView *self) {
+  loom_grid_view_camera_moved(self);
   self->zoom_start = self->cam.zoom;
 }
 

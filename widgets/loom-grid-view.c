@@ -87,6 +87,13 @@ void loom_grid_view_sync_camera(LoomGridView *self) {
   self->cam.depth = (int)self->depth;
   self->cam.rows = (int)self->rows;
   self->cam.cols = (int)self->cols;
+  int w = gtk_widget_get_width(GTK_WIDGET(self)), h = gtk_widget_get_height(GTK_WIDGET(self));
+  if (self->auto_frame && w > 0 && h > 0) loom_grid_camera_frame(&self->cam, (float)w, (float)h);
+}
+
+void loom_grid_view_camera_moved(LoomGridView *self) {
+  loom_grid_view_sync_camera(self);
+  self->auto_frame = FALSE;
 }
 
 int loom_grid_view_layers_per_cell(LoomGridView *self) {
@@ -101,9 +108,12 @@ static int box_of(LoomGridView *self, const loom_coord *c) {
 
 void loom_grid_view_fill_frame(LoomGridView *self, LoomGridFrame *f, int width, int height, float scale) {
   loom_grid_view_sync_camera(self);
+  /* An export of another aspect than the widget's is framed for its own. */
+  LoomGridCamera cam = self->cam;
+  if (self->auto_frame) loom_grid_camera_frame(&cam, (float)width, (float)height);
   memset(f, 0, sizeof *f);
-  f->mvp = loom_grid_camera_matrix(&self->cam, (float)width, (float)height);
-  loom_grid_camera_eye(&self->cam, f->eye);
+  f->mvp = loom_grid_camera_matrix(&cam, (float)width, (float)height);
+  loom_grid_camera_eye(&cam, f->eye);
   f->width = width;
   f->height = height;
   f->scale = scale;
@@ -311,12 +321,14 @@ gboolean loom_grid_view_get_show_legend(LoomGridView *self) {
 void loom_grid_view_reset_camera(LoomGridView *self) {
   g_return_if_fail(LOOM_IS_GRID_VIEW(self));
   loom_grid_camera_reset(&self->cam);
+  self->auto_frame = TRUE;
   redraw(self);
 }
 
 void loom_grid_view_set_preset(LoomGridView *self, LoomGridViewPreset preset) {
   g_return_if_fail(LOOM_IS_GRID_VIEW(self));
   loom_grid_camera_reset(&self->cam);
+  self->auto_frame = TRUE;
   switch (preset) {
   case LOOM_GRID_VIEW_PRESET_FRONT:
     self->cam.yaw = 0.f;
@@ -334,6 +346,7 @@ void loom_grid_view_set_preset(LoomGridView *self, LoomGridViewPreset preset) {
 
 void loom_grid_view_set_orbit(LoomGridView *self, double yaw, double pitch) {
   g_return_if_fail(LOOM_IS_GRID_VIEW(self));
+  loom_grid_view_camera_moved(self);
   self->cam.yaw = (float)yaw;
   self->cam.pitch = CLAMP((float)pitch, LOOM_GRID_CAMERA_MIN_PITCH, LOOM_GRID_CAMERA_MAX_PITCH);
   redraw(self);
@@ -479,6 +492,7 @@ static void loom_grid_view_class_init(LoomGridViewClass *klass) {
 static void loom_grid_view_init(LoomGridView *self) {
   self->depth = self->rows = self->cols = 4;
   loom_grid_camera_reset(&self->cam);
+  self->auto_frame = TRUE;
   self->selected_link = -1;
   self->z_slice = -1;
   self->show_legend = TRUE;

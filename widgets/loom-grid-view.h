@@ -24,7 +24,10 @@ void loom_grid_view_set_rows(LoomGridView *self, guint rows);
 guint loom_grid_view_get_cols(LoomGridView *self);
 void loom_grid_view_set_cols(LoomGridView *self, guint cols);
 
-/* Puts the camera back where it starts: looking at the whole grid. */
+/* Puts the camera back where it starts: looking at the whole grid, which it
+ * frames to fill the view (every block in sight, whatever the view's aspect).
+ * Until the user moves the camera, it frames the grid anew when the view is
+ * resized or the grid changes size; loom_grid_view_set_preset() too. */
 void loom_grid_view_reset_camera(LoomGridView *self);
 
 /*

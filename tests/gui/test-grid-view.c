@@ -5,6 +5,8 @@
  * arcs show in pixels read back from GL, export writes a PNG of the
  * requested size, and a full 16×16×16×4 network renders without GL errors
  * and looks the same whether the view draws every block or only the shell.
+ * Reset and the presets frame every cell of any grid in views of any shape,
+ * also after a resize, unless the user has moved the camera since.
  */
 #include <glib/gstdio.h>
 #include <math.h>
@@ -14,6 +16,7 @@
 #include <string.h>
 
 #include "gui-test.h"
+#include "loom-grid-camera.h"
 #include "loom-grid-view-private.h"
 #include "loom-grid-view.h"
 
@@ -392,6 +395,157 @@ static void test_big_net(void) {
   loom_net_free(net);
 }
 
+/* ---- framing ---- */
+
+/* Grids (depth, rows, cols): a line of blocks, long thin ones along each
+ * axis, a tall one, a cube, odd ones. */
+static const int shapes[][3] = {
+  {1, 1, 5}, {1, 1, 40}, {1, 40, 1}, {12, 1, 1}, {16, 16, 16}, {1, 1, 1}, {3, 7, 2}, {2, 64, 3}, {8, 2, 30},
+};
+
+/* Where the corner (i & 1, i & 2, i & 4 at the far ends) of the grid's box lies. */
+static void box_corner(const int shape[3], int i, float p[3]) {
+  p[0] = i & 1 ? (float)shape[2] : 0.f; /* columns along x */
+  p[1] = i & 2 ? (float)shape[0] : 0.f; /* depth up y */
+  p[2] = i & 4 ? (float)shape[1] : 0.f; /* rows along z */
+}
+
+/* Every corner inside the clip volume (so also between the near and far
+ * planes); returns how far out the outermost one lies (1 = at an edge). */
+static double assert_framed(const LoomGridCamera *cam, float w, float h, const char *what) {
+  LoomMat4 m = loom_grid_camera_matrix(cam, w, h);
+  int shape[3] = {cam->depth, cam->rows, cam->cols};
+  double extent = 0.0;
+  for (int i = 0; i < 8; i++) {
+    float p[3], clip[4];
+    box_corner(shape, i, p);
+    for (int r = 0; r < 4; r++) clip[r] = m.m[r] * p[0] + m.m[4 + r] * p[1] + m.m[8 + r] * p[2] + m.m[12 + r];
+    if (!(clip[3] > 0.f && fabsf(clip[0]) <= clip[3] && fabsf(clip[1]) <= clip[3] && fabsf(clip[2]) <= clip[3]))
+      g_error("%s: %d×%d×%d grid in %.0f×%.0f: corner %d at clip (%g, %g, %g, %g) is out of view", what,
+              shape[0], shape[1], shape[2], w, h, i, clip[0], clip[1], clip[2], clip[3]);
+    extent = MAX(extent, MAX(fabs(clip[0] / clip[3]), fabs(clip[1] / clip[3])));
+  }
+  return extent;
+}
+
+/* The camera alone, for many grids, viewports and angles: the box is in
+ * view and fills it (the margin and no more on its tighter side). */
+static void test_framing_math(void) {
+  static const float sizes[][2] = {{1600, 400}, {400, 1000}, {800, 600}, {300, 300}, {2400, 200}, {150, 900}};
+  static const float poses[][2] = {
+    {LOOM_GRID_CAMERA_YAW, LOOM_GRID_CAMERA_PITCH}, {0.f, 0.f}, {0.f, LOOM_GRID_CAMERA_MAX_PITCH},
+    {1.571f, 0.f}, {2.5f, 0.9f}, {4.2f, 0.2f}, {5.9f, 1.3f},
+  };
+  for (gsize g = 0; g < G_N_ELEMENTS(shapes); g++)
+    for (gsize v = 0; v < G_N_ELEMENTS(sizes); v++)
+      for (gsize o = 0; o < G_N_ELEMENTS(poses); o++) {
+        LoomGridCamera cam = {.depth = shapes[g][0], .rows = shapes[g][1], .cols = shapes[g][2]};
+        loom_grid_camera_reset(&cam);
+        cam.yaw = poses[o][0];
+        cam.pitch = poses[o][1];
+        loom_grid_camera_frame(&cam, sizes[v][0], sizes[v][1]);
+        double extent = assert_framed(&cam, sizes[v][0], sizes[v][1], "framed");
+        /* 1 / (1 + margin) when tight; a grid seen end-on may sit farther back. */
+        if (extent < 0.8)
+          g_error("%d×%d×%d grid in %.0f×%.0f at yaw %.2f pitch %.2f fills only %.0f%% of the view", shapes[g][0],
+                  shapes[g][1], shapes[g][2], sizes[v][0], sizes[v][1], poses[o][0], poses[o][1], 100 * extent);
+      }
+}
+
+typedef struct {
+  int width, height;
+} Size;
+
+static gboolean view_has_size(gpointer data) {
+  const Size *size = data;
+  return gtk_widget_get_width(GTK_WIDGET(view)) == size->width &&
+         gtk_widget_get_height(GTK_WIDGET(view)) == size->height;
+}
+
+static void resize_view(int width, int height) {
+  /* Laid out at exactly this size in the top left corner of the window. */
+  gtk_widget_set_halign(GTK_WIDGET(view), GTK_ALIGN_START);
+  gtk_widget_set_valign(GTK_WIDGET(view), GTK_ALIGN_START);
+  gtk_widget_set_size_request(GTK_WIDGET(view), width, height);
+  Size size = {width, height};
+  gui_test_wait(view_has_size, &size, TIMEOUT_MS, "the view to take its new size");
+}
+
+/* Every corner of the grid's box projects inside the widget. */
+static void assert_view_framed(const int shape[3], const char *what) {
+  double w = gtk_widget_get_width(GTK_WIDGET(view)), h = gtk_widget_get_height(GTK_WIDGET(view));
+  for (int i = 0; i < 8; i++) {
+    float p[3];
+    double x, y;
+    box_corner(shape, i, p);
+    g_assert_true(loom_grid_view_project_point(view, p, &x, &y));
+    if (x < 0 || y < 0 || x > w || y > h)
+      g_error("%s: %d×%d×%d grid in a %.0f×%.0f view: corner %d at (%.1f, %.1f) is out of view", what, shape[0],
+              shape[1], shape[2], w, h, i, x, y);
+  }
+}
+
+static double corner_y(const int shape[3]) {
+  float p[3];
+  double x, y;
+  box_corner(shape, 7, p);
+  g_assert_true(loom_grid_view_project_point(view, p, &x, &y));
+  return y;
+}
+
+/* The widget: after reset and every preset, in wide and narrow views, and
+ * after a resize; once the user has moved the camera a resize leaves it. */
+static void test_framing_view(void) {
+  static const int sizes[][2] = {{620, 160}, {140, 460}, {400, 400}};
+  static const LoomGridViewPreset presets[] = {LOOM_GRID_VIEW_PRESET_ISO, LOOM_GRID_VIEW_PRESET_FRONT,
+                                               LOOM_GRID_VIEW_PRESET_TOP};
+  for (gsize g = 0; g < G_N_ELEMENTS(shapes); g++) {
+    loom_error err = {0};
+    loom_net *net = loom_net_new(shapes[g][0], shapes[g][1], shapes[g][2], 2, &err);
+    g_assert_nonnull(net);
+    place(net, at(shapes[g][0] - 1, shapes[g][1] - 1, shapes[g][2] - 1, 1), "dense", LOOM_DTYPE_FLOAT32);
+    loom_grid_view_set_net(view, net);
+    for (gsize v = 0; v < G_N_ELEMENTS(sizes); v++) {
+      resize_view(sizes[v][0], sizes[v][1]);
+      loom_grid_view_reset_camera(view);
+      assert_view_framed(shapes[g], "reset");
+      for (gsize p = 0; p < G_N_ELEMENTS(presets); p++) {
+        loom_grid_view_set_preset(view, presets[p]);
+        assert_view_framed(shapes[g], "preset");
+      }
+    }
+    /* Framed anew for the new size while the camera is where reset put it. */
+    loom_grid_view_reset_camera(view);
+    resize_view(sizes[1][0], sizes[1][1]);
+    resize_view(sizes[0][0], sizes[1][1]);
+    assert_view_framed(shapes[g], "resized after reset");
+    loom_grid_view_set_net(view, NULL);
+    loom_net_free(net);
+  }
+
+  /* After an orbit the camera stays as the user left it: a change of width
+   * alone does not move a point up or down the view. */
+  loom_error err = {0};
+  loom_net *net = loom_net_new(1, 1, 5, 1, &err);
+  const int shape[3] = {1, 1, 5};
+  loom_grid_view_set_net(view, net);
+  resize_view(600, 300);
+  loom_grid_view_reset_camera(view);
+  double framed_y = corner_y(shape);
+  resize_view(200, 300);
+  g_assert_cmpfloat(fabs(corner_y(shape) - framed_y), >, 1.0); /* re-framed for the narrow view */
+  loom_grid_view_set_orbit(view, LOOM_GRID_CAMERA_YAW, LOOM_GRID_CAMERA_PITCH);
+  double moved_y = corner_y(shape);
+  resize_view(600, 300);
+  g_assert_cmpfloat(fabs(corner_y(shape) - moved_y), <, 0.01);
+
+  loom_grid_view_set_net(view, NULL);
+  loom_net_free(net);
+  gtk_widget_set_size_request(GTK_WIDGET(view), -1, -1);
+  gtk_widget_set_halign(GTK_WIDGET(view), GTK_ALIGN_FILL);
+  gtk_widget_set_valign(GTK_WIDGET(view), GTK_ALIGN_FILL);
+}
+
 int main(int argc, char **argv) {
   gui_test_init(&argc, &argv);
   window = gtk_window_new();
@@ -407,6 +561,8 @@ int main(int argc, char **argv) {
   g_test_add_func("/grid-view/problem-red", test_problem_red);
   g_test_add_func("/grid-view/export-png", test_export_png);
   g_test_add_func("/grid-view/big-net", test_big_net);
+  g_test_add_func("/grid-view/framing-math", test_framing_math);
+  g_test_add_func("/grid-view/framing-view", test_framing_view);
   int rc = g_test_run();
   gtk_window_destroy(GTK_WINDOW(window));
   return rc;
