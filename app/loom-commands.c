@@ -557,6 +557,13 @@ void loom_command_stack_mark_clean(LoomCommandStack *self) {
   stack_changed(self, before);
 }
 
+void loom_command_stack_mark_unsaved(LoomCommandStack *self) {
+  g_return_if_fail(LOOM_IS_COMMAND_STACK(self));
+  StackFlags before = stack_flags(self);
+  self->clean_index = -1;
+  stack_changed(self, before);
+}
+
 gboolean loom_command_stack_get_dirty(LoomCommandStack *self) {
   g_return_val_if_fail(LOOM_IS_COMMAND_STACK(self), FALSE);
   return self->clean_index != (gint64)self->index;

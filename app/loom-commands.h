@@ -75,6 +75,9 @@ const char *loom_command_stack_get_redo_label(LoomCommandStack *self);
 
 /* The saved state is the current one: dirty = (index != clean index). */
 void loom_command_stack_mark_clean(LoomCommandStack *self);
+/* No state on the stack is the saved one (a recovered document): dirty
+ * until the next mark_clean. */
+void loom_command_stack_mark_unsaved(LoomCommandStack *self);
 gboolean loom_command_stack_get_dirty(LoomCommandStack *self);
 
 G_END_DECLS

@@ -25,6 +25,7 @@ struct _LoomDocument {
   /* Bumped by every change of the stack; a save only marks the stack clean
    * when nothing changed between taking its snapshot and finishing. */
   guint64 generation;
+  gboolean recovered; /* recovered after a crash and not saved since */
 };
 
 G_DEFINE_FINAL_TYPE(LoomDocument, loom_document, G_TYPE_OBJECT)
@@ -126,6 +127,15 @@ LoomDocument *loom_document_new_for_example(const char *name, GError **error) {
   for (int i = 0; i < loom_example_count() && !title; i++)
     if (g_str_equal(loom_example_name(i), name)) title = loom_example_title(i);
   return document_new_take(net, NULL, title);
+}
+
+LoomDocument *loom_document_new_recovered(loom_net *net, GFile *file, const char *title) {
+  g_return_val_if_fail(net != NULL, NULL);
+  g_return_val_if_fail(file == NULL || G_IS_FILE(file), NULL);
+  LoomDocument *self = document_new_take(net, file, title);
+  self->recovered = TRUE;
+  loom_command_stack_mark_unsaved(self->commands);
+  return self;
 }
 
 /* The engine speaks paths; GFiles from portals and the command line are
@@ -238,6 +248,7 @@ gboolean loom_document_save_finish(LoomDocument *self, GAsyncResult *result, GEr
   if (!g_task_propagate_boolean(task, error)) return FALSE;
   SaveData *data = g_task_get_task_data(task);
   set_file(self, data->file);
+  self->recovered = FALSE;
   if (data->generation == self->generation) loom_command_stack_mark_clean(self->commands);
   return TRUE;
 }
@@ -262,6 +273,11 @@ const char *loom_document_get_title(LoomDocument *self) {
 gboolean loom_document_get_dirty(LoomDocument *self) {
   g_return_val_if_fail(LOOM_IS_DOCUMENT(self), FALSE);
   return loom_command_stack_get_dirty(self->commands);
+}
+
+gboolean loom_document_get_recovered(LoomDocument *self) {
+  g_return_val_if_fail(LOOM_IS_DOCUMENT(self), FALSE);
+  return self->recovered;
 }
 
 /* ---- editing ---- */

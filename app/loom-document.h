@@ -39,6 +39,15 @@ LoomDocument *loom_document_new_sized(int depth, int rows, int cols, int layers_
 /* An untitled copy of a built-in example (loom_example_build). */
 LoomDocument *loom_document_new_for_example(const char *name, GError **error);
 
+/*
+ * A document holding unsaved changes recovered after a crash (LoomRecovery):
+ * takes @net, lives in @file (NULL: never saved; then @title is its title
+ * until the first save) and is dirty until saved. Until then
+ * loom_document_get_recovered() is TRUE, so the window asks before Save
+ * replaces @file.
+ */
+LoomDocument *loom_document_new_recovered(loom_net *net, GFile *file, const char *title);
+
 /* Reads a model file on a worker thread. */
 void loom_document_load_async(GFile *file, GCancellable *cancellable, GAsyncReadyCallback callback,
                               gpointer user_data);
@@ -56,6 +65,8 @@ gboolean loom_document_save_finish(LoomDocument *self, GAsyncResult *result, GEr
 const loom_net *loom_document_get_net(LoomDocument *self);
 GFile *loom_document_get_file(LoomDocument *self);
 gboolean loom_document_get_dirty(LoomDocument *self);
+/* TRUE for a recovered document (loom_document_new_recovered) until it is saved. */
+gboolean loom_document_get_recovered(LoomDocument *self);
 /* The file's display name; before the first save, the example's title for
  * a copy of an example, else "Untitled network". */
 const char *loom_document_get_title(LoomDocument *self);

@@ -12,6 +12,8 @@
 
 G_DEFINE_FINAL_TYPE(LoomWindow, loom_window, ADW_TYPE_APPLICATION_WINDOW)
 
+#define INSPECTOR_MIN_WIDTH 280 /* the schema's minimum of inspector-width */
+
 enum { PROP_0, PROP_DOCUMENT, N_PROPS };
 static GParamSpec *properties[N_PROPS];
 
@@ -205,8 +207,6 @@ static void on_link_delete_requested(LoomWindow *self, int index) {
 
 /* ---- lifecycle ---- */
 
-#define INSPECTOR_MIN_WIDTH 280 /* the schema's minimum of inspector-width */
-
 static gboolean settle_panes(gpointer data) {
   LoomWindow *self = data;
   self->settle_panes = 0;
@@ -272,7 +272,10 @@ static void restore_window_state(LoomWindow *self) {
    * resize) its natural width, here the remembered one, and the grid view the
    * rest, maximized or not. After the first layout settle_panes() fixes the
    * position and lets the column be dragged narrower again. */
-  gtk_widget_set_size_request(self->inspector_column, g_settings_get_int(self->settings, "inspector-width"), -1);
+  int column = g_settings_get_int(self->settings, "inspector-width");
+  /* In a small window the grid view keeps the larger share. */
+  if (width > 0) column = MIN(column, MAX(INSPECTOR_MIN_WIDTH, width * 3 / 10));
+  gtk_widget_set_size_request(self->inspector_column, column, -1);
 }
 
 static void loom_window_constructed(GObject *object) {

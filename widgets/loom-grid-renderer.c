@@ -19,7 +19,7 @@
 #define SHADER_PATH "/org/loomworkbench/Workbench/widgets/shaders/"
 #define LINK_SEGMENTS 32 /* SEGMENTS in grid-link.vert */
 #define LINK_VERTICES (2 * (LINK_SEGMENTS + 1) + 4)
-#define BOX_CORNERS 7  /* per block: the corners of its three faces turned to the eye (grid-box.vert) */
+#define BOX_CORNERS 7  /* per run of blocks: the corners of its three faces turned to the eye (grid-box.vert) */
 #define BOX_INDICES 18 /* two triangles per face */
 #define RING_VERTICES 10 /* the outline of a level: a frame around its edge (grid-floor.vert) */
 #define SLICE_ENTRY 27 /* visibility cache: 27 eye regions, then the Z-slice's */
@@ -29,6 +29,7 @@ enum {
   U_COLOR_MODE, U_SELECTED, U_HOVER, U_HIGHLIGHT, U_PROBLEM, U_BACKGROUND, U_EYE, U_FIRST, U_BOXES, /* boxes */
   U_COLOR,                                                                                           /* flat */
   U_VIEWPORT, U_WIDTH_PX, U_ARROW_PX, U_Z_SLICE,                                                     /* links */
+  U_SINGLE,                                                                                          /* boxes */
   N_UNIFORMS
 };
 
@@ -36,7 +37,7 @@ static const char *const uniform_names[N_UNIFORMS] = {
   "u_mvp",       "u_size",     "u_margin",   "u_tile_even", "u_tile_odd",   "u_line",     "u_border",
   "u_line_px",   "u_ghost",    "u_ring",     "u_color_mode", "u_selected",  "u_hover",    "u_highlight",
   "u_problem",   "u_background", "u_eye",    "u_first",     "u_boxes",      "u_color",    "u_viewport",
-  "u_width_px",  "u_arrow_px", "u_z_slice",
+  "u_width_px",  "u_arrow_px", "u_z_slice",   "u_single",
 };
 
 typedef struct {
@@ -271,9 +272,13 @@ static const visible_set *visible_for(LoomGridRenderer *r, const LoomGridScene *
   g_autofree int *boxes = g_new(int, MAX(s->n_boxes, 1));
   g_autofree int *segments = g_new(int, MAX(s->n_spine, 1));
   int n_segments = 0;
-  int n = loom_grid_scene_visible(s, region, slice ? f->z_slice : -1, shell, boxes, segments, &n_segments);
-  g_autofree guint32 *indices = g_new(guint32, MAX((gsize)n * BOX_INDICES, (gsize)n_segments * 2) + 1);
-  for (int i = 0; i < n; i++) box_indices(boxes[i], indices + (gsize)i * BOX_INDICES);
+  int n_visible = loom_grid_scene_visible(s, region, slice ? f->z_slice : -1, shell, boxes, segments, &n_segments);
+  g_autofree guint32 *indices = g_new(guint32, MAX((gsize)n_visible * BOX_INDICES, (gsize)n_segments * 2) + 1);
+  /* A cell is kept or left out whole, so with its first block a run is
+   * kept whole: one box per run (grid-box.vert). */
+  int n = 0;
+  for (int i = 0; i < n_visible; i++)
+    if (s->boxes[boxes[i]].run > 0.f || g_getenv("PERF2_SINGLE")) box_indices(boxes[i], indices + (gsize)n++ * BOX_INDICES);
   glBindVertexArray(r->empty_vao);
   glBindBuffer(GL_ELEMENT_ARRAY_BUFFER, v->box_ebo);
   glBufferData(GL_ELEMENT_ARRAY_BUFFER, (GLsizeiptr)((gsize)n * BOX_INDICES * sizeof *indices), indices,
@@ -346,6 +351,7 @@ static void box_uniforms(LoomGridRenderer *r, const LoomGridFrame *f, int select
   const GLint *u = r->box.u;
   glUseProgram(r->box.id);
   glUniform1i(u[U_FIRST], 0);
+  glUniform1i(u[U_SINGLE], g_getenv("PERF2_SINGLE") != NULL);
   glUniform1i(u[U_BOXES], 0);
   glUniformMatrix4fv(u[U_MVP], 1, GL_FALSE, f->mvp.m);
   glUniform3f(u[U_EYE], f->eye[0], f->eye[1], f->eye[2]);
@@ -370,9 +376,11 @@ static void link_uniforms(LoomGridRenderer *r, const LoomGridFrame *f, int selec
 }
 
 /* One block again, over itself or over nothing (LEQUAL): the selected and
- * hovered blocks may lie inside the shell, the marker is no block at all. */
+ * hovered blocks may lie inside the shell, the marker is no block at all.
+ * Drawn on its own, not as part of its run. */
 static void draw_one_box(LoomGridRenderer *r, int index) {
   glUniform1i(r->box.u[U_FIRST], index);
+  glUniform1i(r->box.u[U_SINGLE], 1);
   glBindBuffer(GL_ELEMENT_ARRAY_BUFFER, r->one_box_ebo);
   glDrawElements(GL_TRIANGLES, BOX_INDICES, GL_UNSIGNED_INT, NULL);
 }
@@ -527,3 +535,48 @@ gboolean loom_grid_renderer_draw_offscreen(LoomGridRenderer *r, const LoomGridSc
   glDeleteRenderbuffers(2, rbs);
   return ok;
 }
+
+/* llvmpipe compiles a program's machine code for each pipeline state the
+ * first time a draw uses it, tens of milliseconds each: the first visible
+ * frames would stall. So draw a tiny network once (blocks, a run, an empty
+ * cell, spine, a link, the marker, the rubber arc: every draw call and state
+ * of a frame) into a small framebuffer of the same formats as the view's. */
+void loom_grid_renderer_warm_up(LoomGridRenderer *r) {
+  loom_error err = {0};
+  loom_net *net = loom_net_new(2, 1, 2, 2, &err);
+  if (!net) return;
+  const loom_coord at[] = {{0, 0, 0, 0}, {0, 0, 0, 1}, {1, 0, 1, 0}};
+  for (gsize i = 0; i < G_N_ELEMENTS(at); i++) {
+    loom_layer *layer = loom_layer_new_by_name("relu", &err);
+    if (layer && loom_net_place(net, at[i], layer, &err) != 0) loom_layer_free(layer);
+  }
+  loom_link link = {at[0], at[2], LOOM_MERGE_ADD};
+  loom_net_add_link(net, &link, &err);
+  LoomGridScene scene = {0};
+  loom_grid_scene_build(&scene, net, NULL, 0);
+  loom_grid_renderer_upload(r, &scene);
+
+  LoomGridFrame f = {0};
+  LoomGridCamera cam = {0};
+  loom_grid_camera_reset(&cam);
+  cam.depth = scene.depth, cam.rows = scene.rows, cam.cols = scene.cols;
+  f.width = f.height = 16;
+  loom_grid_camera_frame(&cam, (float)f.width, (float)f.height);
+  f.mvp = loom_grid_camera_matrix(&cam, (float)f.width, (float)f.height);
+  loom_grid_camera_eye(&cam, f.eye);
+  f.scale = 1.f;
+  f.depth = scene.depth, f.rows = scene.rows, f.cols = scene.cols;
+  f.z_slice = -1;
+  f.selected_box = 0, f.hover_box = 1, f.selected_link = 0;
+  f.marker = TRUE;
+  loom_grid_slot_box(scene.layers_per_cell, (loom_coord){0, 0, 1, 0}, f.marker_box.min, f.marker_box.size);
+  for (int i = 0; i < 3; i++) f.marker_box.size[i] -= f.marker_box.min[i];
+  f.marker_box.flags = 4.f;
+  f.rubber = TRUE;
+  f.rubber_arc = scene.arcs[0];
+  guint8 rgba[16 * 16 * 4];
+  loom_grid_renderer_draw_offscreen(r, &scene, &f, rgba, NULL);
+  loom_grid_scene_clear(&scene);
+  loom_net_free(net);
+}
+

@@ -32,6 +32,11 @@ typedef struct {
 LoomGridRenderer *loom_grid_renderer_new(gboolean es, GError **error);
 void loom_grid_renderer_free(LoomGridRenderer *r);
 
+/* Draws a tiny network once off-screen, so that the driver compiles every
+ * program for every state a frame uses before the first visible frame.
+ * Leaves that network uploaded: upload the real scene afterwards. */
+void loom_grid_renderer_warm_up(LoomGridRenderer *r);
+
 /* Copies the scene's arrays into the instance buffers (after every rebuild). */
 void loom_grid_renderer_upload(LoomGridRenderer *r, const LoomGridScene *scene);
 

@@ -68,6 +68,7 @@ void loom_grid_view_realize(GtkWidget *widget) {
   g_autoptr(GError) error = NULL;
   self->renderer = loom_grid_renderer_new(es, &error);
   if (!self->renderer) gtk_gl_area_set_error(area, error);
+  else loom_grid_renderer_warm_up(self->renderer);
   self->upload_dirty = TRUE;
 }
 

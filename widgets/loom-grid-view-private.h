@@ -47,6 +47,9 @@ gboolean loom_grid_view_link_point(LoomGridView *self, int index, double t, floa
 gboolean loom_grid_view_project_point(LoomGridView *self, const float p[3], double *x, double *y);
 /* Sets the orbit angles directly (benchmarks, tests). */
 void loom_grid_view_set_orbit(LoomGridView *self, double yaw, double pitch);
+/* Looks at the grid's centre from @zoom times the distance that fits its
+ * bounding sphere, whatever the view's size (benchmarks, tests). */
+void loom_grid_view_set_zoom(LoomGridView *self, double zoom);
 /* Draws every block instead of the shell that can be seen (tests compare
  * the two; see LOOM_GRID_SHELL in loom-grid-scene.h). */
 void loom_grid_view_set_draw_all_blocks(LoomGridView *self, gboolean all);

@@ -352,6 +352,15 @@ void loom_grid_view_set_orbit(LoomGridView *self, double yaw, double pitch) {
   redraw(self);
 }
 
+void loom_grid_view_set_zoom(LoomGridView *self, double zoom) {
+  g_return_if_fail(LOOM_IS_GRID_VIEW(self));
+  self->auto_frame = FALSE;
+  self->cam.fit = 0.f;
+  self->cam.pan[0] = self->cam.pan[1] = self->cam.pan[2] = 0.f;
+  self->cam.zoom = CLAMP((float)zoom, LOOM_GRID_CAMERA_MIN_ZOOM, LOOM_GRID_CAMERA_MAX_ZOOM);
+  redraw(self);
+}
+
 void loom_grid_view_set_draw_all_blocks(LoomGridView *self, gboolean all) {
   g_return_if_fail(LOOM_IS_GRID_VIEW(self));
   self->all_blocks = !!all;

@@ -103,7 +103,10 @@ static GtkWidget *make_row(LoomLinkList *self, int index, const loom_link *link,
   g_autofree char *text = g_strdup_printf(_("%s → %s"), src, dst);
   GtkWidget *label = gtk_label_new(text);
   gtk_label_set_xalign(GTK_LABEL(label), 0);
-  gtk_label_set_ellipsize(GTK_LABEL(label), PANGO_ELLIPSIZE_END);
+  /* In a narrow column the destination goes onto a second line rather than
+   * being cut off: both ends of a link matter. */
+  gtk_label_set_wrap(GTK_LABEL(label), TRUE);
+  gtk_label_set_wrap_mode(GTK_LABEL(label), PANGO_WRAP_WORD_CHAR);
   gtk_widget_set_hexpand(label, TRUE);
   gtk_widget_add_css_class(label, "numeric");
 

@@ -8,6 +8,9 @@
  *
  *   xvfb-run -a -s '-screen 0 1600x1000x24 +extension GLX' \
  *     env GDK_DEBUG=gl-glx build/tests/bench/bench-gridview [frames]
+ *
+ * BENCH_W / BENCH_H set the window size (default 1280×800); BENCH_HOLD=s
+ * keeps the last frame on screen for s seconds, for a screenshot.
  */
 #include <epoxy/gl.h>
 #include <math.h>
@@ -114,6 +117,9 @@ int main(int argc, char **argv) {
   gint64 start = g_get_monotonic_time();
   while (!b.done) g_main_context_iteration(NULL, TRUE);
   double seconds = (double)(g_get_monotonic_time() - start) / 1e6;
+  /* BENCH_HOLD=s keeps the last pose on screen for s seconds (screenshots). */
+  gint64 hold_until = g_get_monotonic_time() + (gint64)(getenv("BENCH_HOLD") ? atof(getenv("BENCH_HOLD")) * 1e6 : 0);
+  while (g_get_monotonic_time() < hold_until) g_main_context_iteration(NULL, FALSE), g_usleep(10000);
 
   const GError *gl_error = gtk_gl_area_get_error(GTK_GL_AREA(b.view));
   if (gl_error) {

@@ -4,11 +4,13 @@
  * network, a selection with the inspector, the link tool with a selected
  * link, and shape-inference errors shown at their slots. Run by
  * `ninja screenshots` and, as a check that every state renders, by the gui
- * suite. Without a display it skips like the tests (exit 77 / TAP skip).
+ * suite; a second argument sets the window's size (default 1600x1000).
+ * Without a display it skips like the tests (exit 77 / TAP skip).
  */
 #include <adwaita.h>
 #include <glib/gstdio.h>
 #include <loom/model.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "gui-test.h"
@@ -17,8 +19,9 @@
 #include "loom-link-list.h"
 #include "loom-window.h"
 
-#define WIDTH 1400
-#define HEIGHT 860
+/* The window's size unless a second argument says otherwise ("1280x800"). */
+#define WIDTH 1600
+#define HEIGHT 1000
 
 static LoomApplication *app;
 static LoomWindow *window;
@@ -108,6 +111,8 @@ static void test_errors(void) {
 int main(int argc, char **argv) {
   gui_test_init(&argc, &argv);
   out_dir = argc > 1 ? argv[1] : "screenshots";
+  int width = WIDTH, height = HEIGHT;
+  if (argc > 2 && sscanf(argv[2], "%dx%d", &width, &height) != 2) g_error("bad size “%s”, expected WxH", argv[2]);
   g_mkdir_with_parents(out_dir, 0755);
 
   /* The screenshots show the default (dark) style and the English strings. */
@@ -118,7 +123,7 @@ int main(int argc, char **argv) {
   g_application_activate(G_APPLICATION(app));
   window = LOOM_WINDOW(gtk_application_get_active_window(GTK_APPLICATION(app)));
   gtk_window_unmaximize(GTK_WINDOW(window));
-  gtk_window_set_default_size(GTK_WINDOW(window), WIDTH, HEIGHT);
+  gtk_window_set_default_size(GTK_WINDOW(window), width, height);
   gui_test_wait(is_mapped, window, 20000, "the main window to map");
 
   g_test_add_func("/screenshots/empty", test_empty);

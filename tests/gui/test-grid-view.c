@@ -17,6 +17,7 @@
 
 #include "gui-test.h"
 #include "loom-grid-camera.h"
+#include "loom-grid-scene.h"
 #include "loom-grid-view-private.h"
 #include "loom-grid-view.h"
 
@@ -277,8 +278,13 @@ static void test_problem_red(void) {
   loom_diag diag = {.at = at(0, 0, 0, 1), .code = LOOM_ERR_SHAPE};
   g_strlcpy(diag.message, "test problem", sizeof diag.message);
   loom_grid_view_set_diagnostics(view, &diag, 1);
+  /* The middle of the block's face towards the camera, well away from the
+   * outline along its edges (the slot's centre may project onto one). */
   double x, y;
-  g_assert_true(loom_grid_view_project(view, &diag.at, &x, &y));
+  float mn[3], mx[3];
+  loom_grid_slot_box(2, diag.at, mn, mx);
+  float face[3] = {0.5f * (mn[0] + mx[0]), 0.5f * (mn[1] + mx[1]), mx[2]};
+  g_assert_true(loom_grid_view_project_point(view, face, &x, &y));
   Pixels p = read_back();
   /* Lit red: any face's shade of the problem colour. */
   const guint8 *px = pixel_at(&p, x, y);
@@ -367,6 +373,9 @@ static void test_big_net(void) {
    * looking along an axis, rays run down the straight gaps and meet deeper
    * faces edge-on: slivers of dark edge (and the spine) that the shell
    * leaves out: up to 1.5% of the pixels, in thin slivers. */
+  /* The camera the tolerances below were measured with: farther than the
+   * box-fitting framing, whose closer eye sees more slivers. */
+  loom_grid_view_set_zoom(view, 1.15);
   static const struct {
     double yaw, pitch, max_share;
   } poses[] = {
@@ -385,6 +394,15 @@ static void test_big_net(void) {
       if (abs(a[0] - b[0]) > 48 || abs(a[1] - b[1]) > 48 || abs(a[2] - b[2]) > 48) differ++;
     }
     double share = (double)differ / ((double)all.width * all.height);
+    if (g_getenv("PERF2_DUMP")) { /* PERF2TMP */
+      g_autofree char *pa = g_strdup_printf("/tmp/perf2-all-%d.png", (int)i), *pb = g_strdup_printf("/tmp/perf2-shell-%d.png", (int)i);
+      g_autoptr(GdkTexture) ta = gdk_memory_texture_new(all.width, all.height, GDK_MEMORY_R8G8B8A8, all.bytes, all.width * 4);
+      g_autoptr(GdkTexture) tb = gdk_memory_texture_new(all.width, all.height, GDK_MEMORY_R8G8B8A8, shell.bytes, all.width * 4);
+      gdk_texture_save_to_png(ta, pa);
+      gdk_texture_save_to_png(tb, pb);
+      g_printerr("PERF2 pose %d share %.5f\n", (int)i, share);
+      continue;
+    }
     if (g_getenv("GRIDVIEW_DEBUG"))
       g_printerr("yaw %.2f pitch %.2f: %.3f%% of the pixels differ\n", poses[i].yaw, poses[i].pitch, 100 * share);
     g_assert_cmpfloat(share, <=, poses[i].max_share);
@@ -445,8 +463,12 @@ static void test_framing_math(void) {
         cam.pitch = poses[o][1];
         loom_grid_camera_frame(&cam, sizes[v][0], sizes[v][1]);
         double extent = assert_framed(&cam, sizes[v][0], sizes[v][1], "framed");
-        /* 1 / (1 + margin) when tight; a grid seen end-on may sit farther back. */
-        if (extent < 0.8)
+        /* 1 / (1 + margin) when tight; a long grid seen end-on sits farther
+         * back so its near end stays clear of the eye. */
+        if (g_getenv("GRIDVIEW_DEBUG") && extent < 0.9)
+          g_printerr("%d×%d×%d grid in %.0f×%.0f at yaw %.2f pitch %.2f fills %.0f%% of the view\n", shapes[g][0],
+                     shapes[g][1], shapes[g][2], sizes[v][0], sizes[v][1], poses[o][0], poses[o][1], 100 * extent);
+        if (extent < 0.6)
           g_error("%d×%d×%d grid in %.0f×%.0f at yaw %.2f pitch %.2f fills only %.0f%% of the view", shapes[g][0],
                   shapes[g][1], shapes[g][2], sizes[v][0], sizes[v][1], poses[o][0], poses[o][1], 100 * extent);
       }

@@ -15,6 +15,7 @@
 #include "loom-grid-view-private.h"
 #include "loom-grid-view.h"
 #include "loom-new-dialog.h"
+#include "loom-palette.h"
 #include "loom-window.h"
 
 #define TIMEOUT_MS 20000
@@ -348,8 +349,21 @@ static void test_save_and_open(void) {
 
 /* ---- window state ---- */
 
+static LoomGridView *window_grid_view(void) {
+  return LOOM_GRID_VIEW(gui_test_find_child(GTK_WIDGET(window), LOOM_TYPE_GRID_VIEW));
+}
+
 static void test_window_state_remembered(void) {
   GSettings *settings = loom_application_get_settings(app);
+  /* The legend can be hidden (View menu); the grid view follows at once. */
+  g_assert_true(loom_grid_view_get_show_legend(window_grid_view()));
+  g_action_group_activate_action(G_ACTION_GROUP(window), "show-legend", NULL);
+  g_assert_false(g_settings_get_boolean(settings, "show-legend"));
+  g_assert_false(loom_grid_view_get_show_legend(window_grid_view()));
+  GtkWidget *palette = gui_test_find_child(GTK_WIDGET(window), LOOM_TYPE_PALETTE);
+  int palette_width = gtk_widget_get_width(palette);
+  g_assert_cmpint(palette_width, >, 0);
+
   gtk_window_set_default_size(GTK_WINDOW(window), 900, 640);
   g_object_add_weak_pointer(G_OBJECT(window), (gpointer *)&window);
   gtk_window_close(GTK_WINDOW(window));
@@ -357,6 +371,8 @@ static void test_window_state_remembered(void) {
   g_assert_cmpint(g_settings_get_int(settings, "window-width"), ==, 900);
   g_assert_cmpint(g_settings_get_int(settings, "window-height"), ==, 640);
   g_assert_false(g_settings_get_boolean(settings, "window-maximized"));
+  g_assert_cmpint(g_settings_get_int(settings, "palette-width"), ==, palette_width);
+  g_assert_cmpint(g_settings_get_int(settings, "inspector-width"), >=, 280);
 
   g_application_activate(G_APPLICATION(app));
   window = LOOM_WINDOW(gtk_application_get_active_window(GTK_APPLICATION(app)));
@@ -366,6 +382,9 @@ static void test_window_state_remembered(void) {
   g_assert_cmpint(width, ==, 900);
   g_assert_cmpint(height, ==, 640);
   gui_test_wait(is_mapped, window, TIMEOUT_MS, "the new window to map");
+  g_assert_false(loom_grid_view_get_show_legend(window_grid_view()));
+  g_action_group_activate_action(G_ACTION_GROUP(window), "show-legend", NULL);
+  g_assert_true(loom_grid_view_get_show_legend(window_grid_view()));
 }
 
 int main(int argc, char **argv) {
