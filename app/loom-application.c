@@ -9,6 +9,8 @@
 
 #include <loom/model.h>
 
+#include "loom-recovery-dialog.h"
+#include "loom-recovery.h"
 #include "loom-window.h"
 #include "loom-workbench-resources.h"
 
@@ -18,6 +20,8 @@ struct _LoomApplication {
   AdwApplication parent_instance;
   GSettings *settings;
   char *pending_example; /* --example NAME, shown by the first activation */
+  LoomRecovery *recovery;
+  gboolean recovery_checked; /* copies left by a crash are offered once, on the first window */
 };
 
 G_DEFINE_FINAL_TYPE(LoomApplication, loom_application, ADW_TYPE_APPLICATION)
@@ -64,6 +68,17 @@ static const struct {
 GSettings *loom_application_get_settings(LoomApplication *self) {
   g_return_val_if_fail(LOOM_IS_APPLICATION(self), NULL);
   return self->settings;
+}
+
+LoomRecovery *loom_application_get_recovery(LoomApplication *self) {
+  g_return_val_if_fail(LOOM_IS_APPLICATION(self), NULL);
+  return self->recovery;
+}
+
+static void check_recovery_once(LoomApplication *self) {
+  if (self->recovery_checked) return;
+  self->recovery_checked = TRUE;
+  loom_recovery_dialog_check(self);
 }
 
 void loom_application_add_recent(LoomApplication *self, const char *uri) {
@@ -136,6 +151,11 @@ static void loom_application_startup(GApplication *application) {
   g_action_map_add_action_entries(G_ACTION_MAP(self), app_actions, G_N_ELEMENTS(app_actions), self);
   for (gsize i = 0; i < G_N_ELEMENTS(accels); i++)
     gtk_application_set_accels_for_action(GTK_APPLICATION(self), accels[i].action, accels[i].accels);
+
+  /* Every window's document gets a recovery copy while it has unsaved changes. */
+  self->recovery = loom_recovery_new(NULL);
+  g_settings_bind(self->settings, "autosave-interval", self->recovery, "interval", G_SETTINGS_BIND_GET);
+  loom_recovery_track_windows(self->recovery, GTK_APPLICATION(self));
 }
 
 static void loom_application_activate(GApplication *application) {
@@ -143,11 +163,12 @@ static void loom_application_activate(GApplication *application) {
   if (self->pending_example) {
     g_autofree char *name = g_steal_pointer(&self->pending_example);
     g_action_group_activate_action(G_ACTION_GROUP(self), "open-example", g_variant_new_string(name));
-    return;
+  } else {
+    GtkWindow *window = gtk_application_get_active_window(GTK_APPLICATION(application));
+    if (!window) window = GTK_WINDOW(loom_window_new(self));
+    gtk_window_present(window);
   }
-  GtkWindow *window = gtk_application_get_active_window(GTK_APPLICATION(application));
-  if (!window) window = GTK_WINDOW(loom_window_new(self));
-  gtk_window_present(window);
+  check_recovery_once(self);
 }
 
 static gboolean example_exists(const char *name) {
@@ -188,10 +209,12 @@ static void loom_application_open(GApplication *application, GFile **files, int 
     loom_window_open_file(window, files[i]);
     gtk_window_present(GTK_WINDOW(window));
   }
+  check_recovery_once(LOOM_APPLICATION(application));
 }
 
 static void loom_application_finalize(GObject *object) {
   LoomApplication *self = LOOM_APPLICATION(object);
+  g_clear_object(&self->recovery);
   g_clear_object(&self->settings);
   g_free(self->pending_example);
   G_OBJECT_CLASS(loom_application_parent_class)->finalize(object);

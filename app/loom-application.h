@@ -3,6 +3,8 @@
 
 #include <adwaita.h>
 
+#include "loom-recovery.h"
+
 G_BEGIN_DECLS
 
 #define LOOM_TYPE_APPLICATION (loom_application_get_type())
@@ -12,6 +14,9 @@ LoomApplication *loom_application_new(void);
 
 /* The application's settings (window state, recent files). */
 GSettings *loom_application_get_settings(LoomApplication *self);
+
+/* Autosave and crash recovery for every window's document. */
+LoomRecovery *loom_application_get_recovery(LoomApplication *self);
 
 /* Adds @uri to the front of the recent-files setting (at most ten kept). */
 void loom_application_add_recent(LoomApplication *self, const char *uri);

@@ -53,8 +53,13 @@ G_DEFINE_FINAL_TYPE(LoomRecovery, loom_recovery, G_TYPE_OBJECT)
 enum { PROP_0, PROP_DIRECTORY, PROP_INTERVAL, PROP_BUSY, N_PROPS };
 static GParamSpec *properties[N_PROPS];
 
-G_DEFINE_QUARK(loom-recovery-adopted-id, adopted_id)
-G_DEFINE_QUARK(loom-recovery-window-document, window_document)
+static GQuark adopted_id_quark(void) {
+  return g_quark_from_static_string("loom-recovery-adopted-id");
+}
+
+static GQuark window_document_quark(void) {
+  return g_quark_from_static_string("loom-recovery-window-document");
+}
 
 static char job_tag;
 

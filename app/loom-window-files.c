@@ -61,16 +61,49 @@ static void run_pending(LoomWindow *self) {
 
 static void run_chooser(LoomWindow *self, GtkFileChooserAction action, gboolean exports);
 
+static void on_replace_response(AdwMessageDialog *dialog, const char *response, LoomWindow *self) {
+  GFile *file = loom_document_get_file(self->document);
+  if (g_str_equal(response, "replace") && file)
+    loom_window_save_to_file(self, file);
+  else if (g_str_equal(response, "save-as"))
+    run_chooser(self, GTK_FILE_CHOOSER_ACTION_SAVE, FALSE);
+  else
+    clear_pending(self);
+}
+
+/* Save to the document's own file, or choose one. A network recovered after
+ * a crash asks first: its file may have changed since the copy was taken. */
+static void save_in_place(LoomWindow *self) {
+  GFile *file = loom_document_get_file(self->document);
+  if (!file) {
+    run_chooser(self, GTK_FILE_CHOOSER_ACTION_SAVE, FALSE);
+    return;
+  }
+  if (!loom_document_get_recovered(self->document)) {
+    loom_window_save_to_file(self, file);
+    return;
+  }
+  g_autofree char *path = g_file_get_parse_name(file);
+  g_autofree char *body = g_strdup_printf(_("“%s” holds changes recovered after Loom Workbench did not close "
+                                            "properly. Saving replaces “%s”, which may have changed since."),
+                                          loom_document_get_title(self->document), path);
+  AdwMessageDialog *dialog =
+    ADW_MESSAGE_DIALOG(adw_message_dialog_new(GTK_WINDOW(self), _("Replace the Saved File?"), body));
+  adw_message_dialog_add_responses(dialog, "cancel", _("_Cancel"), "save-as", _("Save _As…"), "replace",
+                                   _("_Replace"), NULL);
+  adw_message_dialog_set_response_appearance(dialog, "replace", ADW_RESPONSE_SUGGESTED);
+  adw_message_dialog_set_default_response(dialog, "replace");
+  adw_message_dialog_set_close_response(dialog, "cancel");
+  g_signal_connect(dialog, "response", G_CALLBACK(on_replace_response), self);
+  gtk_window_present(GTK_WINDOW(dialog));
+}
+
 static void on_discard_response(AdwMessageDialog *dialog, const char *response, LoomWindow *self) {
   if (g_str_equal(response, "discard")) {
     run_pending(self);
   } else if (g_str_equal(response, "save")) {
     /* The pending step runs once the save succeeded (save_done). */
-    GFile *file = loom_document_get_file(self->document);
-    if (file)
-      loom_window_save_to_file(self, file);
-    else
-      run_chooser(self, GTK_FILE_CHOOSER_ACTION_SAVE, FALSE);
+    save_in_place(self);
   } else {
     clear_pending(self);
   }
@@ -349,12 +382,7 @@ static void win_show_examples(GtkWidget *widget, const char *action, GVariant *p
 }
 
 static void win_save(GtkWidget *widget, const char *action, GVariant *param) {
-  LoomWindow *self = LOOM_WINDOW(widget);
-  GFile *file = loom_document_get_file(self->document);
-  if (file)
-    loom_window_save_to_file(self, file);
-  else
-    run_chooser(self, GTK_FILE_CHOOSER_ACTION_SAVE, FALSE);
+  save_in_place(LOOM_WINDOW(widget));
 }
 
 static void win_save_as(GtkWidget *widget, const char *action, GVariant *param) {

@@ -114,8 +114,8 @@ void loom_grid_legend_update(GtkWidget *legend, const LoomGridScene *s, int colo
       if (!(s->dtypes_present & (G_GUINT64_CONSTANT(1) << d))) continue;
       loom_grid_dtype_color((loom_dtype)d, rgb);
       int bits = loom_dtype_traits_get((loom_dtype)d)->bits;
-      g_autofree char *text =
-        g_strdup_printf(g_dngettext(NULL, "%s (%d bit)", "%s (%d bits)", (gulong)bits), loom_dtype_name((loom_dtype)d), bits);
+      g_autofree char *text = g_strdup_printf(g_dngettext(GETTEXT_PACKAGE, "%s (%d bit)", "%s (%d bits)", (gulong)bits),
+                                              loom_dtype_name((loom_dtype)d), bits);
       add_row(legend, SWATCH_BLOCK, rgb, 0.f, text);
     }
   } else {

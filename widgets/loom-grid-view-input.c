@@ -306,10 +306,14 @@ char *loom_grid_view_describe_slot(LoomGridView *self, const loom_coord *c) {
   g_string_append_c(text, '\n');
   g_string_append_printf(text, _("Shape: in %s → out %s"), in_text, out_text);
   g_string_append_c(text, '\n');
-  g_string_append_printf(text, _("Dtype: %s (%d bits per weight)"), loom_dtype_name(d), tr ? tr->bits : 0);
+  int bits = tr ? tr->bits : 0;
+  g_string_append_printf(text,
+                         g_dngettext(GETTEXT_PACKAGE, "Dtype: %s (%d bit per weight)", "Dtype: %s (%d bits per weight)",
+                                     (gulong)bits),
+                         loom_dtype_name(d), bits);
   g_string_append_c(text, '\n');
-  g_string_append_printf(text, g_dngettext(NULL, "%s parameter", "%s parameters", (gulong)MIN(params, G_MAXLONG)),
-                         count);
+  g_string_append_printf(
+    text, g_dngettext(GETTEXT_PACKAGE, "%s parameter", "%s parameters", (gulong)MIN(params, G_MAXLONG)), count);
   if (!loom_net_is_enabled(self->net, *c)) {
     g_string_append_c(text, '\n');
     g_string_append(text, _("Disabled: passes its input through"));

@@ -92,8 +92,13 @@ int jr_wrap(jr *r, int code) {
   return code;
 }
 
+/* What a JSON value is. The phrases are inserted into "expected an object, found %s"
+ * and the like, so each one has to work after "found". */
 const char *jr_kind(JsonNode *n) {
   switch (JSON_NODE_TYPE(n)) {
+  /* TRANSLATORS: this and the next phrases name the kind of a JSON value and are inserted as
+     %s into messages such as "expected an array, found %s" (a model file holds the wrong kind
+     of value). Translate them so that they fit there. */
   case JSON_NODE_OBJECT: return _("an object");
   case JSON_NODE_ARRAY: return _("an array");
   case JSON_NODE_NULL: return _("null");

@@ -33,8 +33,8 @@ static const loom_param_spec leaky_relu_params[] = {
    0.01, NULL, 0},
 };
 static const loom_param_spec elu_params[] = {
-  {"alpha", N_("Alpha"), N_("Value the output approaches for very negative inputs is −alpha"), LOOM_PARAM_FLOAT, 0,
-   1000, 1.0, NULL, 0},
+  {"alpha", N_("Alpha"), N_("The output approaches −alpha for very negative inputs"), LOOM_PARAM_FLOAT, 0, 1000,
+   1.0, NULL, 0},
 };
 static const loom_param_spec gelu_params[] = {
   {"approximate", N_("Approximation"), N_("Exact (erf) or the tanh approximation"), LOOM_PARAM_ENUM, 0, 1, 0,
@@ -43,8 +43,9 @@ static const loom_param_spec gelu_params[] = {
 static const loom_param_spec softplus_params[] = {
   {"beta", N_("Beta"), N_("Sharpness: softplus(x) = log(1 + exp(beta·x)) / beta"), LOOM_PARAM_FLOAT, 1e-6, 1e6, 1.0,
    NULL, 0},
-  {"threshold", N_("Threshold"), N_("Above beta·x > threshold the layer is the identity"), LOOM_PARAM_FLOAT, 0, 1e6,
-   20.0, NULL, 0},
+  {"threshold", N_("Threshold"),
+   N_("Where beta·x exceeds the threshold, the layer passes its input through unchanged"), LOOM_PARAM_FLOAT, 0,
+   1e6, 20.0, NULL, 0},
 };
 
 typedef struct {
@@ -183,7 +184,9 @@ static char *act_describe(const loom_layer *l, char *buf, size_t size) {
   case ACT_ELU: snprintf(buf, size, "%s α=%g", l->type->name, layer_float(l, 0)); break;
   case ACT_GELU: snprintf(buf, size, "%s%s", l->type->name, layer_int(l, 0) == 1 ? " tanh" : ""); break;
   case ACT_SOFTPLUS:
-    snprintf(buf, size, "%s β=%g threshold %g", l->type->name, layer_float(l, 0), layer_float(l, 1));
+    /* TRANSLATORS: layer summary, e.g. "softplus β=1 threshold 20": the layer type name, then its
+       parameters beta and threshold. */
+    snprintf(buf, size, _("%s β=%g threshold %g"), l->type->name, layer_float(l, 0), layer_float(l, 1));
     break;
   default: snprintf(buf, size, "%s", l->type->name); break;
   }

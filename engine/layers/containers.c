@@ -42,6 +42,7 @@ void container_child_error(const loom_layer *l, const char *what, int i, loom_er
   if (i < 0)
     loom_error_prefix(err, _("%s, gate"), layer_where(l, where, sizeof where));
   else
+    /* what: "child" or "branch", already translated */
     loom_error_prefix(err, "%s, %s %d", layer_where(l, where, sizeof where), what, i);
 }
 
@@ -62,6 +63,8 @@ int chain_build(loom_layer *l, const loom_shape *in, uint64_t seed, loom_shape *
   for (int i = 0; i < l->n_children; i++) {
     int rc = loom_layer_build(l->children[i], &cur, container_child_seed(seed, i), err);
     if (rc) {
+      /* TRANSLATORS: the word before the index of a container's child layer in an error prefix
+         such as "layer sequential, child 2: …". */
       container_child_error(l, _("child"), i, err);
       return rc;
     }

@@ -292,25 +292,36 @@ static char *conv_describe(const loom_layer *l, char *buf, size_t size) {
   const struct {
     int index;
     int64_t neutral;
-    const char *label;
+    const char *format;
     char *text;
-  } opt[] = {{P_STRIDE, 1, "stride", s}, {P_PADDING, 0, "padding", p}, {P_DILATION, 1, "dilation", d},
-             {P_OUTPUT_PADDING, 0, "output_padding", op}};
+  } opt[] = {
+    /* TRANSLATORS: appended to a layer summary such as "conv2d 3→8, kernel 3×3"; %s is
+       a size such as "2×2". The same for the other ", … %s" parts below. */
+    {P_STRIDE, 1, N_(", stride %s"), s},
+    {P_PADDING, 0, N_(", padding %s"), p},
+    {P_DILATION, 1, N_(", dilation %s"), d},
+    /* TRANSLATORS: "output_padding" is the parameter's name; it may be translated like the
+       inspector's "Output padding". */
+    {P_OUTPUT_PADDING, 0, N_(", output_padding %s"), op}};
   for (size_t i = 0; i < sizeof opt / sizeof opt[0]; i++) {
     if (opt[i].index >= l->type->n_params) continue;
     bool neutral = true;
     for (int j = 0; j < dims; j++) neutral = neutral && l->values[opt[i].index].i[j] == opt[i].neutral;
     if (neutral) continue;
     format_ints(l->values[opt[i].index].i, dims, opt[i].text, 64);
-    int w = snprintf(extra + used, sizeof extra - used, ", %s %s", opt[i].label, opt[i].text);
+    int w = snprintf(extra + used, sizeof extra - used, _(opt[i].format), opt[i].text);
     if (w > 0 && (size_t)w < sizeof extra - used) used += (size_t)w;
   }
   if (layer_int(l, P_GROUPS) > 1) {
-    int w = snprintf(extra + used, sizeof extra - used, ", groups %lld", (long long)layer_int(l, P_GROUPS));
+    /* TRANSLATORS: appended to a layer summary; %lld is the number of channel groups. */
+    int w = snprintf(extra + used, sizeof extra - used, _(", groups %lld"), (long long)layer_int(l, P_GROUPS));
     if (w > 0 && (size_t)w < sizeof extra - used) used += (size_t)w;
   }
-  snprintf(buf, size, "%s %lld→%lld, kernel %s%s%s", l->type->name, (long long)layer_int(l, P_IN),
-           (long long)layer_int(l, P_OUT), k, extra, layer_int(l, P_BIAS) ? ", bias" : "");
+  /* TRANSLATORS: layer summary, e.g. "conv2d 3→8, kernel 3×3, padding 1×1, bias": the layer
+     type name (kept as is), input→output channels, the kernel size, the optional parts
+     above, then ", bias" when the layer has one. */
+  snprintf(buf, size, _("%s %lld→%lld, kernel %s%s%s"), l->type->name, (long long)layer_int(l, P_IN),
+           (long long)layer_int(l, P_OUT), k, extra, layer_int(l, P_BIAS) ? _(", bias") : "");
   return buf;
 }
 

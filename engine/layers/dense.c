@@ -113,8 +113,9 @@ static int64_t dense_flops(const loom_layer *l) {
 }
 
 static char *dense_describe(const loom_layer *l, char *buf, size_t size) {
-  snprintf(buf, size, "dense %lld→%lld%s", (long long)layer_int(l, P_IN), (long long)layer_int(l, P_OUT),
-           layer_int(l, P_BIAS) ? ", bias" : "");
+  /* TRANSLATORS: appended to a layer summary such as "dense 50→40" when the layer has a bias. */
+  const char *bias = layer_int(l, P_BIAS) ? _(", bias") : "";
+  snprintf(buf, size, "dense %lld→%lld%s", (long long)layer_int(l, P_IN), (long long)layer_int(l, P_OUT), bias);
   return buf;
 }
 

@@ -171,8 +171,10 @@ static int64_t gumbel_flops(const loom_layer *l) {
 
 static char *gumbel_describe(const loom_layer *l, char *buf, size_t size) {
   char t[32];
-  snprintf(buf, size, "gumbel_softmax τ=%s%s", rows_format_number(layer_float(l, P_TEMPERATURE), t, sizeof t),
-           layer_int(l, P_HARD) ? ", hard" : "");
+  /* TRANSLATORS: appended to a layer summary such as "gumbel_softmax τ=0.5" when the layer
+     outputs one-hot samples (the parameter "Hard"). */
+  const char *hard = layer_int(l, P_HARD) ? _(", hard") : "";
+  snprintf(buf, size, "gumbel_softmax τ=%s%s", rows_format_number(layer_float(l, P_TEMPERATURE), t, sizeof t), hard);
   return buf;
 }
 

@@ -343,28 +343,48 @@ static int64_t hsoftmax_flops(const loom_layer *l) {
   return rows * (5 * n + multiplies);
 }
 
+/* "%lld leaves" in the user's language; counts past 10⁶ choose their plural
+ * form from the last six digits, as the gettext manual recommends. */
+static const char *leaves_text(double leaves, char *out, size_t size) {
+  unsigned long n = leaves < 1e6 ? (unsigned long)leaves : (unsigned long)fmod(leaves, 1e6) + 1000000ul;
+  /* TRANSLATORS: part of a layer summary such as "hierarchical_softmax 2 groups, 24 leaves";
+     leaves are the classes at the bottom of the tree. */
+  snprintf(out, size, dngettext(GETTEXT_PACKAGE, "%.0f leaf", "%.0f leaves", n), leaves);
+  return out;
+}
+
 static char *hsoftmax_describe(const loom_layer *l, char *buf, size_t size) {
   int64_t n_groups = 0, n_levels = 0;
   const float *groups = loom_layer_get_floats(l, "group_sizes", &n_groups);
   const float *levels = loom_layer_get_floats(l, "levels", &n_levels);
+  char leaves_buf[64], part[256];
   if (groups && n_groups > 0) {
     int64_t total = 0;
     for (int64_t g = 0; g < n_groups; g++) total += (int64_t)groups[g];
-    snprintf(buf, size, "hierarchical_softmax %lld groups, %lld leaves", (long long)n_groups, (long long)total);
+    /* TRANSLATORS: part of a layer summary such as "hierarchical_softmax 2 groups, 24 leaves". */
+    snprintf(part, sizeof part, dngettext(GETTEXT_PACKAGE, "%lld group", "%lld groups", (unsigned long)n_groups),
+             (long long)n_groups);
+    snprintf(buf, size, "hierarchical_softmax %s, %s", part, leaves_text((double)total, leaves_buf, sizeof leaves_buf));
     return buf;
   }
   if (!levels || n_levels == 0) {
-    snprintf(buf, size, "hierarchical_softmax (no tree)");
+    /* TRANSLATORS: layer summary of a hierarchical softmax whose tree is not set yet;
+       "hierarchical_softmax" is the layer type name. */
+    snprintf(buf, size, "%s", _("hierarchical_softmax (no tree)"));
     return buf;
   }
   /* "hierarchical_softmax levels 2×3×4, 24 leaves" */
-  size_t at = (size_t)snprintf(buf, size, "hierarchical_softmax levels ");
+  char sizes[192] = "";
+  size_t at = 0;
   double leaves = 1.0;
-  for (int64_t d = 0; d < n_levels && at < size; d++) {
-    at += (size_t)snprintf(buf + at, size - at, d ? "×%g" : "%g", (double)levels[d]);
+  for (int64_t d = 0; d < n_levels && at < sizeof sizes; d++) {
+    at += (size_t)snprintf(sizes + at, sizeof sizes - at, d ? "×%g" : "%g", (double)levels[d]);
     leaves *= levels[d];
   }
-  if (at < size) snprintf(buf + at, size - at, ", %.0f leaves", leaves);
+  /* TRANSLATORS: part of a layer summary such as "hierarchical_softmax levels 2×3×4, 24 leaves";
+     %s gives the branching factor of each level of the tree. */
+  snprintf(part, sizeof part, _("levels %s"), sizes);
+  snprintf(buf, size, "hierarchical_softmax %s, %s", part, leaves_text(leaves, leaves_buf, sizeof leaves_buf));
   return buf;
 }
 

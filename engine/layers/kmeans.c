@@ -233,10 +233,21 @@ static char *kmeans_describe(const loom_layer *l, char *buf, size_t size) {
   char t[32];
   rows_format_number(layer_float(l, P_TEMPERATURE), t, sizeof t);
   const char *mode = layer_int(l, P_OUTPUT) == OUTPUT_FEATURES ? "features" : "probabilities";
+  long long k = (long long)layer_int(l, P_CLUSTERS);
   if (l->built)
-    snprintf(buf, size, "kmeans %lld clusters of %lld, T=%s, %s", (long long)layer_int(l, P_CLUSTERS),
-             (long long)rows_last_dim(&l->in_shape), t, mode);
-  else snprintf(buf, size, "kmeans %lld clusters, T=%s, %s", (long long)layer_int(l, P_CLUSTERS), t, mode);
+    /* TRANSLATORS: layer summary, e.g. "kmeans 4 clusters of 3, T=0.5, probabilities": "kmeans"
+       is the layer type name, then the number of centres and their length, the temperature T
+       and the output mode ("probabilities" or "features", the option's stable name). */
+    snprintf(buf, size,
+             dngettext(GETTEXT_PACKAGE, "kmeans %lld cluster of %lld, T=%s, %s",
+                       "kmeans %lld clusters of %lld, T=%s, %s", (unsigned long)k),
+             k, (long long)rows_last_dim(&l->in_shape), t, mode);
+  else
+    /* TRANSLATORS: layer summary, e.g. "kmeans 4 clusters, T=0.5, probabilities"; see above. */
+    snprintf(buf, size,
+             dngettext(GETTEXT_PACKAGE, "kmeans %lld cluster, T=%s, %s", "kmeans %lld clusters, T=%s, %s",
+                       (unsigned long)k),
+             k, t, mode);
   return buf;
 }
 

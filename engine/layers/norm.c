@@ -213,8 +213,14 @@ static int64_t norm_flops(const loom_layer *l) {
 static char *norm_describe(const loom_layer *l, char *buf, size_t size) {
   char shape[96] = "";
   if (l->built) snprintf(shape, sizeof shape, " %lld", (long long)row_length(l, &l->in_shape));
-  snprintf(buf, size, "%s over %s%s, eps %g%s", l->type->name, over_choices[layer_int(l, P_OVER)], shape,
-           layer_float(l, P_EPS), layer_int(l, P_AFFINE) ? ", affine" : "");
+  /* TRANSLATORS: appended to a layer summary such as "layernorm over last 64, eps 1e-05" when
+     the layer has a learned scale and offset (the parameter "Affine"). */
+  const char *affine = layer_int(l, P_AFFINE) ? _(", affine") : "";
+  /* TRANSLATORS: layer summary, e.g. "layernorm over last 64, eps 1e-05, affine": the layer type
+     name, the "over" option's stable name ("last" or "all") directly followed by the row length
+     when known (" 64"), epsilon, then the optional ", affine". */
+  snprintf(buf, size, _("%s over %s%s, eps %g%s"), l->type->name, over_choices[layer_int(l, P_OVER)], shape,
+           layer_float(l, P_EPS), affine);
   return buf;
 }
 

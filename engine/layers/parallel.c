@@ -171,6 +171,8 @@ static int parallel_build(loom_layer *l, const loom_shape *in, uint64_t seed, lo
   for (int i = 0; i < n; i++) {
     int rc = loom_layer_build(l->children[i], in, container_child_seed(seed, i), err);
     if (rc) {
+      /* TRANSLATORS: the word before the index of a parallel layer's branch in an error prefix
+         such as "layer parallel, branch 2: …". */
       container_child_error(l, _("branch"), i, err);
       return rc;
     }
@@ -492,8 +494,11 @@ static char *parallel_describe(const loom_layer *l, char *buf, size_t size) {
     snprintf(buf, size, "%s %s %lld×%lld ×%d", l->type->name, combine_choices[mode],
              (long long)layer_int(l, P_GRID_ROWS), (long long)layer_int(l, P_GRID_COLS), l->n_children);
   else if (mode == COMBINE_ROUTE && l->built)
-    snprintf(buf, size, "%s %s ×%d, %lld %s", l->type->name, combine_choices[mode], l->n_children,
-             (long long)route_heads(l), route_heads(l) == 1 ? "head" : "heads");
+    /* TRANSLATORS: layer summary, e.g. "parallel route ×3, 2 heads": the layer type name, the
+       combine mode's stable name, the number of branches, then the number of routing heads. */
+    snprintf(buf, size, dngettext(GETTEXT_PACKAGE, "%s %s ×%d, %lld head", "%s %s ×%d, %lld heads",
+                                  (unsigned long)route_heads(l)),
+             l->type->name, combine_choices[mode], l->n_children, (long long)route_heads(l));
   else
     snprintf(buf, size, "%s %s ×%d", l->type->name, combine_choices[mode], l->n_children);
   return buf;

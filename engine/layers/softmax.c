@@ -174,20 +174,31 @@ static char *softmax_describe(const loom_layer *l, char *buf, size_t size) {
   char t[32];
   int64_t n = rows_last_dim(&l->in_shape);
   if (l->type == &loom_layer_grid_softmax) {
-    snprintf(buf, size, "grid_softmax %lld×%lld, softmax per row", (long long)layer_int(l, 0),
+    /* TRANSLATORS: layer summary: "grid_softmax" is the layer type name, then rows×columns. */
+    snprintf(buf, size, _("grid_softmax %lld×%lld, softmax per row"), (long long)layer_int(l, 0),
              (long long)layer_int(l, 1));
   } else if (l->type == &loom_layer_softmax_temperature) {
     rows_format_number(layer_float(l, 0), t, sizeof t);
-    if (l->built) snprintf(buf, size, "softmax_temperature T=%s over %lld", t, (long long)n);
+    /* TRANSLATORS: layer summary: "softmax_temperature" is the layer type name, T the temperature,
+       %lld the length of the rows the softmax runs over. */
+    if (l->built) snprintf(buf, size, _("softmax_temperature T=%s over %lld"), t, (long long)n);
     else snprintf(buf, size, "softmax_temperature T=%s", t);
   } else if (l->type == &loom_layer_masked_softmax) {
     int64_t len = 0, masked = 0;
     const float *mask = loom_layer_get_floats(l, "mask", &len);
     for (int64_t i = 0; mask && i < len; i++) masked += mask[i] == 0.0f;
-    if (len == 0) snprintf(buf, size, "masked_softmax, no mask");
-    else snprintf(buf, size, "masked_softmax, %lld of %lld masked", (long long)masked, (long long)len);
+    /* TRANSLATORS: layer summary: "masked_softmax" is the layer type name. */
+    if (len == 0) snprintf(buf, size, "%s", _("masked_softmax, no mask"));
+    else
+      /* TRANSLATORS: layer summary: "masked_softmax" is the layer type name; how many of the
+         row's entries the mask hides, e.g. "masked_softmax, 1 of 3 masked". */
+      snprintf(buf, size,
+               dngettext(GETTEXT_PACKAGE, "masked_softmax, %lld of %lld masked", "masked_softmax, %lld of %lld masked",
+                         (unsigned long)masked),
+               (long long)masked, (long long)len);
   } else {
-    if (l->built) snprintf(buf, size, "softmax over %lld", (long long)n);
+    /* TRANSLATORS: layer summary: "softmax" is the layer type name, %lld the row length. */
+    if (l->built) snprintf(buf, size, _("softmax over %lld"), (long long)n);
     else snprintf(buf, size, "softmax");
   }
   return buf;

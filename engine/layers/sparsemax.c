@@ -162,7 +162,8 @@ static int64_t sparse_flops(const loom_layer *l) {
 }
 
 static char *sparse_describe(const loom_layer *l, char *buf, size_t size) {
-  if (l->built) snprintf(buf, size, "%s over %lld", l->type->name, (long long)rows_last_dim(&l->in_shape));
+  /* TRANSLATORS: layer summary, e.g. "sparsemax over 10": the layer type name, then the row length. */
+  if (l->built) snprintf(buf, size, _("%s over %lld"), l->type->name, (long long)rows_last_dim(&l->in_shape));
   else snprintf(buf, size, "%s", l->type->name);
   return buf;
 }

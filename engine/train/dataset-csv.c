@@ -331,8 +331,10 @@ static loom_dataset *build_dataset(const csv_table *t, bool header, int64_t labe
     return NULL;
   }
   if (n_in < 1) {
-    loom_error_set(err, LOOM_ERR_FORMAT, _("%s: only %lld column; need input columns and a label column"), path,
-                   (long long)t->n_cols);
+    loom_error_set(err, LOOM_ERR_FORMAT,
+                   dngettext(GETTEXT_PACKAGE, "%s: only %lld column; need input columns and a label column",
+                             "%s: only %lld columns; need input columns and a label column", (unsigned long)t->n_cols),
+                   path, (long long)t->n_cols);
     return NULL;
   }
   loom_shape in = loom_shape_1d(n_in);

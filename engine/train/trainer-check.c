@@ -152,14 +152,14 @@ static void restore_backups(loom_trainer *tr) {
   }
 }
 
-int trainer_report_nonfinite(loom_trainer *tr, loom_nonfinite_where where, int node, const char *what, int64_t index,
-                             int64_t per_sample, loom_error *err) {
+int trainer_report_nonfinite(loom_trainer *tr, loom_nonfinite_where where, trainer_bad_value what, int node,
+                             int tensor, int64_t index, int64_t per_sample, loom_error *err) {
   restore_backups(tr);
   tr->last.nonfinite = where;
   tr->finished = true;
   long long step = (long long)(tr->steps + 1), epoch = (long long)tr->epoch + 1,
             batch = (long long)tr->batch_index + 1; /* counted from 1, like the CLI's epoch lines */
-  if (node < 0) {
+  if (node < 0 || what == TRAINER_BAD_LOSS) {
     tr->last.nonfinite_has_coord = false;
     return loom_error_set(err, LOOM_ERR_NONFINITE,
                           _("training stopped at step %lld (epoch %lld, batch %lld): the loss is not finite although "
@@ -167,30 +167,65 @@ int trainer_report_nonfinite(loom_trainer *tr, loom_nonfinite_where where, int n
                           step, epoch, batch);
   }
   const net_node *n = &tr->net->nodes[node];
-  char at[48];
+  char at[48], path[128] = "";
   loom_coord_format(n->coord, at, sizeof at);
   tr->last.nonfinite_at = n->coord;
   tr->last.nonfinite_has_coord = true;
   const char *type = loom_layer_type_name(loom_layer_get_type(n->layer));
-  if (per_sample > 0)
+  if (tensor >= 0 && tensor < tr->n_tensors)
+    loom_layer_weights_path(tr->net->nodes[tr->tensors[tensor].node].layer, tr->tensors[tensor].index, path,
+                            sizeof path);
+  /* Output-shaped values: the index counts samples × per_sample (never 0: shapes are not empty). */
+  long long sample = per_sample > 0 ? (long long)(index / per_sample) : 0;
+  long long element = per_sample > 0 ? (long long)(index % per_sample) : (long long)index;
+  switch (what) {
+  case TRAINER_BAD_OUTPUT:
+    /* TRANSLATORS: the step, epoch and batch (counted from 1), the layer type name (e.g. "dense"),
+       the layer's grid coordinates (e.g. "(0,0,0,0)"), the sample within the batch and the
+       element within that sample's output. */
     return loom_error_set(err, LOOM_ERR_NONFINITE,
                           _("training stopped at step %lld (epoch %lld, batch %lld): NaN or infinity first appeared in "
-                            "%s of layer %s at %s (sample %lld, element %lld)"),
-                          step, epoch, batch, what, type, at, (long long)(index / per_sample),
-                          (long long)(index % per_sample));
-  return loom_error_set(err, LOOM_ERR_NONFINITE,
-                        _("training stopped at step %lld (epoch %lld, batch %lld): NaN or infinity first appeared in "
-                          "%s of layer %s at %s (element %lld)"),
-                        step, epoch, batch, what, type, at, (long long)index);
-}
-
-/* "the gradient of ‘children[1].bias’" for tensor t. */
-static const char *tensor_what(const loom_trainer *tr, int t, const char *fmt, char *buf, size_t size) {
-  const train_tensor *tt = &tr->tensors[t];
-  char path[128];
-  loom_layer_weights_path(tr->net->nodes[tt->node].layer, tt->index, path, sizeof path);
-  snprintf(buf, size, fmt, path);
-  return buf;
+                            "the output of layer %s at %s (sample %lld, element %lld)"),
+                          step, epoch, batch, type, at, sample, element);
+  case TRAINER_BAD_OUTPUT_GRADIENT:
+    /* TRANSLATORS: as for "…the output of layer…"; here the gradient of the loss with respect to
+       the layer's output. */
+    return loom_error_set(err, LOOM_ERR_NONFINITE,
+                          _("training stopped at step %lld (epoch %lld, batch %lld): NaN or infinity first appeared in "
+                            "the output gradient of layer %s at %s (sample %lld, element %lld)"),
+                          step, epoch, batch, type, at, sample, element);
+  case TRAINER_BAD_TARGET_GAP:
+    /* TRANSLATORS: as for "…the output of layer…"; tween training: the gap between the layer's
+       output and its target. */
+    return loom_error_set(err, LOOM_ERR_NONFINITE,
+                          _("training stopped at step %lld (epoch %lld, batch %lld): NaN or infinity first appeared in "
+                            "the target gap of layer %s at %s (sample %lld, element %lld)"),
+                          step, epoch, batch, type, at, sample, element);
+  case TRAINER_BAD_GRADIENT:
+    /* TRANSLATORS: the step, epoch and batch (counted from 1), the weight tensor's name (e.g.
+       "weight" or "children[1].bias"), the layer type name, the layer's grid coordinates and
+       the element within the tensor. */
+    return loom_error_set(err, LOOM_ERR_NONFINITE,
+                          _("training stopped at step %lld (epoch %lld, batch %lld): NaN or infinity first appeared in "
+                            "the gradient of ‘%s’ of layer %s at %s (element %lld)"),
+                          step, epoch, batch, path, type, at, element);
+  case TRAINER_BAD_LOCAL_UPDATE:
+    /* TRANSLATORS: the step, epoch and batch (counted from 1), the layer type name, the layer's
+       grid coordinates and the element within the weight tensor; tween training computes a
+       local update for each layer's weights. */
+    return loom_error_set(err, LOOM_ERR_NONFINITE,
+                          _("training stopped at step %lld (epoch %lld, batch %lld): NaN or infinity first appeared in "
+                            "the local update of layer %s at %s (element %lld)"),
+                          step, epoch, batch, type, at, element);
+  case TRAINER_BAD_UPDATED:
+  default:
+    /* TRANSLATORS: as for "…the gradient of ‘%s’ of layer…"; here the weight tensor after the
+       update. */
+    return loom_error_set(err, LOOM_ERR_NONFINITE,
+                          _("training stopped at step %lld (epoch %lld, batch %lld): NaN or infinity first appeared in "
+                            "the updated ‘%s’ of layer %s at %s (element %lld)"),
+                          step, epoch, batch, path, type, at, element);
+  }
 }
 
 int trainer_check_activations(loom_trainer *tr, double loss, loom_error *err) {
@@ -202,10 +237,10 @@ int trainer_check_activations(loom_trainer *tr, double loss, loom_error *err) {
     if (!n->enabled) continue;
     int64_t per = loom_shape_numel(&n->out);
     int64_t i = trainer_first_nonfinite(n->out_ptr, batch * per);
-    if (i >= 0) return trainer_report_nonfinite(tr, LOOM_NONFINITE_ACTIVATION, k, _("the output"), i, per, err);
+    if (i >= 0) return trainer_report_nonfinite(tr, LOOM_NONFINITE_ACTIVATION, TRAINER_BAD_OUTPUT, k, -1, i, per, err);
   }
   tr->last.nonfinite = LOOM_NONFINITE_LOSS;
-  return trainer_report_nonfinite(tr, LOOM_NONFINITE_LOSS, -1, NULL, 0, 0, err);
+  return trainer_report_nonfinite(tr, LOOM_NONFINITE_LOSS, TRAINER_BAD_LOSS, -1, -1, 0, 0, err);
 }
 
 int trainer_gradient_pass(loom_trainer *tr, loom_error *err) {
@@ -218,16 +253,14 @@ int trainer_gradient_pass(loom_trainer *tr, loom_error *err) {
     double og = train_sum_squares(n->grad_out, batch * per);
     tr->lstats[k].out_grad_norm = sqrt(og);
     if (!isfinite(og))
-      return trainer_report_nonfinite(tr, LOOM_NONFINITE_GRADIENT, k, _("the output gradient"),
+      return trainer_report_nonfinite(tr, LOOM_NONFINITE_GRADIENT, TRAINER_BAD_OUTPUT_GRADIENT, k, -1,
                                       trainer_first_nonfinite(n->grad_out, batch * per), per, err);
     for (int t = 0; t < tr->n_tensors; t++) {
       train_tensor *tt = &tr->tensors[t];
       if (tt->node != k) continue;
       tt->grad_sq = train_sum_squares(tt->grad, tt->n);
-      char what[192];
       if (!isfinite(tt->grad_sq))
-        return trainer_report_nonfinite(tr, LOOM_NONFINITE_GRADIENT, k,
-                                        tensor_what(tr, t, _("the gradient of ‘%s’"), what, sizeof what),
+        return trainer_report_nonfinite(tr, LOOM_NONFINITE_GRADIENT, TRAINER_BAD_GRADIENT, k, t,
                                         trainer_first_nonfinite(tt->grad, tt->n), 0, err);
     }
   }
@@ -244,10 +277,8 @@ int trainer_weight_pass(loom_trainer *tr, loom_error *err) {
       tt->weight_sq = train_sum_squares(m, tt->n);
       tt->update_sq = 0.0;
     }
-    char what[192];
     if (!isfinite(tt->weight_sq))
-      return trainer_report_nonfinite(tr, LOOM_NONFINITE_WEIGHTS, tt->node,
-                                      tensor_what(tr, t, _("the updated ‘%s’"), what, sizeof what),
+      return trainer_report_nonfinite(tr, LOOM_NONFINITE_WEIGHTS, TRAINER_BAD_UPDATED, tt->node, t,
                                       trainer_first_nonfinite(m, tt->n), 0, err);
   }
   return LOOM_OK;

@@ -102,7 +102,11 @@ int train_view_init(train_data_view *v, const loom_dataset *ds, const loom_loss_
                             _("the loss %s needs class labels but the data has target vectors (use mse)"), loss);
     int64_t heads = spec->kind == LOOM_LOSS_MULTI_HEAD_CE ? spec->heads : 1;
     if (heads < 1 || ds->target_width != heads)
-      return loom_error_set(err, LOOM_ERR_SHAPE, _("the loss %s expects %lld label(s) per sample but the data has %lld"),
+      return loom_error_set(err, LOOM_ERR_SHAPE,
+                            dngettext(GETTEXT_PACKAGE,
+                                      "the loss %s expects %lld label per sample but the data has %lld",
+                                      "the loss %s expects %lld labels per sample but the data has %lld",
+                                      (unsigned long)(heads < 1 ? 0 : heads)),
                             loss, (long long)heads, (long long)ds->target_width);
     if (width != heads * ds->n_classes)
       return loom_error_set(err, LOOM_ERR_SHAPE,

@@ -122,10 +122,23 @@ int trainer_gradient_pass(loom_trainer *tr, loom_error *err);
 int trainer_weight_pass(loom_trainer *tr, loom_error *err);
 /* Scans n floats; the index of the first non-finite one or -1. */
 int64_t trainer_first_nonfinite(const float *v, int64_t n);
-/* Reports a non-finite value found in `what` of the top-level layer `node`,
- * and puts back the masters this step has backed up (the update is not kept). */
-int trainer_report_nonfinite(loom_trainer *tr, loom_nonfinite_where where, int node, const char *what, int64_t index,
-                             int64_t per_sample, loom_error *err);
+/* Where in a layer a step found its first NaN/inf. Each has a whole message
+ * of its own (translators need the sentence, not a fragment to insert). */
+typedef enum {
+  TRAINER_BAD_LOSS,            /* the loss, while every layer's output is finite (node -1) */
+  TRAINER_BAD_OUTPUT,          /* the layer's output; index counts batch × per_sample */
+  TRAINER_BAD_OUTPUT_GRADIENT, /* the gradient at the layer's output; the same */
+  TRAINER_BAD_TARGET_GAP,      /* tween: the layer's target gap; the same */
+  TRAINER_BAD_GRADIENT,        /* the gradient of weight tensor `tensor`; index within it */
+  TRAINER_BAD_LOCAL_UPDATE,    /* tween: the local update of weight tensor `tensor`; the same */
+  TRAINER_BAD_UPDATED,         /* weight tensor `tensor` after the update; the same */
+} trainer_bad_value;
+
+/* Reports a non-finite value found in `what` of the top-level layer `node`
+ * (for the tensor kinds: in tr->tensors[tensor], else tensor is -1), and puts
+ * back the masters this step has backed up (the update is not kept). */
+int trainer_report_nonfinite(loom_trainer *tr, loom_nonfinite_where where, trainer_bad_value what, int node,
+                             int tensor, int64_t index, int64_t per_sample, loom_error *err);
 
 /* Touches the stores this step updated (backed up) and re-morphs every store
  * whose cache is stale (QAT: the packed copy follows the master). */

@@ -242,7 +242,8 @@ int tween_step(loom_trainer *tr, const loom_batch *b, const float *targets, doub
       for (int64_t i = 0; i < count; i++) gap[i] *= inv;
     }
     int64_t bad = trainer_first_nonfinite(gap, count);
-    if (bad >= 0) return trainer_report_nonfinite(tr, LOOM_NONFINITE_GRADIENT, k, _("the target gap"), bad, out_numel, err);
+    if (bad >= 0)
+      return trainer_report_nonfinite(tr, LOOM_NONFINITE_GRADIENT, TRAINER_BAD_TARGET_GAP, k, -1, bad, out_numel, err);
     gap_stats(n->out_ptr, gap, count, &st->gap_rms, &st->budget);
     st->exploded = explosion_check(tr, s, k, st->gap_rms);
     st->skipped = st->weighted && (st->exploded || st->budget < c->threshold);
@@ -280,7 +281,7 @@ int tween_step(loom_trainer *tr, const loom_batch *b, const float *targets, doub
     /* a failure here puts back the tensors already updated (report_nonfinite) */
     tt->grad_sq = train_sum_squares(tt->grad, tt->n);
     if (!isfinite(tt->grad_sq))
-      return trainer_report_nonfinite(tr, LOOM_NONFINITE_GRADIENT, tt->node, _("the local update"),
+      return trainer_report_nonfinite(tr, LOOM_NONFINITE_GRADIENT, TRAINER_BAD_LOCAL_UPDATE, tt->node, t,
                                       trainer_first_nonfinite(tt->grad, tt->n), 0, err);
     if (!st->has_target || st->skipped || !st->enabled) continue;
     trainer_backup(tr, t);

@@ -133,6 +133,8 @@ int main(int argc, char **argv) {
          gtk_widget_get_height(GTK_WIDGET(b.view)), b.n_intervals, renderer ? renderer : "?");
   printf("%-28s %7.1f fps (budget 60 fps)\n", "frames per second", b.n_intervals / seconds);
   report("frame interval", b.intervals, b.n_intervals);
+  if (b.n_renders >= 3)
+    printf("%-28s %7.2f %7.2f %7.2f ms\n", "first three paint phases", b.renders[0], b.renders[1], b.renders[2]);
   report("paint phase", b.renders, b.n_renders);
 
   gtk_window_destroy(GTK_WINDOW(window));
