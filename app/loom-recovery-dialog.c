@@ -7,6 +7,7 @@
 #include "loom-recovery-dialog.h"
 
 #include <glib/gi18n.h>
+#include <string.h>
 
 #include "loom-window.h"
 
@@ -25,10 +26,11 @@ static LoomRecovery *recovery_of(LoomApplication *app) {
   return loom_application_get_recovery(app);
 }
 
-static void show_message(GtkWindow *parent, const char *heading, const char *body) {
+static AdwMessageDialog *show_message(GtkWindow *parent, const char *heading, const char *body) {
   AdwMessageDialog *dialog = ADW_MESSAGE_DIALOG(adw_message_dialog_new(parent, heading, body));
   adw_message_dialog_add_response(dialog, "close", _("_Close"));
   gtk_window_present(GTK_WINDOW(dialog));
+  return dialog;
 }
 
 /* ---- recovering ---- */
@@ -103,18 +105,55 @@ static void on_response(LoomRecoveryDialog *self, const char *response) {
 
 /* ---- the rows ---- */
 
-static char *describe(const LoomRecoveryItem *item) {
-  g_autoptr(GDateTime) local = g_date_time_to_local(item->modified);
-  /* Translators: when a recovery copy was written, a g_date_time_format() format. */
-  g_autofree char *when = g_date_time_format(local, _("%-d %B %Y, %H:%M"));
-  g_autofree char *where = item->original_path ? g_filename_display_name(item->original_path)
-                                               : g_strdup(_("Never saved"));
-  /* Translators: where a recovered network lives (a path or "Never saved"), then when it was written. */
-  return g_strdup_printf(_("%s · changed %s"), where, when);
+static char *format_time(GDateTime *utc) {
+  g_autoptr(GDateTime) when = g_date_time_to_local(utc);
+  g_autoptr(GDateTime) now = g_date_time_new_now_local();
+  g_autoptr(GDateTime) yesterday = g_date_time_add_days(now, -1);
+  int y, m, d;
+  g_date_time_get_ymd(when, &y, &m, &d);
+  int ny, nm, nd, yy, ym, yd;
+  g_date_time_get_ymd(now, &ny, &nm, &nd);
+  g_date_time_get_ymd(yesterday, &yy, &ym, &yd);
+  const char *format;
+  if (y == ny && m == nm && d == nd)
+    /* Translators: when a recovery copy was written, a g_date_time_format() format. */
+    format = _("today at %H:%M");
+  else if (y == yy && m == ym && d == yd)
+    /* Translators: when a recovery copy was written, a g_date_time_format() format. */
+    format = _("yesterday at %H:%M");
+  else
+    /* Translators: when a recovery copy was written, a g_date_time_format() format. */
+    format = _("%-d %B %Y at %H:%M");
+  return g_date_time_format(when, format);
 }
 
-static GtkWidget *button(const char *label, const char *action, const char *id, const char *tooltip) {
-  GtkWidget *b = gtk_button_new_with_mnemonic(label);
+/* The title is the file's name already: the folder, home shown as "~". */
+static char *folder_of(const char *path) {
+  g_autofree char *dir = g_path_get_dirname(path);
+  const char *home = g_get_home_dir();
+  size_t n = strlen(home);
+  g_autofree char *display = g_filename_display_name(dir);
+  if (n > 1 && g_str_has_prefix(dir, home) && (dir[n] == '\0' || dir[n] == G_DIR_SEPARATOR)) {
+    g_autofree char *rest = g_filename_display_name(dir + n);
+    return g_strconcat("~", rest, NULL);
+  }
+  return g_steal_pointer(&display);
+}
+
+/* Two lines: where the network lives, and when the copy was written. */
+static char *describe(const LoomRecoveryItem *item) {
+  g_autofree char *when = format_time(item->modified);
+  g_autofree char *where = item->original_path ? folder_of(item->original_path) : g_strdup(_("Never saved"));
+  /* Translators: the second line under a recovered network; %s is a time such as "today at 08:41". */
+  g_autofree char *changed = g_strdup_printf(_("Changed %s"), when);
+  return g_strdup_printf("%s\n%s", where, changed);
+}
+
+static GtkWidget *button(const char *label, const char *action, const LoomRecoveryItem *item, const char *tooltip) {
+  const char *id = item->id;
+  GtkWidget *b = gtk_button_new_with_label(label);
+  /* Every row has the same two buttons: the title tells them apart. */
+  gtk_accessible_update_property(GTK_ACCESSIBLE(b), GTK_ACCESSIBLE_PROPERTY_DESCRIPTION, item->title, -1);
   gtk_widget_set_valign(b, GTK_ALIGN_CENTER);
   gtk_widget_set_tooltip_text(b, tooltip);
   gtk_actionable_set_action_name(GTK_ACTIONABLE(b), action);
@@ -128,10 +167,13 @@ static void add_row(LoomRecoveryDialog *self, const LoomRecoveryItem *item, gboo
   adw_preferences_row_set_title(ADW_PREFERENCES_ROW(row), item->title);
   g_autofree char *subtitle = describe(item);
   adw_action_row_set_subtitle(ADW_ACTION_ROW(row), subtitle);
+  adw_action_row_set_title_lines(ADW_ACTION_ROW(row), 1);
+  adw_action_row_set_subtitle_lines(ADW_ACTION_ROW(row), 2);
+  gtk_widget_set_tooltip_text(row, item->original_path);
   if (buttons) {
     GtkWidget *box = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 6);
-    gtk_box_append(GTK_BOX(box), button(_("Discard"), "recovery.discard", item->id, _("Delete these changes")));
-    GtkWidget *recover = button(_("Recover"), "recovery.recover", item->id, _("Open these changes"));
+    gtk_box_append(GTK_BOX(box), button(_("Discard"), "recovery.discard", item, _("Delete these changes")));
+    GtkWidget *recover = button(_("Recover"), "recovery.recover", item, _("Open these changes"));
     gtk_widget_add_css_class(recover, "suggested-action");
     gtk_box_append(GTK_BOX(box), recover);
     adw_action_row_add_suffix(ADW_ACTION_ROW(row), box);
@@ -216,10 +258,15 @@ static void scan_done(GObject *source, GAsyncResult *result, gpointer user_data)
     g_message("Recovery: %s", error->message);
     return;
   }
-  if (items->len > 0) gtk_window_present(GTK_WINDOW(loom_recovery_dialog_new(app, parent, items)));
+  LoomRecoveryDialog *dialog = items->len > 0 ? loom_recovery_dialog_new(app, parent, items) : NULL;
   if (problems && problems[0]) {
+    /* One question at a time: the report first, then what can be recovered. */
     g_autofree char *body = g_strjoinv("\n\n", problems);
-    show_message(parent, _("Damaged Recovery Files"), body);
+    AdwMessageDialog *report = show_message(parent, _("Damaged Recovery Files"), body);
+    if (dialog)
+      g_signal_connect_object(report, "response", G_CALLBACK(gtk_window_present), dialog, G_CONNECT_SWAPPED);
+  } else if (dialog) {
+    gtk_window_present(GTK_WINDOW(dialog));
   }
 }
 

@@ -229,9 +229,12 @@ static void scan_one(const char *directory, const char *id, ScanResult *r) {
   if (!sidecar_read(sidecar_path, &s, &error)) {
     g_autofree char *moved = move_aside(directory, sidecar_path);
     g_autofree char *moved_copy = move_aside(directory, copy_path);
-    /* Translators: the first %s is a file, the second why it is damaged, the third where it went. */
-    g_ptr_array_add(r->problems, g_strdup_printf(_("The recovery file “%s” is damaged (%s). It was moved to “%s”."),
-                                                 sidecar_path, error->message, moved ? moved : "-"));
+    g_autofree char *damaged = g_build_filename(directory, DAMAGED_DIR, NULL);
+    /* Translators: the first %s is a file, the second why it is damaged, the third a folder. */
+    char *problem = g_strdup_printf(_("The recovery file “%s” is damaged (%s). It was moved, with the network "
+                                      "copy beside it, to “%s”."),
+                                    sidecar_path, error->message, damaged);
+    g_ptr_array_add(r->problems, problem);
     return;
   }
   g_autoptr(LoomRecoveryItem) item = s.item;

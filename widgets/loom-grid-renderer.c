@@ -278,7 +278,7 @@ static const visible_set *visible_for(LoomGridRenderer *r, const LoomGridScene *
    * kept whole: one box per run (grid-box.vert). */
   int n = 0;
   for (int i = 0; i < n_visible; i++)
-    if (s->boxes[boxes[i]].run > 0.f || g_getenv("PERF2_SINGLE")) box_indices(boxes[i], indices + (gsize)n++ * BOX_INDICES);
+    if (s->boxes[boxes[i]].run > 0.f) box_indices(boxes[i], indices + (gsize)n++ * BOX_INDICES);
   glBindVertexArray(r->empty_vao);
   glBindBuffer(GL_ELEMENT_ARRAY_BUFFER, v->box_ebo);
   glBufferData(GL_ELEMENT_ARRAY_BUFFER, (GLsizeiptr)((gsize)n * BOX_INDICES * sizeof *indices), indices,
@@ -351,7 +351,7 @@ static void box_uniforms(LoomGridRenderer *r, const LoomGridFrame *f, int select
   const GLint *u = r->box.u;
   glUseProgram(r->box.id);
   glUniform1i(u[U_FIRST], 0);
-  glUniform1i(u[U_SINGLE], g_getenv("PERF2_SINGLE") != NULL);
+  glUniform1i(u[U_SINGLE], 0);
   glUniform1i(u[U_BOXES], 0);
   glUniformMatrix4fv(u[U_MVP], 1, GL_FALSE, f->mvp.m);
   glUniform3f(u[U_EYE], f->eye[0], f->eye[1], f->eye[2]);

@@ -68,7 +68,7 @@ void loom_grid_view_realize(GtkWidget *widget) {
   g_autoptr(GError) error = NULL;
   self->renderer = loom_grid_renderer_new(es, &error);
   if (!self->renderer) gtk_gl_area_set_error(area, error);
-  else { gint64 t0 = g_get_monotonic_time(); if (!g_getenv("PERF2_NOWARM")) loom_grid_renderer_warm_up(self->renderer); if (g_getenv("PERF2_TIME")) g_printerr("PERF2 warm-up %.1f ms\n", (g_get_monotonic_time()-t0)/1e3); } /* PERF2TMP */
+  else loom_grid_renderer_warm_up(self->renderer);
   self->upload_dirty = TRUE;
 }
 

@@ -142,18 +142,14 @@ void loom_grid_view_fill_frame(LoomGridView *self, LoomGridFrame *f, int width, 
 }
 
 void loom_grid_view_draw(LoomGridView *self, int width, int height) {
-  gint64 t0 = g_get_monotonic_time(); /* PERF2TMP */
   loom_grid_view_ensure_scene(self);
-  gint64 t1 = g_get_monotonic_time(); /* PERF2TMP */
   if (self->upload_dirty) {
     loom_grid_renderer_upload(self->renderer, &self->scene);
     self->upload_dirty = FALSE;
   }
-  gint64 t2 = g_get_monotonic_time(); /* PERF2TMP */
   LoomGridFrame frame;
   loom_grid_view_fill_frame(self, &frame, width, height, (float)gtk_widget_get_scale_factor(GTK_WIDGET(self)));
   loom_grid_renderer_draw(self->renderer, &self->scene, &frame);
-  if (g_getenv("PERF2_TIME")) { glFinish(); g_printerr("PERF2 draw scene %.1f upload %.1f draw+finish %.1f ms\n", (t1-t0)/1e3, (t2-t1)/1e3, (g_get_monotonic_time()-t2)/1e3); } /* PERF2TMP */
 }
 
 /* ---- the legend, a child drawn over the GL picture ---- */

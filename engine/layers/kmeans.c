@@ -238,15 +238,14 @@ static char *kmeans_describe(const loom_layer *l, char *buf, size_t size) {
     /* TRANSLATORS: layer summary, e.g. "kmeans 4 clusters of 3, T=0.5, probabilities": "kmeans"
        is the layer type name, then the number of centres and their length, the temperature T
        and the output mode ("probabilities" or "features", the option's stable name). */
-    snprintf(buf, size,
-             dngettext(GETTEXT_PACKAGE, "kmeans %lld cluster of %lld, T=%s, %s",
-                       "kmeans %lld clusters of %lld, T=%s, %s", (unsigned long)k),
+    snprintf(buf, size, dngettext(GETTEXT_PACKAGE, "kmeans %lld cluster of %lld, T=%s, %s",
+                                  "kmeans %lld clusters of %lld, T=%s, %s", (unsigned long)k),
              k, (long long)rows_last_dim(&l->in_shape), t, mode);
   else
-    /* TRANSLATORS: layer summary, e.g. "kmeans 4 clusters, T=0.5, probabilities"; see above. */
-    snprintf(buf, size,
-             dngettext(GETTEXT_PACKAGE, "kmeans %lld cluster, T=%s, %s", "kmeans %lld clusters, T=%s, %s",
-                       (unsigned long)k),
+    /* TRANSLATORS: layer summary, e.g. "kmeans 4 clusters, T=0.5, probabilities": "kmeans" is the
+       layer type name, then the number of centres, the temperature T and the output mode. */
+    snprintf(buf, size, dngettext(GETTEXT_PACKAGE, "kmeans %lld cluster, T=%s, %s", "kmeans %lld clusters, T=%s, %s",
+                                  (unsigned long)k),
              k, t, mode);
   return buf;
 }

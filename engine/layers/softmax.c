@@ -192,9 +192,8 @@ static char *softmax_describe(const loom_layer *l, char *buf, size_t size) {
     else
       /* TRANSLATORS: layer summary: "masked_softmax" is the layer type name; how many of the
          row's entries the mask hides, e.g. "masked_softmax, 1 of 3 masked". */
-      snprintf(buf, size,
-               dngettext(GETTEXT_PACKAGE, "masked_softmax, %lld of %lld masked", "masked_softmax, %lld of %lld masked",
-                         (unsigned long)masked),
+      snprintf(buf, size, dngettext(GETTEXT_PACKAGE, "masked_softmax, %lld of %lld masked",
+                                    "masked_softmax, %lld of %lld masked", (unsigned long)masked),
                (long long)masked, (long long)len);
   } else {
     /* TRANSLATORS: layer summary: "softmax" is the layer type name, %lld the row length. */

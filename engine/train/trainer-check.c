@@ -180,48 +180,48 @@ int trainer_report_nonfinite(loom_trainer *tr, loom_nonfinite_where where, train
   long long element = per_sample > 0 ? (long long)(index % per_sample) : (long long)index;
   switch (what) {
   case TRAINER_BAD_OUTPUT:
-    /* TRANSLATORS: the step, epoch and batch (counted from 1), the layer type name (e.g. "dense"),
-       the layer's grid coordinates (e.g. "(0,0,0,0)"), the sample within the batch and the
-       element within that sample's output. */
     return loom_error_set(err, LOOM_ERR_NONFINITE,
+                          /* TRANSLATORS: the step, epoch and batch (counted from 1), the layer type name (e.g.
+                             "dense"), the layer's grid coordinates (e.g. "(0,0,0,0)"), the sample within the batch
+                             and the element within that sample's output. */
                           _("training stopped at step %lld (epoch %lld, batch %lld): NaN or infinity first appeared in "
                             "the output of layer %s at %s (sample %lld, element %lld)"),
                           step, epoch, batch, type, at, sample, element);
   case TRAINER_BAD_OUTPUT_GRADIENT:
-    /* TRANSLATORS: as for "…the output of layer…"; here the gradient of the loss with respect to
-       the layer's output. */
     return loom_error_set(err, LOOM_ERR_NONFINITE,
+                          /* TRANSLATORS: as for "…the output of layer…"; here the gradient of the loss with respect
+                             to the layer's output. */
                           _("training stopped at step %lld (epoch %lld, batch %lld): NaN or infinity first appeared in "
                             "the output gradient of layer %s at %s (sample %lld, element %lld)"),
                           step, epoch, batch, type, at, sample, element);
   case TRAINER_BAD_TARGET_GAP:
-    /* TRANSLATORS: as for "…the output of layer…"; tween training: the gap between the layer's
-       output and its target. */
     return loom_error_set(err, LOOM_ERR_NONFINITE,
+                          /* TRANSLATORS: as for "…the output of layer…"; tween training: the gap between the layer's
+                             output and its target. */
                           _("training stopped at step %lld (epoch %lld, batch %lld): NaN or infinity first appeared in "
                             "the target gap of layer %s at %s (sample %lld, element %lld)"),
                           step, epoch, batch, type, at, sample, element);
   case TRAINER_BAD_GRADIENT:
-    /* TRANSLATORS: the step, epoch and batch (counted from 1), the weight tensor's name (e.g.
-       "weight" or "children[1].bias"), the layer type name, the layer's grid coordinates and
-       the element within the tensor. */
     return loom_error_set(err, LOOM_ERR_NONFINITE,
+                          /* TRANSLATORS: the step, epoch and batch (counted from 1), the weight tensor's name (e.g.
+                             "weight" or "children[1].bias"), the layer type name, the layer's grid coordinates and
+                             the element within the tensor. */
                           _("training stopped at step %lld (epoch %lld, batch %lld): NaN or infinity first appeared in "
                             "the gradient of ‘%s’ of layer %s at %s (element %lld)"),
                           step, epoch, batch, path, type, at, element);
   case TRAINER_BAD_LOCAL_UPDATE:
-    /* TRANSLATORS: the step, epoch and batch (counted from 1), the layer type name, the layer's
-       grid coordinates and the element within the weight tensor; tween training computes a
-       local update for each layer's weights. */
     return loom_error_set(err, LOOM_ERR_NONFINITE,
+                          /* TRANSLATORS: the step, epoch and batch (counted from 1), the layer type name, the
+                             layer's grid coordinates and the element within the weight tensor; tween training
+                             computes a local update for each layer's weights. */
                           _("training stopped at step %lld (epoch %lld, batch %lld): NaN or infinity first appeared in "
                             "the local update of layer %s at %s (element %lld)"),
                           step, epoch, batch, type, at, element);
   case TRAINER_BAD_UPDATED:
   default:
-    /* TRANSLATORS: as for "…the gradient of ‘%s’ of layer…"; here the weight tensor after the
-       update. */
     return loom_error_set(err, LOOM_ERR_NONFINITE,
+                          /* TRANSLATORS: as for "…the gradient of ‘%s’ of layer…"; here the weight tensor after the
+                             update. */
                           _("training stopped at step %lld (epoch %lld, batch %lld): NaN or infinity first appeared in "
                             "the updated ‘%s’ of layer %s at %s (element %lld)"),
                           step, epoch, batch, path, type, at, element);

@@ -394,15 +394,6 @@ static void test_big_net(void) {
       if (abs(a[0] - b[0]) > 48 || abs(a[1] - b[1]) > 48 || abs(a[2] - b[2]) > 48) differ++;
     }
     double share = (double)differ / ((double)all.width * all.height);
-    if (g_getenv("PERF2_DUMP")) { /* PERF2TMP */
-      g_autofree char *pa = g_strdup_printf("/tmp/perf2-all-%d.png", (int)i), *pb = g_strdup_printf("/tmp/perf2-shell-%d.png", (int)i);
-      g_autoptr(GdkTexture) ta = gdk_memory_texture_new(all.width, all.height, GDK_MEMORY_R8G8B8A8, all.bytes, all.width * 4);
-      g_autoptr(GdkTexture) tb = gdk_memory_texture_new(all.width, all.height, GDK_MEMORY_R8G8B8A8, shell.bytes, all.width * 4);
-      gdk_texture_save_to_png(ta, pa);
-      gdk_texture_save_to_png(tb, pb);
-      g_printerr("PERF2 pose %d share %.5f\n", (int)i, share);
-      continue;
-    }
     if (g_getenv("GRIDVIEW_DEBUG"))
       g_printerr("yaw %.2f pitch %.2f: %.3f%% of the pixels differ\n", poses[i].yaw, poses[i].pitch, 100 * share);
     g_assert_cmpfloat(share, <=, poses[i].max_share);

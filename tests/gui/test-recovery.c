@@ -74,10 +74,6 @@ static guint count_files(const char *dir) {
   return n;
 }
 
-static gboolean path_exists(gpointer path) {
-  return g_file_test(path, G_FILE_TEST_EXISTS);
-}
-
 static gboolean path_gone(gpointer path) {
   return !g_file_test(path, G_FILE_TEST_EXISTS);
 }
@@ -189,7 +185,7 @@ static loom_net *example(const char *name) {
   return net;
 }
 
-static void place_layer(void) {
+static void edit(void) {
   LoomGridView *view = LOOM_GRID_VIEW(gui_test_find_child(GTK_WIDGET(window()), LOOM_TYPE_GRID_VIEW));
   loom_coord at = {-1, -1, -1, -1};
   const loom_net *net = loom_document_get_net(doc());
@@ -199,9 +195,16 @@ static void place_layer(void) {
       for (int x = 0; x < loom_net_cols(net); x++)
         for (int l = 0; l < loom_net_layers_per_cell(net); l++)
           if (!loom_net_layer_at(net, (loom_coord){z, y, x, l})) at = (loom_coord){z, y, x, l};
-  g_assert_cmpint(at.z, >=, 0);
-  loom_grid_view_set_selection(view, &at);
   gtk_widget_grab_focus(GTK_WIDGET(view));
+  if (at.z < 0) {
+    /* A full grid (an example): clearing a slot is an edit too. */
+    at = (loom_coord){0, 0, 0, 0};
+    loom_grid_view_set_selection(view, &at);
+    g_assert_true(gtk_widget_activate_action(GTK_WIDGET(window()), "win.clear-slot", NULL));
+    g_assert_null(loom_net_layer_at(loom_document_get_net(doc()), at));
+    return;
+  }
+  loom_grid_view_set_selection(view, &at);
   g_assert_true(gtk_widget_activate_action(GTK_WIDGET(window()), "win.place-layer", "s", "dense"));
   g_assert_nonnull(loom_net_layer_at(loom_document_get_net(doc()), at));
 }
@@ -251,7 +254,7 @@ static void count_signal(guint *n) {
 
 static void test_autosave_after_edit(void) {
   g_autofree char *dir = fresh_dir("edit");
-  place_layer();
+  edit();
   LoomCommandStack *stack = loom_document_get_commands(doc());
   g_autofree char *undo_label = g_strdup(loom_command_stack_get_undo_label(stack));
   g_assert_cmpuint(count_files(dir), ==, 0); /* debounced, not at once */
@@ -275,7 +278,7 @@ static void test_autosave_after_edit(void) {
   g_autofree char *written = read_text(copy);
   g_assert_cmpstr(written, ==, expected);
 
-  /* The sidecar: untitled, the document's title, this process. */
+  /* The sidecar: the document's file (saved by the case before) and title, this process. */
   g_autofree char *stem = g_strndup(copy, strlen(copy) - strlen(".loom.json"));
   g_autofree char *sidecar_path = g_strconcat(stem, ".json", NULL);
   g_autofree char *sidecar = read_text(sidecar_path);
@@ -284,7 +287,8 @@ static void test_autosave_after_edit(void) {
   JsonObject *o = json_node_get_object(node);
   g_assert_cmpint(json_object_get_int_member(o, "pid"), ==, getpid());
   g_assert_cmpstr(json_object_get_string_member(o, "title"), ==, loom_document_get_title(doc()));
-  g_assert_true(json_object_get_null_member(o, "file"));
+  g_autofree char *file_path = g_file_get_path(loom_document_get_file(doc()));
+  g_assert_cmpstr(json_object_get_string_member(o, "file"), ==, file_path);
 
   /* Autosave left the document alone: still dirty, same history. */
   g_signal_handler_disconnect(doc(), changed);
@@ -311,7 +315,7 @@ static gboolean document_is(gpointer document) {
 
 static void test_discarded_changes(void) {
   g_autofree char *dir = fresh_dir("discard-changes");
-  place_layer();
+  edit();
   for (gint64 end = g_get_monotonic_time() + TIMEOUT_MS * 1000; count_files(dir) < 2;) {
     g_assert_cmpint(g_get_monotonic_time(), <, end);
     g_main_context_iteration(NULL, TRUE);
@@ -386,7 +390,7 @@ static void test_disabled(void) {
   GSettings *settings = loom_application_get_settings(app);
   g_settings_set_uint(settings, "autosave-interval", 0);
   g_assert_cmpuint(loom_recovery_get_interval(recovery()), ==, 0);
-  place_layer();
+  edit();
   gui_test_spin(2500); /* more than twice the interval the other cases use */
   g_assert_cmpuint(count_files(dir), ==, 0);
   g_assert_false(g_file_test(dir, G_FILE_TEST_EXISTS) && count_files(dir) > 0);
