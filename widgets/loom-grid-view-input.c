@@ -33,6 +33,15 @@ gboolean loom_grid_view_pick_full(LoomGridView *self, double x, double y, loom_c
   for (int i = first; i < last; i++) {
     const LoomGridBox *b = &s->boxes[i];
     float mx[3] = {b->min[0] + b->size[0], b->min[1] + b->size[1], b->min[2] + b->size[2]}, t;
+    /* A stack is drawn as one box with a dark band between its slots; a ray
+     * through the band belongs to the slot below it, not to a block behind. */
+    loom_coord above = s->box_coords[i];
+    above.l++;
+    if (self->net && above.l < loom_grid_view_layers_per_cell(self) && loom_net_layer_at(self->net, above)) {
+      float amn[3], amx[3];
+      loom_grid_slot_box(loom_grid_view_layers_per_cell(self), above, amn, amx);
+      mx[1] = amn[1];
+    }
     if (loom_grid_ray_box(o, d, b->min, mx, &t) && t < best_t) {
       best_t = t;
       best = i;
