@@ -54,6 +54,8 @@ static const struct {
   {"win.clear-slot", {"Delete", "BackSpace", NULL}},
   {"win.delete-link", {"<Control>Delete", NULL}},
   {"win.link-tool", {"<Control>l", NULL}},
+  {"win.link-from-selection", {"<Control><Shift>l", NULL}},
+  {"win.link-to-selection", {"<Control><Shift>Return", "<Control><Shift>KP_Enter", NULL}},
   {"win.focus-palette", {"<Control>f", NULL}},
   {"win.focus-grid", {"<Control>g", NULL}},
   {"win.color-by-dtype", {"<Control>d", NULL}},

@@ -32,6 +32,8 @@ void loom_window_update_actions(LoomWindow *self) {
   gboolean occupied = loom_window_get_selected_slot(self, &sel) &&
                       loom_net_layer_at(loom_document_get_net(self->document), sel) != NULL;
   gtk_widget_action_set_enabled(GTK_WIDGET(self), "win.clear-slot", grid && occupied);
+  gtk_widget_action_set_enabled(GTK_WIDGET(self), "win.link-from-selection", occupied);
+  gtk_widget_action_set_enabled(GTK_WIDGET(self), "win.link-to-selection", occupied && self->has_link_source);
   gtk_widget_action_set_enabled(GTK_WIDGET(self), "win.delete-link", loom_link_list_get_selected(self->link_list) >= 0);
 
   gtk_widget_action_set_enabled(GTK_WIDGET(self), "win.undo", loom_command_stack_get_can_undo(stack));
@@ -148,6 +150,35 @@ static void win_delete_link(GtkWidget *widget, const char *action, GVariant *par
   }
 }
 
+/* The link tool without a pointer: mark the selected layer as the source,
+ * move the selection, finish at the destination. One undo step, as a drag. */
+static void win_link_from_selection(GtkWidget *widget, const char *action, GVariant *param) {
+  LoomWindow *self = LOOM_WINDOW(widget);
+  loom_coord at;
+  if (!loom_window_get_selected_slot(self, &at)) return;
+  self->has_link_source = TRUE;
+  self->link_source = at;
+  char where[64];
+  loom_coord_format(at, where, sizeof where);
+  /* Translators: %s is the slot (z,y,x,l) where the new link starts. */
+  g_autofree char *message = g_strdup_printf(_("Link from %s: select the destination, then press Ctrl+Shift+Enter"),
+                                             where);
+  loom_window_toast(self, message);
+  loom_window_update_labels(self);
+  loom_window_update_actions(self);
+}
+
+static void win_link_to_selection(GtkWidget *widget, const char *action, GVariant *param) {
+  LoomWindow *self = LOOM_WINDOW(widget);
+  loom_coord at;
+  if (!self->has_link_source || !loom_window_get_selected_slot(self, &at)) return;
+  /* A refused link keeps its source, so another destination can be tried. */
+  if (!loom_window_add_link(self, self->link_source, at)) return;
+  self->has_link_source = FALSE;
+  loom_window_update_labels(self);
+  loom_window_update_actions(self);
+}
+
 static void win_reset_camera(GtkWidget *widget, const char *action, GVariant *param) {
   loom_grid_view_reset_camera(LOOM_WINDOW(widget)->grid_view);
 }
@@ -239,6 +270,8 @@ void loom_window_actions_class_init(GtkWidgetClass *widget_class) {
   gtk_widget_class_install_action(widget_class, "win.select-next-slot", NULL, win_select_next_slot);
   gtk_widget_class_install_action(widget_class, "win.select-previous-slot", NULL, win_select_previous_slot);
   gtk_widget_class_install_action(widget_class, "win.delete-link", NULL, win_delete_link);
+  gtk_widget_class_install_action(widget_class, "win.link-from-selection", NULL, win_link_from_selection);
+  gtk_widget_class_install_action(widget_class, "win.link-to-selection", NULL, win_link_to_selection);
   gtk_widget_class_install_action(widget_class, "win.reset-camera", NULL, win_reset_camera);
   gtk_widget_class_install_action(widget_class, "win.view-preset", "s", win_view_preset);
   gtk_widget_class_install_action(widget_class, "win.focus-palette", NULL, win_focus_palette);

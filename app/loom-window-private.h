@@ -36,6 +36,9 @@ struct _LoomWindow {
   gboolean close_confirmed;
 
   char *last_layer_type; /* what Enter or a double click on a slot places */
+  /* win.link-from-selection: where the link being drawn by keyboard starts. */
+  gboolean has_link_source;
+  loom_coord link_source;
   guint settle_panes; /* idle that fixes the panes' positions after the first layout */
   gboolean panes_settled;
 
@@ -68,6 +71,8 @@ void loom_window_update_labels(LoomWindow *self);
 gboolean loom_window_get_selected_slot(LoomWindow *self, loom_coord *out);
 /* Runs @cmd on the document; a refusal is shown as a toast. */
 gboolean loom_window_execute(LoomWindow *self, LoomCommand *cmd);
+/* Adds a link (merge mode from win.link-merge) and selects it. */
+gboolean loom_window_add_link(LoomWindow *self, loom_coord src, loom_coord dst);
 
 /* loom-window-actions.c */
 void loom_window_actions_class_init(GtkWidgetClass *widget_class);

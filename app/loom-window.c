@@ -40,6 +40,41 @@ static void update_title(LoomWindow *self) {
   gtk_window_set_title(GTK_WINDOW(self), window_title);
 }
 
+/* A screen reader reads the grid's description when the view gets the focus
+ * and again when it changes: the selected slot and what it holds, a link
+ * waiting for its destination, then how to use the keys. */
+static void update_grid_description(LoomWindow *self) {
+  const loom_net *net = loom_document_get_net(self->document);
+  g_autoptr(GString) text = g_string_new(NULL);
+  loom_coord sel;
+  char where[64];
+  if (loom_window_get_selected_slot(self, &sel)) {
+    loom_coord_format(sel, where, sizeof where);
+    const loom_layer *layer = loom_net_layer_at(net, sel);
+    if (layer)
+      /* Translators: announced by screen readers: the selected slot's
+       * coordinates (z,y,x,l), then the label of the layer it holds. */
+      g_string_append_printf(text, _("Slot %s selected: %s."), where,
+                             loom_layer_type_label(loom_layer_get_type(layer)));
+    else
+      /* Translators: announced by screen readers: the selected slot's coordinates (z,y,x,l). */
+      g_string_append_printf(text, _("Slot %s selected: empty."), where);
+  } else {
+    g_string_append(text, _("No slot selected."));
+  }
+  if (self->has_link_source) {
+    loom_coord_format(self->link_source, where, sizeof where);
+    g_string_append_c(text, ' ');
+    /* Translators: announced by screen readers; %s is the slot the new link starts at. */
+    g_string_append_printf(text, _("A link from %s waits for its destination: select it and press Ctrl+Shift+Enter."),
+                           where);
+  }
+  g_string_append_c(text, ' ');
+  g_string_append(text, _("Arrow keys, Page Up and Page Down move the selected slot; Enter places a layer; "
+                          "Delete clears the slot; Ctrl+Shift+L starts a link."));
+  gtk_accessible_update_property(GTK_ACCESSIBLE(self->grid_view), GTK_ACCESSIBLE_PROPERTY_DESCRIPTION, text->str, -1);
+}
+
 void loom_window_update_labels(LoomWindow *self) {
   const loom_net *net = loom_document_get_net(self->document);
   int depth = loom_net_depth(net), rows = loom_net_rows(net), cols = loom_net_cols(net);
@@ -71,6 +106,7 @@ void loom_window_update_labels(LoomWindow *self) {
     hint = _("Select a slot, then press Enter on a palette entry — or drag one onto the grid");
   gtk_label_set_text(self->hint_label, hint ? hint : "");
   gtk_widget_set_visible(GTK_WIDGET(self->hint_label), hint != NULL);
+  update_grid_description(self);
 }
 
 gboolean loom_window_get_selected_slot(LoomWindow *self, loom_coord *out) {
@@ -124,6 +160,7 @@ void loom_window_set_document(LoomWindow *self, LoomDocument *document) {
   loom_grid_view_set_net(self->grid_view, loom_document_get_net(document));
   loom_grid_view_set_selection(self->grid_view, NULL);
   loom_link_list_set_selected(self->link_list, -1);
+  self->has_link_source = FALSE;
   loom_grid_view_reset_camera(self->grid_view);
   update_title(self);
   loom_window_refresh(self);
@@ -155,16 +192,20 @@ static void on_layer_dropped(LoomWindow *self, const char *type_name, int z, int
   loom_window_place_layer(self, type_name, at);
 }
 
-static void on_link_drawn(LoomWindow *self, int sz, int sy, int sx, int sl, int dz, int dy, int dx, int dl) {
+gboolean loom_window_add_link(LoomWindow *self, loom_coord src, loom_coord dst) {
   g_autoptr(GVariant) state = g_action_group_get_action_state(G_ACTION_GROUP(self), "link-merge");
-  loom_link link = {.src = {sz, sy, sx, sl}, .dst = {dz, dy, dx, dl}, .merge = LOOM_MERGE_REPLACE};
+  loom_link link = {.src = src, .dst = dst, .merge = LOOM_MERGE_REPLACE};
   if (state) loom_merge_from_name(g_variant_get_string(state, NULL), &link.merge, NULL);
-  if (loom_window_execute(self, loom_command_new_add_link(&link))) {
-    int index = loom_net_n_links(loom_document_get_net(self->document)) - 1;
-    loom_link_list_set_selected(self->link_list, index);
-    loom_grid_view_set_selected_link(self->grid_view, index);
-    loom_window_update_actions(self);
-  }
+  if (!loom_window_execute(self, loom_command_new_add_link(&link))) return FALSE;
+  int index = loom_net_n_links(loom_document_get_net(self->document)) - 1;
+  loom_link_list_set_selected(self->link_list, index);
+  loom_grid_view_set_selected_link(self->grid_view, index);
+  loom_window_update_actions(self);
+  return TRUE;
+}
+
+static void on_link_drawn(LoomWindow *self, int sz, int sy, int sx, int sl, int dz, int dy, int dx, int dl) {
+  loom_window_add_link(self, (loom_coord){sz, sy, sx, sl}, (loom_coord){dz, dy, dx, dl});
 }
 
 static void on_param_changed(LoomWindow *self, guint index, const loom_param_value *value) {
@@ -404,11 +445,9 @@ static void loom_window_init(LoomWindow *self) {
   g_signal_connect_swapped(self->link_list, "link-delete-requested", G_CALLBACK(on_link_delete_requested), self);
   g_signal_connect_swapped(self->inner_paned, "notify::max-position", G_CALLBACK(on_inner_paned_laid_out), self);
 
+  /* The description follows the selection (update_grid_description). */
   gtk_accessible_update_property(GTK_ACCESSIBLE(self->grid_view), GTK_ACCESSIBLE_PROPERTY_LABEL,
-                                 _("Network grid"), GTK_ACCESSIBLE_PROPERTY_DESCRIPTION,
-                                 _("Arrow keys, Page Up and Page Down move the selected slot; Enter places a layer; "
-                                   "Delete clears the slot"),
-                                 -1);
+                                 _("Network grid"), -1);
   gtk_accessible_update_property(GTK_ACCESSIBLE(self->link_list), GTK_ACCESSIBLE_PROPERTY_LABEL, _("Remote links"),
                                  -1);
   gtk_accessible_update_property(GTK_ACCESSIBLE(self->net_summary), GTK_ACCESSIBLE_PROPERTY_LABEL,

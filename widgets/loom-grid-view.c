@@ -492,10 +492,28 @@ static void loom_grid_view_class_init(LoomGridViewClass *klass) {
                  G_TYPE_INT, G_TYPE_INT, G_TYPE_INT, G_TYPE_INT, G_TYPE_INT, G_TYPE_INT, G_TYPE_INT, G_TYPE_INT);
 
   gtk_widget_class_set_css_name(widget_class, "loomgridview");
+  /* A focusable whole that the application names and describes (the
+   * selected slot); GTK 4.8 has no closer role for a 3D canvas. */
+  gtk_widget_class_set_accessible_role(widget_class, GTK_ACCESSIBLE_ROLE_GROUP);
 
   /* The resource object lives in a static library; referencing it here makes
    * sure the linker keeps it (and its constructor registers the shaders). */
   (void)loom_widgets_get_resource();
+}
+
+/* The GL drawing has no focus ring of its own: GTK draws the CSS outline
+ * around it while the view has the keyboard focus. */
+static void ensure_focus_css(GtkWidget *widget) {
+  GdkDisplay *display = gtk_widget_get_display(widget);
+  if (g_object_get_data(G_OBJECT(display), "loom-grid-view-css")) return;
+  g_autoptr(GtkCssProvider) provider = gtk_css_provider_new();
+  gtk_css_provider_load_from_data(provider,
+                                  "loomgridview:focus-visible {"
+                                  " outline: 2px solid alpha(@theme_selected_bg_color, 0.8); outline-offset: -2px; }",
+                                  -1);
+  gtk_style_context_add_provider_for_display(display, GTK_STYLE_PROVIDER(provider),
+                                             GTK_STYLE_PROVIDER_PRIORITY_APPLICATION);
+  g_object_set_data(G_OBJECT(display), "loom-grid-view-css", GINT_TO_POINTER(1));
 }
 
 static void loom_grid_view_init(LoomGridView *self) {
@@ -509,6 +527,7 @@ static void loom_grid_view_init(LoomGridView *self) {
 
   gtk_gl_area_set_has_depth_buffer(GTK_GL_AREA(self), TRUE);
   gtk_widget_set_focusable(GTK_WIDGET(self), TRUE);
+  ensure_focus_css(GTK_WIDGET(self));
   gtk_widget_set_overflow(GTK_WIDGET(self), GTK_OVERFLOW_HIDDEN);
 
   self->legend = loom_grid_legend_new();
