@@ -266,17 +266,25 @@ static void scatter_range(void *arg, int64_t begin, int64_t end) {
   }
 }
 
+/* Item `it` of a (sample, group, row block, position block) tiling. */
+static inline void tile_index(const phase_job *j, int64_t it, int64_t *n, int64_t *g, int64_t *rb, int64_t *pb) {
+  int64_t per_sample = j->p->groups * j->row_blocks * j->pos_blocks;
+  int64_t rest = it % per_sample;
+  *n = it / per_sample;
+  *g = rest / (j->row_blocks * j->pos_blocks);
+  *rb = rest / j->pos_blocks % j->row_blocks;
+  *pb = rest % j->pos_blocks;
+}
+
 /* Tiles (sample, group, row block, position block) of pos = A · cols. ws holds
  * the columns (or is the image itself for an identity plan). */
 static void forward_tiles_range(void *arg, int64_t begin, int64_t end) {
   const phase_job *j = arg;
   const conv_plan *p = j->p;
   int64_t kc = p->cols_per_group, mg = p->rows_per_group;
-  int64_t per_sample = p->groups * j->row_blocks * j->pos_blocks;
   for (int64_t it = begin; it < end; it++) {
-    int64_t n = it / per_sample, rest = it % per_sample;
-    int64_t g = rest / (j->row_blocks * j->pos_blocks);
-    int64_t rb = rest / j->pos_blocks % j->row_blocks, pb = rest % j->pos_blocks;
+    int64_t n, g, rb, pb;
+    tile_index(j, it, &n, &g, &rb, &pb);
     int64_t r0 = rb * FWD_ROWS, r1 = min64(r0 + FWD_ROWS, mg);
     int64_t q0 = pb * j->pos_block, q1 = min64(q0 + j->pos_block, p->n_pos);
     const float *cols = j->ws + n * p->groups * kc * p->n_pos + g * kc * p->n_pos;
@@ -292,11 +300,9 @@ static void backward_tiles_range(void *arg, int64_t begin, int64_t end) {
   const phase_job *j = arg;
   const conv_plan *p = j->p;
   int64_t kc = p->cols_per_group, mg = p->rows_per_group;
-  int64_t per_sample = p->groups * j->row_blocks * j->pos_blocks;
   for (int64_t it = begin; it < end; it++) {
-    int64_t n = it / per_sample, rest = it % per_sample;
-    int64_t g = rest / (j->row_blocks * j->pos_blocks);
-    int64_t rb = rest / j->pos_blocks % j->row_blocks, pb = rest % j->pos_blocks;
+    int64_t n, g, rb, pb;
+    tile_index(j, it, &n, &g, &rb, &pb);
     int64_t r0 = rb * DX_ROWS, r1 = min64(r0 + DX_ROWS, kc);
     int64_t q0 = pb * j->pos_block, q1 = min64(q0 + j->pos_block, p->n_pos);
     const float *pos = j->src + n * p->pos_channels * p->n_pos + g * mg * p->n_pos;
@@ -334,16 +340,34 @@ static void wgrad_tiles_range(void *arg, int64_t begin, int64_t end) {
 
 /* ---- the three products -------------------------------------------------- */
 
+/* Items (sample, channel) per task of the gather and scatter phases. */
+static int64_t gather_grain(const conv_plan *p) {
+  return 1 + 16384 / (p->taps * p->n_pos);
+}
+
+/* Setup shared by the two position/image products: *nb samples per chunk, the
+ * chunk's column workspace *ws (NULL for an identity plan or an empty batch)
+ * and the job tiled in row_blocks row blocks and position blocks of blas_pos
+ * positions (REF_POS without BLAS). */
+static int tile_job_begin(const conv_plan *p, const float *A, int64_t batch, int64_t row_blocks, int64_t blas_pos,
+                          phase_job *j, int64_t *nb, float **ws, loom_error *err) {
+  int64_t per_sample = p->img_channels * p->taps * p->n_pos;
+  *nb = p->is_identity ? batch : chunk_samples(per_sample, batch);
+  *ws = NULL;
+  if (!p->is_identity && batch > 0 && !(*ws = alloc_workspace(*nb, per_sample, err)))
+    return err ? err->code : LOOM_ERR_NOMEM;
+  *j = (phase_job){.p = p, .A = A, .row_blocks = row_blocks, .pos_block = blas_active() ? blas_pos : REF_POS};
+  j->pos_blocks = ceil_div(p->n_pos, j->pos_block);
+  return LOOM_OK;
+}
+
 int conv_positions_from_image(const conv_plan *p, loom_pool *pool, const float *A, const float *img, float *pos,
                               int64_t batch, loom_error *err) {
-  int64_t per_sample = p->img_channels * p->taps * p->n_pos;
-  int64_t nb = p->is_identity ? batch : chunk_samples(per_sample, batch);
-  float *ws = NULL;
-  if (!p->is_identity && batch > 0 && !(ws = alloc_workspace(nb, per_sample, err)))
-    return err ? err->code : LOOM_ERR_NOMEM;
-  phase_job j = {.p = p, .A = A, .row_blocks = ceil_div(p->rows_per_group, FWD_ROWS),
-                 .pos_block = blas_active() ? FWD_POS : REF_POS};
-  j.pos_blocks = ceil_div(p->n_pos, j.pos_block);
+  phase_job j;
+  int64_t nb;
+  float *ws;
+  int rc = tile_job_begin(p, A, batch, ceil_div(p->rows_per_group, FWD_ROWS), FWD_POS, &j, &nb, &ws, err);
+  if (rc) return rc;
   for (int64_t n0 = 0; n0 < batch; n0 += nb) {
     j.n_samples = min64(nb, batch - n0);
     j.src = img + n0 * p->img_channels * p->n_img;
@@ -352,8 +376,7 @@ int conv_positions_from_image(const conv_plan *p, loom_pool *pool, const float *
       j.ws = (float *)j.src; /* read only: the image is its own column matrix */
     } else {
       j.ws = ws;
-      int64_t grain = 1 + 16384 / (p->taps * p->n_pos);
-      loom_pool_for(pool, j.n_samples * p->img_channels, grain, gather_cols_range, &j);
+      loom_pool_for(pool, j.n_samples * p->img_channels, gather_grain(p), gather_cols_range, &j);
     }
     loom_pool_for(pool, j.n_samples * p->groups * j.row_blocks * j.pos_blocks, 1, forward_tiles_range, &j);
   }
@@ -363,14 +386,11 @@ int conv_positions_from_image(const conv_plan *p, loom_pool *pool, const float *
 
 int conv_image_from_positions(const conv_plan *p, loom_pool *pool, const float *A, const float *pos, float *img,
                               int64_t batch, loom_error *err) {
-  int64_t per_sample = p->img_channels * p->taps * p->n_pos;
-  int64_t nb = p->is_identity ? batch : chunk_samples(per_sample, batch);
-  float *ws = NULL;
-  if (!p->is_identity && batch > 0 && !(ws = alloc_workspace(nb, per_sample, err)))
-    return err ? err->code : LOOM_ERR_NOMEM;
-  phase_job j = {.p = p, .A = A, .row_blocks = ceil_div(p->cols_per_group, DX_ROWS),
-                 .pos_block = blas_active() ? DX_POS : REF_POS};
-  j.pos_blocks = ceil_div(p->n_pos, j.pos_block);
+  phase_job j;
+  int64_t nb;
+  float *ws;
+  int rc = tile_job_begin(p, A, batch, ceil_div(p->cols_per_group, DX_ROWS), DX_POS, &j, &nb, &ws, err);
+  if (rc) return rc;
   for (int64_t n0 = 0; n0 < batch; n0 += nb) {
     j.n_samples = min64(nb, batch - n0);
     j.src = pos + n0 * p->pos_channels * p->n_pos;
@@ -378,8 +398,7 @@ int conv_image_from_positions(const conv_plan *p, loom_pool *pool, const float *
     j.ws = p->is_identity ? j.dst : ws;
     loom_pool_for(pool, j.n_samples * p->groups * j.row_blocks * j.pos_blocks, 1, backward_tiles_range, &j);
     if (!p->is_identity) {
-      int64_t grain = 1 + 16384 / (p->taps * p->n_pos);
-      loom_pool_for(pool, j.n_samples * p->img_channels, grain, scatter_range, &j);
+      loom_pool_for(pool, j.n_samples * p->img_channels, gather_grain(p), scatter_range, &j);
     }
   }
   free(ws);
@@ -397,9 +416,8 @@ int conv_weight_gradient(const conv_plan *p, loom_pool *pool, const float *pos, 
   for (int64_t n0 = 0; n0 < batch; n0 += nb) {
     j.n_samples = min64(nb, batch - n0);
     j.src = img + n0 * p->img_channels * p->n_img;
-    int64_t grain = 1 + 16384 / (p->taps * p->n_pos);
-    loom_pool_for(pool, j.n_samples * p->img_channels, grain, j.col_layout ? gather_cols_range : gather_rows_range,
-                  &j);
+    loom_pool_for(pool, j.n_samples * p->img_channels, gather_grain(p),
+                  j.col_layout ? gather_cols_range : gather_rows_range, &j);
     j.src = pos + n0 * p->pos_channels * p->n_pos;
     loom_pool_for(pool, p->groups * j.row_blocks * j.col_blocks, 1, wgrad_tiles_range, &j);
   }

@@ -10,21 +10,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench-util.h"
 #include "loom/loom.h"
 
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  const double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 static double median(double *v, int n) {
-  qsort(v, (size_t)n, sizeof *v, cmp_double);
+  qsort(v, (size_t)n, sizeof *v, bench_cmp_double);
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
@@ -59,9 +49,9 @@ int main(int argc, char **argv) {
   /* The baseline: copying the same number of bytes. */
   memcpy(out, m, (size_t)n * sizeof *out); /* fault the pages in */
   for (int r = 0; r < runs; r++) {
-    double t0 = now();
+    double t0 = bench_now_s();
     memcpy(out, m, (size_t)n * sizeof *out);
-    t[r] = now() - t0;
+    t[r] = bench_now_s() - t0;
   }
   const double memcpy_mbs = mb / median(t, runs);
   printf("dtype morph and dequantize, %lld x %lld float32 (%.0f MB), median of %d runs\n", (long long)size,
@@ -76,12 +66,12 @@ int main(int argc, char **argv) {
     }
     for (int r = 0; r < runs; r++) {
       loom_weights_touch(w);
-      double t0 = now();
+      double t0 = bench_now_s();
       if (loom_weights_morph(w, &err)) {
         fprintf(stderr, "bench-dtype: %s\n", err.message);
         return 1;
       }
-      t[r] = now() - t0;
+      t[r] = bench_now_s() - t0;
     }
     const double morph_mbs = mb / median(t, runs);
     size_t nbytes;
@@ -89,12 +79,12 @@ int main(int argc, char **argv) {
     const uint8_t *p = loom_weights_packed(w, &nbytes);
     const float *sc = loom_weights_scales(w, &ns);
     for (int r = 0; r < runs; r++) {
-      double t0 = now();
+      double t0 = bench_now_s();
       if (loom_dtype_dequantize((loom_dtype)d, p, size, size, sc, ns, out, &err)) {
         fprintf(stderr, "bench-dtype: %s\n", err.message);
         return 1;
       }
-      t[r] = now() - t0;
+      t[r] = bench_now_s() - t0;
     }
     const double deq_mbs = mb / median(t, runs);
     printf("%-9s %12.0f %9.3f %12.0f %9.3f\n", loom_dtype_name((loom_dtype)d), morph_mbs, morph_mbs / memcpy_mbs,

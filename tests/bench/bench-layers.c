@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench-util.h"
 #include "kernels/matmul.h"
 #include "layers/layer-impl.h"
 #include "loom/loom.h"
@@ -34,12 +35,6 @@ typedef struct workload {
   float *grads[MAX_LAYERS + 1];
   loom_ctx ctx;
 } workload;
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static void die(const char *what, const loom_error *err) {
   fprintf(stderr, "bench-layers: %s: %s\n", what, err->message);
@@ -92,27 +87,21 @@ static void run_backward(workload *w) {
       die(w->name, &err);
 }
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
 /* Median over `runs` of the milliseconds per call; each run lasts >= 50 ms. */
 static double timed(void (*fn)(workload *), workload *w, int runs) {
   double t[64];
   fn(w); /* warm-up: workspaces, dequantized caches */
   for (int r = 0; r < runs; r++) {
     long calls = 0;
-    double start = now_s(), elapsed;
+    double start = bench_now_s(), elapsed;
     do {
       fn(w);
       calls++;
-      elapsed = now_s() - start;
+      elapsed = bench_now_s() - start;
     } while (elapsed < 0.05);
     t[r] = elapsed / (double)calls * 1e3;
   }
-  qsort(t, (size_t)runs, sizeof t[0], cmp_double);
-  return t[runs / 2];
+  return bench_median(t, runs);
 }
 
 static loom_layer *make(const char *type) {
@@ -137,59 +126,33 @@ static loom_layer *dense(int64_t in, int64_t out) {
 /* ---- torch ----------------------------------------------------------------- */
 
 typedef struct torch_figures {
-  bool available;
-  char version[64];
-  char note[256];
+  bench_torch torch;
   double ms[3][2]; /* workload × (forward, backward); < 0 if missing */
 } torch_figures;
 
 static const char *const workload_names[3] = {"dense", "conv2d", "mlp"};
 
+/* "NAME forward|backward MS" */
+static bool parse_torch_line(const char *line, void *data) {
+  torch_figures *tf = data;
+  char name[64], pass[64];
+  double ms;
+  if (sscanf(line, "%63s %63s %lf", name, pass, &ms) != 3) return false;
+  for (int i = 0; i < 3; i++)
+    if (strcmp(name, workload_names[i]) == 0) tf->ms[i][strcmp(pass, "backward") == 0] = ms;
+  return true;
+}
+
 static torch_figures run_torch(int threads, int runs) {
   torch_figures tf = {0};
   for (int i = 0; i < 3; i++) tf.ms[i][0] = tf.ms[i][1] = -1.0;
-  char *script = g_build_filename(LOOM_SOURCE_DIR, "tests", "bench", "torch_layers.py", NULL);
-  if (access("/usr/bin/python3", X_OK) != 0) {
-    snprintf(tf.note, sizeof tf.note, "/usr/bin/python3 not found");
-    g_free(script);
-    return tf;
-  }
-  char *cmd = g_strdup_printf("/usr/bin/python3 '%s' %d %d 2>&1", script, threads, runs);
-  FILE *p = popen(cmd, "r");
-  char line[512];
-  while (p && fgets(line, sizeof line, p)) {
-    char name[64], pass[64];
-    double ms;
-    if (sscanf(line, "torch %63s", tf.version) == 1) {
-      tf.available = true;
-    } else if (sscanf(line, "%63s %63s %lf", name, pass, &ms) == 3) {
-      for (int i = 0; i < 3; i++)
-        if (strcmp(name, workload_names[i]) == 0) tf.ms[i][strcmp(pass, "backward") == 0] = ms;
-    } else if (!tf.note[0] && strstr(line, "Error")) {
-      g_strlcpy(tf.note, g_strchomp(line), sizeof tf.note);
-    }
-  }
-  int status = p ? pclose(p) : -1;
-  if (!tf.available && !tf.note[0]) snprintf(tf.note, sizeof tf.note, "torch did not run (status %d)", status);
-  g_free(cmd);
-  g_free(script);
+  bench_run_torch(&tf.torch, "torch_layers.py", threads, runs, parse_torch_line, &tf);
   return tf;
 }
 
 int main(int argc, char **argv) {
-  int threads = (int)sysconf(_SC_NPROCESSORS_ONLN), runs = 7;
-  for (int i = 1; i < argc; i++) {
-    if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc)
-      threads = atoi(argv[++i]);
-    else if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc)
-      runs = atoi(argv[++i]);
-    else {
-      fprintf(stderr, "usage: %s [--threads N] [--runs R]\n", argv[0]);
-      return 2;
-    }
-  }
-  if (threads < 1) threads = 1;
-  if (runs < 1 || runs > 64) runs = 7;
+  int threads, runs;
+  if (!bench_parse_args(argc, argv, 64, &threads, &runs)) return 2;
 
   loom_error err = {0};
   loom_pool *pool = loom_pool_new(threads, &err);
@@ -249,16 +212,16 @@ int main(int argc, char **argv) {
   }
 
   torch_figures tf = run_torch(threads, runs);
-  if (tf.available)
-    printf("torch %s with torch.set_num_threads(%d)\n", tf.version, threads);
+  if (tf.torch.available)
+    printf("torch %s with torch.set_num_threads(%d)\n", tf.torch.version, threads);
   else
-    printf("torch column skipped: %s\n", tf.note);
+    printf("torch column skipped: %s\n", tf.torch.note);
   printf("\n%-38s %-9s %10s %10s %11s\n", "workload", "pass", "loom", "torch", "loom/torch");
   for (int i = 0; i < 3; i++)
     for (int p = 0; p < 2; p++) {
       double t = tf.ms[i][p];
       char tcol[32] = "-", rcol[32] = "-";
-      if (tf.available && t > 0) {
+      if (tf.torch.available && t > 0) {
         snprintf(tcol, sizeof tcol, "%.4f", t);
         snprintf(rcol, sizeof rcol, "%.2f", loom_ms[i][p] / t);
       }

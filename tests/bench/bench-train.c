@@ -28,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench-util.h"
 #include "kernels/matmul.h"
 #include "loom/loom.h"
 
@@ -37,20 +38,9 @@
 #define MAX_TENSORS 16
 #define N_WORKLOADS 2
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static void die(const char *what, const loom_error *err) {
   fprintf(stderr, "bench-train: %s: %s\n", what, err->message);
   exit(1);
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
 }
 
 typedef struct workload {
@@ -92,11 +82,11 @@ static loom_net *mlp(int64_t in, const int64_t *widths, int n_dense, const char 
 /* Steps per second of `step` over one run of at least RUN_SECONDS. */
 static double run_rate(void (*step)(void *, const char *), void *arg, const char *name) {
   long steps = 0;
-  double start = now_s(), elapsed;
+  double start = bench_now_s(), elapsed;
   do {
     step(arg, name);
     steps++;
-    elapsed = now_s() - start;
+    elapsed = bench_now_s() - start;
   } while (elapsed < RUN_SECONDS);
   return (double)steps / elapsed;
 }
@@ -210,11 +200,6 @@ static void bare_clear(bare_loop *b) {
   loom_net_free(b->net);
 }
 
-static double median(double *v, int n) {
-  qsort(v, (size_t)n, sizeof v[0], cmp_double);
-  return v[n / 2];
-}
-
 /* The trainer and the bare loop take turns run by run, so a burst of other
  * work on the machine hits both alike; trainer/loop is the median of the
  * ratios of neighbouring runs. */
@@ -235,64 +220,45 @@ static void measure(const workload *w, loom_pool *pool, int runs, double *traine
   }
   trainer_clear(&t);
   bare_clear(&b);
-  *trainer = median(tr, runs);
-  *bare = median(br, runs);
-  *ratio = median(ra, runs);
+  *trainer = bench_median(tr, runs);
+  *bare = bench_median(br, runs);
+  *ratio = bench_median(ra, runs);
 }
 
 /* ---- torch ----------------------------------------------------------------- */
 
 typedef struct torch_figures {
-  bool available;
-  char version[64];
-  char note[256];
+  bench_torch torch;
   double rate[N_WORKLOADS]; /* steps per second; < 0 if missing */
 } torch_figures;
+
+typedef struct torch_parse {
+  torch_figures *tf;
+  const workload *w;
+} torch_parse;
+
+/* "NAME STEPS_PER_SECOND" */
+static bool parse_torch_line(const char *line, void *data) {
+  torch_parse *tp = data;
+  char name[64];
+  double rate;
+  if (sscanf(line, "%63s %lf", name, &rate) != 2) return false;
+  for (int i = 0; i < N_WORKLOADS; i++)
+    if (strcmp(name, tp->w[i].name) == 0) tp->tf->rate[i] = rate;
+  return true;
+}
 
 static torch_figures run_torch(const workload *w, int threads, int runs) {
   torch_figures tf = {0};
   for (int i = 0; i < N_WORKLOADS; i++) tf.rate[i] = -1.0;
-  if (access("/usr/bin/python3", X_OK) != 0) {
-    snprintf(tf.note, sizeof tf.note, "/usr/bin/python3 not found");
-    return tf;
-  }
-  char *script = g_build_filename(LOOM_SOURCE_DIR, "tests", "bench", "torch_train.py", NULL);
-  char *cmd = g_strdup_printf("/usr/bin/python3 '%s' %d %d 2>&1", script, threads, runs);
-  FILE *p = popen(cmd, "r");
-  char line[512];
-  while (p && fgets(line, sizeof line, p)) {
-    char name[64];
-    double rate;
-    if (sscanf(line, "torch %63s", tf.version) == 1) {
-      tf.available = true;
-    } else if (sscanf(line, "%63s %lf", name, &rate) == 2) {
-      for (int i = 0; i < N_WORKLOADS; i++)
-        if (strcmp(name, w[i].name) == 0) tf.rate[i] = rate;
-    } else if (!tf.note[0] && strstr(line, "Error")) {
-      g_strlcpy(tf.note, g_strchomp(line), sizeof tf.note); /* e.g. ModuleNotFoundError: No module named 'torch' */
-    }
-  }
-  int status = p ? pclose(p) : -1;
-  if (!tf.available && !tf.note[0]) snprintf(tf.note, sizeof tf.note, "torch did not run (status %d)", status);
-  g_free(cmd);
-  g_free(script);
+  torch_parse tp = {&tf, w};
+  bench_run_torch(&tf.torch, "torch_train.py", threads, runs, parse_torch_line, &tp);
   return tf;
 }
 
 int main(int argc, char **argv) {
-  int threads = (int)sysconf(_SC_NPROCESSORS_ONLN), runs = 7;
-  for (int i = 1; i < argc; i++) {
-    if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc)
-      threads = atoi(argv[++i]);
-    else if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc)
-      runs = atoi(argv[++i]);
-    else {
-      fprintf(stderr, "usage: %s [--threads N] [--runs R]\n", argv[0]);
-      return 2;
-    }
-  }
-  if (threads < 1) threads = 1;
-  if (runs < 1 || runs > MAX_RUNS) runs = 7;
+  int threads, runs;
+  if (!bench_parse_args(argc, argv, MAX_RUNS, &threads, &runs)) return 2;
 
   loom_error err = {0};
   loom_pool *pool = loom_pool_new(threads, &err);
@@ -337,16 +303,16 @@ int main(int argc, char **argv) {
   double trainer[N_WORKLOADS], bare[N_WORKLOADS], ratio[N_WORKLOADS];
   for (int i = 0; i < N_WORKLOADS; i++) measure(&w[i], pool, runs, &trainer[i], &bare[i], &ratio[i]);
   torch_figures tf = run_torch(w, threads, runs);
-  if (tf.available)
-    printf("torch %s with torch.set_num_threads(%d)\n", tf.version, threads);
+  if (tf.torch.available)
+    printf("torch %s with torch.set_num_threads(%d)\n", tf.torch.version, threads);
   else
-    printf("torch column skipped: %s\n", tf.note);
+    printf("torch column skipped: %s\n", tf.torch.note);
 
   printf("\n%-42s %12s %12s %12s %12s %11s\n", "workload", "loom trainer", "loom loop", "trainer/loop", "torch",
          "loom/torch");
   for (int i = 0; i < N_WORKLOADS; i++) {
     char tcol[32] = "-", rcol[32] = "-";
-    if (tf.available && tf.rate[i] > 0) {
+    if (tf.torch.available && tf.rate[i] > 0) {
       snprintf(tcol, sizeof tcol, "%.1f", tf.rate[i]);
       snprintf(rcol, sizeof rcol, "%.2f", trainer[i] / tf.rate[i]);
     }

@@ -110,6 +110,19 @@ static inline void conv_check_parity(const char *name, loom_pool *pool) {
   loom_layer_free(l);
 }
 
+/* conv_check_parity on every case: single-threaded, on a pool of 3 threads,
+ * and on the pool with the reference kernel (builds without BLAS) and the
+ * row-layout weight gradient. */
+static inline void conv_check_parity_cases(const char *const *cases, size_t n) {
+  for (size_t i = 0; i < n; i++) conv_check_parity(cases[i], NULL);
+  loom_pool *pool = lt_pool(3);
+  for (size_t i = 0; i < n; i++) conv_check_parity(cases[i], pool);
+  conv_set_use_blas(false);
+  for (size_t i = 0; i < n; i++) conv_check_parity(cases[i], pool);
+  conv_set_use_blas(true);
+  loom_pool_free(pool);
+}
+
 static inline void conv_check_gradients(const conv_cfg *c, int64_t batch, uint64_t seed) {
   loom_layer *l = conv_cfg_layer(c, seed);
   int64_t n = batch * lt_in_numel(l);

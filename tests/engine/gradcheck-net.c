@@ -9,36 +9,15 @@
 #include "gradcheck.h"
 #include "loom/weights.h"
 
-typedef struct {
-  loom_net *net;
-  const loom_ctx *ctx;
-  const float *x;
-  float *y;
-  const float *r;
-  int64_t batch, n_out;
-} net_eval;
-
-static int eval_net(void *arg, double *loss) {
-  net_eval *e = arg;
-  loom_error err = {0};
-  int rc = loom_net_forward(e->net, e->ctx, e->x, e->batch, e->y, &err);
-  if (rc) {
-    g_test_message("gradcheck net forward: %s", err.message);
-    return rc;
-  }
-  *loss = gradcheck_dot(e->r, e->y, e->batch * e->n_out);
-  return 0;
+static int forward_net(void *net, const loom_ctx *ctx, const float *x, int64_t batch, float *y, loom_error *err) {
+  return loom_net_forward(net, ctx, x, batch, y, err);
 }
-
-static void touch_weights(void *w) { loom_weights_touch(w); }
 
 int gradcheck_net_measure(loom_net *net, const float *x, int64_t batch, const gradcheck_options *opts,
                           gradcheck_report *out) {
-  gradcheck_options o;
-  gradcheck_defaults(opts, &o);
-  memset(out, 0, sizeof *out);
-  loom_ctx default_ctx = {.pool = NULL, .training = true};
-  const loom_ctx *ctx = o.ctx ? o.ctx : &default_ctx;
+  gradcheck_run run;
+  gradcheck_run_begin(&run, opts, out);
+  const gradcheck_options *o = &run.o;
   loom_diag *diags = NULL;
   int n_diag = loom_net_infer_shapes(net, 0, &diags);
   if (n_diag) {
@@ -48,20 +27,26 @@ int gradcheck_net_measure(loom_net *net, const float *x, int64_t batch, const gr
   }
   loom_shape in = loom_net_input_shape(net), outs = loom_net_output_shape(net);
   int64_t n_in = batch * loom_shape_numel(&in), n_out = batch * loom_shape_numel(&outs);
-  float *xc = g_new(float, n_in), *y = g_new(float, n_out), *r = g_new(float, n_out), *dx = g_new0(float, n_in);
-  memcpy(xc, x, (size_t)n_in * sizeof *xc);
-  gradcheck_fill_uniform(r, n_out, -1.0, 1.0, o.seed ^ 0x5eedULL);
-  net_eval e = {.net = net, .ctx = ctx, .x = xc, .y = y, .r = r, .batch = batch, .n_out = n_out / batch};
+  gradcheck_run_alloc(&run, x, n_in, n_out);
+  gradcheck_eval e = {.forward = forward_net,
+                      .model = net,
+                      .what = "gradcheck net forward",
+                      .ctx = run.ctx,
+                      .x = run.x,
+                      .y = run.y,
+                      .r = run.r,
+                      .batch = batch,
+                      .n_out = n_out / batch};
 
   /* Every trainable tensor of every layer, in layer order. */
   GPtrArray *weights = g_ptr_array_new(), *grads = g_ptr_array_new_with_free_func(g_free),
             *names = g_ptr_array_new_with_free_func(g_free);
   double l0;
   loom_error err = {0};
-  int rc = eval_net(&e, &l0);
+  int rc = gradcheck_eval_loss(&e, &l0);
   if (!rc) {
     loom_net_zero_grad(net);
-    rc = loom_net_backward(net, ctx, r, o.skip_dx ? NULL : dx, &err);
+    rc = loom_net_backward(net, run.ctx, run.r, o->skip_dx ? NULL : run.dx, &err);
     if (rc) g_test_message("gradcheck net backward: %s", err.message);
   }
   for (int64_t i = 0; !rc && i < loom_net_n_layers(net); i++) {
@@ -76,19 +61,17 @@ int gradcheck_net_measure(loom_net *net, const float *x, int64_t batch, const gr
                                              loom_layer_weights_path(l, w, path, sizeof path)));
     }
   }
-  if (!rc && !o.skip_dx) rc = gradcheck_tensor(eval_net, &e, xc, n_in, dx, NULL, NULL, "x", &o, out);
+  if (!rc && !o->skip_dx)
+    rc = gradcheck_tensor(gradcheck_eval_loss, &e, run.x, n_in, run.dx, NULL, NULL, "x", o, out);
   for (guint w = 0; !rc && w < weights->len; w++) {
     loom_weights *wt = weights->pdata[w];
-    rc = gradcheck_tensor(eval_net, &e, loom_weights_master(wt), loom_weights_count(wt), grads->pdata[w],
-                          touch_weights, wt, names->pdata[w], &o, out);
+    rc = gradcheck_tensor(gradcheck_eval_loss, &e, loom_weights_master(wt), loom_weights_count(wt), grads->pdata[w],
+                          gradcheck_touch_weights, wt, names->pdata[w], o, out);
   }
   g_ptr_array_free(weights, TRUE);
   g_ptr_array_free(grads, TRUE);
   g_ptr_array_free(names, TRUE);
-  g_free(xc);
-  g_free(y);
-  g_free(r);
-  g_free(dx);
+  gradcheck_run_free(&run);
   return rc;
 }
 

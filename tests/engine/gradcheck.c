@@ -150,75 +150,101 @@ bool gradcheck_judge(const gradcheck_report *rep, double tolerance, const char *
   return true;
 }
 
-/* ---- layers ------------------------------------------------------------ */
+/* ---- shared by the layer and network checks ----------------------------- */
 
-typedef struct {
-  loom_layer *layer;
-  const loom_ctx *ctx;
-  const float *x;
-  float *y;
-  const float *r;
-  int64_t batch, n_out;
-} layer_eval;
-
-static int eval_layer(void *arg, double *loss) {
-  layer_eval *e = arg;
+int gradcheck_eval_loss(void *arg, double *loss) {
+  gradcheck_eval *e = arg;
   loom_error err = {0};
-  int rc = layer_forward(e->layer, e->ctx, e->x, e->y, e->batch, &err);
+  int rc = e->forward(e->model, e->ctx, e->x, e->batch, e->y, &err);
   if (rc) {
-    g_test_message("gradcheck forward: %s", err.message);
+    g_test_message("%s: %s", e->what, err.message);
     return rc;
   }
   *loss = gradcheck_dot(e->r, e->y, e->batch * e->n_out);
   return 0;
 }
 
-static void touch_weights(void *w) { loom_weights_touch(w); }
+void gradcheck_touch_weights(void *w) { loom_weights_touch(w); }
+
+void gradcheck_run_begin(gradcheck_run *run, const gradcheck_options *opts, gradcheck_report *out) {
+  gradcheck_defaults(opts, &run->o);
+  memset(out, 0, sizeof *out);
+  run->default_ctx = (loom_ctx){.pool = NULL, .training = true};
+  run->ctx = run->o.ctx ? run->o.ctx : &run->default_ctx;
+  run->n_in = run->n_out = 0;
+  run->x = run->y = run->r = run->dx = NULL;
+}
+
+void gradcheck_run_alloc(gradcheck_run *run, const float *x, int64_t n_in, int64_t n_out) {
+  run->n_in = n_in;
+  run->n_out = n_out;
+  run->x = g_new(float, n_in);
+  run->y = g_new(float, n_out);
+  run->r = g_new(float, n_out);
+  run->dx = g_new0(float, n_in);
+  memcpy(run->x, x, (size_t)n_in * sizeof *run->x);
+  gradcheck_fill_uniform(run->r, n_out, -1.0, 1.0, run->o.seed ^ 0x5eedULL);
+}
+
+void gradcheck_run_free(gradcheck_run *run) {
+  g_free(run->x);
+  g_free(run->y);
+  g_free(run->r);
+  g_free(run->dx);
+}
+
+/* ---- layers ------------------------------------------------------------ */
+
+static int forward_layer(void *layer, const loom_ctx *ctx, const float *x, int64_t batch, float *y, loom_error *err) {
+  return layer_forward(layer, ctx, x, y, batch, err);
+}
 
 int gradcheck_layer_measure(loom_layer *layer, const float *x, int64_t batch, const gradcheck_options *opts,
                             gradcheck_report *out) {
-  gradcheck_options o;
-  gradcheck_defaults(opts, &o);
-  memset(out, 0, sizeof *out);
-  loom_ctx default_ctx = {.pool = NULL, .training = true};
-  const loom_ctx *ctx = o.ctx ? o.ctx : &default_ctx;
+  gradcheck_run run;
+  gradcheck_run_begin(&run, opts, out);
+  const gradcheck_options *o = &run.o;
   loom_shape in = loom_layer_in_shape(layer), outs = loom_layer_out_shape(layer);
   int64_t n_in = batch * loom_shape_numel(&in), n_out = batch * loom_shape_numel(&outs);
   g_assert_cmpint(n_in, >, 0);
   g_assert_cmpint(n_out, >, 0);
-  float *xc = g_new(float, n_in), *y = g_new(float, n_out), *r = g_new(float, n_out), *dx = g_new0(float, n_in);
-  memcpy(xc, x, (size_t)n_in * sizeof *xc);
-  gradcheck_fill_uniform(r, n_out, -1.0, 1.0, o.seed ^ 0x5eedULL);
+  gradcheck_run_alloc(&run, x, n_in, n_out);
 
-  layer_eval e = {.layer = layer, .ctx = ctx, .x = xc, .y = y, .r = r, .batch = batch, .n_out = n_out / batch};
+  gradcheck_eval e = {.forward = forward_layer,
+                      .model = layer,
+                      .what = "gradcheck forward",
+                      .ctx = run.ctx,
+                      .x = run.x,
+                      .y = run.y,
+                      .r = run.r,
+                      .batch = batch,
+                      .n_out = n_out / batch};
   loom_error err = {0};
   int nw = loom_layer_n_weights(layer);
   float **analytic = g_new0(float *, nw > 0 ? nw : 1);
   double l0;
-  int rc = eval_layer(&e, &l0);
+  int rc = gradcheck_eval_loss(&e, &l0);
   if (!rc) {
     layer_zero_grad(layer);
-    rc = layer_backward(layer, ctx, xc, y, r, o.skip_dx ? NULL : dx, batch, &err);
+    rc = layer_backward(layer, run.ctx, run.x, run.y, run.r, o->skip_dx ? NULL : run.dx, batch, &err);
     if (rc) g_test_message("gradcheck backward: %s", err.message);
   }
   for (int w = 0; w < nw && !rc; w++) {
     int64_t n = loom_weights_count(loom_layer_weights(layer, w));
     analytic[w] = g_memdup2(loom_layer_grad(layer, w), (gsize)n * sizeof(float));
   }
-  if (!rc && !o.skip_dx) rc = gradcheck_tensor(eval_layer, &e, xc, n_in, dx, NULL, NULL, "x", &o, out);
+  if (!rc && !o->skip_dx)
+    rc = gradcheck_tensor(gradcheck_eval_loss, &e, run.x, n_in, run.dx, NULL, NULL, "x", o, out);
   for (int w = 0; w < nw && !rc; w++) {
     loom_weights *wt = loom_layer_weights(layer, w);
     char path[160];
     loom_layer_weights_path(layer, w, path, sizeof path);
-    rc = gradcheck_tensor(eval_layer, &e, loom_weights_master(wt), loom_weights_count(wt), analytic[w],
-                          touch_weights, wt, path, &o, out);
+    rc = gradcheck_tensor(gradcheck_eval_loss, &e, loom_weights_master(wt), loom_weights_count(wt), analytic[w],
+                          gradcheck_touch_weights, wt, path, o, out);
   }
   for (int w = 0; w < nw; w++) g_free(analytic[w]);
   g_free(analytic);
-  g_free(xc);
-  g_free(y);
-  g_free(r);
-  g_free(dx);
+  gradcheck_run_free(&run);
   return rc;
 }
 

@@ -22,6 +22,7 @@
 #include <math.h>
 
 #include "loom/npy.h"
+#include "loom/schedule.h"
 
 static inline loom_npy parity_load(const char *family, const char *name) {
   const char *src = g_getenv("LOOM_SOURCE_DIR");
@@ -77,4 +78,29 @@ static inline void parity_assert_matches_tol(const char *what, const float *got,
 /* The parity criterion of every PyTorch comparison (see the top). */
 static inline void parity_assert_matches(const char *what, const float *got, const float *ref, int64_t n) {
   parity_assert_matches_tol(what, got, ref, n, PARITY_RTOL, PARITY_ATOL_SCALE);
+}
+
+/* The stored configs are float32; printing with 7 digits and reading back
+ * recovers the decimal torch was given (0.999, 1e-08). */
+static inline double parity_decimal(float v) {
+  char buf[32];
+  g_snprintf(buf, sizeof buf, "%.7g", (double)v);
+  return g_ascii_strtod(buf, NULL);
+}
+
+/* The schedule of a stored sched_*_config (9 values: kind, base rate,
+ * step_size, gamma, t_0, t_mult, eta_min, warmup steps and start factor),
+ * with the base rate given. */
+static inline loom_schedule parity_schedule(const float *v, double base_lr) {
+  return (loom_schedule){
+    .kind = (loom_schedule_kind)v[0],
+    .base_lr = base_lr,
+    .step_size = (int64_t)v[2],
+    .gamma = parity_decimal(v[3]),
+    .t_0 = (int64_t)v[4],
+    .t_mult = (int64_t)v[5],
+    .eta_min = parity_decimal(v[6]),
+    .warmup_steps = (int64_t)v[7],
+    .warmup_start_factor = parity_decimal(v[8]),
+  };
 }

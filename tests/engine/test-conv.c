@@ -11,14 +11,7 @@ static const char *const parity_cases[] = {
 };
 
 static void test_parity(void) {
-  for (size_t i = 0; i < G_N_ELEMENTS(parity_cases); i++) conv_check_parity(parity_cases[i], NULL);
-  loom_pool *pool = lt_pool(3);
-  for (size_t i = 0; i < G_N_ELEMENTS(parity_cases); i++) conv_check_parity(parity_cases[i], pool);
-  /* The reference kernel (builds without BLAS) and the row-layout weight gradient. */
-  conv_set_use_blas(false);
-  for (size_t i = 0; i < G_N_ELEMENTS(parity_cases); i++) conv_check_parity(parity_cases[i], pool);
-  conv_set_use_blas(true);
-  loom_pool_free(pool);
+  conv_check_parity_cases(parity_cases, G_N_ELEMENTS(parity_cases));
 }
 
 static const conv_cfg gradient_cfgs[] = {

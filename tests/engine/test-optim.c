@@ -26,30 +26,12 @@ static const char *const optimizers[] = {
 };
 static const char *const schedules[] = {"constant", "step", "exponential", "cosine", "warmup_cosine", "warmup_step"};
 
-/* The stored configs are float32; printing with 7 digits and reading back
- * recovers the decimal torch was given (0.999, 1e-08). */
-static double decimal(float v) {
-  char buf[32];
-  g_snprintf(buf, sizeof buf, "%.7g", (double)v);
-  return g_ascii_strtod(buf, NULL);
-}
-
 static loom_schedule schedule_from_config(const char *name) {
   char key[96];
   g_snprintf(key, sizeof key, "sched_%s_config", name);
   loom_npy c = parity_load("train", key);
   g_assert_cmpint(loom_npy_numel(&c), ==, 9);
-  loom_schedule s = {
-    .kind = (loom_schedule_kind)c.data[0],
-    .base_lr = decimal(c.data[1]),
-    .step_size = (int64_t)c.data[2],
-    .gamma = decimal(c.data[3]),
-    .t_0 = (int64_t)c.data[4],
-    .t_mult = (int64_t)c.data[5],
-    .eta_min = decimal(c.data[6]),
-    .warmup_steps = (int64_t)c.data[7],
-    .warmup_start_factor = decimal(c.data[8]),
-  };
+  loom_schedule s = parity_schedule(c.data, parity_decimal(c.data[1]));
   loom_npy_clear(&c);
   loom_error err = {0};
   if (loom_schedule_validate(&s, &err)) g_error("%s: %s", name, err.message);
@@ -69,12 +51,12 @@ static opt_case optim_from_config(const char *name) {
   g_assert_cmpint(loom_npy_numel(&c), ==, 14);
   const float *v = c.data;
   opt_case oc = {
-    .cfg = {.kind = (loom_optim_kind)v[0], .momentum = decimal(v[2]), .dampening = decimal(v[3]),
-            .nesterov = v[4] != 0.0f, .weight_decay = decimal(v[5]), .beta1 = decimal(v[6]),
-            .beta2 = decimal(v[7]), .eps = decimal(v[8]), .amsgrad = v[9] != 0.0f, .alpha = decimal(v[10]),
-            .centered = v[11] != 0.0f, .maximize = v[12] != 0.0f},
-    .lr = decimal(v[1]),
-    .max_norm = decimal(v[13]),
+    .cfg = {.kind = (loom_optim_kind)v[0], .momentum = parity_decimal(v[2]), .dampening = parity_decimal(v[3]),
+            .nesterov = v[4] != 0.0f, .weight_decay = parity_decimal(v[5]), .beta1 = parity_decimal(v[6]),
+            .beta2 = parity_decimal(v[7]), .eps = parity_decimal(v[8]), .amsgrad = v[9] != 0.0f,
+            .alpha = parity_decimal(v[10]), .centered = v[11] != 0.0f, .maximize = v[12] != 0.0f},
+    .lr = parity_decimal(v[1]),
+    .max_norm = parity_decimal(v[13]),
   };
   loom_npy_clear(&c);
   return oc;
@@ -208,7 +190,8 @@ static void check_clip(const char *name) {
   loom_npy cfg = parity_load("train", key);
   g_snprintf(key, sizeof key, "clip_%s_norm", name);
   loom_npy norm_ref = parity_load("train", key);
-  double max_norm = decimal(cfg.data[0]), norm_type = cfg.data[1] == 0.0f ? INFINITY : decimal(cfg.data[1]);
+  double max_norm = parity_decimal(cfg.data[0]),
+         norm_type = cfg.data[1] == 0.0f ? INFINITY : parity_decimal(cfg.data[1]);
   double total;
   loom_error err = {0};
   g_assert_cmpint(loom_clip_grad_norm(grads, sizes, 3, max_norm, norm_type, true, &total, &err), ==, LOOM_OK);

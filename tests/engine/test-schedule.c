@@ -10,29 +10,13 @@ static const char *const schedules[] = {
   "warmup_exponential",
 };
 
-static double decimal(float v) {
-  char buf[32];
-  g_snprintf(buf, sizeof buf, "%.7g", (double)v);
-  return g_ascii_strtod(buf, NULL);
-}
-
 static void check_schedule(const char *name) {
   char key[96];
   g_snprintf(key, sizeof key, "sched_%s_config", name);
   loom_npy c = parity_load("train", key);
   g_snprintf(key, sizeof key, "sched_%s_lr", name);
   loom_npy ref = parity_load("train", key);
-  loom_schedule s = {
-    .kind = (loom_schedule_kind)c.data[0],
-    .base_lr = decimal(c.data[1]),
-    .step_size = (int64_t)c.data[2],
-    .gamma = decimal(c.data[3]),
-    .t_0 = (int64_t)c.data[4],
-    .t_mult = (int64_t)c.data[5],
-    .eta_min = decimal(c.data[6]),
-    .warmup_steps = (int64_t)c.data[7],
-    .warmup_start_factor = decimal(c.data[8]),
-  };
+  loom_schedule s = parity_schedule(c.data, parity_decimal(c.data[1]));
   loom_error err = {0};
   if (loom_schedule_validate(&s, &err)) g_error("%s: %s", name, err.message);
   int64_t n = loom_npy_numel(&ref);

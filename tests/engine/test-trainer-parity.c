@@ -33,14 +33,6 @@ static double worst_ratio;
 static char worst_case[128];
 static int n_run;
 
-/* The stored configs are float32; printing with 7 digits and reading back
- * recovers the decimal torch was given (0.999, 1e-08). */
-static double decimal(float v) {
-  char buf[32];
-  g_snprintf(buf, sizeof buf, "%.7g", (double)v);
-  return g_ascii_strtod(buf, NULL);
-}
-
 static loom_npy load_n(const char *name, int64_t n) {
   loom_npy a = parity_load(FAMILY, name);
   g_assert_cmpint(loom_npy_numel(&a), ==, n);
@@ -58,17 +50,7 @@ static loom_schedule schedule_from_config(const char *name, double base_lr) {
   g_snprintf(key, sizeof key, "sched_%s_config", name);
   loom_npy c = load_n(key, 9);
   g_assert_cmpfloat(c.data[1], ==, 1.0f); /* the optimizer's lr is the base rate */
-  loom_schedule s = {
-    .kind = (loom_schedule_kind)c.data[0],
-    .base_lr = base_lr,
-    .step_size = (int64_t)c.data[2],
-    .gamma = decimal(c.data[3]),
-    .t_0 = (int64_t)c.data[4],
-    .t_mult = (int64_t)c.data[5],
-    .eta_min = decimal(c.data[6]),
-    .warmup_steps = (int64_t)c.data[7],
-    .warmup_start_factor = decimal(c.data[8]),
-  };
+  loom_schedule s = parity_schedule(c.data, base_lr);
   loom_npy_clear(&c);
   loom_error err = {0};
   if (loom_schedule_validate(&s, &err)) g_error("%s: %s", name, err.message);
@@ -86,11 +68,12 @@ static loom_train_config config_for(const trainer_case *tc) {
   cfg.method = LOOM_TRAIN_BACKPROP;
   cfg.loss = (loom_loss_spec){.kind = tc->loss, .label_smoothing = 0.0, .heads = 1};
   cfg.optim = (loom_optim_config){
-    .kind = (loom_optim_kind)v[0], .momentum = decimal(v[2]), .dampening = decimal(v[3]), .nesterov = v[4] != 0.0f,
-    .weight_decay = decimal(v[5]), .beta1 = decimal(v[6]), .beta2 = decimal(v[7]), .eps = decimal(v[8]),
-    .amsgrad = v[9] != 0.0f, .alpha = decimal(v[10]), .centered = v[11] != 0.0f, .maximize = v[12] != 0.0f};
-  cfg.schedule = schedule_from_config(tc->schedule, decimal(v[1]));
-  cfg.clip_norm = decimal(v[13]);
+    .kind = (loom_optim_kind)v[0], .momentum = parity_decimal(v[2]), .dampening = parity_decimal(v[3]),
+    .nesterov = v[4] != 0.0f, .weight_decay = parity_decimal(v[5]), .beta1 = parity_decimal(v[6]),
+    .beta2 = parity_decimal(v[7]), .eps = parity_decimal(v[8]), .amsgrad = v[9] != 0.0f,
+    .alpha = parity_decimal(v[10]), .centered = v[11] != 0.0f, .maximize = v[12] != 0.0f};
+  cfg.schedule = schedule_from_config(tc->schedule, parity_decimal(v[1]));
+  cfg.clip_norm = parity_decimal(v[13]);
   cfg.batch_size = BATCH;
   cfg.epochs = (STEPS + 2) / 3; /* 3 batches per epoch */
   cfg.shuffle = false;

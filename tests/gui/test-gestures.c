@@ -68,51 +68,12 @@ static gboolean need_xtest(void) {
 
 /* ---- frames and pixels ---- */
 
-static guint n_renders;
-
-static gboolean count_render(GtkGLArea *area, GdkGLContext *context, gpointer data) {
-  n_renders++;
-  return FALSE;
-}
-
-static gboolean rendered(gpointer area) {
-  return n_renders > 0 || gtk_gl_area_get_error(area) != NULL;
-}
-
 static void wait_frame(void) {
-  LoomGridView *view = grid_view();
-  gulong id = g_signal_connect(view, "render", G_CALLBACK(count_render), NULL);
-  n_renders = 0;
-  gtk_gl_area_queue_render(GTK_GL_AREA(view));
-  gui_test_wait(rendered, view, TIMEOUT_MS, "the grid view to render a frame");
-  g_signal_handler_disconnect(view, id);
-  g_assert_no_error(gtk_gl_area_get_error(GTK_GL_AREA(view)));
+  gui_test_wait_frame(GTK_GL_AREA(grid_view()), TIMEOUT_MS);
 }
 
-static gboolean near(const guint8 *px, float r, float g, float b, int tolerance) {
-  return abs(px[0] - (int)(r * 255.f + .5f)) <= tolerance && abs(px[1] - (int)(g * 255.f + .5f)) <= tolerance &&
-         abs(px[2] - (int)(b * 255.f + .5f)) <= tolerance;
-}
-
-/* How many pixels of the 5×5 square around widget point (x, y) have the highlight colour. */
 static int highlight_pixels_at(double x, double y) {
-  LoomGridView *view = grid_view();
-  int width = 0, height = 0;
-  g_autoptr(GError) error = NULL;
-  g_autoptr(GBytes) bytes = loom_grid_view_read_pixels(view, &width, &height, &error);
-  g_assert_no_error(error);
-  const guint8 *pixels = g_bytes_get_data(bytes, NULL);
-  double sx = (double)width / gtk_widget_get_width(GTK_WIDGET(view));
-  double sy = (double)height / gtk_widget_get_height(GTK_WIDGET(view));
-  int cx = (int)(x * sx), cy = (int)(y * sy), n = 0;
-  for (int dy = -2; dy <= 2; dy++)
-    for (int dx = -2; dx <= 2; dx++) {
-      int px = CLAMP(cx + dx, 0, width - 1), py = CLAMP(cy + dy, 0, height - 1);
-      if (near(pixels + ((gsize)py * width + px) * 4, LOOM_GRID_VIEW_HIGHLIGHT_R, LOOM_GRID_VIEW_HIGHLIGHT_G,
-               LOOM_GRID_VIEW_HIGHLIGHT_B, 40))
-        n++;
-    }
-  return n;
+  return gui_test_highlight_pixels_at(grid_view(), x, y);
 }
 
 /* Where slot (z,y,x,l) projects, checked to lie inside the view. */

@@ -95,11 +95,6 @@ static Pixels read_back(void) {
   return p;
 }
 
-static gboolean near(const guint8 *px, float r, float g, float b, int tol) {
-  return abs(px[0] - (int)(r * 255.f + 0.5f)) <= tol && abs(px[1] - (int)(g * 255.f + 0.5f)) <= tol &&
-         abs(px[2] - (int)(b * 255.f + 0.5f)) <= tol;
-}
-
 /* Whether a pixel within @radius of widget point (x, y) has colour (r, g, b). */
 static gboolean found_near(const Pixels *p, double x, double y, int radius, float r, float g, float b, int tol) {
   int cx = (int)(x * p->scale), cy = (int)(y * p->scale);
@@ -107,7 +102,7 @@ static gboolean found_near(const Pixels *p, double x, double y, int radius, floa
     for (int dx = -radius; dx <= radius; dx++) {
       int px = cx + dx, py = cy + dy;
       if (px < 0 || py < 0 || px >= p->width || py >= p->height) continue;
-      if (near(p->px + ((gsize)py * p->width + px) * 4, r, g, b, tol)) return TRUE;
+      if (gui_test_pixel_near(p->px + ((gsize)py * p->width + px) * 4, r, g, b, tol)) return TRUE;
     }
   return FALSE;
 }
@@ -354,9 +349,9 @@ static void test_big_net(void) {
   }
   show_net(net);
   Pixels p = read_back(); /* fails on any GL error of the frame */
-  g_assert_false(near(pixel_at(&p, gtk_widget_get_width(GTK_WIDGET(view)) / 2.0,
-                               gtk_widget_get_height(GTK_WIDGET(view)) / 2.0),
-                      LOOM_GRID_VIEW_CLEAR_R, LOOM_GRID_VIEW_CLEAR_G, LOOM_GRID_VIEW_CLEAR_B, 3));
+  g_assert_false(gui_test_pixel_near(pixel_at(&p, gtk_widget_get_width(GTK_WIDGET(view)) / 2.0,
+                                              gtk_widget_get_height(GTK_WIDGET(view)) / 2.0),
+                                     LOOM_GRID_VIEW_CLEAR_R, LOOM_GRID_VIEW_CLEAR_G, LOOM_GRID_VIEW_CLEAR_B, 3));
   g_bytes_unref(p.bytes);
   loom_grid_view_set_z_slice(view, 15);
   loom_coord c = at(15, 8, 8, 3), got;

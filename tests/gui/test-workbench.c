@@ -57,35 +57,13 @@ static void test_window_maps(void) {
 
 /* ---- the grid floor in pixels ---- */
 
-static guint n_renders;
-
-static gboolean count_render(GtkGLArea *area, GdkGLContext *context, gpointer data) {
-  n_renders++;
-  return FALSE; /* let the view's own handler draw */
-}
-
-/* A GL failure ends the wait too, so the test reports it instead of timing out. */
-static gboolean rendered(gpointer area) {
-  return n_renders > 0 || gtk_gl_area_get_error(area) != NULL;
-}
-
-static gboolean near(const guint8 *px, float r, float g, float b, int tolerance) {
-  return abs(px[0] - (int)(r * 255.f + .5f)) <= tolerance && abs(px[1] - (int)(g * 255.f + .5f)) <= tolerance &&
-         abs(px[2] - (int)(b * 255.f + .5f)) <= tolerance;
-}
-
 static void test_grid_floor_drawn(void) {
   LoomGridView *view = grid_view();
   g_assert_cmpuint(loom_grid_view_get_depth(view), ==, 4);
   g_assert_cmpuint(loom_grid_view_get_rows(view), ==, 4);
   g_assert_cmpuint(loom_grid_view_get_cols(view), ==, 4);
 
-  gulong id = g_signal_connect(view, "render", G_CALLBACK(count_render), NULL);
-  n_renders = 0;
-  gtk_gl_area_queue_render(GTK_GL_AREA(view));
-  gui_test_wait(rendered, view, TIMEOUT_MS, "the grid view to render a frame");
-  g_signal_handler_disconnect(view, id);
-  g_assert_no_error(gtk_gl_area_get_error(GTK_GL_AREA(view)));
+  gui_test_wait_frame(GTK_GL_AREA(view), TIMEOUT_MS);
 
   /* meson runs this program once per GL API (LOOM_TEST_GL_API=gl|gles). */
   GdkGLAPI api = gdk_gl_context_get_api(gtk_gl_area_get_context(GTK_GL_AREA(view)));
@@ -105,16 +83,18 @@ static void test_grid_floor_drawn(void) {
 
   gsize n_clear = 0, n_border = 0;
   for (gsize i = 0; i < len; i += 4) {
-    if (near(pixels + i, LOOM_GRID_VIEW_CLEAR_R, LOOM_GRID_VIEW_CLEAR_G, LOOM_GRID_VIEW_CLEAR_B, 3))
+    if (gui_test_pixel_near(pixels + i, LOOM_GRID_VIEW_CLEAR_R, LOOM_GRID_VIEW_CLEAR_G, LOOM_GRID_VIEW_CLEAR_B, 3))
       n_clear++;
-    else if (near(pixels + i, LOOM_GRID_VIEW_BORDER_R, LOOM_GRID_VIEW_BORDER_G, LOOM_GRID_VIEW_BORDER_B, 40))
+    else if (gui_test_pixel_near(pixels + i, LOOM_GRID_VIEW_BORDER_R, LOOM_GRID_VIEW_BORDER_G,
+                                 LOOM_GRID_VIEW_BORDER_B, 40))
       n_border++;
   }
   gsize total = (gsize)width * height;
   g_test_message("%dx%d pixels: %zu background, %zu floor border", width, height, n_clear, n_border);
   /* The camera frames the volume, so the corners show the background... */
-  g_assert_true(near(pixels, LOOM_GRID_VIEW_CLEAR_R, LOOM_GRID_VIEW_CLEAR_G, LOOM_GRID_VIEW_CLEAR_B, 3));
-  g_assert_true(near(pixels + len - 4, LOOM_GRID_VIEW_CLEAR_R, LOOM_GRID_VIEW_CLEAR_G, LOOM_GRID_VIEW_CLEAR_B, 3));
+  g_assert_true(gui_test_pixel_near(pixels, LOOM_GRID_VIEW_CLEAR_R, LOOM_GRID_VIEW_CLEAR_G, LOOM_GRID_VIEW_CLEAR_B, 3));
+  g_assert_true(
+      gui_test_pixel_near(pixels + len - 4, LOOM_GRID_VIEW_CLEAR_R, LOOM_GRID_VIEW_CLEAR_G, LOOM_GRID_VIEW_CLEAR_B, 3));
   /* ...and the floor covers a good part of the view, outlined by its border. */
   g_assert_cmpuint(total - n_clear, >, total / 20);
   g_assert_cmpuint(n_border, >, (gsize)(width + height) / 4);

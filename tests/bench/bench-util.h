@@ -1,0 +1,32 @@
+/* Support code the benchmarks share: the clock, medians, the command line
+ * and the PyTorch column (a script under tests/bench run by /usr/bin/python3). */
+#pragma once
+
+#include <stdbool.h>
+
+/* Seconds on the monotonic clock. */
+double bench_now_s(void);
+
+/* qsort comparator for doubles, ascending. */
+int bench_cmp_double(const void *a, const void *b);
+
+/* Sorts v (n values) and returns v[n / 2]. */
+double bench_median(double *v, int n);
+
+/* Parses [--threads N] [--runs R]: N defaults to the online processors (at
+ * least 1), R to 7 (and is 7 outside 1..max_runs). Prints the usage and
+ * returns false on anything else. */
+bool bench_parse_args(int argc, char **argv, int max_runs, int *threads, int *runs);
+
+typedef struct bench_torch {
+  bool available;
+  char version[64];
+  char note[256]; /* why there are no torch figures */
+} bench_torch;
+
+/* Runs tests/bench/`script` with arguments `threads` `runs` and reads its
+ * output: "torch VERSION" makes it available; every other line goes to
+ * parse(line, data), and the first one it does not take that contains
+ * "Error" becomes the note. */
+void bench_run_torch(bench_torch *t, const char *script, int threads, int runs,
+                     bool (*parse)(const char *line, void *data), void *data);
