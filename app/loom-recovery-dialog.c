@@ -222,7 +222,7 @@ LoomRecoveryDialog *loom_recovery_dialog_new(LoomApplication *app, GtkWindow *pa
   self->app = g_object_ref(app);
   g_set_weak_pointer(&self->parent, parent);
   adw_message_dialog_set_body(ADW_MESSAGE_DIALOG(self),
-                              ngettext("Loom Workbench did not close properly. This network has changes that were "
+                              g_dngettext(GETTEXT_PACKAGE, "Loom Workbench did not close properly. This network has changes that were "
                                        "not saved. Later keeps them for the next start.",
                                        "Loom Workbench did not close properly. These networks have changes that were "
                                        "not saved. Later keeps them for the next start.",

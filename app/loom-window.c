@@ -81,7 +81,7 @@ void loom_window_update_labels(LoomWindow *self) {
   int per_cell = loom_net_layers_per_cell(net);
   /* Translators: the size of the network's grid: depth × rows × columns,
    * then the number of layer slots in each cell. */
-  g_autofree char *grid = g_strdup_printf(ngettext("%d × %d × %d cells, %d layer per cell",
+  g_autofree char *grid = g_strdup_printf(g_dngettext(GETTEXT_PACKAGE, "%d × %d × %d cells, %d layer per cell",
                                                    "%d × %d × %d cells, %d layers per cell", per_cell),
                                           depth, rows, cols, per_cell);
   int n_diags = 0;
@@ -93,7 +93,7 @@ void loom_window_update_labels(LoomWindow *self) {
     /* Translators: the selected slot's coordinates (z,y,x,l). */
     where = g_strdup_printf(_("selected %s"), loom_coord_format(sel, buf, sizeof buf));
   }
-  g_autofree char *problems = n_diags ? g_strdup_printf(ngettext("%d problem", "%d problems", n_diags), n_diags)
+  g_autofree char *problems = n_diags ? g_strdup_printf(g_dngettext(GETTEXT_PACKAGE, "%d problem", "%d problems", n_diags), n_diags)
                                       : NULL;
   g_autofree char *text = g_strjoin(" · ", grid, where ? where : problems, where ? problems : NULL, NULL);
   gtk_label_set_text(self->grid_label, text);
