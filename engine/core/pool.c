@@ -30,6 +30,7 @@ struct loom_pool {
   int64_t n, grain, n_chunks;
   atomic_llong next_chunk;
   int busy_workers;
+  bool active; /* workers may join the current job only while this is set */
   bool quit;
 };
 
@@ -51,7 +52,9 @@ static void *worker_main(void *data) {
   in_pool_job = 1;
   pthread_mutex_lock(&p->mutex);
   for (;;) {
-    while (!p->quit && p->generation == seen) pthread_cond_wait(&p->work_cv, &p->mutex);
+    /* A worker that wakes after its job was retired must not touch it: the
+     * caller may already be filling in the next job's fields. */
+    while (!p->quit && (p->generation == seen || !p->active)) pthread_cond_wait(&p->work_cv, &p->mutex);
     if (p->quit) break;
     seen = p->generation;
     p->busy_workers++;
@@ -137,6 +140,7 @@ LOOM_API void loom_pool_for(loom_pool *p, int64_t n, int64_t grain, loom_range_f
   p->grain = grain;
   p->n_chunks = n_chunks;
   atomic_store(&p->next_chunk, 0);
+  p->active = true;
   p->generation++;
   pthread_cond_broadcast(&p->work_cv);
   pthread_mutex_unlock(&p->mutex);
@@ -145,9 +149,11 @@ LOOM_API void loom_pool_for(loom_pool *p, int64_t n, int64_t grain, loom_range_f
   run_chunks(p);
   in_pool_job = 0;
 
-  /* Wait until every worker that joined this generation has finished. Workers
-   * that wake late find no chunks left and return at once. */
+  /* Every chunk is claimed. Retire the job so no late worker joins it, then
+   * wait for those that joined to finish their chunks. Joining happens under
+   * the mutex while `active`, so none can still be inside it afterwards. */
   pthread_mutex_lock(&p->mutex);
+  p->active = false;
   while (p->busy_workers > 0) pthread_cond_wait(&p->done_cv, &p->mutex);
   pthread_mutex_unlock(&p->mutex);
   pthread_mutex_unlock(&p->run_mutex);
