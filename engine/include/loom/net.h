@@ -125,6 +125,19 @@ LOOM_API void loom_net_zero_grad(loom_net *net);
 /* The output of the layer at c from the last forward (batch × numel(out)); NULL if none. */
 LOOM_API const float *loom_net_activation(const loom_net *net, loom_coord c, int64_t *batch);
 
+/* ---- weights ----------------------------------------------------------- */
+
+/* The seed the weights were last drawn from (loom_net_infer_shapes). */
+LOOM_API uint64_t loom_net_seed(const loom_net *net);
+/*
+ * Draws every weight anew from `seed`, as if each layer had just been placed
+ * and built (containers, their children and gates included); shapes and
+ * hyperparameters stay. Reinitialising with the seed a network was built
+ * from gives back its initial weights bit for bit. On error (the network
+ * does not pass shape inference) the first problem is reported.
+ */
+LOOM_API int loom_net_reinit_weights(loom_net *net, uint64_t seed, loom_error *err);
+
 /* ---- totals ------------------------------------------------------------ */
 
 LOOM_API int64_t loom_net_param_count(const loom_net *net);
