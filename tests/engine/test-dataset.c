@@ -409,7 +409,8 @@ static void test_csv_hostile(void) {
   expect_csv_error("halflabel.csv", "1,2,0\n1,2,0.5\n", NULL, LOOM_ERR_FORMAT,
                    ":2: column 3: '0.5' is not a class label (an integer or a name)");
   expect_csv_error("negative.csv", "1,2,0\n1,2,-3\n", NULL, LOOM_ERR_RANGE, ":2: class label -3 is negative");
-  expect_csv_error("quote.csv", "1,\"2,0\n", NULL, LOOM_ERR_FORMAT, ":1: unterminated quoted field");
+  expect_csv_error("quote.csv", "1,\"2,0\n", NULL, LOOM_ERR_FORMAT,
+                   ":1: column 2: unterminated quoted field, expected a closing '\"' before the end of the line");
 
   size_t huge = ((size_t)1 << 20) + 10;
   g_autofree char *big = g_malloc(huge + 16);

@@ -155,17 +155,43 @@ typedef enum loom_csv_header {
 
 typedef struct loom_csv_options {
   loom_csv_header header;
-  char delimiter;          /* 0 means ',' */
+  char delimiter;          /* ',' ';' '\t' or another byte; 0 = detect (docs/training.md) */
   const char *label_name;  /* label column by header name; NULL: use label_index */
   int64_t label_index;     /* 0-based; negative counts from the end (-1 = last) */
   loom_target_kind target; /* CLASS: integer or text labels; VECTOR: a number per row */
+  const int64_t *features; /* 0-based column indices used as inputs, in this
+                              order; NULL/0 = every column but the target */
+  int64_t n_features;
 } loom_csv_options;
 
-/* Defaults: header auto, ',', last column, class labels. */
+/* Defaults: header auto, ',', last column, class labels, every other column a feature. */
 LOOM_API loom_csv_options loom_csv_options_default(void);
-/* Reads a CSV file (gzip'ed or plain). Every other column is an input
- * feature (input shape [columns-1]). Errors name the file, line and column. */
+/* Reads a CSV file (gzip'ed or plain). The feature columns (all but the
+ * label unless opts->features says otherwise) become the inputs, shape
+ * [n_features]; other columns are not read. Class targets need at least two
+ * classes. Errors name the file, line and column. */
 LOOM_API loom_dataset *loom_dataset_load_csv(const char *path, const loom_csv_options *opts, loom_error *err);
+
+/* The first rows of a CSV file, for an import dialog. Cells are copies. */
+typedef struct loom_csv_preview {
+  int64_t n_columns;    /* the most fields of any previewed row */
+  int64_t n_rows;       /* data rows returned (the header row not counted) */
+  char **cells;         /* n_rows × n_columns, NULL for a missing cell */
+  char **header;        /* n_columns names (NULL for a missing one) when the
+                           first row is a header per opts->header, else NULL */
+  bool header_detected; /* what header = auto decides for this file */
+  char delimiter;       /* opts->delimiter, or the detected one when it is 0 */
+  bool *numeric;        /* per column: every previewed cell parses as a number */
+  int64_t *distinct;    /* per column: distinct values among the previewed rows */
+} loom_csv_preview;
+
+/* Reads only the first max_rows (1..100000) data rows, plus the header row.
+ * Uses opts->header and opts->delimiter (0 = detect); the other options are
+ * ignored. A malformed quote or a short row does not fail the preview (the
+ * loader reports it); an unreadable or empty file does. */
+LOOM_API int loom_csv_preview_read(const char *path, const loom_csv_options *opts, int64_t max_rows,
+                                   loom_csv_preview *out, loom_error *err);
+LOOM_API void loom_csv_preview_clear(loom_csv_preview *p);
 
 /* inputs.npy [n, ...] (1-4 dims per sample) and targets.npy: [n] or [n,k]
  * class indices (kind CLASS, k heads) or [n] / [n,k] floats (kind VECTOR). */
