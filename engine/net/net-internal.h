@@ -8,32 +8,7 @@
 
 #include "layers/layer-impl.h"
 #include "loom/net.h"
-
-/* One incoming link of a node, in the order merges apply. */
-typedef struct net_merge {
-  int src_node; /* index into plan nodes */
-  loom_merge mode;
-  int64_t before_numel; /* per-sample size of the value before this merge */
-  int64_t src_numel;
-} net_merge;
-
-/* An occupied slot in flat order (disabled ones too: they pass their merged
- * input through). */
-typedef struct net_node {
-  int64_t flat;
-  loom_coord coord;
-  loom_layer *layer;
-  bool enabled;
-  int pred; /* node whose output is the spine input; -1 = the net input */
-  loom_shape base_in, in, out;
-  int n_merges;
-  net_merge *merges;
-  /* Last forward. */
-  const float *in_ptr; /* merged input (own buffer, or an alias when there are no merges) */
-  const float *out_ptr;
-  float *in_buf, *out_buf, *grad_out;
-  int64_t in_cap, out_cap, grad_out_cap;
-} net_node;
+#include "net/net-plan.h"
 
 struct loom_net {
   int depth, rows, cols, lpc;

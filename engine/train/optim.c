@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "core/i18n.h"
+#include "train/optim-internal.h"
 
 typedef struct tensor_state {
   int64_t size;
@@ -116,20 +117,64 @@ LOOM_API void loom_optim_free(loom_optim *opt) {
 
 /* Buffers each kind needs; all start at zero (torch's zeros_like), except
  * SGD's momentum buffer, which torch initialises from the first gradient. */
-static int alloc_state(loom_optim *opt, loom_error *err) {
-  const loom_optim_config *c = &opt->cfg;
-  bool need1 = c->kind == LOOM_OPTIM_ADAM || c->kind == LOOM_OPTIM_ADAMW || c->momentum > 0.0;
+unsigned optim_needed_buffers(const loom_optim_config *c) {
+  bool adam = c->kind == LOOM_OPTIM_ADAM || c->kind == LOOM_OPTIM_ADAMW;
+  bool need1 = adam || c->momentum > 0.0;
   bool need2 = c->kind != LOOM_OPTIM_SGD;
-  bool need3 = ((c->kind == LOOM_OPTIM_ADAM || c->kind == LOOM_OPTIM_ADAMW) && c->amsgrad) ||
-               (c->kind == LOOM_OPTIM_RMSPROP && c->centered);
-  for (int i = 0; i < opt->n; i++) {
-    tensor_state *t = &opt->t[i];
-    size_t bytes = (size_t)t->size * sizeof(float);
-    if ((need1 && !(t->buf1 = calloc(1, bytes))) || (need2 && !(t->buf2 = calloc(1, bytes))) ||
-        (need3 && !(t->buf3 = calloc(1, bytes))))
+  bool need3 = (adam && c->amsgrad) || (c->kind == LOOM_OPTIM_RMSPROP && c->centered);
+  return (need1 ? 1u : 0u) | (need2 ? 2u : 0u) | (need3 ? 4u : 0u);
+}
+
+static float **buffer_slot(tensor_state *t, int b) { return b == 0 ? &t->buf1 : b == 1 ? &t->buf2 : &t->buf3; }
+
+int optim_tensor_ensure(loom_optim *opt, int i, unsigned mask, loom_error *err) {
+  tensor_state *t = &opt->t[i];
+  for (int b = 0; b < OPTIM_N_BUFFERS; b++) {
+    float **slot = buffer_slot(t, b);
+    if (!(mask & (1u << b)) || *slot) continue;
+    if (!(*slot = calloc((size_t)t->size, sizeof(float))))
       return loom_error_set(err, LOOM_ERR_NOMEM, _("%s: out of memory for the state of tensor %d (%lld floats)"),
-                            optim_names[c->kind], i, (long long)t->size);
+                            optim_names[opt->cfg.kind], i, (long long)t->size);
   }
+  return LOOM_OK;
+}
+
+static int alloc_state(loom_optim *opt, loom_error *err) {
+  unsigned mask = optim_needed_buffers(&opt->cfg);
+  for (int i = 0; i < opt->n; i++) {
+    int rc = optim_tensor_ensure(opt, i, mask, err);
+    if (rc) return rc;
+  }
+  return LOOM_OK;
+}
+
+void optim_tensor_get(const loom_optim *opt, int i, optim_tensor_state *out) {
+  tensor_state *t = &opt->t[i];
+  *out = (optim_tensor_state){.size = t->size, .steps = t->steps, .has_momentum = t->has_momentum};
+  for (int b = 0; b < OPTIM_N_BUFFERS; b++) {
+    out->buf[b] = *buffer_slot(t, b);
+    if (out->buf[b]) out->buffers |= 1u << b;
+  }
+}
+
+void optim_tensor_set_counts(loom_optim *opt, int i, int64_t steps, bool has_momentum) {
+  opt->t[i].steps = steps;
+  opt->t[i].has_momentum = has_momentum;
+}
+
+LOOM_API int loom_optim_set_config(loom_optim *opt, const loom_optim_config *cfg, loom_error *err) {
+  if (!opt || !cfg) return loom_error_set(err, LOOM_ERR_INVALID, _("no optimizer or configuration given"));
+  int rc = loom_optim_config_validate(cfg, err);
+  if (rc) return rc;
+  if (cfg->kind != opt->cfg.kind)
+    return loom_error_set(err, LOOM_ERR_INVALID, _("the optimizer cannot change from %s to %s while it keeps state"),
+                          optim_names[opt->cfg.kind], optim_names[cfg->kind]);
+  /* buffers a knob newly needs start at zero, as torch's state would; none is
+   * freed, so turning a knob off and on again keeps what it had */
+  unsigned mask = optim_needed_buffers(cfg);
+  for (int i = 0; i < opt->n; i++)
+    if ((rc = optim_tensor_ensure(opt, i, mask, err))) return rc;
+  opt->cfg = *cfg;
   return LOOM_OK;
 }
 

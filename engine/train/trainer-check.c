@@ -131,6 +131,63 @@ void train_sum_squares_diff(const float *w, const float *b, int64_t n, double *w
     sq_diff_block(w + i, b + i, n - i < SQ_BLOCK ? n - i : SQ_BLOCK, ww, dd);
 }
 
+/* One block of train_moments. The squares take exactly the lanes, order and
+ * fallback of sq_block (one array of 16 lanes is the four groups of four in
+ * order), so act_rms stays what train_sum_squares gives. */
+static void moments_block(const float *v, int64_t n, train_moments *m) {
+  float lo = v[0], hi = v[0];
+  double s, q;
+  if (n < 16) {
+    s = 0.0;
+    for (int64_t i = 0; i < n; i++) s += (double)v[i];
+    q = sq_block_exact(v, n);
+    for (int64_t i = 1; i < n; i++) {
+      lo = v[i] < lo ? v[i] : lo;
+      hi = v[i] > hi ? v[i] : hi;
+    }
+  } else {
+    float sl[16] = {0}, ql[16] = {0}, lol[16], hil[16];
+    for (int j = 0; j < 16; j++) lol[j] = hil[j] = v[0];
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16)
+      for (int j = 0; j < 16; j++) {
+        float x = v[i + j];
+        sl[j] += x;
+        ql[j] += x * x;
+        lol[j] = x < lol[j] ? x : lol[j];
+        hil[j] = x > hil[j] ? x : hil[j];
+      }
+    s = lanes_sum(sl, sl + 4, sl + 8, sl + 12);
+    q = lanes_sum(ql, ql + 4, ql + 8, ql + 12);
+    for (int j = 0; j < 16; j++) {
+      lo = lol[j] < lo ? lol[j] : lo;
+      hi = hil[j] > hi ? hil[j] : hi;
+    }
+    for (; i < n; i++) {
+      s += (double)v[i];
+      q += (double)v[i] * (double)v[i];
+      lo = v[i] < lo ? v[i] : lo;
+      hi = v[i] > hi ? v[i] : hi;
+    }
+    if (!sq_safe(q)) q = sq_block_exact(v, n);
+    if (!isfinite(s) || fabs(s) > FLT_MAX) { /* a float lane overflowed: the exact sum says what is true */
+      s = 0.0;
+      for (int64_t k = 0; k < n; k++) s += (double)v[k];
+    }
+  }
+  m->sum += s;
+  m->sum_sq += q;
+  /* NaN never wins a comparison: the first block's NaN seed is replaced */
+  if (!(lo >= m->min)) m->min = lo;
+  if (!(hi <= m->max)) m->max = hi;
+}
+
+void train_moments_of(const float *v, int64_t n, train_moments *m) {
+  *m = (train_moments){.sum = 0.0, .sum_sq = 0.0, .min = NAN, .max = NAN};
+  for (int64_t i = 0; v && i < n; i += SQ_BLOCK) moments_block(v + i, n - i < SQ_BLOCK ? n - i : SQ_BLOCK, m);
+  if (!(n > 0 && v)) m->min = m->max = 0.0f;
+}
+
 void trainer_backup_reset(loom_trainer *tr) {
   for (int t = 0; t < tr->n_tensors; t++) tr->tensors[t].backed_up = false;
 }
@@ -156,7 +213,7 @@ int trainer_report_nonfinite(loom_trainer *tr, loom_nonfinite_where where, train
                              int tensor, int64_t index, int64_t per_sample, loom_error *err) {
   restore_backups(tr);
   tr->last.nonfinite = where;
-  tr->finished = true;
+  tr->finished = tr->halted = true;
   long long step = (long long)(tr->steps + 1), epoch = (long long)tr->epoch + 1,
             batch = (long long)tr->batch_index + 1; /* counted from 1, like the CLI's epoch lines */
   if (node < 0 || what == TRAINER_BAD_LOSS) {
@@ -166,15 +223,14 @@ int trainer_report_nonfinite(loom_trainer *tr, loom_nonfinite_where where, train
                             "every layer's output is"),
                           step, epoch, batch);
   }
-  const net_node *n = &tr->net->nodes[node];
+  const net_node *nodes = net_plan_nodes(tr->net), *n = &nodes[node];
   char at[48], path[128] = "";
   loom_coord_format(n->coord, at, sizeof at);
   tr->last.nonfinite_at = n->coord;
   tr->last.nonfinite_has_coord = true;
   const char *type = loom_layer_type_name(loom_layer_get_type(n->layer));
   if (tensor >= 0 && tensor < tr->n_tensors)
-    loom_layer_weights_path(tr->net->nodes[tr->tensors[tensor].node].layer, tr->tensors[tensor].index, path,
-                            sizeof path);
+    loom_layer_weights_path(nodes[tr->tensors[tensor].node].layer, tr->tensors[tensor].index, path, sizeof path);
   /* Output-shaped values: the index counts samples × per_sample (never 0: shapes are not empty). */
   long long sample = per_sample > 0 ? (long long)(index / per_sample) : 0;
   long long element = per_sample > 0 ? (long long)(index % per_sample) : (long long)index;
@@ -230,10 +286,11 @@ int trainer_report_nonfinite(loom_trainer *tr, loom_nonfinite_where where, train
 
 int trainer_check_activations(loom_trainer *tr, double loss, loom_error *err) {
   loom_net *net = tr->net;
-  int64_t batch = net->batch;
+  int64_t batch = net_plan_batch(net);
   if (isfinite(loss)) return LOOM_OK;
-  for (int k = 0; k < net->n_nodes; k++) {
-    const net_node *n = &net->nodes[k];
+  const net_node *nodes = net_plan_nodes(net);
+  for (int k = 0; k < tr->n_nodes; k++) {
+    const net_node *n = &nodes[k];
     if (!n->enabled) continue;
     int64_t per = loom_shape_numel(&n->out);
     int64_t i = trainer_first_nonfinite(n->out_ptr, batch * per);
@@ -245,10 +302,11 @@ int trainer_check_activations(loom_trainer *tr, double loss, loom_error *err) {
 
 int trainer_gradient_pass(loom_trainer *tr, loom_error *err) {
   loom_net *net = tr->net;
-  int64_t batch = net->batch;
+  int64_t batch = net_plan_batch(net);
   /* Backward computes the last layer first, so that is where a NaN appears first. */
-  for (int k = net->n_nodes - 1; k >= 0; k--) {
-    const net_node *n = &net->nodes[k];
+  const net_node *nodes = net_plan_nodes(net);
+  for (int k = tr->n_nodes - 1; k >= 0; k--) {
+    const net_node *n = &nodes[k];
     int64_t per = loom_shape_numel(&n->out);
     double og = train_sum_squares(n->grad_out, batch * per);
     tr->lstats[k].out_grad_norm = sqrt(og);
@@ -288,8 +346,9 @@ void trainer_refresh_tensors(loom_trainer *tr) {
   loom_net *net = tr->net;
   int t = 0;
   int64_t offset = 0;
-  for (int k = 0; k < net->n_nodes; k++) {
-    loom_layer *l = net->nodes[k].layer;
+  const net_node *nodes = net_plan_nodes(net);
+  for (int k = 0; k < tr->n_nodes; k++) {
+    loom_layer *l = nodes[k].layer;
     int nw = loom_layer_n_weights(l);
     for (int i = 0; i < nw && t < tr->n_tensors; i++, t++) {
       train_tensor *tt = &tr->tensors[t];
@@ -301,19 +360,9 @@ void trainer_refresh_tensors(loom_trainer *tr) {
       tt->offset = offset;
       offset += tt->n;
       tr->masters[t] = loom_weights_master(tt->w);
-      tr->grads[t] = net->nodes[k].enabled ? tt->grad : NULL;
+      tr->grads[t] = nodes[k].enabled ? tt->grad : NULL;
       tr->sizes[t] = tt->n;
     }
-  }
-}
-
-void trainer_activation_stats(loom_trainer *tr) {
-  loom_net *net = tr->net;
-  int64_t batch = net->batch;
-  for (int k = 0; k < net->n_nodes; k++) {
-    const net_node *n = &net->nodes[k];
-    int64_t count = batch * loom_shape_numel(&n->out);
-    tr->lstats[k].act_rms = count > 0 ? sqrt(train_sum_squares(n->out_ptr, count) / (double)count) : 0.0;
   }
 }
 
@@ -339,7 +388,10 @@ void trainer_layer_norms(loom_trainer *tr) {
 int trainer_morph_updated(loom_trainer *tr, loom_error *err) {
   for (int t = 0; t < tr->n_tensors; t++) {
     if (tr->tensors[t].backed_up) loom_weights_touch(tr->tensors[t].w);
+    /* quant_error is cached per store: only a store morphed anew needs it again */
+    bool stale = !loom_weights_packed(tr->tensors[t].w, NULL);
     int rc = loom_weights_morph(tr->tensors[t].w, err);
+    if (!rc && stale) rc = trainer_quant_refresh(tr, t, err);
     if (rc) return rc;
   }
   return LOOM_OK;
@@ -349,6 +401,7 @@ int trainer_morph_all(loom_trainer *tr, loom_error *err) {
   for (int t = 0; t < tr->n_tensors; t++) {
     loom_weights_touch(tr->tensors[t].w);
     int rc = loom_weights_morph(tr->tensors[t].w, err);
+    if (!rc) rc = trainer_quant_refresh(tr, t, err);
     if (rc) return rc;
   }
   return LOOM_OK;

@@ -207,7 +207,7 @@ LOOM_API int loom_evaluate(loom_net *net, loom_pool *pool, const loom_dataset *d
   if (batch_size < 1)
     return loom_error_set(err, LOOM_ERR_INVALID, _("batch_size must be at least 1, got %lld"), (long long)batch_size);
   memset(out, 0, sizeof *out);
-  int rc = net_ensure_plan(net, err);
+  int rc = net_plan_ensure(net, err);
   if (rc) return rc;
   if ((rc = loom_train_check_data(net, ds, spec, err))) return rc;
   train_data_view v;

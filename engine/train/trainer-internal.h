@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #include "loom/train.h"
-#include "net/net-internal.h"
+#include "net/net-plan.h"
 
 /* How a batch's targets reach the loss: class labels as they are, or
  * converted to float vectors (one-hot, or one 0/1 value). */
@@ -42,6 +42,7 @@ typedef struct train_tensor {
   double grad_sq;     /* Σ g² of the gradient the update used */
   double weight_sq;   /* Σ w² of the master after the update */
   double update_sq;   /* Σ (w − w_before)², 0 when not backed up */
+  double quant_abs;   /* Σ |w − deq(q(w))| at the store's dtype, as of its last morph */
 } train_tensor;
 
 typedef struct tween_state tween_state;
@@ -74,6 +75,16 @@ struct loom_trainer {
   loom_optim *opt;
   tween_state *tween;
 
+  /* dead-unit scan: per unit of a layer output */
+  int64_t *dead_units;
+  int64_t unit_cap;
+  /* throughput window (loom_step_stats.samples_per_second), a ring */
+  double tp_seconds[LOOM_TRAIN_THROUGHPUT_WINDOW];
+  int64_t tp_samples[LOOM_TRAIN_THROUGHPUT_WINDOW];
+  int tp_count, tp_next;
+  /* stopped by early stopping or a NaN/inf (not by the epoch count) */
+  bool halted;
+
   loom_step_stats last;
   loom_epoch_stats last_epoch;
   bool has_epoch;
@@ -91,8 +102,26 @@ struct loom_trainer {
 void trainer_refresh_tensors(loom_trainer *tr);
 /* Per-layer grad, weight and update norms from the tensors' sums of the step. */
 void trainer_layer_norms(loom_trainer *tr);
-/* Activation RMS of every layer after the forward. */
+/* Activation statistics of every layer after the forward (trainer-stats.c):
+ * RMS, mean, std, min, max and dead units. */
 void trainer_activation_stats(loom_trainer *tr);
+/* Recomputes the cached Σ|w − deq(q(w))| of tensor t (after a re-morph). */
+int trainer_quant_refresh(loom_trainer *tr, int t, loom_error *err);
+/* Per-layer quant_error and has_weights_stats from the tensors' caches. */
+void trainer_weight_stats(loom_trainer *tr);
+/* Adds a finished step to the throughput window; fills s->seconds and
+ * s->samples_per_second. */
+void trainer_throughput(loom_trainer *tr, loom_step_stats *s, double seconds);
+/* Scratch for the dead-unit scan: units of the widest layer output. */
+int trainer_stats_setup(loom_trainer *tr, loom_error *err);
+
+/* Sum, sum of squares, min and max of n floats, in blocks like
+ * train_sum_squares (sum_sq is bit-identical to it); min/max 0 for n = 0. */
+typedef struct train_moments {
+  double sum, sum_sq;
+  float min, max;
+} train_moments;
+void train_moments_of(const float *v, int64_t n, train_moments *m);
 
 /*
  * Σ v² for the statistics: float32 lanes within blocks of fixed size, blocks
@@ -159,5 +188,35 @@ int tween_step(loom_trainer *tr, const loom_batch *b, const float *targets, doub
  * probe is scratch of batch × numel(out). */
 int tween_input_delta(loom_layer *l, const loom_ctx *ctx, const float *x, const float *a, const float *gap,
                       const float *d, float *dx, float *probe, int64_t batch, double max_step, loom_error *err);
+
+/* The tween state a checkpoint saves (train-state.c): pointers into it. */
+typedef struct tween_view {
+  float **vel;     /* per tensor: the velocity (the tensor's size) */
+  int64_t *seen;   /* per node: steps with a target */
+  int64_t *explosions, *recoveries;
+} tween_view;
+void tween_get_view(tween_state *s, tween_view *out);
+
+/* The fields of loom_train_config, one row each, in the checkpoint's order
+ * (trainer-config.c): name, how it is stored, and whether it may change
+ * between steps (loom_trainer_set_config) or is fixed for a trainer's life. */
+typedef enum { TRAIN_FIELD_INT, TRAIN_FIELD_INT64, TRAIN_FIELD_U64, TRAIN_FIELD_BOOL, TRAIN_FIELD_DOUBLE } train_field_kind;
+typedef struct train_field {
+  const char *name; /* "optim.beta1" */
+  train_field_kind kind;
+  size_t offset;
+  bool live;
+} train_field;
+extern const train_field train_fields[];
+extern const int train_n_fields;
+/* The field as 64 bits (a double's bits, an int sign-extended), for the
+ * checkpoint and for comparing. */
+uint64_t train_field_get(const loom_train_config *c, const train_field *f);
+/* Sets it from those bits; false when the value does not fit the field. */
+bool train_field_set(loom_train_config *c, const train_field *f, uint64_t bits);
+/* The value, formatted for a message. */
+void train_field_format(const loom_train_config *c, const train_field *f, char *buf, size_t size);
+/* The first field that differs between a and b and may not change live; NULL if none. */
+const train_field *train_fixed_difference(const loom_train_config *a, const loom_train_config *b);
 
 double train_now_seconds(void);

@@ -107,9 +107,10 @@ LOOM_API int loom_train_config_validate(const loom_train_config *c, loom_error *
 
 static int setup_tensors(loom_trainer *tr, loom_error *err) {
   loom_net *net = tr->net;
-  tr->n_nodes = net->n_nodes;
+  tr->n_nodes = net_plan_n_nodes(net);
   int n = 0;
-  for (int k = 0; k < net->n_nodes; k++) n += loom_layer_n_weights(net->nodes[k].layer);
+  const net_node *nodes = net_plan_nodes(net);
+  for (int k = 0; k < tr->n_nodes; k++) n += loom_layer_n_weights(nodes[k].layer);
   tr->n_tensors = n;
   size_t cnt = (size_t)(n > 0 ? n : 1);
   tr->lstats = calloc((size_t)(tr->n_nodes > 0 ? tr->n_nodes : 1), sizeof *tr->lstats);
@@ -122,11 +123,12 @@ static int setup_tensors(loom_trainer *tr, loom_error *err) {
   trainer_refresh_tensors(tr);
   tr->total_params = 0;
   for (int t = 0; t < n; t++) tr->total_params += tr->tensors[t].n;
+  if (trainer_stats_setup(tr, err)) return err ? err->code : LOOM_ERR_NOMEM;
   tr->before = malloc((size_t)(tr->total_params > 0 ? tr->total_params : 1) * sizeof *tr->before);
   if (!tr->before) return loom_error_set(err, LOOM_ERR_NOMEM, _("out of memory setting up training"));
   for (int k = 0; k < tr->n_nodes; k++) {
     loom_layer_stats *s = &tr->lstats[k];
-    const net_node *nd = &net->nodes[k];
+    const net_node *nd = &nodes[k];
     s->at = nd->coord;
     s->type_name = loom_layer_type_name(loom_layer_get_type(nd->layer));
     s->dtype = loom_layer_get_dtype(nd->layer);
@@ -144,7 +146,7 @@ LOOM_API loom_trainer *loom_trainer_new(loom_net *net, const loom_dataset *train
     return NULL;
   }
   if (loom_train_config_validate(cfg, err)) return NULL;
-  if (net_ensure_plan(net, err)) return NULL;
+  if (net_plan_ensure(net, err)) return NULL;
   if (loom_dataset_validate(train, err)) {
     loom_error_prefix(err, _("training data"));
     return NULL;
@@ -227,6 +229,7 @@ LOOM_API void loom_trainer_free(loom_trainer *tr) {
   free(tr->grads);
   free(tr->sizes);
   free(tr->before);
+  free(tr->dead_units);
   loom_optim_free(tr->opt);
   tween_free(tr->tween);
   loom_net_free(tr->best_net);
@@ -345,7 +348,7 @@ static int finish_epoch(loom_trainer *tr, loom_error *err) {
     tr->bad_epochs++;
   }
   if (tr->cfg.patience > 0 && tr->bad_epochs >= tr->cfg.patience) {
-    e->stop = true;
+    e->stop = tr->halted = true;
     if (tr->cfg.restore_best) {
       int rc = loom_trainer_restore_best(tr, err);
       if (rc) return rc;
@@ -394,18 +397,21 @@ LOOM_API int loom_trainer_step(loom_trainer *tr, loom_step_stats *stats, loom_er
   else
     rc = tween_step(tr, &b, targets, s->lr, err);
   if (rc) {
-    if (rc == LOOM_ERR_NONFINITE) tr->finished = true;
+    if (rc == LOOM_ERR_NONFINITE) tr->finished = tr->halted = true;
     return rc;
   }
   if ((rc = trainer_weight_pass(tr, err))) return rc;
   if ((rc = trainer_morph_updated(tr, err))) return rc;
   trainer_layer_norms(tr);
+  trainer_weight_stats(tr);
   tr->steps++;
   tr->ep_loss_sum += s->loss * (double)b.size;
   tr->ep_samples += b.size;
   tr->ep_correct += s->correct;
   tr->ep_counted += s->counted;
-  tr->ep_seconds += train_now_seconds() - t0;
+  double seconds = train_now_seconds() - t0;
+  tr->ep_seconds += seconds;
+  trainer_throughput(tr, s, seconds);
   tr->batch_index++;
   if (tr->batch_index >= tr->n_batches) {
     s->epoch_end = true;

@@ -13,13 +13,15 @@
 #include <string.h>
 
 #include "core/i18n.h"
+#include "layers/layer-impl.h"
 #include "train/trainer-internal.h"
 
 static double clampd(double v, double lo, double hi) { return v < lo ? lo : v > hi ? hi : v; }
 
 int tween_input_delta(loom_layer *l, const loom_ctx *ctx, const float *x, const float *a, const float *gap,
                       const float *d, float *dx, float *probe, int64_t batch, double max_step, loom_error *err) {
-  int64_t in = loom_shape_numel(&l->in_shape), out = loom_shape_numel(&l->out_shape);
+  loom_shape in_shape = loom_layer_in_shape(l), out_shape = loom_layer_out_shape(l);
+  int64_t in = loom_shape_numel(&in_shape), out = loom_shape_numel(&out_shape);
   if (!d) {
     memset(dx, 0, (size_t)(batch * in) * sizeof *dx);
     return LOOM_OK;

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "core/i18n.h"
+#include "layers/layer-impl.h"
 #include "train/trainer-internal.h"
 
 struct tween_state {
@@ -64,6 +65,10 @@ nomem:
   tween_free(s);
   loom_error_set(err, LOOM_ERR_NOMEM, _("out of memory setting up target propagation"));
   return NULL;
+}
+
+void tween_get_view(tween_state *s, tween_view *out) {
+  *out = (tween_view){.vel = s->vel, .seen = s->seen, .explosions = &s->explosions, .recoveries = &s->recoveries};
 }
 
 static int grow(float **buf, int64_t *cap, int64_t count, loom_error *err) {
@@ -183,8 +188,7 @@ static bool explosion_check(loom_trainer *tr, tween_state *s, int k, double rms)
 }
 
 static int output_delta(loom_trainer *tr, tween_state *s, int64_t batch, loom_error *err) {
-  loom_net *net = tr->net;
-  int last = net->n_nodes - 1;
+  int last = tr->n_nodes - 1;
   double f = -tr->cfg.tween.target_step * loss_scale(tr, batch);
   int64_t count = batch * tr->out_width;
   for (int64_t i = 0; i < count; i++) s->delta[last][i] = (float)(f * (double)tr->dy[i]);
@@ -200,9 +204,11 @@ static int chain_deltas(loom_trainer *tr, tween_state *s, int64_t batch, loom_er
   trainer_refresh_tensors(tr);
   if ((rc = trainer_gradient_pass(tr, err))) return rc;
   double f = -tr->cfg.tween.target_step * loss_scale(tr, batch);
-  for (int k = 0; k < net->n_nodes; k++) {
-    int64_t count = batch * loom_shape_numel(&net->nodes[k].out);
-    for (int64_t i = 0; i < count; i++) s->delta[k][i] = (float)(f * (double)net->nodes[k].grad_out[i]);
+  const net_node *nodes = net_plan_nodes(net);
+  for (int k = 0; k < tr->n_nodes; k++) {
+    int64_t count = batch * loom_shape_numel(&nodes[k].out);
+    const float *g = nodes[k].grad_out;
+    for (int64_t i = 0; i < count; i++) s->delta[k][i] = (float)(f * (double)g[i]);
     s->contrib[k] = 1;
   }
   /* mean over the batch of x·gap = −β·κ/B · ∂L/∂w */
@@ -219,8 +225,9 @@ int tween_step(loom_trainer *tr, const loom_batch *b, const float *targets, doub
   const loom_tween_config *c = &tr->cfg.tween;
   int64_t batch = b->size;
   int rc;
-  for (int k = 0; k < net->n_nodes; k++) {
-    int64_t count = batch * loom_shape_numel(&net->nodes[k].out);
+  const net_node *nodes = net_plan_nodes(net);
+  for (int k = 0; k < tr->n_nodes; k++) {
+    int64_t count = batch * loom_shape_numel(&nodes[k].out);
     if ((rc = grow(&s->delta[k], &s->delta_cap[k], count, err))) return rc;
     memset(s->delta[k], 0, (size_t)count * sizeof(float));
     s->contrib[k] = 0;
@@ -228,8 +235,8 @@ int tween_step(loom_trainer *tr, const loom_batch *b, const float *targets, doub
   rc = c->chain_rule ? chain_deltas(tr, s, batch, err) : output_delta(tr, s, batch, err);
   if (rc) return rc;
   tr->last.layers_skipped = 0;
-  for (int k = net->n_nodes - 1; k >= 0; k--) {
-    net_node *n = &net->nodes[k];
+  for (int k = tr->n_nodes - 1; k >= 0; k--) {
+    const net_node *n = &nodes[k];
     loom_layer_stats *st = &tr->lstats[k];
     st->has_target = s->contrib[k] > 0;
     st->skipped = st->exploded = false;

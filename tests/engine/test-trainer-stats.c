@@ -205,7 +205,8 @@ static void test_step_norms(void) {
 static void record_stats(int threads, loom_train_method method, double *out) {
   loom_error err = {0};
   int64_t hidden[2] = {48, 24};
-  loom_net *net = tt_mlp(N_IN, hidden, 2, "relu", N_OUT, NULL, 8);
+  const loom_dtype dtypes[2] = {LOOM_DTYPE_INT8, LOOM_DTYPE_FLOAT32}; /* quant_error too */
+  loom_net *net = tt_mlp(N_IN, hidden, 2, "relu", N_OUT, dtypes, 8);
   loom_dataset *ds = loom_gen_clusters(96, N_OUT, N_IN, 0.3, 3, &err);
   loom_train_config cfg = loom_train_config_default();
   cfg.method = method;
@@ -222,8 +223,9 @@ static void record_stats(int threads, loom_train_method method, double *out) {
     *out++ = st.grad_norm;
     for (int k = 0; k < st.n_layers; k++) {
       const loom_layer_stats *s = &st.layers[k];
-      const double v[] = {s->act_rms, s->grad_norm, s->out_grad_norm, s->weight_norm, s->update_norm,
-                          s->update_ratio, s->gap_rms, s->budget};
+      const double v[] = {s->act_rms,     s->grad_norm, s->out_grad_norm, s->weight_norm, s->update_norm,
+                          s->update_ratio, s->gap_rms,   s->budget,        s->act_mean,    s->act_std,
+                          s->act_min,      s->act_max,   s->dead_fraction, s->quant_error};
       memcpy(out, v, sizeof v);
       out += G_N_ELEMENTS(v);
     }
@@ -235,7 +237,7 @@ static void record_stats(int threads, loom_train_method method, double *out) {
 }
 
 static void test_stats_thread_independent(void) {
-  size_t n = THREAD_STEPS * (1 + 5 * 8);
+  size_t n = THREAD_STEPS * (1 + 5 * 14);
   double *one = g_new0(double, n), *three = g_new0(double, n);
   for (int m = 0; m < 2; m++) {
     loom_train_method method = m ? LOOM_TRAIN_TWEEN : LOOM_TRAIN_BACKPROP;
@@ -246,6 +248,88 @@ static void test_stats_thread_independent(void) {
   }
   g_free(one);
   g_free(three);
+}
+
+/* The activation statistics, dead units and quantization error of a step
+ * against float64 references computed here from the activations and the
+ * weights, and the timing fields. */
+static void test_layer_stats_reference(void) {
+  loom_error err = {0};
+  int64_t hidden[2] = {24, 12};
+  const loom_dtype dtypes[2] = {LOOM_DTYPE_INT4, LOOM_DTYPE_FLOAT32};
+  loom_net *net = tt_mlp(N_IN, hidden, 2, "relu", N_OUT, dtypes, 5);
+  /* units 0..2 of the second dense layer get zero weights and bias: their
+   * output, and the ReLU's after them, is exactly 0 for every sample */
+  loom_layer *d2 = loom_net_layer_at(net, (loom_coord){0, 0, 2, 0});
+  float *w = loom_weights_master(loom_layer_weights(d2, 0)), *bias = loom_weights_master(loom_layer_weights(d2, 1));
+  int64_t cols = loom_weights_cols(loom_layer_weights(d2, 0));
+  g_assert_cmpint(loom_weights_rows(loom_layer_weights(d2, 0)), ==, 12);
+  memset(w, 0, (size_t)(3 * cols) * sizeof *w);
+  memset(bias, 0, 3 * sizeof *bias);
+  loom_weights_touch(loom_layer_weights(d2, 0));
+  loom_weights_touch(loom_layer_weights(d2, 1));
+  loom_dataset *ds = loom_gen_clusters(64, N_OUT, N_IN, 0.3, 3, &err);
+  loom_train_config cfg = loom_train_config_default();
+  cfg.batch_size = 16;
+  cfg.optim = loom_optim_defaults(LOOM_OPTIM_SGD);
+  cfg.schedule = loom_schedule_constant(1e-9); /* the zero rows stay (nearly) zero: dead after the step too */
+  loom_trainer *tr = loom_trainer_new(net, ds, NULL, &cfg, NULL, &err);
+  g_assert_nonnull(tr);
+  double seconds = 0.0;
+  int64_t samples = 0;
+  for (int step = 0; step < 3; step++) {
+    loom_step_stats st;
+    g_assert_cmpint(loom_trainer_step(tr, &st, &err), ==, 0);
+    g_assert_cmpfloat(st.seconds, >, 0.0);
+    seconds += st.seconds;
+    samples += st.batch_size;
+    assert_rel(st.samples_per_second, (double)samples / seconds, 1e-12);
+    for (int k = 0; k < st.n_layers; k++) {
+      const loom_layer_stats *s = &st.layers[k];
+      int64_t batch = 0;
+      const float *a = loom_net_activation(net, s->at, &batch);
+      loom_shape out = loom_layer_out_shape(loom_net_layer_at(net, s->at));
+      int64_t per = loom_shape_numel(&out), n = batch * per, dead = 0;
+      g_assert_cmpint(batch, ==, 16);
+      double sum = 0.0, sq = 0.0, lo = INFINITY, hi = -INFINITY;
+      for (int64_t i = 0; i < n; i++) {
+        sum += a[i];
+        sq += (double)a[i] * a[i];
+        lo = fmin(lo, a[i]);
+        hi = fmax(hi, a[i]);
+      }
+      for (int64_t j = 0; j < per; j++) {
+        bool zero = true;
+        for (int64_t b = 0; b < batch && zero; b++) zero = a[b * per + j] == 0.0f;
+        dead += zero;
+      }
+      double mean = sum / (double)n, sd = sqrt(fmax(0.0, sq / (double)n - mean * mean));
+      g_assert_cmpfloat(fabs(s->act_mean - mean), <=, 1e-6 * sqrt(sq / (double)n));
+      g_assert_cmpfloat(fabs(s->act_std - sd), <=, 1e-5 * sqrt(sq / (double)n));
+      g_assert_cmpfloat(s->act_min, ==, lo);
+      g_assert_cmpfloat(s->act_max, ==, hi);
+      g_assert_cmpfloat(s->dead_fraction, ==, (double)dead / (double)per);
+      if (k == 2 || k == 3) g_assert_cmpfloat(s->dead_fraction, >=, 3.0 / 12.0); /* the zeroed units */
+      /* quant_error: mean |master − effective| over the layer's tensors */
+      loom_layer *l = loom_net_layer_at(net, s->at);
+      g_assert_cmpint(s->has_weights_stats, ==, loom_layer_n_weights(l) > 0);
+      double qsum = 0.0;
+      int64_t qn = 0;
+      for (int t = 0; t < loom_layer_n_weights(l); t++) {
+        loom_weights *lw = loom_layer_weights(l, t);
+        const float *m = loom_weights_master_const(lw), *e = loom_weights_effective(lw, &err);
+        for (int64_t i = 0; i < loom_weights_count(lw); i++) qsum += fabs((double)m[i] - (double)e[i]);
+        qn += loom_weights_count(lw);
+      }
+      double q = qn ? qsum / (double)qn : 0.0;
+      assert_rel(s->quant_error, q, 1e-12);
+      if (k == 0) g_assert_cmpfloat(s->quant_error, >, 1e-4); /* int4 */
+      if (k == 2 || k == 4) g_assert_cmpfloat(s->quant_error, ==, 0.0); /* float32 */
+    }
+  }
+  loom_trainer_free(tr);
+  loom_dataset_free(ds);
+  loom_net_free(net);
 }
 
 /* An update that makes a master infinite is reported and not kept. */
@@ -292,6 +376,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/train/stats/sum-squares", test_sum_squares);
   g_test_add_func("/train/stats/step-norms", test_step_norms);
   g_test_add_func("/train/stats/thread-independent", test_stats_thread_independent);
+  g_test_add_func("/train/stats/layer-reference", test_layer_stats_reference);
   g_test_add_func("/train/stats/nonfinite-update-restored", test_nonfinite_update_restored);
   return g_test_run();
 }

@@ -18,4 +18,5 @@
 #include "schedule.h"
 #include "dataset.h"
 #include "train.h"
+#include "adapt.h"
 #include "model.h"

@@ -61,6 +61,11 @@ LOOM_API loom_optim *loom_optim_new(const loom_optim_config *cfg, int n_tensors,
 LOOM_API void loom_optim_free(loom_optim *opt);
 LOOM_API const loom_optim_config *loom_optim_config_of(const loom_optim *opt);
 LOOM_API int loom_optim_n_tensors(const loom_optim *opt);
+/* Changes the hyperparameters (weight decay, momentum, betas, eps, …) and
+ * keeps every tensor's state; the kind cannot change. A knob that needs a
+ * buffer the tensors lack (momentum turned on, amsgrad, centered) gets it
+ * zeroed, as torch would create it. */
+LOOM_API int loom_optim_set_config(loom_optim *opt, const loom_optim_config *cfg, loom_error *err);
 /* Forgets all state (momentum, moments, step counts). */
 LOOM_API void loom_optim_reset(loom_optim *opt);
 /* How many updates tensor i has received (torch's state['step']). */

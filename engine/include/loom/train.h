@@ -107,6 +107,21 @@ typedef struct loom_layer_stats {
   bool enabled;
   bool weighted;            /* the layer (or its children) has trainable tensors */
   double act_rms;           /* RMS of the layer's output over the batch */
+  /* The layer's output over the batch (every sample, every element): */
+  double act_mean, act_std; /* mean and population standard deviation */
+  double act_min, act_max;
+  /* Output units (elements of one sample's output) that are ±0 for every
+   * sample of the batch, as a fraction of the units: dead ReLUs, a layer
+   * cut off by a zero weight row. 0 for a layer without outputs. */
+  double dead_fraction;
+  /* weight_norm, update_norm, update_ratio and quant_error describe this
+   * step's weights (false for a layer without trainable tensors). */
+  bool has_weights_stats;
+  /* Mean |w − deq(q(w))| over every element of the layer's trainable
+   * tensors, each at its store's dtype: what quantization costs the weights
+   * the layer computes with. 0 for float32 and float64 (exact). Recomputed
+   * only when a store is re-morphed (its weights changed), cached otherwise. */
+  double quant_error;
   double grad_norm;         /* L2 of the step's parameter gradient (tween: of x·gap) */
   double out_grad_norm;     /* backprop: L2 of ∂L/∂output over the batch */
   double weight_norm;       /* L2 of the float32 masters after the step */
@@ -131,6 +146,9 @@ typedef enum loom_nonfinite_where {
   LOOM_NONFINITE_WEIGHTS = 4,    /* a master after the update */
 } loom_nonfinite_where;
 
+/* Steps in the moving window of loom_step_stats.samples_per_second. */
+#define LOOM_TRAIN_THROUGHPUT_WINDOW 16
+
 typedef struct loom_step_stats {
   int64_t step;        /* updates done so far, this one included (1 after the first step) */
   int64_t epoch;       /* the epoch this step belonged to (0-based) */
@@ -141,6 +159,13 @@ typedef struct loom_step_stats {
   int64_t correct;     /* batch samples (or heads) right before the update */
   int64_t counted;     /* 0 when the loss has no accuracy (regression) */
   double grad_norm;    /* backprop: global gradient norm before clipping */
+  /* Timing (the only fields that differ between identical runs): the wall
+   * time of this step (batch, forward, loss, update, statistics; not the
+   * evaluation of the test set at an epoch's end), and the throughput of the
+   * last LOOM_TRAIN_THROUGHPUT_WINDOW steps of this trainer (fewer at the
+   * start): their samples over their seconds. */
+  double seconds;
+  double samples_per_second;
   bool epoch_end;      /* the last batch of the epoch: epoch stats are fresh */
   /* tween totals */
   int64_t layers_skipped;
@@ -216,6 +241,42 @@ LOOM_API int64_t loom_trainer_best_epoch(const loom_trainer *tr);
 LOOM_API int loom_trainer_restore_best(loom_trainer *tr, loom_error *err);
 /* Writes the network as a model file (atomic; see loom/model.h). */
 LOOM_API int loom_trainer_save_checkpoint(const loom_trainer *tr, const char *path, loom_error *err);
+
+/*
+ * Changes the hyperparameters between steps without losing optimizer or tween
+ * state: the learning rate and its schedule, the optimizer's knobs (weight
+ * decay, momentum, betas, eps, …), clip_norm, epochs, early stopping and the
+ * tween knobs. The method, optimizer kind, loss, batch_size, shuffle,
+ * drop_last and seed are fixed for a trainer's life: a change is refused
+ * with a message naming the field, and nothing changes. Raising epochs
+ * continues a run that finished by its epoch count (not one stopped early
+ * or by a NaN); lowering it to the epochs done finishes it.
+ */
+LOOM_API int loom_trainer_set_config(loom_trainer *tr, const loom_train_config *cfg, loom_error *err);
+
+/*
+ * Checkpoints of the training state (docs/file-format.md "Training state").
+ * Everything beyond the weights that the next step depends on: optimizer
+ * moments and step counts, epoch, batch index, steps, the epoch's running
+ * sums, tween state (velocities, baselines, rate scales, explosion counts),
+ * early-stopping bookkeeping with the best epoch's weights, and the training
+ * configuration. Stochastic layers and shuffling draw from (seed, step,
+ * epoch), so there is no RNG state to keep. A versioned little-endian blob
+ * with a magic and a checksum, validated completely on import.
+ * Not kept: the last step's and epoch's statistics (they describe the past)
+ * and the throughput window.
+ */
+LOOM_API int loom_trainer_export_state(const loom_trainer *tr, void **bytes, size_t *len, loom_error *err); /* malloc'd */
+/*
+ * Import right after loom_trainer_new on a network holding the checkpoint's
+ * weights and with the same data: the next step is then bit-identical to
+ * the one the exporting trainer would have taken. Sizes are checked against
+ * the trainer's tensors before use and errors name what disagrees. The
+ * fixed fields of the configuration (see loom_trainer_set_config) must match;
+ * the live ones are taken from the blob, as the run had them. On error the
+ * trainer is unchanged.
+ */
+LOOM_API int loom_trainer_import_state(loom_trainer *tr, const void *bytes, size_t len, loom_error *err);
 
 /* Evaluates `net` on `ds` (inference mode, batches of batch_size, in order). */
 LOOM_API int loom_evaluate(loom_net *net, loom_pool *pool, const loom_dataset *ds, const loom_loss_spec *spec,
