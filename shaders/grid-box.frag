@@ -3,14 +3,22 @@
 // gauge and state, and draws anti-aliased edges around each block (width
 // measured in pixels through fwidth), the division between stacked blocks
 // as a dark band, and the bit-depth gauge strip along each block's bottom.
+// In the METRIC mode the colour comes from the live texture (the colour map
+// is applied on the CPU, loom_grid_colormap: one table for the blocks and
+// the legend), without the gauge, which would darken it into another value.
+// Alert slots are red in every mode, with a pulsing outline.
 
-uniform int u_color_mode; // 0: by layer type, 1: by dtype
+uniform int u_color_mode; // 0: by layer type, 1: by dtype, 2: by metric
 uniform int u_selected;   // block index of the selected slot, or -1
 uniform int u_hover;      // block index of the slot under the pointer, or -1
 uniform vec3 u_highlight;
 uniform vec3 u_problem;
 uniform vec3 u_background;
 uniform highp sampler2D u_boxes;
+uniform highp sampler2D u_slot_colors; // per block: the metric's colour; alpha 1 on alert slots
+uniform vec3 u_alert;
+uniform float u_pulse; // 0..1: the alert outline, dark red to white
+uniform int u_live;    // 1: read u_slot_colors (METRIC mode or alerts); else no fetch
 
 #define BOXES_PER_ROW 512
 
@@ -45,13 +53,21 @@ void main() {
   int state = int(t.w + 0.5); // bit 0 disabled, 1 problem, 2 marker
   bool problem = (state & 2) != 0;
   bool selected = box == u_selected && !gap, hover = box == u_hover && !gap;
+  vec4 live = vec4(0.0);
+  if (u_live == 1) // the common frame without live data fetches one texel less
+    live = texelFetch(u_slot_colors, ivec2(box % BOXES_PER_ROW, box / BOXES_PER_ROW), 0);
+  bool alert = live.a > 0.5 && (state & 4) == 0;
+  bool metric = u_color_mode == 2;
 
-  vec3 base = problem ? u_problem : unpack_rgb(u_color_mode == 1 ? t.y : t.x);
+  vec3 base = alert ? u_alert : problem ? u_problem : metric ? live.rgb : unpack_rgb(u_color_mode == 1 ? t.y : t.x);
   float light = v_face == 2 ? 1.0 : v_face == 3 ? 0.45 : (v_face < 2 ? 0.82 : 0.68);
+  // Metric colours are values: shade them less, so a side face does not
+  // read as a lower value than its top.
+  if (metric) light = 0.55 + 0.45 * light;
   vec3 body = base * light;
   // The gauge: a strip along the bottom of the side faces and one edge of
   // the top, lit over a fraction that grows with the bits per weight.
-  vec3 gauge = v_face == 3 ? body : (uv.x <= t.z ? mix(body, vec3(1.0), 0.6) : body * 0.45);
+  vec3 gauge = v_face == 3 || metric || alert ? body : (uv.x <= t.z ? mix(body, vec3(1.0), 0.6) : body * 0.45);
   vec3 edge_rgb = vec3(0.0);
   float edge_mul = 0.35; // dark edges: stacked blocks read as separate
   vec2 edge_range = vec2(0.5, 1.5);
@@ -68,7 +84,7 @@ void main() {
     edge_mul = 1.0;
     fade = 0.0;
     alpha = vec2(0.35, 1.0);
-  } else if (selected && problem) { // the problem's red, in a wide highlight outline
+  } else if (selected && (problem || alert)) { // the red, in a wide highlight outline
     edge_rgb = u_highlight;
     edge_mul = 0.0;
     edge_range = vec2(1.5, 2.5);
@@ -77,6 +93,11 @@ void main() {
     body = gauge = u_highlight;
     edge_rgb = vec3(0.0);
     edge_mul = 0.45;
+    fade = 0.0;
+  } else if (alert) { // a wide outline pulsing from dark red to white
+    edge_rgb = mix(u_alert * 0.35, vec3(1.0), u_pulse);
+    edge_mul = 0.0;
+    edge_range = vec2(1.5, 3.0);
     fade = 0.0;
   }
 

@@ -13,11 +13,13 @@ uniform float u_arrow_px;  // length of the arrowhead
 uniform float u_z_slice;   // -1: all levels
 uniform int u_selected;    // index of the selected link, or -1
 uniform vec3 u_highlight;
+uniform int u_flow;        // 1: width and brightness follow a_flow
 
 layout(location = 0) in vec3 a_src;
 layout(location = 1) in vec3 a_dst;
 layout(location = 2) in vec4 a_color;
 layout(location = 3) in vec2 a_levels; // depth of source and destination
+layout(location = 4) in float a_flow;  // magnitude through the link relative to the largest, 0..1
 
 out vec4 v_color;
 out float v_dist;       // pixels from the ribbon's centre line (0 on the arrowhead)
@@ -52,6 +54,13 @@ void main() {
   bool selected = gl_InstanceID == u_selected;
   v_color = selected ? vec4(u_highlight, 1.0) : a_color;
   float half_width = selected ? u_width_px * 1.8 : u_width_px;
+  if (u_flow == 1) {
+    // From a thin, dim thread (no flow) to twice the width at full colour.
+    float flow = clamp(a_flow, 0.0, 1.0);
+    half_width *= 0.6 + 1.4 * flow;
+    if (!selected)
+      v_color.rgb *= 0.3 + 0.7 * flow;
+  }
   float arrow = selected ? u_arrow_px * 1.3 : u_arrow_px;
 
   // Where the arrowhead starts: its length in pixels, measured on the arc.

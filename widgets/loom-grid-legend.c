@@ -2,6 +2,8 @@
 #include "loom-grid-legend.h"
 
 #include <glib/gi18n.h>
+#include <math.h>
+#include <string.h>
 
 #include "loom-grid-view-private.h"
 
@@ -78,7 +80,7 @@ static void add_row(GtkWidget *legend, swatch_kind kind, const float rgb[3], flo
   gtk_box_append(GTK_BOX(legend), row);
 }
 
-static void add_heading(GtkWidget *legend, const char *text) {
+static GtkWidget *add_heading(GtkWidget *legend, const char *text) {
   GtkWidget *label = gtk_label_new(text);
   gtk_label_set_xalign(GTK_LABEL(label), 0.f);
   gtk_widget_add_css_class(label, "caption-heading");
@@ -86,6 +88,101 @@ static void add_heading(GtkWidget *legend, const char *text) {
   gtk_widget_set_margin_start(label, 10);
   gtk_widget_set_margin_end(label, 10);
   gtk_box_append(GTK_BOX(legend), label);
+  return label;
+}
+
+/* ---- the colour bar of the METRIC mode ---- */
+
+#define BAR_WIDTH 168
+#define BAR_HEIGHT 12
+#define BAR_TEXT_GAP 3
+
+/* The ends as shown: with an automatic range they move on every update,
+ * but mostly beyond the digits shown, and then the bar is not redrawn. */
+typedef struct {
+  char lo[32], hi[32];
+  gboolean log_scale;
+} bar_range;
+
+static void format_tick(double v, char out[32]) {
+  if (isnan(v))
+    g_strlcpy(out, "–", 32);
+  else
+    g_snprintf(out, 32, "%.3g", v);
+}
+
+static void draw_text(GtkWidget *widget, cairo_t *cr, const char *text, double x, double y, double align) {
+  PangoLayout *layout = gtk_widget_create_pango_layout(widget, text);
+  int w, h;
+  pango_layout_get_pixel_size(layout, &w, &h);
+  cairo_move_to(cr, x - align * w, y);
+  pango_cairo_show_layout(cr, layout);
+  g_object_unref(layout);
+}
+
+/* The colour map left (low) to right (high), a pixel column at a time from
+ * loom_grid_colormap, the same function that colours the blocks; below it
+ * the range's ends and, on a log scale, "log". */
+static void draw_bar(GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer data) {
+  const bar_range *r = data;
+  GtkWidget *widget = GTK_WIDGET(area);
+  for (int x = 0; x < width; x++) {
+    float rgb[3];
+    loom_grid_colormap(width > 1 ? (float)x / (float)(width - 1) : 0.f, rgb);
+    cairo_set_source_rgb(cr, rgb[0], rgb[1], rgb[2]);
+    cairo_rectangle(cr, x, 0, 1, BAR_HEIGHT);
+    cairo_fill(cr);
+  }
+  GdkRGBA fg;
+#if GTK_CHECK_VERSION(4, 10, 0)
+  gtk_widget_get_color(widget, &fg);
+#else
+  gtk_style_context_get_color(gtk_widget_get_style_context(widget), &fg);
+#endif
+  gdk_cairo_set_source_rgba(cr, &fg);
+  double y = BAR_HEIGHT + BAR_TEXT_GAP;
+  draw_text(widget, cr, r->lo, 0, y, 0.0);
+  draw_text(widget, cr, r->hi, width, y, 1.0);
+  if (r->log_scale) draw_text(widget, cr, _("log"), width / 2.0, y, 0.5);
+}
+
+static void add_color_bar(GtkWidget *legend) {
+  bar_range *r = g_new0(bar_range, 1);
+  format_tick(NAN, r->lo);
+  format_tick(NAN, r->hi);
+  GtkWidget *area = gtk_drawing_area_new();
+  gtk_widget_add_css_class(area, "caption");
+  gtk_drawing_area_set_content_width(GTK_DRAWING_AREA(area), BAR_WIDTH);
+  /* The bar and a line of caption text under it. */
+  PangoLayout *layout = gtk_widget_create_pango_layout(area, "0123456789");
+  int text_h;
+  pango_layout_get_pixel_size(layout, NULL, &text_h);
+  g_object_unref(layout);
+  gtk_drawing_area_set_content_height(GTK_DRAWING_AREA(area), BAR_HEIGHT + BAR_TEXT_GAP + text_h);
+  gtk_drawing_area_set_draw_func(GTK_DRAWING_AREA(area), draw_bar, r, g_free);
+  gtk_widget_set_margin_start(area, 10);
+  gtk_widget_set_margin_end(area, 10);
+  gtk_widget_set_margin_top(area, 2);
+  gtk_box_append(GTK_BOX(legend), area);
+  g_object_set_data(G_OBJECT(legend), "loom-metric-bar", area);
+  g_object_set_data(G_OBJECT(area), "loom-range", r);
+}
+
+void loom_grid_legend_set_metric(GtkWidget *legend, const char *label, double lo, double hi, gboolean log_scale) {
+  GtkWidget *heading = g_object_get_data(G_OBJECT(legend), "loom-metric-heading");
+  GtkWidget *area = g_object_get_data(G_OBJECT(legend), "loom-metric-bar");
+  if (!heading || !area) return;
+  const char *text = label && *label ? label : _("Metric");
+  if (g_strcmp0(gtk_label_get_text(GTK_LABEL(heading)), text) != 0) gtk_label_set_text(GTK_LABEL(heading), text);
+  bar_range *r = g_object_get_data(G_OBJECT(area), "loom-range");
+  char lo_text[32], hi_text[32];
+  format_tick(lo, lo_text);
+  format_tick(hi, hi_text);
+  if (strcmp(lo_text, r->lo) == 0 && strcmp(hi_text, r->hi) == 0 && r->log_scale == log_scale) return;
+  memcpy(r->lo, lo_text, sizeof lo_text);
+  memcpy(r->hi, hi_text, sizeof hi_text);
+  r->log_scale = log_scale;
+  gtk_widget_queue_draw(area);
 }
 
 GtkWidget *loom_grid_legend_new(void) {
@@ -99,8 +196,11 @@ GtkWidget *loom_grid_legend_new(void) {
   return legend;
 }
 
-void loom_grid_legend_update(GtkWidget *legend, const LoomGridScene *s, int color_mode) {
+void loom_grid_legend_update(GtkWidget *legend, const LoomGridScene *s, int color_mode,
+                             const LoomGridLegendExtras *extras) {
   GtkWidget *child;
+  g_object_set_data(G_OBJECT(legend), "loom-metric-heading", NULL);
+  g_object_set_data(G_OBJECT(legend), "loom-metric-bar", NULL);
   while ((child = gtk_widget_get_first_child(legend))) gtk_box_remove(GTK_BOX(legend), child);
   gtk_widget_set_visible(legend, s->n_boxes > 0 || s->n_arcs > 0);
   float rgb[3];
@@ -108,7 +208,12 @@ void loom_grid_legend_update(GtkWidget *legend, const LoomGridScene *s, int colo
   GtkWidget *bottom = gtk_box_new(GTK_ORIENTATION_VERTICAL, 0);
   gtk_widget_set_size_request(bottom, -1, 6);
 
-  if (color_mode == 1) {
+  if (color_mode == 2) {
+    g_object_set_data(G_OBJECT(legend), "loom-metric-heading", add_heading(legend, _("Metric")));
+    add_color_bar(legend);
+    float grey[3] = {LOOM_GRID_VIEW_NEUTRAL_R, LOOM_GRID_VIEW_NEUTRAL_G, LOOM_GRID_VIEW_NEUTRAL_B};
+    add_row(legend, SWATCH_BLOCK, grey, 0.f, _("No value"));
+  } else if (color_mode == 1) {
     add_heading(legend, _("Dtypes"));
     for (int d = 0; d < LOOM_DTYPE_COUNT; d++) {
       if (!(s->dtypes_present & (G_GUINT64_CONSTANT(1) << d))) continue;
@@ -127,7 +232,8 @@ void loom_grid_legend_update(GtkWidget *legend, const LoomGridScene *s, int colo
     }
   }
 
-  if (s->n_boxes > 0) {
+  /* In the METRIC mode the blocks show no gauge (grid-box.frag). */
+  if (s->n_boxes > 0 && color_mode != 2) {
     add_heading(legend, _("Bits per weight (gauge)"));
     float grey[3] = {0.55f, 0.58f, 0.64f};
     add_row(legend, SWATCH_GAUGE, grey, loom_grid_dtype_band(LOOM_DTYPE_BINARY), _("1 bit"));
@@ -144,9 +250,18 @@ void loom_grid_legend_update(GtkWidget *legend, const LoomGridScene *s, int colo
       loom_grid_merge_color((loom_merge)m, rgb);
       add_row(legend, SWATCH_ARC, rgb, 0.f, _(merge_labels[m]));
     }
+    if (extras && extras->link_flow) {
+      float grey[3] = {0.75f, 0.78f, 0.84f};
+      add_row(legend, SWATCH_ARC, grey, 0.f, _("Wider, brighter: more flow"));
+    }
   }
 
-  if (s->any_problem || s->any_disabled) add_heading(legend, _("State"));
+  gboolean alerts = extras && extras->alerts;
+  if (s->any_problem || s->any_disabled || alerts) add_heading(legend, _("State"));
+  if (alerts) {
+    float red[3] = {LOOM_GRID_VIEW_ALERT_R, LOOM_GRID_VIEW_ALERT_G, LOOM_GRID_VIEW_ALERT_B};
+    add_row(legend, SWATCH_BLOCK, red, 0.f, _("Training stopped here"));
+  }
   if (s->any_problem) {
     float red[3] = {LOOM_GRID_VIEW_PROBLEM_R, LOOM_GRID_VIEW_PROBLEM_G, LOOM_GRID_VIEW_PROBLEM_B};
     add_row(legend, SWATCH_BLOCK, red, 0.f, _("Problem (see tooltip)"));

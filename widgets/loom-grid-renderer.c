@@ -29,7 +29,8 @@ enum {
   U_COLOR_MODE, U_SELECTED, U_HOVER, U_HIGHLIGHT, U_PROBLEM, U_BACKGROUND, U_EYE, U_FIRST, U_BOXES, /* boxes */
   U_COLOR,                                                                                           /* flat */
   U_VIEWPORT, U_WIDTH_PX, U_ARROW_PX, U_Z_SLICE,                                                     /* links */
-  U_SINGLE,                                                                                          /* boxes */
+  U_SINGLE, U_SLOT_COLORS, U_ALERT, U_PULSE, U_LIVE,                                                 /* boxes */
+  U_FLOW,                                                                                            /* links */
   N_UNIFORMS
 };
 
@@ -37,7 +38,8 @@ static const char *const uniform_names[N_UNIFORMS] = {
   "u_mvp",       "u_size",     "u_margin",   "u_tile_even", "u_tile_odd",   "u_line",     "u_border",
   "u_line_px",   "u_ghost",    "u_ring",     "u_color_mode", "u_selected",  "u_hover",    "u_highlight",
   "u_problem",   "u_background", "u_eye",    "u_first",     "u_boxes",      "u_color",    "u_viewport",
-  "u_width_px",  "u_arrow_px", "u_z_slice",   "u_single",
+  "u_width_px",  "u_arrow_px", "u_z_slice",   "u_single",     "u_slot_colors", "u_alert",  "u_pulse",
+  "u_live",      "u_flow",
 };
 
 typedef struct {
@@ -60,6 +62,10 @@ struct LoomGridRenderer {
   gboolean es;
   GLuint empty_vao; /* the floor and the blocks read no vertex attributes */
   GLuint box_tex;   /* LoomGridBox records, LOOM_GRID_BOXES_PER_ROW per row */
+  GLuint slot_tex;  /* RGBA8, one texel per block: metric colour, alert (alpha) */
+  GLuint flow_vbo;  /* one float per link: the flow through it, 0..1 */
+  int n_flow;       /* links the flow buffer has room for */
+  gboolean flow;    /* the flows are set: arcs are drawn by them */
   GLuint one_box_ebo; /* the indices of block 0 alone: selection, hover, marker */
   int box_rows, marker_index;
   visible_set visible[SLICE_ENTRY + 1];
@@ -185,15 +191,27 @@ LoomGridRenderer *loom_grid_renderer_new(gboolean es, GError **error) {
   r->link_vao = vaos[3], r->link_vbo = vbos[2];
   r->rubber_vao = vaos[4], r->rubber_vbo = vbos[3];
 
-  glGenTextures(1, &r->box_tex);
-  glBindTexture(GL_TEXTURE_2D, r->box_tex);
-  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
-  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+  GLuint textures[2];
+  glGenTextures(2, textures);
+  r->box_tex = textures[0];
+  r->slot_tex = textures[1];
+  for (int i = 0; i < 2; i++) {
+    glBindTexture(GL_TEXTURE_2D, textures[i]);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+  }
   glBindTexture(GL_TEXTURE_2D, 0);
 
   setup_line_vao(r->cell_vao, r->cell_vbo);
   setup_line_vao(r->spine_vao, r->spine_vbo);
   setup_link_vao(r->link_vao, r->link_vbo);
+  /* The links' flows, a buffer of their own: they change while training,
+   * the arcs only with the network. The rubber arc has none (u_flow 0). */
+  glGenBuffers(1, &r->flow_vbo);
+  glBindBuffer(GL_ARRAY_BUFFER, r->flow_vbo);
+  glVertexAttribPointer(4, 1, GL_FLOAT, GL_FALSE, sizeof(float), NULL);
+  glEnableVertexAttribArray(4);
+  glVertexAttribDivisor(4, 1);
   /* The one-instance buffer gets its storage now; frames only overwrite it. */
   glBindBuffer(GL_ARRAY_BUFFER, r->rubber_vbo);
   glBufferData(GL_ARRAY_BUFFER, sizeof(LoomGridArc), NULL, GL_DYNAMIC_DRAW);
@@ -222,7 +240,9 @@ void loom_grid_renderer_free(LoomGridRenderer *r) {
   if (r->empty_vao) {
     glDeleteVertexArrays(5, vaos);
     glDeleteBuffers(4, vbos);
-    glDeleteTextures(1, &r->box_tex);
+    GLuint textures[2] = {r->box_tex, r->slot_tex};
+    glDeleteTextures(2, textures);
+    glDeleteBuffers(1, &r->flow_vbo);
     glDeleteBuffers(1, &r->one_box_ebo);
     for (int i = 0; i <= SLICE_ENTRY; i++) {
       GLuint ebos[2] = {r->visible[i].box_ebo, r->visible[i].spine_ebo};
@@ -246,12 +266,41 @@ void loom_grid_renderer_upload(LoomGridRenderer *r, const LoomGridScene *s) {
   if (r->box_rows > 0)
     glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA32F, 3 * LOOM_GRID_BOXES_PER_ROW, r->box_rows, 0, GL_RGBA, GL_FLOAT,
                  s->boxes);
+  /* Slot colours start out as nothing: no metric colour, no alert. */
+  glBindTexture(GL_TEXTURE_2D, r->slot_tex);
+  if (r->box_rows > 0) {
+    g_autofree guint8 *zeros = g_malloc0((gsize)r->box_rows * LOOM_GRID_BOXES_PER_ROW * 4);
+    glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, LOOM_GRID_BOXES_PER_ROW, r->box_rows, 0, GL_RGBA, GL_UNSIGNED_BYTE,
+                 zeros);
+  }
   glBindTexture(GL_TEXTURE_2D, 0);
   upload(r->cell_vbo, s->cells, (gsize)s->n_cells * 24 * 3 * sizeof(float));
   upload(r->spine_vbo, s->spine, (gsize)s->n_spine * 3 * sizeof(float));
   upload(r->link_vbo, s->arcs, (gsize)s->n_arcs * sizeof(LoomGridArc));
+  /* Room for every arc's flow, read by each instance even while unused. */
+  g_autofree float *no_flow = g_new0(float, MAX(s->n_arcs, 1));
+  upload(r->flow_vbo, no_flow, (gsize)MAX(s->n_arcs, 1) * sizeof(float));
+  r->n_flow = s->n_arcs;
+  r->flow = FALSE;
   glBindBuffer(GL_ARRAY_BUFFER, 0);
   forget_visible(r);
+}
+
+void loom_grid_renderer_upload_slot_colors(LoomGridRenderer *r, const guint8 *rgba, gsize texels) {
+  int rows = (int)MIN(texels / LOOM_GRID_BOXES_PER_ROW, (gsize)r->box_rows);
+  if (rows <= 0) return;
+  glBindTexture(GL_TEXTURE_2D, r->slot_tex);
+  glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
+  glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, LOOM_GRID_BOXES_PER_ROW, rows, GL_RGBA, GL_UNSIGNED_BYTE, rgba);
+  glBindTexture(GL_TEXTURE_2D, 0);
+}
+
+void loom_grid_renderer_upload_link_flow(LoomGridRenderer *r, const float *flow, int n) {
+  r->flow = flow != NULL && n > 0 && r->n_flow > 0;
+  if (!r->flow) return;
+  glBindBuffer(GL_ARRAY_BUFFER, r->flow_vbo);
+  glBufferSubData(GL_ARRAY_BUFFER, 0, (GLsizeiptr)((gsize)MIN(n, r->n_flow) * sizeof *flow), flow);
+  glBindBuffer(GL_ARRAY_BUFFER, 0);
 }
 
 /* The visible set for this frame's eye, built when first needed. */
@@ -353,6 +402,10 @@ static void box_uniforms(LoomGridRenderer *r, const LoomGridFrame *f, int select
   glUniform1i(u[U_FIRST], 0);
   glUniform1i(u[U_SINGLE], 0);
   glUniform1i(u[U_BOXES], 0);
+  glUniform1i(u[U_SLOT_COLORS], 1);
+  glUniform3f(u[U_ALERT], LOOM_GRID_VIEW_ALERT_R, LOOM_GRID_VIEW_ALERT_G, LOOM_GRID_VIEW_ALERT_B);
+  glUniform1f(u[U_PULSE], f->pulse);
+  glUniform1i(u[U_LIVE], f->live);
   glUniformMatrix4fv(u[U_MVP], 1, GL_FALSE, f->mvp.m);
   glUniform3f(u[U_EYE], f->eye[0], f->eye[1], f->eye[2]);
   glUniform1i(u[U_COLOR_MODE], f->color_mode);
@@ -363,9 +416,10 @@ static void box_uniforms(LoomGridRenderer *r, const LoomGridFrame *f, int select
   glUniform3f(u[U_BACKGROUND], LOOM_GRID_VIEW_CLEAR_R, LOOM_GRID_VIEW_CLEAR_G, LOOM_GRID_VIEW_CLEAR_B);
 }
 
-static void link_uniforms(LoomGridRenderer *r, const LoomGridFrame *f, int selected) {
+static void link_uniforms(LoomGridRenderer *r, const LoomGridFrame *f, int selected, gboolean flow) {
   const GLint *u = r->link.u;
   glUseProgram(r->link.id);
+  glUniform1i(u[U_FLOW], flow);
   glUniformMatrix4fv(u[U_MVP], 1, GL_FALSE, f->mvp.m);
   glUniform2f(u[U_VIEWPORT], (float)f->width, (float)f->height);
   glUniform1f(u[U_WIDTH_PX], 1.5f * f->scale);
@@ -401,6 +455,8 @@ void loom_grid_renderer_draw(LoomGridRenderer *r, const LoomGridScene *s, const 
   glDisable(GL_CULL_FACE); /* grid-box.vert emits only faces turned to the eye */
   glEnable(GL_DEPTH_TEST);
   glDepthFunc(GL_LEQUAL);
+  glActiveTexture(GL_TEXTURE1);
+  glBindTexture(GL_TEXTURE_2D, r->slot_tex);
   glActiveTexture(GL_TEXTURE0);
   glBindTexture(GL_TEXTURE_2D, r->box_tex);
   if (s->n_boxes > 0 && r->box_rows > 0) {
@@ -441,6 +497,9 @@ void loom_grid_renderer_draw(LoomGridRenderer *r, const LoomGridScene *s, const 
     draw_one_box(r, i);
   }
   glBindTexture(GL_TEXTURE_2D, 0);
+  glActiveTexture(GL_TEXTURE1);
+  glBindTexture(GL_TEXTURE_2D, 0);
+  glActiveTexture(GL_TEXTURE0);
 
   /* The spine: faint, between the blocks (inside them it is hidden). */
   if (s->n_spine > 1 && s->n_boxes > 0) {
@@ -458,12 +517,12 @@ void loom_grid_renderer_draw(LoomGridRenderer *r, const LoomGridScene *s, const 
   /* Links on top of everything: they are few and carry the most meaning. */
   glDisable(GL_DEPTH_TEST);
   if (s->n_arcs > 0) {
-    link_uniforms(r, f, f->selected_link);
+    link_uniforms(r, f, f->selected_link, r->flow);
     glBindVertexArray(r->link_vao);
     glDrawArraysInstanced(GL_TRIANGLE_STRIP, 0, LINK_VERTICES, s->n_arcs);
   }
   if (f->rubber) {
-    link_uniforms(r, f, 0);
+    link_uniforms(r, f, 0, FALSE);
     glBindBuffer(GL_ARRAY_BUFFER, r->rubber_vbo);
     glBufferSubData(GL_ARRAY_BUFFER, 0, sizeof f->rubber_arc, &f->rubber_arc);
     glBindVertexArray(r->rubber_vao);

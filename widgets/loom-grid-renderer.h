@@ -27,6 +27,8 @@ typedef struct {
   gboolean all_blocks; /* draw every block, not only the shell (tests) */
   gboolean rubber; /* the link tool's arc while dragging */
   LoomGridArc rubber_arc;
+  float pulse; /* 0..1: the alert slots' outline, dark red to white */
+  gboolean live; /* the slot colour texture matters: METRIC mode or alerts */
 } LoomGridFrame;
 
 LoomGridRenderer *loom_grid_renderer_new(gboolean es, GError **error);
@@ -39,6 +41,14 @@ void loom_grid_renderer_warm_up(LoomGridRenderer *r);
 
 /* Copies the scene's arrays into the instance buffers (after every rebuild). */
 void loom_grid_renderer_upload(LoomGridRenderer *r, const LoomGridScene *scene);
+
+/* The per-block live data (after each upload, as often as it changes):
+ * @texels RGBA8 texels, one per block in the boxes' order and padded like
+ * them (whole rows of LOOM_GRID_BOXES_PER_ROW, one spare block): the METRIC
+ * mode's colour, alpha 255 on alert slots, else 0. */
+void loom_grid_renderer_upload_slot_colors(LoomGridRenderer *r, const guint8 *rgba, gsize texels);
+/* The flow through each link, 0..1 (@n per arc); NULL: arcs drawn plain. */
+void loom_grid_renderer_upload_link_flow(LoomGridRenderer *r, const float *flow, int n);
 
 /* Draws into the bound framebuffer. */
 void loom_grid_renderer_draw(LoomGridRenderer *r, const LoomGridScene *scene, const LoomGridFrame *frame);

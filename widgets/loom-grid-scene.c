@@ -159,6 +159,35 @@ void loom_grid_merge_color(loom_merge m, float rgb[3]) {
   memcpy(rgb, merge_rgb[i], sizeof merge_rgb[i]);
 }
 
+/*
+ * Viridis (van der Walt and Smith, matplotlib 1.5/2.0), perceptually
+ * uniform, readable in grey and by the colour blind, and with no grey in
+ * it, so the neutral "no value" grey stands apart. The published map is a
+ * 256-entry table; these are 33 points sampled from it at t = k/32, and
+ * linear interpolation between them stays within 1.7/255 of every entry.
+ */
+static const float viridis[33][3] = {
+  {0.2670f, 0.0049f, 0.3294f}, {0.2770f, 0.0502f, 0.3755f}, {0.2823f, 0.0946f, 0.4170f},
+  {0.2829f, 0.1354f, 0.4530f}, {0.2789f, 0.1749f, 0.4830f}, {0.2708f, 0.2133f, 0.5066f},
+  {0.2593f, 0.2507f, 0.5244f}, {0.2454f, 0.2867f, 0.5370f}, {0.2302f, 0.3213f, 0.5455f},
+  {0.2148f, 0.3545f, 0.5510f}, {0.2000f, 0.3864f, 0.5545f}, {0.1861f, 0.4173f, 0.5567f},
+  {0.1733f, 0.4474f, 0.5579f}, {0.1613f, 0.4770f, 0.5581f}, {0.1497f, 0.5064f, 0.5573f},
+  {0.1384f, 0.5358f, 0.5551f}, {0.1281f, 0.5651f, 0.5509f}, {0.1209f, 0.5945f, 0.5442f},
+  {0.1203f, 0.6238f, 0.5343f}, {0.1310f, 0.6529f, 0.5208f}, {0.1554f, 0.6815f, 0.5032f},
+  {0.1930f, 0.7096f, 0.4812f}, {0.2415f, 0.7366f, 0.4545f}, {0.2986f, 0.7624f, 0.4230f},
+  {0.3629f, 0.7867f, 0.3866f}, {0.4330f, 0.8091f, 0.3453f}, {0.5081f, 0.8292f, 0.2992f},
+  {0.5873f, 0.8470f, 0.2489f}, {0.6694f, 0.8622f, 0.1954f}, {0.7529f, 0.8751f, 0.1427f},
+  {0.8359f, 0.8861f, 0.1025f}, {0.9166f, 0.8961f, 0.1008f}, {0.9932f, 0.9062f, 0.1439f},
+};
+
+void loom_grid_colormap(float t, float rgb[3]) {
+  const int last = (int)G_N_ELEMENTS(viridis) - 1;
+  float x = (t > 0.f ? MIN(t, 1.f) : 0.f) * (float)last; /* NaN fails t > 0 */
+  int i = MIN((int)x, last - 1);
+  float f = x - (float)i;
+  for (int c = 0; c < 3; c++) rgb[c] = viridis[i][c] + f * (viridis[i + 1][c] - viridis[i][c]);
+}
+
 static float pack_rgb(const float rgb[3]) {
   guint32 v = 0;
   for (int i = 0; i < 3; i++) v = v << 8 | (guint32)lrintf(CLAMP(rgb[i], 0.f, 1.f) * 255.f);

@@ -123,3 +123,7 @@ void loom_grid_type_color(const loom_layer_type *t, float rgb[3]);
 void loom_grid_dtype_color(loom_dtype d, float rgb[3]);
 float loom_grid_dtype_band(loom_dtype d);
 void loom_grid_merge_color(loom_merge m, float rgb[3]);
+/* The colour map of the METRIC mode (viridis), t ∈ [0, 1] (clamped; NaN
+ * gives t = 0). The one table behind both the blocks' colours and the
+ * legend's colour bar (docs/grid-view.md, "Live metrics"). */
+void loom_grid_colormap(float t, float rgb[3]);

@@ -165,11 +165,7 @@ gboolean loom_grid_view_export_png(LoomGridView *self, const char *path, int wid
                 width, height);
     return FALSE;
   }
-  loom_grid_view_ensure_scene(self);
-  if (self->upload_dirty) {
-    loom_grid_renderer_upload(self->renderer, &self->scene);
-    self->upload_dirty = FALSE;
-  }
+  loom_grid_view_upload(self);
   /* Lines and arrowheads keep their share of the picture at any size. */
   float scale = MAX(1.f, (float)MIN(width, height) / 700.f);
   LoomGridFrame frame;

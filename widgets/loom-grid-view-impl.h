@@ -48,7 +48,28 @@ struct _LoomGridView {
 
   GtkWidget *legend;
   gboolean show_legend;
-  guint64 legend_key[4]; /* what the legend shows now, to skip needless rebuilds */
+  guint64 legend_key[5]; /* what the legend shows now, to skip needless rebuilds */
+
+  /* Live training metrics (loom-grid-view-metric.c). Setting them touches
+   * only the per-slot colour texture and the links' flow buffer at the next
+   * frame, never the scene. */
+  float *slot_values; /* one per flat slot index, copied */
+  gsize n_slot_values;
+  char *metric_label;
+  gboolean metric_log, metric_auto;
+  double fixed_lo, fixed_hi; /* loom_grid_view_set_metric_range() */
+  double range_lo, range_hi; /* the range in use; NaN when nothing has a value */
+  float *link_values;        /* per link index, or NULL */
+  gsize n_link_values;
+  loom_coord *alerts;
+  gsize n_alerts;
+  gboolean slot_colors_dirty, link_flow_dirty; /* upload before the next frame */
+  guint8 *slot_rgba; /* scratch: the colour texture's texels */
+  gsize slot_rgba_cap;
+  float *link_flow; /* scratch: flow per arc, 0..1 */
+  gsize link_flow_cap;
+  guint pulse_tick; /* redraws every frame while alerts pulse */
+  double pulse_time; /* test hook: >= 0 pins the pulse's phase */
 };
 
 /* loom-grid-view.c */
@@ -62,11 +83,24 @@ void loom_grid_view_sync_camera(LoomGridView *self);
 void loom_grid_view_camera_moved(LoomGridView *self);
 int loom_grid_view_layers_per_cell(LoomGridView *self);
 void loom_grid_view_fill_frame(LoomGridView *self, LoomGridFrame *f, int width, int height, float scale);
+/* Uploads what changed since the last frame: the scene, the live data. */
+void loom_grid_view_upload(LoomGridView *self);
+/* The legend again, after what it lists changed (alerts, link flows). */
+void loom_grid_view_legend_changed(LoomGridView *self);
 /* Uploads what changed and draws a frame into the bound framebuffer. */
 void loom_grid_view_draw(LoomGridView *self, int width, int height);
 void loom_grid_view_set_hover(LoomGridView *self, const loom_coord *c);
 /* Pick that also says whether the slot holds a layer. */
 gboolean loom_grid_view_pick_full(LoomGridView *self, double x, double y, loom_coord *out, gboolean *occupied);
+/* loom-grid-view-metric.c */
+/* Recomputes the range in use from the values and the scale, and shows it
+ * in the legend's colour bar. */
+void loom_grid_view_metric_changed(LoomGridView *self);
+/* Uploads the slot colours and link flows that changed (GL current). */
+void loom_grid_view_upload_live(LoomGridView *self);
+/* 0..1: the alert outline's pulse at this frame. */
+float loom_grid_view_pulse(LoomGridView *self);
+void loom_grid_view_metric_free(LoomGridView *self);
 /* loom-grid-view-input.c */
 void loom_grid_view_install_input(LoomGridView *self);
 gboolean loom_grid_view_query_tooltip(GtkWidget *widget, int x, int y, gboolean keyboard, GtkTooltip *tooltip);

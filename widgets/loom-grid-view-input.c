@@ -327,6 +327,22 @@ char *loom_grid_view_describe_slot(LoomGridView *self, const loom_coord *c) {
     g_string_append_c(text, '\n');
     g_string_append(text, _("Disabled: passes its input through"));
   }
+  if (self->color_mode == LOOM_GRID_VIEW_COLOR_METRIC) {
+    const char *name = self->metric_label && *self->metric_label ? self->metric_label : _("Metric");
+    gsize flat = (gsize)loom_net_flat_index(self->net, *c);
+    float v = flat < self->n_slot_values ? self->slot_values[flat] : NAN;
+    g_string_append_c(text, '\n');
+    if (isnan(v))
+      g_string_append_printf(text, _("%s: no value"), name);
+    else
+      g_string_append_printf(text, "%s: %.4g", name, v);
+  }
+  for (gsize i = 0; i < self->n_alerts; i++)
+    if (memcmp(&self->alerts[i], c, sizeof *c) == 0) {
+      g_string_append_c(text, '\n');
+      g_string_append(text, _("Training stopped here"));
+      break;
+    }
   for (int i = 0; i < self->n_diags; i++)
     if (memcmp(&self->diags[i].at, c, sizeof *c) == 0) {
       g_string_append_c(text, '\n');

@@ -27,6 +27,19 @@
 #define LOOM_GRID_VIEW_PROBLEM_G 0.180f
 #define LOOM_GRID_VIEW_PROBLEM_B 0.180f
 
+/* METRIC colour mode: a slot without a value (NaN, not positive on a log
+ * scale, or no value given). A grey that no point of the colour map is
+ * near (loom_grid_colormap: viridis is saturated everywhere). */
+#define LOOM_GRID_VIEW_NEUTRAL_R 0.520f
+#define LOOM_GRID_VIEW_NEUTRAL_G 0.520f
+#define LOOM_GRID_VIEW_NEUTRAL_B 0.540f
+
+/* Alert slots (training stopped there: NaN, explosion), in every colour
+ * mode; their outline pulses between dark red and white. */
+#define LOOM_GRID_VIEW_ALERT_R 1.000f
+#define LOOM_GRID_VIEW_ALERT_G 0.060f
+#define LOOM_GRID_VIEW_ALERT_B 0.060f
+
 /* Link arcs by merge mode. */
 #define LOOM_GRID_VIEW_REPLACE_R 0.300f
 #define LOOM_GRID_VIEW_REPLACE_G 0.820f
@@ -53,5 +66,8 @@ void loom_grid_view_set_zoom(LoomGridView *self, double zoom);
 /* Draws every block instead of the shell that can be seen (tests compare
  * the two; see LOOM_GRID_SHELL in loom-grid-scene.h). */
 void loom_grid_view_set_draw_all_blocks(LoomGridView *self, gboolean all);
+/* Pins the alert outline's pulse at @seconds of its cycle (tests compare
+ * two phases); a negative value lets it follow the frame clock again. */
+void loom_grid_view_set_pulse_time(LoomGridView *self, double seconds);
 /* The tooltip text for slot @c (NULL outside the grid); g_free() it. */
 char *loom_grid_view_describe_slot(LoomGridView *self, const loom_coord *c);

@@ -11,6 +11,7 @@
  */
 #include <epoxy/gl.h>
 #include <glib/gi18n.h>
+#include <math.h>
 #include <string.h>
 
 #include "loom-grid-legend.h"
@@ -24,7 +25,7 @@ G_DEFINE_FINAL_TYPE(LoomGridView, loom_grid_view, GTK_TYPE_GL_AREA)
 
 enum {
   PROP_0, PROP_DEPTH, PROP_ROWS, PROP_COLS, PROP_HAS_SELECTION, PROP_SELECTED_LINK,
-  PROP_COLOR_MODE, PROP_Z_SLICE, PROP_LINK_TOOL, PROP_SHOW_LEGEND, N_PROPS
+  PROP_COLOR_MODE, PROP_Z_SLICE, PROP_LINK_TOOL, PROP_SHOW_LEGEND, PROP_METRIC_LOG, PROP_METRIC_AUTO_RANGE, N_PROPS
 };
 static GParamSpec *properties[N_PROPS];
 guint loom_grid_view_signals[N_SIGNALS];
@@ -35,6 +36,7 @@ GType loom_grid_view_color_mode_get_type(void) {
     static const GEnumValue values[] = {
       {LOOM_GRID_VIEW_COLOR_LAYER_TYPE, "LOOM_GRID_VIEW_COLOR_LAYER_TYPE", "layer-type"},
       {LOOM_GRID_VIEW_COLOR_DTYPE, "LOOM_GRID_VIEW_COLOR_DTYPE", "dtype"},
+      {LOOM_GRID_VIEW_COLOR_METRIC, "LOOM_GRID_VIEW_COLOR_METRIC", "metric"},
       {0, NULL, NULL},
     };
     g_once_init_leave(&type, g_enum_register_static(g_intern_static_string("LoomGridViewColorMode"), values));
@@ -50,12 +52,17 @@ static void redraw(LoomGridView *self) {
 
 static void update_legend(LoomGridView *self) {
   const LoomGridScene *s = &self->scene;
-  guint64 key[4] = {s->groups_present | ((guint64)self->color_mode << 63), s->dtypes_present,
-                    s->merges_present | ((guint64)(s->n_boxes > 0) << 8),
-                    (guint64)s->any_problem | ((guint64)s->any_disabled << 1) | ((guint64)(s->n_arcs > 0) << 2)};
+  guint64 key[5] = {s->groups_present, s->dtypes_present, s->merges_present | ((guint64)(s->n_boxes > 0) << 8),
+                    (guint64)s->any_problem | ((guint64)s->any_disabled << 1) | ((guint64)(s->n_arcs > 0) << 2) |
+                      ((guint64)(self->n_alerts > 0) << 3) | ((guint64)(self->link_values != NULL) << 4),
+                    (guint64)self->color_mode};
   if (memcmp(key, self->legend_key, sizeof key) != 0) {
     memcpy(self->legend_key, key, sizeof key);
-    loom_grid_legend_update(self->legend, s, self->color_mode);
+    LoomGridLegendExtras extras = {self->n_alerts > 0, self->link_values != NULL};
+    loom_grid_legend_update(self->legend, s, self->color_mode, &extras);
+    /* A rebuilt colour bar starts empty: give it the range in use. */
+    if (self->color_mode == LOOM_GRID_VIEW_COLOR_METRIC)
+      loom_grid_legend_set_metric(self->legend, self->metric_label, self->range_lo, self->range_hi, self->metric_log);
   }
   gtk_widget_set_child_visible(self->legend, self->show_legend);
 }
@@ -75,6 +82,10 @@ static gboolean scene_tick(GtkWidget *widget, GdkFrameClock *clock, gpointer dat
   loom_grid_view_ensure_scene(self);
   update_legend(self);
   return G_SOURCE_REMOVE;
+}
+
+void loom_grid_view_legend_changed(LoomGridView *self) {
+  update_legend(self);
 }
 
 static void scene_changed(LoomGridView *self) {
@@ -139,14 +150,23 @@ void loom_grid_view_fill_frame(LoomGridView *self, LoomGridFrame *f, int width, 
   f->all_blocks = self->all_blocks;
   f->rubber = self->rubber;
   f->rubber_arc = self->rubber_arc;
+  f->pulse = loom_grid_view_pulse(self);
+  f->live = self->color_mode == LOOM_GRID_VIEW_COLOR_METRIC || self->n_alerts > 0;
 }
 
-void loom_grid_view_draw(LoomGridView *self, int width, int height) {
+void loom_grid_view_upload(LoomGridView *self) {
   loom_grid_view_ensure_scene(self);
   if (self->upload_dirty) {
     loom_grid_renderer_upload(self->renderer, &self->scene);
     self->upload_dirty = FALSE;
+    /* The upload emptied the live data's buffers: fill them again. */
+    self->slot_colors_dirty = self->link_flow_dirty = TRUE;
   }
+  loom_grid_view_upload_live(self);
+}
+
+void loom_grid_view_draw(LoomGridView *self, int width, int height) {
+  loom_grid_view_upload(self);
   LoomGridFrame frame;
   loom_grid_view_fill_frame(self, &frame, width, height, (float)gtk_widget_get_scale_factor(GTK_WIDGET(self)));
   loom_grid_renderer_draw(self->renderer, &self->scene, &frame);
@@ -261,10 +281,14 @@ void loom_grid_view_set_hover(LoomGridView *self, const loom_coord *c) {
 
 void loom_grid_view_set_color_mode(LoomGridView *self, LoomGridViewColorMode mode) {
   g_return_if_fail(LOOM_IS_GRID_VIEW(self));
-  g_return_if_fail(mode == LOOM_GRID_VIEW_COLOR_LAYER_TYPE || mode == LOOM_GRID_VIEW_COLOR_DTYPE);
+  g_return_if_fail(mode == LOOM_GRID_VIEW_COLOR_LAYER_TYPE || mode == LOOM_GRID_VIEW_COLOR_DTYPE ||
+                   mode == LOOM_GRID_VIEW_COLOR_METRIC);
   if (self->color_mode == mode) return;
   self->color_mode = mode;
   update_legend(self);
+  /* The colour texture holds metric colours only in the METRIC mode. */
+  self->slot_colors_dirty = TRUE;
+  loom_grid_view_metric_changed(self);
   redraw(self);
   g_object_notify_by_pspec(G_OBJECT(self), properties[PROP_COLOR_MODE]);
 }
@@ -314,6 +338,34 @@ void loom_grid_view_set_show_legend(LoomGridView *self, gboolean show) {
 gboolean loom_grid_view_get_show_legend(LoomGridView *self) {
   g_return_val_if_fail(LOOM_IS_GRID_VIEW(self), FALSE);
   return self->show_legend;
+}
+
+void loom_grid_view_set_metric_log(LoomGridView *self, gboolean log_scale) {
+  g_return_if_fail(LOOM_IS_GRID_VIEW(self));
+  log_scale = !!log_scale;
+  if (self->metric_log == log_scale) return;
+  self->metric_log = log_scale;
+  loom_grid_view_metric_changed(self);
+  g_object_notify_by_pspec(G_OBJECT(self), properties[PROP_METRIC_LOG]);
+}
+
+gboolean loom_grid_view_get_metric_log(LoomGridView *self) {
+  g_return_val_if_fail(LOOM_IS_GRID_VIEW(self), FALSE);
+  return self->metric_log;
+}
+
+void loom_grid_view_set_metric_auto_range(LoomGridView *self, gboolean auto_range) {
+  g_return_if_fail(LOOM_IS_GRID_VIEW(self));
+  auto_range = !!auto_range;
+  if (self->metric_auto == auto_range) return;
+  self->metric_auto = auto_range;
+  loom_grid_view_metric_changed(self);
+  g_object_notify_by_pspec(G_OBJECT(self), properties[PROP_METRIC_AUTO_RANGE]);
+}
+
+gboolean loom_grid_view_get_metric_auto_range(LoomGridView *self) {
+  g_return_val_if_fail(LOOM_IS_GRID_VIEW(self), TRUE);
+  return self->metric_auto;
 }
 
 /* ---- camera ---- */
@@ -411,6 +463,8 @@ static void loom_grid_view_get_property(GObject *object, guint prop_id, GValue *
   case PROP_Z_SLICE: g_value_set_int(value, self->z_slice); break;
   case PROP_LINK_TOOL: g_value_set_boolean(value, self->link_tool); break;
   case PROP_SHOW_LEGEND: g_value_set_boolean(value, self->show_legend); break;
+  case PROP_METRIC_LOG: g_value_set_boolean(value, self->metric_log); break;
+  case PROP_METRIC_AUTO_RANGE: g_value_set_boolean(value, self->metric_auto); break;
   default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
   }
 }
@@ -426,6 +480,8 @@ static void loom_grid_view_set_property(GObject *object, guint prop_id, const GV
   case PROP_Z_SLICE: loom_grid_view_set_z_slice(self, g_value_get_int(value)); break;
   case PROP_LINK_TOOL: loom_grid_view_set_link_tool(self, g_value_get_boolean(value)); break;
   case PROP_SHOW_LEGEND: loom_grid_view_set_show_legend(self, g_value_get_boolean(value)); break;
+  case PROP_METRIC_LOG: loom_grid_view_set_metric_log(self, g_value_get_boolean(value)); break;
+  case PROP_METRIC_AUTO_RANGE: loom_grid_view_set_metric_auto_range(self, g_value_get_boolean(value)); break;
   default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
   }
 }
@@ -434,6 +490,8 @@ static void loom_grid_view_dispose(GObject *object) {
   LoomGridView *self = LOOM_GRID_VIEW(object);
   if (self->scene_tick) gtk_widget_remove_tick_callback(GTK_WIDGET(self), self->scene_tick);
   self->scene_tick = 0;
+  if (self->pulse_tick) gtk_widget_remove_tick_callback(GTK_WIDGET(self), self->pulse_tick);
+  self->pulse_tick = 0;
   g_clear_pointer(&self->legend, gtk_widget_unparent);
   G_OBJECT_CLASS(loom_grid_view_parent_class)->dispose(object);
 }
@@ -442,6 +500,7 @@ static void loom_grid_view_finalize(GObject *object) {
   LoomGridView *self = LOOM_GRID_VIEW(object);
   loom_grid_scene_clear(&self->scene);
   g_free(self->diags);
+  loom_grid_view_metric_free(self);
   G_OBJECT_CLASS(loom_grid_view_parent_class)->finalize(object);
 }
 
@@ -477,6 +536,8 @@ static void loom_grid_view_class_init(LoomGridViewClass *klass) {
   properties[PROP_Z_SLICE] = g_param_spec_int("z-slice", NULL, NULL, -1, MAX_CELLS - 1, -1, RW_FLAGS);
   properties[PROP_LINK_TOOL] = g_param_spec_boolean("link-tool", NULL, NULL, FALSE, RW_FLAGS);
   properties[PROP_SHOW_LEGEND] = g_param_spec_boolean("show-legend", NULL, NULL, TRUE, RW_FLAGS);
+  properties[PROP_METRIC_LOG] = g_param_spec_boolean("metric-log", NULL, NULL, FALSE, RW_FLAGS);
+  properties[PROP_METRIC_AUTO_RANGE] = g_param_spec_boolean("metric-auto-range", NULL, NULL, TRUE, RW_FLAGS);
   g_object_class_install_properties(object_class, N_PROPS, properties);
 
   loom_grid_view_signals[SIGNAL_SELECTION_CHANGED] =
@@ -524,6 +585,11 @@ static void loom_grid_view_init(LoomGridView *self) {
   self->z_slice = -1;
   self->show_legend = TRUE;
   self->scene_dirty = TRUE;
+  self->metric_auto = TRUE;
+  self->fixed_lo = 0.0;
+  self->fixed_hi = 1.0;
+  self->range_lo = self->range_hi = NAN;
+  self->pulse_time = -1.0;
 
   gtk_gl_area_set_has_depth_buffer(GTK_GL_AREA(self), TRUE);
   gtk_widget_set_focusable(GTK_WIDGET(self), TRUE);

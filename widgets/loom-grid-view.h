@@ -6,7 +6,12 @@
 
 G_BEGIN_DECLS
 
-typedef enum { LOOM_GRID_VIEW_COLOR_LAYER_TYPE, LOOM_GRID_VIEW_COLOR_DTYPE } LoomGridViewColorMode;
+/* Values are stable (settings and the renderer's u_color_mode use them). */
+typedef enum {
+  LOOM_GRID_VIEW_COLOR_LAYER_TYPE = 0,
+  LOOM_GRID_VIEW_COLOR_DTYPE = 1,
+  LOOM_GRID_VIEW_COLOR_METRIC = 2, /* by loom_grid_view_set_slot_values() */
+} LoomGridViewColorMode;
 typedef enum { LOOM_GRID_VIEW_PRESET_ISO, LOOM_GRID_VIEW_PRESET_FRONT, LOOM_GRID_VIEW_PRESET_TOP } LoomGridViewPreset;
 
 #define LOOM_TYPE_GRID_VIEW_COLOR_MODE (loom_grid_view_color_mode_get_type())
@@ -66,6 +71,39 @@ void loom_grid_view_set_link_tool(LoomGridView *self, gboolean enabled);
 gboolean loom_grid_view_get_link_tool(LoomGridView *self);
 void loom_grid_view_set_show_legend(LoomGridView *self, gboolean show);
 gboolean loom_grid_view_get_show_legend(LoomGridView *self);
+/*
+ * Live metrics (docs/grid-view.md, "Live metrics"). Cheap enough to call
+ * on every frame: only per-slot colours and per-link flows are uploaded
+ * at the next frame, the scene is not rebuilt.
+ *
+ * The METRIC colour mode colours each slot by @values, one per FLAT slot
+ * index (((z·rows + y)·cols + x)·layers_per_cell + l), copied; slots past
+ * @n, NaN values (and non-positive ones on a log scale) are drawn in a
+ * neutral grey; ±infinity takes the end colours. @label names the metric
+ * in the legend (NULL: none). NULL @values clears them.
+ */
+void loom_grid_view_set_slot_values(LoomGridView *self, const float *values, gsize n, const char *label);
+/* Properties "metric-log" (log10 colour scale) and "metric-auto-range"
+ * (TRUE, the default: the range spans the finite values of the latest
+ * loom_grid_view_set_slot_values(), the positive ones on a log scale;
+ * FALSE: the fixed range below). */
+void loom_grid_view_set_metric_log(LoomGridView *self, gboolean log_scale);
+gboolean loom_grid_view_get_metric_log(LoomGridView *self);
+void loom_grid_view_set_metric_auto_range(LoomGridView *self, gboolean auto_range);
+gboolean loom_grid_view_get_metric_auto_range(LoomGridView *self);
+/* The fixed range (lo < hi, both finite; default 0..1). On a log scale a
+ * fixed range with lo <= 0 cannot be drawn: the values' range is used. */
+void loom_grid_view_set_metric_range(LoomGridView *self, double lo, double hi);
+/* The range in use now; NaN, NaN when auto-ranging over no value. */
+void loom_grid_view_get_metric_range(LoomGridView *self, double *lo, double *hi);
+/* The magnitude flowing through each link (index = the net's link index):
+ * arcs get wider and brighter with |value| relative to the largest; links
+ * past @n and non-finite values count as 0. Copied; NULL clears. */
+void loom_grid_view_set_link_values(LoomGridView *self, const float *per_link, gsize n);
+/* Slots drawn red with a pulsing outline in every colour mode (training
+ * stopped there: NaN, explosion). Copied; NULL or 0 clears. */
+void loom_grid_view_set_alert_slots(LoomGridView *self, const loom_coord *slots, gsize n);
+
 /* Jumps the camera to a preset view of the whole grid. */
 void loom_grid_view_set_preset(LoomGridView *self, LoomGridViewPreset preset);
 

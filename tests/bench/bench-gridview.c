@@ -11,6 +11,10 @@
  *
  * BENCH_W / BENCH_H set the window size (default 1280×800); BENCH_HOLD=s
  * keeps the last frame on screen for s seconds, for a screenshot.
+ * BENCH_HEATMAP=1 colours the slots by a metric (the METRIC mode) and sets
+ * new slot and link values on every frame, as training would at up to 30
+ * updates a second, only more often. BENCH_PNG=path saves the window's
+ * last frame, legend included, as a PNG.
  */
 #include <epoxy/gl.h>
 #include <math.h>
@@ -26,6 +30,9 @@
 
 typedef struct {
   LoomGridView *view;
+  const loom_net *net;
+  gboolean heatmap;
+  float *values, *flows; /* one per slot, one per link */
   int frames, done;
   gint64 last_tick;
   double *intervals; /* ms between frame-clock ticks */
@@ -66,6 +73,16 @@ static gboolean tick(GtkWidget *widget, GdkFrameClock *clock, gpointer data) {
   b->last_tick = now;
   double t = (double)b->n_intervals / 120.0;
   loom_grid_view_set_orbit(b->view, 0.65 + t * 2.0 * G_PI, 0.45 + 0.25 * sin(t * G_PI));
+  if (b->heatmap) {
+    /* A wave through the grid, as a per-layer statistic might move, with
+     * a few slots that have no value; and flows that swell and ebb. */
+    int64_t n = loom_net_n_slots(b->net);
+    for (int64_t f = 0; f < n; f++)
+      b->values[f] = f % 97 == 0 ? NAN : (float)exp(2.0 * sin((double)f * 0.0021 + t * 3.0) + 0.3 * sin((double)f * 0.37));
+    for (int i = 0; i < loom_net_n_links(b->net); i++) b->flows[i] = (float)(1.0 + sin(t * 4.0 + i));
+    loom_grid_view_set_slot_values(b->view, b->values, (gsize)n, "gradient norm");
+    loom_grid_view_set_link_values(b->view, b->flows, (gsize)loom_net_n_links(b->net));
+  }
   if (b->n_intervals >= b->frames) {
     b->done = 1;
     return G_SOURCE_REMOVE;
@@ -92,6 +109,21 @@ static loom_net *full_net(void) {
   return net;
 }
 
+/* The window as GTK draws it, legend included, through its own renderer. */
+static void save_window(GtkWidget *window, const char *path) {
+  GdkPaintable *paintable = gtk_widget_paintable_new(window);
+  GtkSnapshot *snapshot = gtk_snapshot_new();
+  gdk_paintable_snapshot(paintable, snapshot, gtk_widget_get_width(window), gtk_widget_get_height(window));
+  GskRenderNode *node = gtk_snapshot_free_to_node(snapshot);
+  if (node) {
+    GdkTexture *texture = gsk_renderer_render_texture(gtk_native_get_renderer(GTK_NATIVE(window)), node, NULL);
+    if (!gdk_texture_save_to_png(texture, path)) fprintf(stderr, "cannot write %s\n", path);
+    g_object_unref(texture);
+    gsk_render_node_unref(node);
+  }
+  g_object_unref(paintable);
+}
+
 int main(int argc, char **argv) {
   if (!gtk_init_check()) {
     fprintf(stderr, "bench-gridview needs a display (run it under xvfb-run)\n");
@@ -108,6 +140,14 @@ int main(int argc, char **argv) {
   b.view = LOOM_GRID_VIEW(loom_grid_view_new());
   gtk_window_set_child(GTK_WINDOW(window), GTK_WIDGET(b.view));
   loom_grid_view_set_net(b.view, net);
+  b.net = net;
+  b.heatmap = getenv("BENCH_HEATMAP") && atoi(getenv("BENCH_HEATMAP"));
+  b.values = g_new0(float, loom_net_n_slots(net));
+  b.flows = g_new0(float, MAX(loom_net_n_links(net), 1));
+  if (b.heatmap) {
+    loom_grid_view_set_color_mode(b.view, LOOM_GRID_VIEW_COLOR_METRIC);
+    loom_grid_view_set_metric_log(b.view, TRUE);
+  }
   gtk_window_present(GTK_WINDOW(window));
   GdkFrameClock *clock = gtk_widget_get_frame_clock(window);
   g_signal_connect_after(clock, "update", G_CALLBACK(paint_begin), &b);
@@ -126,10 +166,12 @@ int main(int argc, char **argv) {
     fprintf(stderr, "the grid view could not draw: %s\n", gl_error->message);
     return 1;
   }
+  const char *png = getenv("BENCH_PNG");
+  if (png) save_window(window, png);
   gtk_gl_area_make_current(GTK_GL_AREA(b.view));
   const char *renderer = (const char *)glGetString(GL_RENDERER);
-  printf("grid view, %lld slots, %d links, %d×%d px, %d frames, GL renderer: %s\n",
-         (long long)loom_net_n_slots(net), loom_net_n_links(net), gtk_widget_get_width(GTK_WIDGET(b.view)),
+  printf("grid view%s, %lld slots, %d links, %d×%d px, %d frames, GL renderer: %s\n",
+         b.heatmap ? " with heatmap updates every frame" : "", (long long)loom_net_n_slots(net), loom_net_n_links(net), gtk_widget_get_width(GTK_WIDGET(b.view)),
          gtk_widget_get_height(GTK_WIDGET(b.view)), b.n_intervals, renderer ? renderer : "?");
   printf("%-28s %7.1f fps (budget 60 fps)\n", "frames per second", b.n_intervals / seconds);
   report("frame interval", b.intervals, b.n_intervals);
@@ -139,6 +181,8 @@ int main(int argc, char **argv) {
 
   gtk_window_destroy(GTK_WINDOW(window));
   loom_net_free(net);
+  g_free(b.values);
+  g_free(b.flows);
   g_free(b.intervals);
   g_free(b.renders);
   return 0;

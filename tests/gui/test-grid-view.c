@@ -6,7 +6,9 @@
  * requested size, and a full 16×16×16×4 network renders without GL errors
  * and looks the same whether the view draws every block or only the shell.
  * Reset and the presets frame every cell of any grid in views of any shape,
- * also after a resize, unless the user has moved the camera since.
+ * also after a resize, unless the user has moved the camera since. Live
+ * metrics: slot values in the colour map's colours (NaN grey, log scale,
+ * auto and fixed range), link flows, alert slots in every mode.
  */
 #include <glib/gstdio.h>
 #include <math.h>
@@ -399,6 +401,319 @@ static void test_big_net(void) {
   loom_net_free(net);
 }
 
+/* ---- live metrics ---- */
+
+/* The middle of the top face of slot @c's block, in widget coordinates:
+ * lit at 1.0 and far from the block's edges. */
+static void top_centre(loom_coord c, double *x, double *y) {
+  float mn[3], mx[3];
+  loom_grid_slot_box(2, c, mn, mx);
+  float top[3] = {0.5f * (mn[0] + mx[0]), mx[1], 0.5f * (mn[2] + mx[2])};
+  g_assert_true(loom_grid_view_project_point(view, top, x, y));
+}
+
+/* Whether the top of slot @c shows colour @rgb (within 8-bit rounding of
+ * the texture and the framebuffer). */
+static gboolean top_is(loom_coord c, const float rgb[3], int tol) {
+  double x, y;
+  top_centre(c, &x, &y);
+  Pixels p = read_back();
+  const guint8 *px = pixel_at(&p, x, y);
+  gboolean ok = gui_test_pixel_near(px, rgb[0], rgb[1], rgb[2], tol);
+  if (!ok)
+    g_printerr("slot (%d,%d,%d,%d): pixel %d %d %d, expected %.0f %.0f %.0f\n", c.z, c.y, c.x, c.l, px[0], px[1],
+               px[2], rgb[0] * 255, rgb[1] * 255, rgb[2] * 255);
+  g_bytes_unref(p.bytes);
+  return ok;
+}
+
+static gboolean top_is_map(loom_coord c, float t) {
+  float rgb[3];
+  loom_grid_colormap(t, rgb);
+  return top_is(c, rgb, 3);
+}
+
+static const float neutral[3] = {LOOM_GRID_VIEW_NEUTRAL_R, LOOM_GRID_VIEW_NEUTRAL_G, LOOM_GRID_VIEW_NEUTRAL_B};
+
+/* One value per flat slot of @net, NaN except where set. */
+static float *nan_values(const loom_net *net) {
+  gsize n = (gsize)loom_net_n_slots(net);
+  float *v = g_new(float, n);
+  for (gsize i = 0; i < n; i++) v[i] = NAN;
+  return v;
+}
+
+static void set_value(const loom_net *net, float *v, loom_coord c, float value) {
+  v[loom_net_flat_index(net, c)] = value;
+}
+
+static gboolean has_label(GtkWidget *root, const char *text) {
+  for (GtkWidget *w = gtk_widget_get_first_child(root); w; w = gtk_widget_get_next_sibling(w)) {
+    if (GTK_IS_LABEL(w) && g_strcmp0(gtk_label_get_text(GTK_LABEL(w)), text) == 0) return TRUE;
+    if (has_label(w, text)) return TRUE;
+  }
+  return FALSE;
+}
+
+/* The tops of the three stacks (in sight from the iso preset). */
+static const loom_coord top_a = {0, 0, 0, 1}, top_b = {0, 0, 2, 1}, top_c = {1, 0, 1, 1};
+
+static void test_metric_values(void) {
+  loom_net *net = small_net(FALSE);
+  show_net(net);
+  Pixels by_type = read_back();
+
+  g_autofree float *v = nan_values(net);
+  set_value(net, v, top_a, 0.25f);
+  set_value(net, v, top_b, 0.9f);
+  loom_grid_view_set_metric_auto_range(view, FALSE);
+  loom_grid_view_set_metric_range(view, 0.0, 1.0);
+  loom_grid_view_set_slot_values(view, v, (gsize)loom_net_n_slots(net), "Gradient norm");
+  /* Values alone change nothing until the mode shows them. */
+  Pixels unchanged = read_back();
+  g_assert_true(g_bytes_equal(unchanged.bytes, by_type.bytes));
+  g_bytes_unref(unchanged.bytes);
+  loom_grid_view_set_color_mode(view, LOOM_GRID_VIEW_COLOR_METRIC);
+  g_assert_cmpint(loom_grid_view_get_color_mode(view), ==, LOOM_GRID_VIEW_COLOR_METRIC);
+  g_assert_true(top_is_map(top_a, 0.25f));
+  g_assert_true(top_is_map(top_b, 0.9f));
+  g_assert_true(top_is(top_c, neutral, 3)); /* NaN: grey */
+  g_assert_true(has_label(GTK_WIDGET(view), "Gradient norm"));
+  g_autofree char *tip = loom_grid_view_describe_slot(view, &top_b);
+  g_assert_nonnull(strstr(tip, "Gradient norm: 0.9"));
+  g_autofree char *tip_nan = loom_grid_view_describe_slot(view, &top_c);
+  g_assert_nonnull(strstr(tip_nan, "Gradient norm: no value"));
+
+  /* A new frame of values: only the colours change. */
+  set_value(net, v, top_c, 0.5f);
+  set_value(net, v, top_a, NAN);
+  loom_grid_view_set_slot_values(view, v, (gsize)loom_net_n_slots(net), "Gradient norm");
+  g_assert_true(top_is_map(top_c, 0.5f));
+  g_assert_true(top_is(top_a, neutral, 3));
+  /* Beyond the range: the ends of the map; slots past n: no value. */
+  set_value(net, v, top_a, -3.f);
+  set_value(net, v, top_b, INFINITY);
+  loom_grid_view_set_slot_values(view, v, (gsize)loom_net_n_slots(net), "Gradient norm");
+  g_assert_true(top_is_map(top_a, 0.f));
+  g_assert_true(top_is_map(top_b, 1.f));
+  loom_grid_view_set_slot_values(view, v, (gsize)loom_net_flat_index(net, top_b), NULL);
+  g_assert_true(top_is(top_b, neutral, 3));
+  g_assert_true(has_label(GTK_WIDGET(view), "Metric"));
+
+  /* Back to layer types: the very same picture as before. */
+  loom_grid_view_set_color_mode(view, LOOM_GRID_VIEW_COLOR_LAYER_TYPE);
+  Pixels again = read_back();
+  g_assert_cmpint(again.width, ==, by_type.width);
+  g_assert_true(g_bytes_equal(again.bytes, by_type.bytes));
+  g_bytes_unref(again.bytes);
+  g_bytes_unref(by_type.bytes);
+
+  loom_grid_view_set_slot_values(view, NULL, 0, NULL);
+  loom_grid_view_set_metric_auto_range(view, TRUE);
+  loom_grid_view_set_net(view, NULL);
+  loom_net_free(net);
+}
+
+static void test_metric_range(void) {
+  loom_net *net = small_net(FALSE);
+  show_net(net);
+  loom_grid_view_set_color_mode(view, LOOM_GRID_VIEW_COLOR_METRIC);
+  g_autofree float *v = nan_values(net);
+  gsize n = (gsize)loom_net_n_slots(net);
+  set_value(net, v, top_a, 2.f);
+  set_value(net, v, top_b, 4.f);
+  set_value(net, v, top_c, 6.f);
+  double lo, hi;
+
+  /* Auto: the finite values' range, anew with every frame of values. */
+  g_assert_true(loom_grid_view_get_metric_auto_range(view));
+  loom_grid_view_set_slot_values(view, v, n, "loss");
+  loom_grid_view_get_metric_range(view, &lo, &hi);
+  g_assert_cmpfloat(lo, ==, 2.0);
+  g_assert_cmpfloat(hi, ==, 6.0);
+  g_assert_true(top_is_map(top_a, 0.f));
+  g_assert_true(top_is_map(top_b, 0.5f));
+  g_assert_true(top_is_map(top_c, 1.f));
+  set_value(net, v, top_c, 10.f);
+  loom_grid_view_set_slot_values(view, v, n, "loss");
+  loom_grid_view_get_metric_range(view, &lo, &hi);
+  g_assert_cmpfloat(hi, ==, 10.0);
+  g_assert_true(top_is_map(top_b, 0.25f));
+
+  /* Fixed: the range set, whatever the values. */
+  int notified = 0;
+  gulong id = g_signal_connect_swapped(view, "notify::metric-auto-range", G_CALLBACK(count_signal), &notified);
+  loom_grid_view_set_metric_range(view, 0.0, 20.0);
+  loom_grid_view_get_metric_range(view, &lo, &hi);
+  g_assert_cmpfloat(hi, ==, 10.0); /* still auto */
+  loom_grid_view_set_metric_auto_range(view, FALSE);
+  loom_grid_view_set_metric_auto_range(view, FALSE);
+  g_assert_cmpint(notified, ==, 1);
+  g_signal_handler_disconnect(view, id);
+  loom_grid_view_get_metric_range(view, &lo, &hi);
+  g_assert_cmpfloat(lo, ==, 0.0);
+  g_assert_cmpfloat(hi, ==, 20.0);
+  g_assert_true(top_is_map(top_b, 0.2f));
+
+  /* Log scale: decades evenly spaced; non-positive values have none. */
+  notified = 0;
+  id = g_signal_connect_swapped(view, "notify::metric-log", G_CALLBACK(count_signal), &notified);
+  loom_grid_view_set_metric_log(view, TRUE);
+  g_assert_cmpint(notified, ==, 1);
+  g_signal_handler_disconnect(view, id);
+  g_assert_true(loom_grid_view_get_metric_log(view));
+  set_value(net, v, top_a, 10.f);
+  set_value(net, v, top_b, 1000.f);
+  set_value(net, v, top_c, -5.f);
+  loom_grid_view_set_metric_range(view, 1.0, 10000.0);
+  loom_grid_view_set_slot_values(view, v, n, "loss");
+  g_assert_true(top_is_map(top_a, 0.25f));
+  g_assert_true(top_is_map(top_b, 0.75f));
+  g_assert_true(top_is(top_c, neutral, 3));
+  /* Auto on a log scale: over the positive values. */
+  loom_grid_view_set_metric_auto_range(view, TRUE);
+  loom_grid_view_get_metric_range(view, &lo, &hi);
+  g_assert_cmpfloat(lo, ==, 10.0);
+  g_assert_cmpfloat(hi, ==, 1000.0);
+  g_assert_true(top_is_map(top_a, 0.f));
+  g_assert_true(top_is_map(top_b, 1.f));
+  /* A fixed range reaching below zero cannot be drawn on it: auto it is. */
+  loom_grid_view_set_metric_auto_range(view, FALSE);
+  loom_grid_view_set_metric_range(view, -1.0, 100.0);
+  loom_grid_view_get_metric_range(view, &lo, &hi);
+  g_assert_cmpfloat(lo, ==, 10.0);
+  /* Nothing finite: no range. */
+  loom_grid_view_set_metric_auto_range(view, TRUE);
+  g_autofree float *none = nan_values(net);
+  loom_grid_view_set_slot_values(view, none, n, "loss");
+  loom_grid_view_get_metric_range(view, &lo, &hi);
+  g_assert_true(isnan(lo) && isnan(hi));
+  g_assert_true(top_is(top_a, neutral, 3));
+
+  loom_grid_view_set_metric_log(view, FALSE);
+  loom_grid_view_set_slot_values(view, NULL, 0, NULL);
+  loom_grid_view_set_net(view, NULL);
+  loom_net_free(net);
+}
+
+static int alert_white_pixels(loom_coord c) {
+  double x, y;
+  top_centre(c, &x, &y);
+  Pixels p = read_back();
+  int n = 0;
+  for (int dy = -30; dy <= 30; dy++)
+    for (int dx = -30; dx <= 30; dx++)
+      if (found_near(&p, x + dx / (double)p.scale, y + dy / (double)p.scale, 0, 1.f, 1.f, 1.f, 24)) n++;
+  g_bytes_unref(p.bytes);
+  return n;
+}
+
+static void test_alert_slots(void) {
+  loom_net *net = small_net(FALSE);
+  show_net(net);
+  const float red[3] = {LOOM_GRID_VIEW_ALERT_R, LOOM_GRID_VIEW_ALERT_G, LOOM_GRID_VIEW_ALERT_B};
+  g_assert_false(top_is(top_b, red, 12));
+  g_autofree float *v = nan_values(net);
+  set_value(net, v, top_b, 0.5f);
+  loom_grid_view_set_slot_values(view, v, (gsize)loom_net_n_slots(net), NULL);
+  loom_grid_view_set_alert_slots(view, &top_b, 1);
+  g_autofree char *tip = loom_grid_view_describe_slot(view, &top_b);
+  g_assert_nonnull(strstr(tip, "Training stopped here"));
+  static const LoomGridViewColorMode modes[] = {LOOM_GRID_VIEW_COLOR_LAYER_TYPE, LOOM_GRID_VIEW_COLOR_DTYPE,
+                                                LOOM_GRID_VIEW_COLOR_METRIC};
+  for (gsize i = 0; i < G_N_ELEMENTS(modes); i++) {
+    loom_grid_view_set_color_mode(view, modes[i]);
+    g_assert_true(top_is(top_b, red, 3));
+    g_assert_false(top_is(top_a, red, 12)); /* only the alert slot */
+  }
+  /* The outline pulses from dark red (no white) to white. */
+  loom_grid_view_set_pulse_time(view, 0.0);
+  g_assert_cmpint(alert_white_pixels(top_b), ==, 0);
+  loom_grid_view_set_pulse_time(view, 0.5);
+  g_assert_cmpint(alert_white_pixels(top_b), >, 20);
+  loom_grid_view_set_pulse_time(view, -1.0);
+  /* An empty slot or one outside the grid: ignored. */
+  const loom_coord odd[] = {{0, 0, 1, 0}, {7, 7, 7, 7}};
+  loom_grid_view_set_alert_slots(view, odd, G_N_ELEMENTS(odd));
+  g_assert_true(top_is_map(top_b, 0.5f));
+  loom_grid_view_set_alert_slots(view, NULL, 0);
+  g_assert_true(top_is_map(top_b, 0.5f));
+
+  loom_grid_view_set_slot_values(view, NULL, 0, NULL);
+  loom_grid_view_set_net(view, NULL);
+  loom_net_free(net);
+}
+
+/* Pixels of the link's colour within @radius device pixels of the arc's middle. */
+static int arc_pixels(float r, float g, float b) {
+  float mid[3];
+  double x, y;
+  g_assert_true(loom_grid_view_link_point(view, 0, 0.5, mid));
+  g_assert_true(loom_grid_view_project_point(view, mid, &x, &y));
+  Pixels p = read_back();
+  int n = 0;
+  for (int dy = -8; dy <= 8; dy++)
+    for (int dx = -8; dx <= 8; dx++)
+      if (found_near(&p, x + dx / (double)p.scale, y + dy / (double)p.scale, 0, r, g, b, 12)) n++;
+  g_bytes_unref(p.bytes);
+  return n;
+}
+
+static void test_link_values(void) {
+  loom_net *net = small_net(TRUE);
+  show_net(net);
+  const float add[3] = {LOOM_GRID_VIEW_ADD_R, LOOM_GRID_VIEW_ADD_G, LOOM_GRID_VIEW_ADD_B};
+  int plain = arc_pixels(add[0], add[1], add[2]);
+  g_assert_cmpint(plain, >, 0);
+  /* The largest flow: full colour, wider. */
+  float flow = 5.f;
+  loom_grid_view_set_link_values(view, &flow, 1);
+  int full = arc_pixels(add[0], add[1], add[2]);
+  g_assert_cmpint(full, >, plain + plain / 2);
+  /* No flow at all: a thin, dim thread. */
+  flow = 0.f;
+  loom_grid_view_set_link_values(view, &flow, 1);
+  g_assert_cmpint(arc_pixels(add[0], add[1], add[2]), ==, 0);
+  g_assert_cmpint(arc_pixels(add[0] * 0.3f, add[1] * 0.3f, add[2] * 0.3f), >, 0);
+  /* Cleared: as before. */
+  loom_grid_view_set_link_values(view, NULL, 0);
+  g_assert_cmpint(arc_pixels(add[0], add[1], add[2]), ==, plain);
+  loom_grid_view_set_net(view, NULL);
+  loom_net_free(net);
+}
+
+/* The colour map: viridis's published ends and middle (matplotlib's table
+ * at 0, 128 and 255), within the interpolation's error. */
+static void test_colormap(void) {
+  static const struct {
+    float t, rgb[3];
+  } ref[] = {
+    {0.f, {0.267004f, 0.004874f, 0.329415f}},
+    {128.f / 255.f, {0.127568f, 0.566949f, 0.550556f}},
+    {1.f, {0.993248f, 0.906157f, 0.143936f}},
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS(ref); i++) {
+    float rgb[3];
+    loom_grid_colormap(ref[i].t, rgb);
+    for (int c = 0; c < 3; c++) g_assert_cmpfloat(fabsf(rgb[c] - ref[i].rgb[c]), <, 2.f / 255.f);
+  }
+  float lo[3], nan_rgb[3], hi[3], over[3];
+  loom_grid_colormap(0.f, lo);
+  loom_grid_colormap(NAN, nan_rgb);
+  loom_grid_colormap(1.f, hi);
+  loom_grid_colormap(7.f, over);
+  g_assert_true(memcmp(lo, nan_rgb, sizeof lo) == 0 && memcmp(hi, over, sizeof hi) == 0);
+  /* Lightness grows along the map (what makes it read as "more"). */
+  float prev = -1.f;
+  for (int k = 0; k <= 64; k++) {
+    float rgb[3];
+    loom_grid_colormap((float)k / 64.f, rgb);
+    float luma = 0.2126f * rgb[0] + 0.7152f * rgb[1] + 0.0722f * rgb[2];
+    g_assert_cmpfloat(luma, >, prev);
+    prev = luma;
+  }
+}
+
 /* ---- framing ---- */
 
 /* Grids (depth, rows, cols): a line of blocks, long thin ones along each
@@ -569,6 +884,11 @@ int main(int argc, char **argv) {
   g_test_add_func("/grid-view/problem-red", test_problem_red);
   g_test_add_func("/grid-view/export-png", test_export_png);
   g_test_add_func("/grid-view/big-net", test_big_net);
+  g_test_add_func("/grid-view/colormap", test_colormap);
+  g_test_add_func("/grid-view/metric-values", test_metric_values);
+  g_test_add_func("/grid-view/metric-range", test_metric_range);
+  g_test_add_func("/grid-view/alert-slots", test_alert_slots);
+  g_test_add_func("/grid-view/link-values", test_link_values);
   g_test_add_func("/grid-view/framing-math", test_framing_math);
   g_test_add_func("/grid-view/framing-view", test_framing_view);
   int rc = g_test_run();
