@@ -1,6 +1,9 @@
 /* The undo model: commands on a loom_net and the stack that runs them. */
 #include "loom-commands.h"
 
+#include "loom-commands-private.h"
+#include "loom-format-private.h"
+
 #include <glib/gi18n-lib.h>
 #include <string.h>
 
@@ -19,6 +22,7 @@ typedef enum {
   CMD_SET_LINK_MERGE,
   CMD_RESIZE,
   CMD_INPUT_SHAPE,
+  CMD_TRAINING, /* loom-commands-training.c */
 } CmdKind;
 
 /* What a slot held besides its layer: the links touching it, with their
@@ -34,6 +38,8 @@ typedef struct {
 struct _LoomCommand {
   CmdKind kind;
   const char *label; /* N_() */
+  char *label_owned; /* translated already; wins over label */
+  TrainingEdit *training;
   loom_coord at, to;
   SlotState slot;
   /* Parameter edits: the new value until the first run, then the command
@@ -203,8 +209,10 @@ static int find_link(loom_net *net, const loom_link *link) {
   return -1;
 }
 
-static int cmd_apply(LoomCommand *cmd, loom_net *net, gboolean undo, loom_error *err) {
+static int cmd_apply(LoomCommand *cmd, loom_net *net, LoomTrainingExtras *extras, gboolean undo, loom_error *err) {
   switch (cmd->kind) {
+  case CMD_TRAINING:
+    return training_edit_swap(cmd->training, net, extras, err);
   case CMD_PLACE:
     return undo ? slot_take(net, cmd->at, &cmd->slot, err) : slot_put(net, cmd->at, &cmd->slot, err);
   case CMD_CLEAR:
@@ -354,6 +362,33 @@ LoomCommand *loom_command_new_set_link_merge(int link_index, loom_merge merge) {
   return cmd;
 }
 
+LoomCommand *loom_command_new_training_result(const loom_net *trained, GBytes *state, gint64 steps,
+                                              gint64 steps_run, const char *label) {
+  g_return_val_if_fail(trained != NULL, NULL);
+  TrainingEdit *edit = training_edit_new_result(trained, state, steps);
+  if (!edit) return NULL;
+  LoomCommand *cmd = cmd_new(CMD_TRAINING, NULL);
+  cmd->training = edit;
+  if (label) {
+    cmd->label_owned = g_strdup(label);
+    return cmd;
+  }
+  g_autofree char *count = loom_format_count(steps_run);
+  cmd->label_owned = g_strdup_printf(g_dngettext(GETTEXT_PACKAGE, "Training: %s step", "Training: %s steps",
+                                                 (gulong)CLAMP(steps_run, 0, G_MAXLONG)),
+                                     count);
+  return cmd;
+}
+
+LoomCommand *loom_command_new_set_training_settings(const loom_train_settings *settings) {
+  g_return_val_if_fail(settings != NULL, NULL);
+  TrainingEdit *edit = training_edit_new_settings(settings);
+  if (!edit) return NULL;
+  LoomCommand *cmd = cmd_new(CMD_TRAINING, N_("Change Training Settings"));
+  cmd->training = edit;
+  return cmd;
+}
+
 LoomCommand *loom_command_new_resize_grid(int depth, int rows, int cols, int layers_per_cell) {
   LoomCommand *cmd = cmd_new(CMD_RESIZE, N_("Resize Grid"));
   cmd->dims[0] = depth;
@@ -374,12 +409,14 @@ void loom_command_free(LoomCommand *cmd) {
   if (!cmd) return;
   slot_state_clear(&cmd->slot);
   g_free(cmd->floats);
+  g_free(cmd->label_owned);
+  training_edit_free(cmd->training);
   g_free(cmd);
 }
 
 const char *loom_command_get_label(const LoomCommand *cmd) {
   g_return_val_if_fail(cmd != NULL, NULL);
-  return _(cmd->label);
+  return cmd->label_owned ? cmd->label_owned : _(cmd->label);
 }
 
 /* ---- the stack --------------------------------------------------------- */
@@ -387,6 +424,7 @@ const char *loom_command_get_label(const LoomCommand *cmd) {
 struct _LoomCommandStack {
   GObject parent_instance;
   loom_net *net;
+  LoomTrainingExtras *extras;
   GPtrArray *commands; /* LoomCommand*; [0, index) are applied */
   guint index;
   gint64 clean_index; /* -1: the saved state is no longer reachable */
@@ -467,6 +505,11 @@ LoomCommandStack *loom_command_stack_new(loom_net *net) {
   return self;
 }
 
+void loom_command_stack_set_extras(LoomCommandStack *self, LoomTrainingExtras *extras) {
+  g_return_if_fail(LOOM_IS_COMMAND_STACK(self));
+  self->extras = extras;
+}
+
 loom_net *loom_command_stack_get_net(LoomCommandStack *self) {
   g_return_val_if_fail(LOOM_IS_COMMAND_STACK(self), NULL);
   return self->net;
@@ -486,7 +529,7 @@ gboolean loom_command_stack_push(LoomCommandStack *self, LoomCommand *cmd, GErro
   g_return_val_if_fail(LOOM_IS_COMMAND_STACK(self), FALSE);
   g_return_val_if_fail(cmd != NULL, FALSE);
   loom_error e = {0};
-  if (cmd_apply(cmd, self->net, FALSE, &e) < 0) {
+  if (cmd_apply(cmd, self->net, self->extras, FALSE, &e) < 0) {
     loom_command_free(cmd);
     return set_error(error, &e);
   }
@@ -506,7 +549,7 @@ gboolean loom_command_stack_undo(LoomCommandStack *self, GError **error) {
     return FALSE;
   }
   loom_error e = {0};
-  if (cmd_apply(g_ptr_array_index(self->commands, self->index - 1), self->net, TRUE, &e) < 0)
+  if (cmd_apply(g_ptr_array_index(self->commands, self->index - 1), self->net, self->extras, TRUE, &e) < 0)
     return set_error(error, &e);
   StackFlags before = stack_flags(self);
   self->index--;
@@ -521,7 +564,7 @@ gboolean loom_command_stack_redo(LoomCommandStack *self, GError **error) {
     return FALSE;
   }
   loom_error e = {0};
-  if (cmd_apply(g_ptr_array_index(self->commands, self->index), self->net, FALSE, &e) < 0)
+  if (cmd_apply(g_ptr_array_index(self->commands, self->index), self->net, self->extras, FALSE, &e) < 0)
     return set_error(error, &e);
   StackFlags before = stack_flags(self);
   self->index++;

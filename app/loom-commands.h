@@ -23,6 +23,7 @@
 #include <glib-object.h>
 #include <loom/layer.h>
 #include <loom/net.h>
+#include <loom/settings.h>
 
 G_BEGIN_DECLS
 
@@ -48,6 +49,29 @@ LoomCommand *loom_command_new_set_link_merge(int link_index, loom_merge merge);
 LoomCommand *loom_command_new_resize_grid(int depth, int rows, int cols, int layers_per_cell);
 LoomCommand *loom_command_new_set_input_shape(const loom_shape *shape);
 
+/*
+ * What a document keeps for training beside its network (saved in the model
+ * file's "training" section): the settings, and the state of the trainer
+ * that made the current weights, so training resumes exactly where it was.
+ */
+typedef struct {
+  loom_train_settings *settings; /* never NULL once a document has it */
+  GBytes *state;                 /* loom_trainer_export_state bytes, or NULL */
+  gint64 steps;                  /* updates that made the current weights */
+} LoomTrainingExtras;
+
+/*
+ * The weights a training run produced (@trained has the document's layout),
+ * with the trainer's @state after @steps updates, as one step: applying and
+ * undoing both swap the float32 masters and the state with the document's.
+ * The label counts @steps_run, the updates since the weights came from the
+ * document ("Training: 1,200 steps"), unless @label (translated) is given.
+ */
+LoomCommand *loom_command_new_training_result(const loom_net *trained, GBytes *state, gint64 steps,
+                                              gint64 steps_run, const char *label);
+/* New training settings (copied). */
+LoomCommand *loom_command_new_set_training_settings(const loom_train_settings *settings);
+
 void loom_command_free(LoomCommand *cmd);
 /* Translated, for "Undo %s": "Place Layer", "Remove Link", ... */
 const char *loom_command_get_label(const LoomCommand *cmd);
@@ -58,6 +82,9 @@ G_DECLARE_FINAL_TYPE(LoomCommandStack, loom_command_stack, LOOM, COMMAND_STACK, 
 /* @net is borrowed and must outlive the stack (or be replaced with _reset). */
 LoomCommandStack *loom_command_stack_new(loom_net *net);
 loom_net *loom_command_stack_get_net(LoomCommandStack *self);
+/* The training extras the training commands act on (borrowed; NULL: those
+ * commands fail). */
+void loom_command_stack_set_extras(LoomCommandStack *self, LoomTrainingExtras *extras);
 /* Forgets all history, adopts @net and marks the new state clean. */
 void loom_command_stack_reset(LoomCommandStack *self, loom_net *net);
 

@@ -26,6 +26,7 @@ struct _LoomDocument {
    * when nothing changed between taking its snapshot and finishing. */
   guint64 generation;
   gboolean recovered; /* recovered after a crash and not saved since */
+  LoomTrainingExtras training; /* settings, trainer state; commands swap them */
 };
 
 G_DEFINE_FINAL_TYPE(LoomDocument, loom_document, G_TYPE_OBJECT)
@@ -81,13 +82,31 @@ static void on_stack_dirty(LoomDocument *self) {
   g_object_notify_by_pspec(G_OBJECT(self), properties[PROP_DIRTY]);
 }
 
-/* Takes ownership of net. */
-static LoomDocument *document_new_take(loom_net *net, GFile *file, const char *untitled_title) {
+/* Moves what a model file carried for training into the document; without
+ * settings, the defaults (a network file saved before it trained). */
+static void take_extras(LoomDocument *self, loom_model_extras *extras) {
+  if (extras && extras->settings) self->training.settings = g_steal_pointer(&extras->settings);
+  else self->training.settings = loom_train_settings_new();
+  if (extras && extras->train_state && extras->train_state_len > 0) {
+    self->training.state = g_bytes_new_with_free_func(extras->train_state, extras->train_state_len, free,
+                                                      extras->train_state);
+    extras->train_state = NULL;
+    extras->train_state_len = 0;
+  }
+  self->training.steps = extras ? extras->train_steps : 0;
+  loom_model_extras_clear(extras);
+}
+
+/* Takes ownership of net and of what @extras holds (may be NULL). */
+static LoomDocument *document_new_take(loom_net *net, loom_model_extras *extras, GFile *file,
+                                       const char *untitled_title) {
   LoomDocument *self = g_object_new(LOOM_TYPE_DOCUMENT, NULL);
   self->net = net;
+  take_extras(self, extras);
   if (file) self->file = g_object_ref(file);
   self->untitled_title = g_strdup(untitled_title);
   self->commands = loom_command_stack_new(net);
+  loom_command_stack_set_extras(self->commands, &self->training);
   g_signal_connect_object(self->commands, "changed", G_CALLBACK(on_stack_changed), self, G_CONNECT_SWAPPED);
   g_signal_connect_object(self->commands, "notify::dirty", G_CALLBACK(on_stack_dirty), self, G_CONNECT_SWAPPED);
   infer(self);
@@ -111,7 +130,7 @@ LoomDocument *loom_document_new_sized(int depth, int rows, int cols, int layers_
     set_engine_error(error, &err);
     return NULL;
   }
-  return document_new_take(net, NULL, NULL);
+  return document_new_take(net, NULL, NULL, NULL);
 }
 
 LoomDocument *loom_document_new_for_example(const char *name, GError **error) {
@@ -122,17 +141,25 @@ LoomDocument *loom_document_new_for_example(const char *name, GError **error) {
     set_engine_error(error, &err);
     return NULL;
   }
+  /* Every example opens ready to train: Play is the only click. */
+  loom_model_extras extras = {0};
+  if (loom_example_settings(name, &extras.settings, &err) != LOOM_OK) {
+    loom_net_free(net);
+    set_engine_error(error, &err);
+    return NULL;
+  }
   /* Shown as the title (translated) until the copy is saved under a file name. */
   const char *title = NULL;
   for (int i = 0; i < loom_example_count() && !title; i++)
     if (g_str_equal(loom_example_name(i), name)) title = loom_example_title(i);
-  return document_new_take(net, NULL, title);
+  return document_new_take(net, &extras, NULL, title);
 }
 
-LoomDocument *loom_document_new_recovered(loom_net *net, GFile *file, const char *title) {
+LoomDocument *loom_document_new_recovered(loom_net *net, loom_model_extras *extras, GFile *file,
+                                          const char *title) {
   g_return_val_if_fail(net != NULL, NULL);
   g_return_val_if_fail(file == NULL || G_IS_FILE(file), NULL);
-  LoomDocument *self = document_new_take(net, file, title);
+  LoomDocument *self = document_new_take(net, extras, file, title);
   self->recovered = TRUE;
   loom_command_stack_mark_unsaved(self->commands);
   return self;
@@ -152,6 +179,17 @@ static char *local_path(GFile *file, GError **error) {
 
 /* ---- load ---- */
 
+typedef struct {
+  loom_net *net;
+  loom_model_extras extras;
+} Loaded;
+
+static void loaded_free(Loaded *loaded) {
+  if (loaded->net) loom_net_free(loaded->net);
+  loom_model_extras_clear(&loaded->extras);
+  g_free(loaded);
+}
+
 static void load_thread(GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable) {
   GFile *file = task_data;
   GError *error = NULL;
@@ -161,13 +199,14 @@ static void load_thread(GTask *task, gpointer source, gpointer task_data, GCance
     return;
   }
   loom_error err = {0};
-  loom_net *net = NULL;
-  if (loom_model_load(path, LOOM_MODEL_STRICT, &net, &err) != LOOM_OK) {
+  Loaded *loaded = g_new0(Loaded, 1);
+  if (loom_model_load_ex(path, LOOM_MODEL_STRICT, &loaded->net, &loaded->extras, &err) != LOOM_OK) {
+    loaded_free(loaded);
     set_engine_error(&error, &err);
     g_task_return_error(task, error);
     return;
   }
-  g_task_return_pointer(task, net, (GDestroyNotify)loom_net_free);
+  g_task_return_pointer(task, loaded, (GDestroyNotify)loaded_free);
 }
 
 void loom_document_load_async(GFile *file, GCancellable *cancellable, GAsyncReadyCallback callback,
@@ -182,21 +221,29 @@ void loom_document_load_async(GFile *file, GCancellable *cancellable, GAsyncRead
 LoomDocument *loom_document_load_finish(GAsyncResult *result, GError **error) {
   g_return_val_if_fail(g_task_is_valid(result, NULL), NULL);
   GTask *task = G_TASK(result);
-  loom_net *net = g_task_propagate_pointer(task, error);
-  if (!net) return NULL;
-  return document_new_take(net, g_task_get_task_data(task), NULL);
+  Loaded *loaded = g_task_propagate_pointer(task, error);
+  if (!loaded) return NULL;
+  LoomDocument *self = document_new_take(g_steal_pointer(&loaded->net), &loaded->extras, g_task_get_task_data(task),
+                                         NULL);
+  loaded_free(loaded);
+  return self;
 }
 
 /* ---- save ---- */
 
 typedef struct {
   loom_net *snapshot;
+  loom_model_extras extras;
+  GBytes *state; /* backs extras.train_state */
   GFile *file;
   guint64 generation;
 } SaveData;
 
 static void save_data_free(SaveData *data) {
   loom_net_free(data->snapshot);
+  data->extras.train_state = NULL; /* borrowed from data->state */
+  loom_model_extras_clear(&data->extras);
+  g_clear_pointer(&data->state, g_bytes_unref);
   g_object_unref(data->file);
   g_free(data);
 }
@@ -210,12 +257,25 @@ static void save_thread(GTask *task, gpointer source, gpointer task_data, GCance
     return;
   }
   loom_error err = {0};
-  if (loom_model_save(data->snapshot, path, &err) != LOOM_OK) {
+  if (loom_model_save_ex(data->snapshot, &data->extras, path, &err) != LOOM_OK) {
     set_engine_error(&error, &err);
     g_task_return_error(task, error);
     return;
   }
   g_task_return_boolean(task, TRUE);
+}
+
+/* The document's training extras for the model file; the state blob is
+ * borrowed from *@state (a new reference the caller drops). */
+static void fill_extras(LoomDocument *self, loom_model_extras *extras, GBytes **state) {
+  extras->settings = loom_train_settings_copy(self->training.settings);
+  extras->train_steps = self->training.steps;
+  if (self->training.state) {
+    *state = g_bytes_ref(self->training.state);
+    gsize len;
+    extras->train_state = (void *)g_bytes_get_data(*state, &len);
+    extras->train_state_len = len;
+  }
 }
 
 void loom_document_save_async(LoomDocument *self, GFile *file, GCancellable *cancellable,
@@ -235,6 +295,7 @@ void loom_document_save_async(LoomDocument *self, GFile *file, GCancellable *can
   }
   SaveData *data = g_new0(SaveData, 1);
   data->snapshot = snapshot;
+  fill_extras(self, &data->extras, &data->state);
   data->file = g_object_ref(file);
   data->generation = self->generation;
   g_task_set_task_data(task, data, (GDestroyNotify)save_data_free);
@@ -254,6 +315,25 @@ gboolean loom_document_save_finish(LoomDocument *self, GAsyncResult *result, GEr
 }
 
 /* ---- accessors ---- */
+
+char *loom_document_to_json(LoomDocument *self, size_t *len, GError **error) {
+  g_return_val_if_fail(LOOM_IS_DOCUMENT(self), NULL);
+  loom_model_extras extras = {0};
+  GBytes *state = NULL;
+  fill_extras(self, &extras, &state);
+  loom_error err = {0};
+  char *json = loom_model_to_json_ex(self->net, &extras, len, &err);
+  extras.train_state = NULL;
+  loom_model_extras_clear(&extras);
+  g_clear_pointer(&state, g_bytes_unref);
+  if (!json) set_engine_error(error, &err);
+  return json;
+}
+
+const LoomTrainingExtras *loom_document_get_training(LoomDocument *self) {
+  g_return_val_if_fail(LOOM_IS_DOCUMENT(self), NULL);
+  return &self->training;
+}
 
 const loom_net *loom_document_get_net(LoomDocument *self) {
   g_return_val_if_fail(LOOM_IS_DOCUMENT(self), NULL);
@@ -334,6 +414,8 @@ static void loom_document_finalize(GObject *object) {
   g_clear_object(&self->file);
   g_free(self->title);
   g_free(self->untitled_title);
+  if (self->training.settings) loom_train_settings_free(self->training.settings);
+  g_clear_pointer(&self->training.state, g_bytes_unref);
   G_OBJECT_CLASS(loom_document_parent_class)->finalize(object);
 }
 

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <gio/gio.h>
+#include <loom/model.h>
 #include <loom/net.h>
 
 #include "loom-commands.h"
@@ -41,12 +42,13 @@ LoomDocument *loom_document_new_for_example(const char *name, GError **error);
 
 /*
  * A document holding unsaved changes recovered after a crash (LoomRecovery):
- * takes @net, lives in @file (NULL: never saved; then @title is its title
+ * takes @net and what @extras holds (training settings and state; may be NULL), lives in @file (NULL: never saved; then @title is its title
  * until the first save) and is dirty until saved. Until then
  * loom_document_get_recovered() is TRUE, so the window asks before Save
  * replaces @file.
  */
-LoomDocument *loom_document_new_recovered(loom_net *net, GFile *file, const char *title);
+LoomDocument *loom_document_new_recovered(loom_net *net, loom_model_extras *extras, GFile *file,
+                                          const char *title);
 
 /* Reads a model file on a worker thread. */
 void loom_document_load_async(GFile *file, GCancellable *cancellable, GAsyncReadyCallback callback,
@@ -70,6 +72,13 @@ gboolean loom_document_get_recovered(LoomDocument *self);
 /* The file's display name; before the first save, the example's title for
  * a copy of an example, else "Untitled network". */
 const char *loom_document_get_title(LoomDocument *self);
+
+/* The network with its training settings and state, as the model file
+ * holds them (malloc'd; recovery copies). */
+char *loom_document_to_json(LoomDocument *self, size_t *len, GError **error);
+/* The training settings, the trainer state and the steps that made the
+ * weights. Change them only through commands (loom-commands.h). */
+const LoomTrainingExtras *loom_document_get_training(LoomDocument *self);
 
 /* ---- editing ---- */
 

@@ -302,14 +302,27 @@ GPtrArray *loom_recovery_scan_finish(LoomRecovery *self, GAsyncResult *result, c
 
 /* ---- restore and discard ---- */
 
+/* A recovery copy: the network and its training settings and state. */
+typedef struct {
+  loom_net *net;
+  loom_model_extras extras;
+} Restored;
+
+static void restored_free(Restored *r) {
+  if (r->net) loom_net_free(r->net);
+  loom_model_extras_clear(&r->extras);
+  g_free(r);
+}
+
 static void restore_thread(GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable) {
   LoomRecoveryItem *item = task_data;
   loom_error err = {0};
-  loom_net *net = NULL;
-  if (loom_model_load(item->copy_path, LOOM_MODEL_STRICT, &net, &err) == LOOM_OK) {
-    g_task_return_pointer(task, net, (GDestroyNotify)loom_net_free);
+  Restored *restored = g_new0(Restored, 1);
+  if (loom_model_load_ex(item->copy_path, LOOM_MODEL_STRICT, &restored->net, &restored->extras, &err) == LOOM_OK) {
+    g_task_return_pointer(task, restored, (GDestroyNotify)restored_free);
     return;
   }
+  restored_free(restored);
   g_autofree char *directory = g_path_get_dirname(item->copy_path);
   g_autofree char *moved = move_aside(directory, item->copy_path);
   g_autofree char *moved_sidecar = move_aside(directory, item->sidecar_path);
@@ -331,11 +344,13 @@ void loom_recovery_restore_async(LoomRecovery *self, const LoomRecoveryItem *ite
 
 LoomDocument *loom_recovery_restore_finish(LoomRecovery *self, GAsyncResult *result, GError **error) {
   g_return_val_if_fail(g_task_is_valid(result, self), NULL);
-  loom_net *net = g_task_propagate_pointer(G_TASK(result), error);
-  if (!net) return NULL;
+  Restored *restored = g_task_propagate_pointer(G_TASK(result), error);
+  if (!restored) return NULL;
   LoomRecoveryItem *item = g_task_get_task_data(G_TASK(result));
   g_autoptr(GFile) file = item->original_path ? g_file_new_for_path(item->original_path) : NULL;
-  LoomDocument *document = loom_document_new_recovered(net, file, item->title);
+  LoomDocument *document =
+      loom_document_new_recovered(g_steal_pointer(&restored->net), &restored->extras, file, item->title);
+  restored_free(restored);
   loom_recovery_adopt(document, item->id);
   return document;
 }

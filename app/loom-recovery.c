@@ -165,11 +165,11 @@ static void entry_start(Entry *e, Job *job) {
 static void start_write(Entry *e) {
   if (!loom_document_get_dirty(e->document)) return;
   /* Serialized here, where the network lives: the thread gets bytes only. */
-  loom_error err = {0};
+  g_autoptr(GError) error = NULL;
   size_t len = 0;
-  char *json = loom_model_to_json(loom_document_get_net(e->document), &len, &err);
+  char *json = loom_document_to_json(e->document, &len, &error);
   if (!json) {
-    g_message("Autosave: %s", err.message);
+    g_message("Autosave: %s", error->message);
     return;
   }
   GFile *file = loom_document_get_file(e->document);

@@ -1,7 +1,9 @@
 /*
- * Data sets for the training commands. The digits file is looked up in the
- * source tree during development ($LOOM_SOURCE_DIR, then the source
- * directory this binary was compiled in) and under the installed datadir.
+ * Data sets for the training commands, made by the engine from training
+ * settings so that the workbench makes the same ones. The digits file is
+ * looked up in the source tree during development ($LOOM_SOURCE_DIR, then
+ * the source directory this binary was compiled in) and under the installed
+ * datadir.
  */
 #include "cli-data.h"
 
@@ -13,8 +15,6 @@
 
 #include "commands.h"
 
-#define CLI_TEST_FRACTION 0.2
-
 bool cli_parse_uint64(const char *text, uint64_t *out) {
   char *end;
   errno = 0;
@@ -25,77 +25,80 @@ bool cli_parse_uint64(const char *text, uint64_t *out) {
   return true;
 }
 
-static char *find_digits(void) {
-  const char *rel = "data/datasets/optdigits-8x8.csv.gz";
+#define DIGITS_FILE "optdigits-8x8.csv.gz"
+
+/* The directory holding the digits file, or NULL. */
+static char *find_datasets_dir(void) {
   const char *roots[] = {g_getenv("LOOM_SOURCE_DIR"), LOOM_SOURCE_ROOT};
   for (size_t i = 0; i < G_N_ELEMENTS(roots); i++) {
     if (!roots[i]) continue;
-    char *p = g_build_filename(roots[i], rel, NULL);
-    if (g_file_test(p, G_FILE_TEST_IS_REGULAR)) return p;
+    char *dir = g_build_filename(roots[i], "data", "datasets", NULL);
+    char *p = g_build_filename(dir, DIGITS_FILE, NULL);
+    bool found = g_file_test(p, G_FILE_TEST_IS_REGULAR);
     g_free(p);
+    if (found) return dir;
+    g_free(dir);
   }
-  char *p = g_build_filename(LOOM_DATADIR, "loom", "datasets", "optdigits-8x8.csv.gz", NULL);
-  if (g_file_test(p, G_FILE_TEST_IS_REGULAR)) return p;
+  char *dir = g_build_filename(LOOM_DATADIR, "loom", "datasets", NULL);
+  char *p = g_build_filename(dir, DIGITS_FILE, NULL);
+  bool found = g_file_test(p, G_FILE_TEST_IS_REGULAR);
   g_free(p);
+  if (found) return dir;
+  g_free(dir);
   return NULL;
 }
 
-static loom_dataset *generate(const char *command, const char *name, const loom_net *net, uint64_t seed,
-                              loom_error *err) {
-  loom_shape in = loom_net_input_shape(net);
-  int64_t numel = loom_shape_numel(&in);
-  if (strcmp(name, "spiral") == 0) return loom_gen_spiral(200, 2, 0.02, seed, err);
-  if (strcmp(name, "xor") == 0) return loom_gen_xor(400, 0.02, seed, err);
-  if (strcmp(name, "circles") == 0) return loom_gen_circles(400, 0.5, 0.05, seed, err);
-  if (strcmp(name, "clusters") == 0) {
-    loom_shape out = loom_net_output_shape(net);
-    int64_t classes = loom_shape_numel(&out);
-    return loom_gen_clusters(400, classes >= 2 ? classes : 2, numel, 0.2, seed, err);
+int cli_data_source(loom_train_settings *s, const char *spec, bool regression, loom_error *err) {
+  if (g_str_has_suffix(spec, ".csv") || g_str_has_suffix(spec, ".csv.gz") || strchr(spec, '/')) {
+    int rc = loom_train_settings_set_field(s, "data.source", "csv", err);
+    if (!rc) rc = loom_train_settings_set_field(s, "data.csv.path", spec, err);
+    if (!rc) s->data.csv.target = regression ? LOOM_TARGET_VECTOR : LOOM_TARGET_CLASS;
+    return rc;
   }
-  if (strcmp(name, "sine") == 0) return loom_gen_sine(400, numel, 0.01, seed, err);
-  if (strcmp(name, "copy") == 0) return loom_gen_copy(400, 4, 6, 0.0, seed, err);
-  if (strcmp(name, "digits") == 0) {
-    char *path = find_digits();
-    if (!path) {
-      loom_error_set(err, LOOM_ERR_IO, _("the digits data set (optdigits-8x8.csv.gz) was not found in the source tree "
-                                         "or in %s"), LOOM_DATADIR);
-      return NULL;
-    }
-    loom_dataset *ds = loom_dataset_load_digits(path, in.rank == 3, err);
-    g_free(path);
-    return ds;
+  loom_train_settings *probe = loom_train_settings_copy(s);
+  if (!probe) return loom_error_set(err, LOOM_ERR_NOMEM, "%s", g_strerror(ENOMEM));
+  int rc = strcmp(spec, "csv") == 0 ? LOOM_ERR_INVALID : loom_train_settings_set_field(probe, "data.source", spec, NULL);
+  loom_train_settings_free(probe);
+  if (rc)
+    return loom_error_set(err, LOOM_ERR_INVALID,
+                          _("unknown data set “%s” (expected spiral, xor, circles, clusters, sine, copy, digits or a "
+                            ".csv file)"),
+                          spec);
+  return loom_train_settings_set_field(s, "data.source", spec, err);
+}
+
+bool cli_make_data(const char *command, const loom_train_settings *s, const loom_net *net, loom_dataset **train,
+                   loom_dataset **test) {
+  loom_error err = {0};
+  char *dir = NULL;
+  *train = *test = NULL;
+  if (strcmp(s->data.source, "digits") == 0 && !(dir = find_datasets_dir())) {
+    cli_error(command, _("the digits data set (optdigits-8x8.csv.gz) was not found in the source tree or in %s"),
+              LOOM_DATADIR);
+    return false;
   }
-  (void)command;
-  loom_error_set(err, LOOM_ERR_INVALID,
-                 _("unknown data set “%s” (expected spiral, xor, circles, clusters, sine, copy, digits or a .csv file)"),
-                 name);
-  return NULL;
+  int rc = loom_train_settings_make_data(s, net, dir, train, test, &err);
+  g_free(dir);
+  if (rc) {
+    cli_error(command, "%s", err.message);
+    return false;
+  }
+  return true;
 }
 
 bool cli_load_data(const char *command, const char *spec, const loom_net *net, uint64_t seed, bool regression,
                    loom_dataset **train, loom_dataset **test) {
   loom_error err = {0};
-  loom_dataset *all;
   *train = *test = NULL;
-  if (g_str_has_suffix(spec, ".csv") || g_str_has_suffix(spec, ".csv.gz") || strchr(spec, '/')) {
-    loom_csv_options o = loom_csv_options_default();
-    o.target = regression ? LOOM_TARGET_VECTOR : LOOM_TARGET_CLASS;
-    all = loom_dataset_load_csv(spec, &o, &err);
-  } else {
-    all = generate(command, spec, net, seed, &err);
-  }
-  if (!all) {
-    cli_error(command, "%s", err.message);
+  loom_train_settings *s = loom_train_settings_new();
+  if (!s) {
+    cli_error(command, "%s", g_strerror(ENOMEM));
     return false;
   }
-  loom_shape in = loom_net_input_shape(net);
-  if (loom_shape_numel(&in) == all->input_numel && !loom_shape_equal(&in, &all->input_shape))
-    loom_dataset_reshape_inputs(all, &in, NULL);
-  int rc = loom_dataset_split(all, CLI_TEST_FRACTION, seed, train, test, &err);
-  loom_dataset_free(all);
-  if (rc) {
-    cli_error(command, "%s: %s", spec, err.message);
-    return false;
-  }
-  return true;
+  s->data.seed = s->seed = seed;
+  bool ok = cli_data_source(s, spec, regression, &err) == 0;
+  if (!ok) cli_error(command, "%s", err.message);
+  else ok = cli_make_data(command, s, net, train, test);
+  loom_train_settings_free(s);
+  return ok;
 }

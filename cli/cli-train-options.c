@@ -17,10 +17,6 @@
 
 #define SCHEDULE_MAX_COUNT INT64_C(1000000000000)
 
-cli_schedule_spec cli_schedule_spec_default(void) {
-  return (cli_schedule_spec){.kind = LOOM_SCHEDULE_CONSTANT, .warmup_start = 1.0 / 3.0};
-}
-
 static bool parse_count(const char *text, int64_t lo, int64_t *out) {
   char *end;
   errno = 0;
@@ -56,22 +52,27 @@ static const char *schedule_keys(loom_schedule_kind kind) {
   }
 }
 
-static int schedule_option(cli_schedule_spec *spec, const char *key, const char *value) {
+/* Which keys one --schedule option gave, to refuse a key given twice. */
+typedef struct {
+  bool size, gamma, t0, tmult, eta_min;
+} schedule_seen;
+
+static int schedule_option(loom_schedule_settings *spec, schedule_seen *given, const char *key, const char *value) {
   const char *name = loom_schedule_name(spec->kind);
   bool *seen = NULL;
-  if (spec->kind == LOOM_SCHEDULE_STEP && strcmp(key, "size") == 0) seen = &spec->has_size;
+  if (spec->kind == LOOM_SCHEDULE_STEP && strcmp(key, "size") == 0) seen = &given->size;
   else if ((spec->kind == LOOM_SCHEDULE_STEP || spec->kind == LOOM_SCHEDULE_EXPONENTIAL) && strcmp(key, "gamma") == 0)
-    seen = &spec->has_gamma;
-  else if (spec->kind == LOOM_SCHEDULE_COSINE_RESTARTS && strcmp(key, "t0") == 0) seen = &spec->has_t0;
-  else if (spec->kind == LOOM_SCHEDULE_COSINE_RESTARTS && strcmp(key, "tmult") == 0) seen = &spec->has_tmult;
-  else if (spec->kind == LOOM_SCHEDULE_COSINE_RESTARTS && strcmp(key, "eta_min") == 0) seen = &spec->has_eta_min;
+    seen = &given->gamma;
+  else if (spec->kind == LOOM_SCHEDULE_COSINE_RESTARTS && strcmp(key, "t0") == 0) seen = &given->t0;
+  else if (spec->kind == LOOM_SCHEDULE_COSINE_RESTARTS && strcmp(key, "tmult") == 0) seen = &given->tmult;
+  else if (spec->kind == LOOM_SCHEDULE_COSINE_RESTARTS && strcmp(key, "eta_min") == 0) seen = &given->eta_min;
   if (!seen)
     return cli_usage_error("train", _("--schedule: unknown key '%s' for %s (expected %s)"), key, name,
                            schedule_keys(spec->kind));
   if (*seen) return cli_usage_error("train", _("--schedule: '%s' is given twice"), key);
   *seen = true;
   bool ok;
-  if (strcmp(key, "size") == 0) ok = parse_count(value, 1, &spec->size);
+  if (strcmp(key, "size") == 0) ok = parse_count(value, 1, &spec->step_size);
   else if (strcmp(key, "t0") == 0) ok = parse_count(value, 1, &spec->t0);
   else if (strcmp(key, "tmult") == 0) ok = parse_count(value, 1, &spec->tmult);
   else if (strcmp(key, "gamma") == 0) ok = parse_number(value, &spec->gamma) && spec->gamma > 0;
@@ -85,11 +86,16 @@ static int schedule_option(cli_schedule_spec *spec, const char *key, const char 
                          (long long)SCHEDULE_MAX_COUNT, value);
 }
 
-int cli_schedule_parse(const char *text, cli_schedule_spec *spec) {
+int cli_schedule_parse(const char *text, loom_schedule_settings *out) {
   char *copy = g_strdup(text);
   char *options = strchr(copy, ':');
   if (options) *options++ = '\0';
   int rc = 0;
+  /* a new schedule: its knobs start unset, the warmup stays */
+  loom_schedule_settings fresh = {.gamma = NAN, .eta_min = NAN, .warmup = out->warmup,
+                                  .warmup_start = out->warmup_start};
+  loom_schedule_settings *spec = &fresh;
+  schedule_seen given = {0};
   if (!schedule_kind(copy, &spec->kind)) {
     rc = cli_usage_error("train", _("--schedule: unknown schedule '%s' (expected constant, step, exponential (exp) or "
                                     "cosine_restarts (cosine))"),
@@ -107,15 +113,16 @@ int cli_schedule_parse(const char *text, cli_schedule_spec *spec) {
         break;
       }
       *eq = '\0';
-      rc = schedule_option(spec, items[i], eq + 1);
+      rc = schedule_option(spec, &given, items[i], eq + 1);
     }
     g_strfreev(items);
   }
   g_free(copy);
+  if (!rc) *out = fresh;
   return rc;
 }
 
-int cli_warmup_parse(const char *text, cli_schedule_spec *spec) {
+int cli_warmup_parse(const char *text, loom_schedule_settings *spec) {
   char *copy = g_strdup(text);
   char *options = strchr(copy, ':');
   if (options) *options++ = '\0';
@@ -134,36 +141,9 @@ int cli_warmup_parse(const char *text, cli_schedule_spec *spec) {
   return rc;
 }
 
-int cli_schedule_resolve(const cli_schedule_spec *spec, double lr, int64_t total, loom_schedule *out) {
-  int64_t rest = total - spec->warmup; /* the wrapped schedule counts from the end of the warmup */
-  if (rest < 1) rest = 1;
-  loom_schedule s = loom_schedule_constant(lr);
-  s.kind = spec->kind;
-  switch (spec->kind) {
-  case LOOM_SCHEDULE_STEP: /* ×0.1 at each third */
-    s.step_size = spec->has_size ? spec->size : (rest / 3 > 0 ? rest / 3 : 1);
-    s.gamma = spec->has_gamma ? spec->gamma : 0.1;
-    break;
-  case LOOM_SCHEDULE_EXPONENTIAL: /* to 1% at the end */
-    s.gamma = spec->has_gamma ? spec->gamma : pow(0.01, 1.0 / (double)rest);
-    break;
-  case LOOM_SCHEDULE_COSINE_RESTARTS: /* one cycle over the run */
-    s.t_0 = spec->has_t0 ? spec->t0 : rest;
-    s.t_mult = spec->has_tmult ? spec->tmult : 1;
-    s.eta_min = spec->has_eta_min ? spec->eta_min : 0.0;
-    break;
-  default: break;
-  }
-  s.warmup_steps = spec->warmup;
-  s.warmup_start_factor = spec->warmup_start;
-  loom_error err = {0};
-  if (loom_schedule_validate(&s, &err)) return cli_usage_error("train", "%s", err.message);
-  *out = s;
-  return 0;
-}
-
 int cli_optim_apply(const char *momentum, bool nesterov, const char *weight_decay, const char *betas,
-                    loom_optim_config *cfg) {
+                    loom_train_settings *s) {
+  loom_optim_config c = loom_train_settings_optim_config(s), *cfg = &c;
   const char *name = loom_optim_name(cfg->kind);
   bool sgd = cfg->kind == LOOM_OPTIM_SGD, adam = cfg->kind == LOOM_OPTIM_ADAM || cfg->kind == LOOM_OPTIM_ADAMW;
   if (momentum) {
@@ -187,5 +167,13 @@ int cli_optim_apply(const char *momentum, bool nesterov, const char *weight_deca
   }
   loom_error err = {0};
   if (loom_optim_config_validate(cfg, &err)) return cli_usage_error("train", "%s", err.message);
+  /* only the options given become settings: the rest stay "the optimizer's default" */
+  if (momentum) s->momentum = cfg->momentum;
+  if (nesterov) s->nesterov = true;
+  if (weight_decay) s->weight_decay = cfg->weight_decay;
+  if (betas) {
+    s->beta1 = cfg->beta1;
+    s->beta2 = cfg->beta2;
+  }
   return 0;
 }

@@ -64,6 +64,7 @@ int cmd_new(int argc, char **argv) {
 
   loom_error err = {0};
   loom_net *net = NULL;
+  loom_model_extras extras = {0};
   if (example) {
     bool known = false;
     for (int i = 0; i < loom_example_count(); i++) known = known || strcmp(loom_example_name(i), example) == 0;
@@ -75,8 +76,10 @@ int cmd_new(int argc, char **argv) {
       g_string_free(names, TRUE);
       return rc;
     }
-    if (loom_example_build(example, &net, &err)) {
+    /* the example opens ready to train: its file carries the settings it trains with */
+    if (loom_example_build(example, &net, &err) || loom_example_settings(example, &extras.settings, &err)) {
       cli_error("new", "%s", err.message);
+      loom_net_free(net);
       return 1;
     }
   } else {
@@ -108,13 +111,14 @@ int cmd_new(int argc, char **argv) {
   if (default_out && !force && g_file_test(path, G_FILE_TEST_EXISTS)) {
     cli_error("new", _("%s already exists; give --force to replace it or --out to choose another file"), path);
     rc = 1;
-  } else if (loom_model_save(net, path, &err)) {
+  } else if (loom_model_save_ex(net, &extras, path, &err)) {
     cli_error("new", "%s", err.message);
     rc = 1;
   } else {
     printf(_("wrote %s\n"), path);
   }
   loom_net_free(net);
+  loom_model_extras_clear(&extras);
   g_free(default_out);
   return rc;
 }

@@ -10,6 +10,7 @@
 #include "core/i18n.h"
 #include "io/model-format.h"
 #include "io/model-read.h"
+#include "io/model-training.h"
 #include "loom/file.h"
 #include "loom/model.h"
 
@@ -40,7 +41,7 @@ static int read_coord(jr *r, JsonObject *o, const char *key, const loom_net *net
 }
 
 static int read_header(jr *r, JsonObject *root, loom_net **out) {
-  static const char *const members[] = {"format", "version", "grid", "input_shape", "slots", "links", NULL};
+  static const char *const members[] = {"format", "version", "grid", "input_shape", "slots", "links", "training", NULL};
   static const char *const grid_members[] = {"depth", "rows", "cols", "layers_per_cell", NULL};
   const char *format;
   int64_t version;
@@ -207,9 +208,10 @@ static int check_inferred_inputs(jr *r, loom_net *net, const slot_record *rec, g
   return LOOM_OK;
 }
 
-LOOM_API int loom_model_load_data(const char *json, size_t len, const char *source_name, unsigned flags,
-                                  loom_net **out, loom_error *err) {
+LOOM_API int loom_model_load_data_ex(const char *json, size_t len, const char *source_name, unsigned flags,
+                                     loom_net **out, loom_model_extras *extras, loom_error *err) {
   if (out) *out = NULL;
+  if (extras) memset(extras, 0, sizeof *extras);
   const char *source = source_name ? source_name : "<data>";
   if (!json || !out) return loom_error_set(err, LOOM_ERR_INVALID, _("%s: no model text or result given"), source);
   if (flags & ~(unsigned)LOOM_MODEL_STRICT)
@@ -246,6 +248,16 @@ LOOM_API int loom_model_load_data(const char *json, size_t len, const char *sour
   if ((rc = jr_object(&r, root, &ro)) || (rc = read_header(&r, ro, &net)) ||
       (rc = read_slots(&r, ro, net, &records, &n_records)) || (rc = read_links(&r, ro, net)))
     goto done;
+  /* read (and so checked) even when the caller does not want it */
+  JsonNode *training = json_object_get_member(ro, "training");
+  loom_model_extras x = {0};
+  if (training) {
+    size_t mark = jr_push_key(&r, "training");
+    if ((rc = model_read_training(&r, training, &x))) goto done;
+    jr_pop(&r, mark);
+  }
+  if (extras) *extras = x;
+  else loom_model_extras_clear(&x);
   if (loom_net_input_shape(net).rank > 0) {
     /* Problems found here are the network's (loom info lists them), not the file's. */
     loom_diag *diags = NULL;
@@ -258,20 +270,35 @@ done:
   g_object_unref(parser);
   if (rc) {
     loom_net_free(net);
+    loom_model_extras_clear(extras);
     return rc;
   }
   *out = net;
   return LOOM_OK;
 }
 
-LOOM_API int loom_model_load(const char *path, unsigned flags, loom_net **out, loom_error *err) {
+LOOM_API int loom_model_load_data(const char *json, size_t len, const char *source_name, unsigned flags,
+                                  loom_net **out, loom_error *err) {
+  return loom_model_load_data_ex(json, len, source_name, flags, out, NULL, err);
+}
+
+LOOM_API int loom_model_load_ex(const char *path, unsigned flags, loom_net **out, loom_model_extras *extras,
+                                loom_error *err) {
   if (out) *out = NULL;
+  if (extras) memset(extras, 0, sizeof *extras);
   if (!path) return loom_error_set(err, LOOM_ERR_INVALID, _("no model file given"));
   char *text;
   size_t len;
   int rc = loom_file_read_all(path, LOOM_MODEL_MAX_FILE_BYTES, &text, &len, err);
   if (rc) return rc;
-  rc = loom_model_load_data(text, len, path, flags, out, err);
+  rc = loom_model_load_data_ex(text, len, path, flags, out, extras, err);
   free(text);
+  if (rc || !extras || !extras->settings) return rc;
+  /* a relative CSV path in the settings is relative to the model file */
+  extras->settings->data.base_dir = g_path_get_dirname(path);
   return rc;
+}
+
+LOOM_API int loom_model_load(const char *path, unsigned flags, loom_net **out, loom_error *err) {
+  return loom_model_load_ex(path, flags, out, NULL, err);
 }

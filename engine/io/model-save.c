@@ -8,6 +8,7 @@
 
 #include "core/i18n.h"
 #include "io/model-format.h"
+#include "io/model-training.h"
 #include "io/model-write.h"
 #include "loom/file.h"
 #include "loom/model.h"
@@ -21,7 +22,8 @@ static void write_coord(jw *w, loom_coord c) {
   jw_end_array(w);
 }
 
-LOOM_API char *loom_model_to_json(const loom_net *net, size_t *len, loom_error *err) {
+LOOM_API char *loom_model_to_json_ex(const loom_net *net, const loom_model_extras *extras, size_t *len,
+                                     loom_error *err) {
   if (len) *len = 0;
   if (!net) {
     loom_error_set(err, LOOM_ERR_INVALID, _("no network given"));
@@ -86,14 +88,27 @@ LOOM_API char *loom_model_to_json(const loom_net *net, size_t *len, loom_error *
     jw_end_object(&w);
   }
   jw_end_array(&w);
+  if (model_training_present(extras) && model_write_training(&w, extras, err)) {
+    g_string_free(w.s, TRUE);
+    return NULL;
+  }
   jw_end_object(&w);
   /* GLib allocates with the system malloc (since 2.46), so callers free(). */
   return jw_finish(&w, len);
 }
 
+LOOM_API char *loom_model_to_json(const loom_net *net, size_t *len, loom_error *err) {
+  return loom_model_to_json_ex(net, NULL, len, err);
+}
+
 LOOM_API int loom_model_save(const loom_net *net, const char *path, loom_error *err) {
+  return loom_model_save_ex(net, NULL, path, err);
+}
+
+LOOM_API int loom_model_save_ex(const loom_net *net, const loom_model_extras *extras, const char *path,
+                                loom_error *err) {
   size_t len;
-  char *text = loom_model_to_json(net, &len, err);
+  char *text = loom_model_to_json_ex(net, extras, &len, err);
   if (!text) {
     loom_error_prefix(err, "%s", path);
     return err ? err->code : LOOM_ERR_INVALID;

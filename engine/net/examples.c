@@ -10,6 +10,7 @@
 #include "core/i18n.h"
 #include "loom/model.h"
 #include "loom/net.h"
+#include "loom/settings.h"
 
 #define EXAMPLE_SEED UINT64_C(20240611)
 
@@ -180,27 +181,34 @@ typedef struct {
   const char *description; /* N_() */
   int depth, rows, cols, layers_per_cell;
   void (*build)(builder *b);
+  /* The training settings it opens with, as "field=value" pairs for
+   * loom_train_settings_set_field (over loom train's defaults): data that
+   * fit it, and rates that make the curve move within seconds. */
+  const char *const settings[8];
 } example;
 
 static const example examples[] = {
   {"xor", N_("XOR"),
    N_("A 2-4-1 network with tanh and sigmoid learns exclusive or: the smallest problem that needs a hidden layer."),
-   1, 1, 4, 1, build_xor},
+   1, 1, 4, 1, build_xor, {"data.source=xor", "optimizer.lr=0.05", "batch=16", "epochs=30"}},
   {"spiral", N_("Two spirals"),
    N_("A small ReLU network separates two interleaved spirals; shows layers laid out over grid rows and an empty "
       "slot passing data through."),
-   1, 2, 3, 1, build_spiral},
+   1, 2, 3, 1, build_spiral, {"data.source=spiral", "optimizer.lr=0.02", "batch=16", "epochs=40"}},
   {"hop", N_("Hops across the grid"),
    N_("Remote links carry signals across a 3-D grid: a skip link adds earlier activations, another concatenates "
       "them onto a distant layer's input."),
-   2, 2, 3, 1, build_hop},
+   2, 2, 3, 1, build_hop,
+   {"data.source=clusters", "data.noise=0.3", "optimizer.lr=0.005", "batch=16", "epochs=20"}},
   {"moe", N_("Mixture of experts"),
    N_("Four expert layers mixed per sample by a trained gate: a dense layer and a grid softmax (2 routing heads × "
       "4 experts) give each half of the features its own weights over the experts. Teaches routing: on data with "
       "distinct regimes the gate learns to send each regime to the expert that fits it."),
-   1, 2, 3, 1, build_moe},
+   1, 2, 3, 1, build_moe,
+   {"data.source=clusters", "data.noise=0.6", "optimizer.lr=0.005", "batch=16", "epochs=20"}},
   {"cnn", N_("Digits CNN"),
-   N_("Two convolutions and a dense layer turn an 8×8 digit image into 10 class scores."), 1, 1, 5, 1, build_cnn},
+   N_("Two convolutions and a dense layer turn an 8×8 digit image into 10 class scores."), 1, 1, 5, 1, build_cnn,
+   {"data.source=digits", "optimizer.lr=0.01", "batch=32", "epochs=10"}},
 };
 
 #define N_EXAMPLES ((int)(sizeof examples / sizeof examples[0]))
@@ -219,19 +227,51 @@ LOOM_API const char *loom_example_description(int index) {
   return index >= 0 && index < N_EXAMPLES ? _(examples[index].description) : NULL;
 }
 
-LOOM_API int loom_example_build(const char *name, loom_net **out, loom_error *err) {
-  if (out) *out = NULL;
-  if (!out) return loom_error_set(err, LOOM_ERR_INVALID, _("no result pointer given"));
-  const example *ex = NULL;
+static const example *find_example(const char *name, loom_error *err) {
   char names[128] = "";
   for (int i = 0; i < N_EXAMPLES; i++) {
-    if (name && strcmp(examples[i].name, name) == 0) ex = &examples[i];
+    if (name && strcmp(examples[i].name, name) == 0) return &examples[i];
     if (i) strncat(names, ", ", sizeof names - strlen(names) - 1);
     strncat(names, examples[i].name, sizeof names - strlen(names) - 1);
   }
-  if (!ex)
-    return loom_error_set(err, LOOM_ERR_INVALID, _("unknown example “%s” (expected one of: %s)"),
-                          name ? name : "(null)", names);
+  loom_error_set(err, LOOM_ERR_INVALID, _("unknown example “%s” (expected one of: %s)"), name ? name : "(null)",
+                 names);
+  return NULL;
+}
+
+LOOM_API int loom_example_settings(const char *name, loom_train_settings **out, loom_error *err) {
+  if (out) *out = NULL;
+  if (!out) return loom_error_set(err, LOOM_ERR_INVALID, _("no result pointer given"));
+  const example *ex = find_example(name, err);
+  if (!ex) return err ? err->code : LOOM_ERR_INVALID;
+  loom_train_settings *s = loom_train_settings_new();
+  if (!s) return loom_error_set(err, LOOM_ERR_NOMEM, _("out of memory"));
+  for (int i = 0; i < 8 && ex->settings[i]; i++) {
+    char field[64];
+    const char *eq = strchr(ex->settings[i], '=');
+    size_t n = eq ? (size_t)(eq - ex->settings[i]) : 0;
+    int rc = LOOM_ERR_INVALID;
+    if (n > 0 && n < sizeof field) {
+      memcpy(field, ex->settings[i], n);
+      field[n] = '\0';
+      rc = loom_train_settings_set_field(s, field, eq + 1, err);
+    }
+    if (rc) {
+      /* a defect of the table itself; the tests keep this from happening */
+      loom_error_prefix(err, _("example “%s”"), ex->name);
+      loom_train_settings_free(s);
+      return rc;
+    }
+  }
+  *out = s;
+  return LOOM_OK;
+}
+
+LOOM_API int loom_example_build(const char *name, loom_net **out, loom_error *err) {
+  if (out) *out = NULL;
+  if (!out) return loom_error_set(err, LOOM_ERR_INVALID, _("no result pointer given"));
+  const example *ex = find_example(name, err);
+  if (!ex) return err ? err->code : LOOM_ERR_INVALID;
   builder b = {.err = err};
   b.net = loom_net_new(ex->depth, ex->rows, ex->cols, ex->layers_per_cell, err);
   if (!b.net) return err ? err->code : LOOM_ERR_NOMEM;

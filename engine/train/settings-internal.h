@@ -1,8 +1,8 @@
 /*
  * Internal: the training settings as one table of fields (settings-fields.c).
- * Validation, set_field/get_field, equality, the JSON reader and writer
- * (io/settings-json.c) and the docs iterate it; nothing else lists the
- * fields. A field's name is its JSON path without "$.": "optimizer.lr"
+ * Validation, set_field/get_field, equality and the JSON reader and writer
+ * (io/settings-json.c) iterate it; nothing else lists the fields (the table
+ * in docs/training.md describes them). A field's name is its JSON path without "$.": "optimizer.lr"
  * lives at $.optimizer.lr. Fields of one group are contiguous.
  */
 #pragma once
@@ -87,3 +87,6 @@ int settings_check(const loom_train_settings *s, char *field, size_t field_size,
 
 /* Points csv.label_name and csv.features at the owned copies. */
 void settings_fix_csv_pointers(loom_train_settings *s);
+/* 0 when the field's choice has it, else the reason ("applies to sgd,
+ * rmsprop only, not to adam") and an error code. */
+int settings_field_check_applies(const loom_train_settings *s, const settings_field *f, char *why, size_t size);

@@ -139,13 +139,10 @@ static void test_mismatch_and_usage(void) {
   g_free(model);
 }
 
-/* The JSON lines of a 2-epoch spiral run (320 training samples, batch 16:
- * 40 updates) with the timings cut out, so two runs compare exactly. */
-static char *curve(const char *model, const char *const *extra) {
+/* The JSON lines of `loom train` with base + extra arguments, the timings cut out. */
+static char *curve_of(const char *const *base, size_t n_base, const char *const *extra) {
   GPtrArray *args = g_ptr_array_new();
-  const char *base[] = {"train", model, "--data", "spiral", "--epochs", "2", "--batch", "16", "--lr", "0.05",
-                        "--seed", "5", "--json"};
-  for (size_t i = 0; i < G_N_ELEMENTS(base); i++) g_ptr_array_add(args, (gpointer)base[i]);
+  for (size_t i = 0; i < n_base; i++) g_ptr_array_add(args, (gpointer)base[i]);
   for (int i = 0; extra[i]; i++) g_ptr_array_add(args, (gpointer)extra[i]);
   g_ptr_array_add(args, NULL);
   CliResult r = run((const char *const *)args->pdata);
@@ -161,6 +158,13 @@ static char *curve(const char *model, const char *const *extra) {
   g_ptr_array_free(args, TRUE);
   cli_result_clear(&r);
   return g_string_free(kept, FALSE);
+}
+
+/* A 2-epoch spiral run (320 training samples, batch 16: 40 updates). */
+static char *curve(const char *model, const char *const *extra) {
+  const char *base[] = {"train", model, "--data", "spiral", "--epochs", "2", "--batch", "16", "--lr", "0.05",
+                        "--seed", "5", "--json"};
+  return curve_of(base, G_N_ELEMENTS(base), extra);
 }
 
 static void assert_same(const char *model, const char *const *a, const char *const *b, bool same) {
@@ -283,6 +287,99 @@ static void test_regression_accuracy(void) {
   g_free(model);
 }
 
+/* The run a settings file describes equals the run the same flags describe,
+ * epoch line for epoch line: a file written by the library (--save-config)
+ * and one written by hand. */
+static void test_config_equals_flags(void) {
+  char *model = example("spiral"), *saved = tmp_path("saved.json"), *hand = tmp_path("hand.json");
+  const char *const flags[] = {"--optimizer", "sgd", "--momentum", "0.9", "--schedule", "cosine:t0=15",
+                               "--warmup", "4:start=0.5", NULL};
+  char *by_flags = curve(model, flags);
+  g_assert_nonnull(strstr(by_flags, "{\"epoch\": 2, "));
+  const char *const save[] = {"--optimizer", "sgd", "--momentum", "0.9", "--schedule", "cosine:t0=15",
+                              "--warmup", "4:start=0.5", "--save-config", saved, NULL};
+  char *saving = curve(model, save);
+  g_assert_cmpstr(saving, ==, by_flags);
+  const char *base[] = {"train", model, "--json"};
+  char *by_saved = curve_of(base, G_N_ELEMENTS(base), (const char *const[]){"--config", saved, NULL});
+  g_assert_cmpstr(by_saved, ==, by_flags);
+  g_assert_true(g_file_set_contents(
+    hand,
+    "{\"format\": \"loom-train-settings\", \"version\": 1,\n"
+    " \"data\": {\"source\": \"spiral\", \"seed\": 5},\n"
+    " \"optimizer\": {\"name\": \"sgd\", \"lr\": 0.05, \"momentum\": 0.9},\n"
+    " \"schedule\": {\"kind\": \"cosine_restarts\", \"t0\": 15, \"warmup\": 4, \"warmup_start\": 0.5},\n"
+    " \"batch\": 16, \"epochs\": 2, \"seed\": 5}\n",
+    -1, NULL));
+  char *by_hand = curve_of(base, G_N_ELEMENTS(base), (const char *const[]){"--config", hand, NULL});
+  g_assert_cmpstr(by_hand, ==, by_flags);
+  /* a flag beside --config replaces one field */
+  char *one = curve_of(base, G_N_ELEMENTS(base), (const char *const[]){"--config", hand, "--epochs", "1", NULL});
+  g_assert_true(g_str_has_prefix(one, "{\"epoch\": 1, "));
+  g_assert_null(strstr(one, "{\"epoch\": 2, "));
+  g_assert_cmpint(strncmp(one, by_flags, strcspn(one, "\n")), ==, 0);
+  g_free(one);
+  g_free(by_hand);
+  g_free(by_saved);
+  g_free(saving);
+  g_free(by_flags);
+  g_remove(hand);
+  g_remove(saved);
+  g_remove(model);
+  g_free(hand);
+  g_free(saved);
+  g_free(model);
+}
+
+/* A model from `loom new --example` carries its settings: train needs no
+ * --data, and the trained model keeps them. */
+static void test_model_settings(void) {
+  char *model = example("xor"), *out = tmp_path("xor-trained.loom");
+  const char *base[] = {"train", model, "--json", "--epochs", "3"};
+  char *own = curve_of(base, G_N_ELEMENTS(base), (const char *const[]){"--out", out, NULL});
+  char *flags = curve_of(base, G_N_ELEMENTS(base),
+                         (const char *const[]){"--data", "xor", "--lr", "0.05", "--batch", "16", NULL});
+  g_assert_cmpstr(own, ==, flags);
+  const char *again[] = {"train", out, "--epochs", "1", NULL};
+  CliResult r = run(again);
+  g_assert_cmpint(r.status, ==, 0);
+  g_assert_true(g_str_has_prefix(r.out, "epoch 1: loss "));
+  cli_result_clear(&r);
+  g_free(own);
+  g_free(flags);
+  g_remove(out);
+  g_remove(model);
+  g_free(out);
+  g_free(model);
+}
+
+static void test_config_errors(void) {
+  char *model = example("spiral"), *cfg = tmp_path("bad.json"), *grid = tmp_path("grid.loom");
+  g_assert_true(g_file_set_contents(
+    cfg, "{\"format\": \"loom-train-settings\", \"version\": 1, \"optimizer\": {\"lrr\": 1}}", -1, NULL));
+  CliResult r = run((const char *const[]){"train", model, "--config", cfg, NULL});
+  g_assert_cmpint(r.status, ==, 1);
+  char *want = g_strdup_printf("loom train: %s: $.optimizer.lrr: unknown member (expected one of: name, lr, "
+                               "weight_decay, momentum, dampening, nesterov, beta1, beta2, eps, amsgrad, alpha, "
+                               "centered, maximize)\n", cfg);
+  g_assert_cmpstr(r.err, ==, want);
+  g_free(want);
+  cli_result_clear(&r);
+  r = run((const char *const[]){"new", "--grid", "1,1,2,1", "--input-shape", "2", "--out", grid, NULL});
+  g_assert_cmpint(r.status, ==, 0);
+  cli_result_clear(&r);
+  r = run((const char *const[]){"train", grid, NULL});
+  g_assert_cmpint(r.status, ==, 2);
+  g_assert_true(g_str_has_prefix(r.err, "loom train: missing --data NAME|FILE.csv (or --config FILE)\n"));
+  cli_result_clear(&r);
+  g_remove(grid);
+  g_remove(cfg);
+  g_remove(model);
+  g_free(grid);
+  g_free(cfg);
+  g_free(model);
+}
+
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   tmp_dir = g_dir_make_tmp("loom-train-cli-XXXXXX", NULL);
@@ -293,6 +390,9 @@ int main(int argc, char **argv) {
   g_test_add_func("/cli/train/schedule-and-optimizer", test_schedule_and_optimizer_options);
   g_test_add_func("/cli/train/schedule-and-optimizer-errors", test_schedule_and_optimizer_errors);
   g_test_add_func("/cli/train/regression-accuracy", test_regression_accuracy);
+  g_test_add_func("/cli/train/config-equals-flags", test_config_equals_flags);
+  g_test_add_func("/cli/train/model-settings", test_model_settings);
+  g_test_add_func("/cli/train/config-errors", test_config_errors);
   int rc = g_test_run();
   g_rmdir(tmp_dir);
   g_free(tmp_dir);

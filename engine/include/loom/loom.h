@@ -19,4 +19,5 @@
 #include "dataset.h"
 #include "train.h"
 #include "adapt.h"
+#include "settings.h"
 #include "model.h"

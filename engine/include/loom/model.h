@@ -9,6 +9,7 @@
 #include "error.h"
 #include "export.h"
 #include "net.h"
+#include "settings.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -30,6 +31,37 @@ LOOM_API int loom_model_load_data(const char *json, size_t len, const char *sour
 LOOM_API int loom_model_save(const loom_net *net, const char *path, loom_error *err);
 /* The JSON text (malloc'd, NUL-terminated). */
 LOOM_API char *loom_model_to_json(const loom_net *net, size_t *len, loom_error *err);
+
+/*
+ * The optional "training" section of a model file: the settings of the run
+ * that trained the network, the trainer's state blob (opaque here; see
+ * loom_trainer_export_state) and the updates done. A NULL extras, or one
+ * with nothing set, reads and writes files without the section; the
+ * functions above are these with extras NULL.
+ */
+typedef struct loom_model_extras {
+  loom_train_settings *settings; /* owned; NULL = none */
+  void *train_state;             /* owned (malloc); NULL = none */
+  size_t train_state_len;
+  int64_t train_steps;           /* >= 0 */
+} loom_model_extras;
+
+/* The largest training state a model file may carry, checked before decoding. */
+#define LOOM_MODEL_MAX_TRAIN_STATE_BYTES ((size_t)1 << 30)
+
+/* On success *extras is filled (cleared first; the caller clears it after
+ * use); on error it holds nothing. A bad "training" section is an error
+ * naming its JSON path ("$.training.steps"). */
+LOOM_API int loom_model_load_ex(const char *path, unsigned flags, loom_net **out, loom_model_extras *extras,
+                                loom_error *err);
+LOOM_API int loom_model_load_data_ex(const char *json, size_t len, const char *source_name, unsigned flags,
+                                     loom_net **out, loom_model_extras *extras, loom_error *err);
+LOOM_API int loom_model_save_ex(const loom_net *net, const loom_model_extras *extras, const char *path,
+                                loom_error *err);
+LOOM_API char *loom_model_to_json_ex(const loom_net *net, const loom_model_extras *extras, size_t *len,
+                                     loom_error *err);
+/* Frees what extras holds and zeroes it. */
+LOOM_API void loom_model_extras_clear(loom_model_extras *extras);
 
 /* ---- built-in examples ------------------------------------------------- */
 
