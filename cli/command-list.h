@@ -1,4 +1,5 @@
 /* X-macro list of subcommands: COMMAND(name, summary, usage). Sorted by name. */
+COMMAND(dna, N_("Compare the DNA of two models: similarity per layer and logic shifts"), N_("loom dna A B [--threshold T] [--json]"))
 COMMAND(dtype, N_("List the numeric types and convert values to their codes"), N_("loom dtype list | loom dtype convert --dtype NAME [--scale S]"))
 COMMAND(eval, N_("Evaluate a model on the held-out part of a data set"), N_("loom eval MODEL --data NAME|FILE.csv [--loss NAME] [--regression] [--seed S] [--threads N] [--json]"))
 COMMAND(forward, N_("Run a model on the samples of a .npy file and write the outputs"), N_("loom forward MODEL --input X.npy --output Y.npy [--threads N]"))

@@ -21,3 +21,4 @@
 #include "adapt.h"
 #include "settings.h"
 #include "model.h"
+#include "dna.h"
