@@ -1,0 +1,618 @@
+/*
+ * The chart widgets on their own, under a display: LoomPlot's decimation
+ * (bounded vertices at 10^6 points, extremes kept, exact per column),
+ * smoothing, log axis, read-out, exports; LoomBoundaryView's colours and
+ * points; LoomHistogram's counts; LoomSparkline's ring.
+ */
+#include <glib/gstdio.h>
+#include <math.h>
+#include <string.h>
+
+#include "gui-test.h"
+#include "loom-boundary-view.h"
+#include "loom-chart-private.h"
+#include "loom-histogram.h"
+#include "loom-plot-private.h"
+#include "loom-sparkline.h"
+
+static GtkWidget *present(GtkWidget *widget, int w, int h) {
+  GtkWidget *window = gtk_window_new();
+  gtk_window_set_default_size(GTK_WINDOW(window), w, h);
+  gtk_window_set_child(GTK_WINDOW(window), widget);
+  gtk_window_present(GTK_WINDOW(window));
+  return window;
+}
+
+static gboolean plot_drawn(gpointer data) {
+  return loom_plot_get_drawn_vertices(data) > 0;
+}
+
+/* Pixels of a texture as 0xAARRGGBB words (GDK_MEMORY_DEFAULT). */
+typedef struct {
+  guint32 *px;
+  int w, h;
+} Pixels;
+
+static Pixels download(GdkTexture *texture) {
+  Pixels p = {NULL, gdk_texture_get_width(texture), gdk_texture_get_height(texture)};
+  p.px = g_new(guint32, (gsize)p.w * p.h);
+  gdk_texture_download(texture, (guchar *)p.px, (gsize)p.w * 4);
+  g_object_unref(texture);
+  return p;
+}
+
+static gsize count_different(const Pixels *a, const Pixels *b) {
+  g_assert_cmpint(a->w, ==, b->w);
+  g_assert_cmpint(a->h, ==, b->h);
+  gsize n = 0;
+  for (gsize i = 0; i < (gsize)a->w * a->h; i++) n += a->px[i] != b->px[i];
+  return n;
+}
+
+static gboolean rgb_near(guint32 px, const float rgb[3], int tolerance) {
+  int r = (px >> 16) & 0xff, g = (px >> 8) & 0xff, b = px & 0xff;
+  return abs(r - (int)lrintf(rgb[0] * 255)) <= tolerance && abs(g - (int)lrintf(rgb[1] * 255)) <= tolerance &&
+         abs(b - (int)lrintf(rgb[2] * 255)) <= tolerance;
+}
+
+/* ---- LoomPlot ---- */
+
+#define MILLION 1000000
+
+static void test_plot_million_points(void) {
+  GtkWidget *widget = loom_plot_new();
+  LoomPlot *plot = LOOM_PLOT(widget);
+  GtkWidget *window = present(widget, 800, 400);
+  int a = loom_plot_add_series(plot, "loss", NULL, FALSE);
+  int b = loom_plot_add_series(plot, "val", NULL, TRUE);
+  double *x = g_new(double, MILLION), *y = g_new(double, MILLION);
+  GRand *rand = g_rand_new_with_seed(7);
+  for (gsize i = 0; i < MILLION; i++) {
+    x[i] = (double)i;
+    y[i] = 1.0 + 0.1 * g_rand_double(rand);
+  }
+  /* One spike up and one down, each a single point among 10^6. */
+  y[654321] = 1000.0;
+  y[123457] = -500.0;
+  loom_plot_append_many(plot, a, x, y, MILLION);
+  for (gsize i = 0; i < MILLION; i++) y[i] = 2.0 + 0.1 * g_rand_double(rand);
+  loom_plot_append_many(plot, b, x, y, MILLION);
+  g_assert_cmpuint(loom_plot_get_n_points(plot, a), ==, MILLION);
+  gui_test_wait(plot_drawn, plot, 10000, "the plot to draw");
+
+  /* At most first, min, max and last per pixel column and series. */
+  gsize bound = 2 * 4 * (gsize)ceil(plot->frame.fw);
+  gsize drawn = loom_plot_get_drawn_vertices(plot);
+  g_assert_cmpuint(drawn, <=, bound);
+  g_assert_cmpuint(drawn, >, 2 * (gsize)plot->frame.fw); /* every column has points */
+  gsize n;
+  const double *line = loom_plot_get_drawn_line(plot, a, &n);
+  gboolean up = FALSE, down = FALSE;
+  for (gsize i = 0; i < n; i++) {
+    up |= line[2 * i] == 654321.0 && line[2 * i + 1] == 1000.0;
+    down |= line[2 * i] == 123457.0 && line[2 * i + 1] == -500.0;
+  }
+  g_assert_true(up);
+  g_assert_true(down);
+  /* The first and last points are vertices too. */
+  g_assert_cmpfloat(line[0], ==, 0.0);
+  g_assert_cmpfloat(line[2 * (n - 1)], ==, (double)(MILLION - 1));
+
+  /* Appending keeps the cost bounded; the new point is drawn. */
+  loom_plot_append(plot, a, (double)MILLION, 5.0);
+  plot->drawn_vertices = 0;
+  gui_test_wait(plot_drawn, plot, 10000, "the plot to redraw");
+  g_assert_cmpuint(loom_plot_get_drawn_vertices(plot), <=, bound);
+  line = loom_plot_get_drawn_line(plot, a, &n);
+  g_assert_cmpfloat(line[2 * (n - 1)], ==, (double)MILLION);
+  g_assert_cmpfloat(line[2 * (n - 1) + 1], ==, 5.0);
+
+  g_rand_free(rand);
+  g_free(x);
+  g_free(y);
+  gtk_window_destroy(GTK_WINDOW(window));
+}
+
+/* The decimated line against a brute-force scan: per column exactly the
+ * first, lowest, highest and last point, for sorted x with repeats and
+ * gaps, on a linear and a log axis; unsorted x keeps every extreme. */
+static void check_columns(LoomPlotSeries *s, int width, gboolean log_scale) {
+  gsize n = s->x->len;
+  const double *x = (const double *)s->x->data, *y = (const double *)s->raw.y->data;
+  double x0 = x[0], x1 = x[n - 1];
+  const GArray *line = loom_plot_series_line(s, 0, x0, x1, width, log_scale);
+  const double *v = (const double *)line->data;
+  gsize k = 0, i = 0;
+  for (int c = 0; c < width; c++) {
+    double edge = x0 + (x1 - x0) * (double)(c + 1) / width;
+    gsize start = i;
+    while (i < n && (c == width - 1 || x[i] < edge)) i++;
+    if (i == start) continue;
+    gsize imin = G_MAXSIZE, imax = G_MAXSIZE;
+    for (gsize j = start; j < i; j++) {
+      if (!isfinite(y[j]) || (log_scale && !(y[j] > 0))) continue;
+      if (imin == G_MAXSIZE || y[j] < y[imin]) imin = j;
+      if (imax == G_MAXSIZE || y[j] > y[imax]) imax = j;
+    }
+    gsize want[4] = {start, MIN(imin, imax), MAX(imin, imax), i - 1};
+    gsize last = G_MAXSIZE;
+    for (int q = 0; q < 4; q++) {
+      gsize j = want[q];
+      if (j == G_MAXSIZE || j == last || !isfinite(y[j]) || (log_scale && !(y[j] > 0))) continue;
+      last = j;
+      g_assert_cmpuint(k, <, line->len / 2);
+      g_assert_cmpfloat(v[2 * k], ==, x[j]);
+      g_assert_cmpfloat(v[2 * k + 1], ==, y[j]);
+      k++;
+    }
+  }
+  g_assert_cmpuint(k, ==, line->len / 2);
+}
+
+static void test_plot_decimation_exact(void) {
+  GdkRGBA c = {0, 0, 0, 1};
+  LoomPlotSeries *s = loom_plot_series_new("s", &c, FALSE);
+  GRand *rand = g_rand_new_with_seed(11);
+  double x = 0;
+  for (int i = 0; i < 100003; i++) {
+    x += g_rand_int_range(rand, 0, 4) == 0 ? 0 : g_rand_double_range(rand, 0, 2); /* repeats and gaps */
+    double y = g_rand_double_range(rand, -1, 3);
+    if (i % 1000 == 17) y = NAN;
+    g_assert_true(loom_plot_series_append(s, x, y, 0));
+  }
+  check_columns(s, 97, FALSE);
+  check_columns(s, 97, TRUE);
+  check_columns(s, 1, FALSE);
+  check_columns(s, 640, FALSE);
+
+  /* x going back: every extreme still reaches the line. */
+  loom_plot_series_clear(s);
+  for (int i = 0; i < 50000; i++) loom_plot_series_append(s, (double)((i * 7919) % 50000), (double)(i % 100), 0);
+  loom_plot_series_append(s, 3.0, 1e6, 0);
+  g_assert_false(s->sorted);
+  const GArray *line = loom_plot_series_line(s, 0, 0, 49999, 200, FALSE);
+  g_assert_cmpuint(line->len / 2, <=, 200 * 2 * 4);
+  gboolean spike = FALSE;
+  for (guint i = 0; i < line->len / 2; i++) spike |= g_array_index(line, double, 2 * i + 1) == 1e6;
+  g_assert_true(spike);
+  g_rand_free(rand);
+  loom_plot_series_free(s);
+}
+
+static void test_plot_smoothing_and_log(void) {
+  LoomPlot *plot = LOOM_PLOT(g_object_ref_sink(loom_plot_new()));
+  int id = loom_plot_add_series(plot, "loss", NULL, FALSE);
+  GRand *rand = g_rand_new_with_seed(3);
+  for (int i = 0; i < 2000; i++) loom_plot_append(plot, id, i, pow(10, -3.0 * i / 2000) * (0.5 + g_rand_double(rand)));
+  Pixels base = download(loom_plot_render_texture(plot, 400, 300));
+  Pixels again = download(loom_plot_render_texture(plot, 400, 300));
+  g_assert_cmpuint(count_different(&base, &again), ==, 0); /* deterministic */
+
+  g_object_set(plot, "smoothing", 0.9, NULL);
+  Pixels smooth = download(loom_plot_render_texture(plot, 400, 300));
+  g_assert_cmpuint(count_different(&base, &smooth), >, 500);
+  g_object_set(plot, "smoothing", 0.0, NULL);
+  Pixels back = download(loom_plot_render_texture(plot, 400, 300));
+  g_assert_cmpuint(count_different(&base, &back), ==, 0);
+
+  g_object_set(plot, "log-scale", TRUE, NULL);
+  Pixels log_px = download(loom_plot_render_texture(plot, 400, 300));
+  g_assert_cmpuint(count_different(&base, &log_px), >, 500);
+
+  /* TensorBoard's debiased EMA: 1, 2, 3 at w = 0.5. */
+  loom_plot_clear(plot);
+  g_assert_cmpint(loom_plot_get_n_series(plot), ==, 1);
+  g_object_set(plot, "log-scale", FALSE, "smoothing", 0.5, NULL);
+  loom_plot_append(plot, id, 0, 1);
+  loom_plot_append(plot, id, 1, 2);
+  loom_plot_append(plot, id, 2, 3);
+  const LoomPlotSeries *s = g_ptr_array_index(plot->series, id);
+  const double *sm = (const double *)s->smooth.y->data;
+  g_assert_cmpfloat_with_epsilon(sm[0], 1.0, 1e-12);
+  g_assert_cmpfloat_with_epsilon(sm[1], 1.25 / 0.75, 1e-12);
+  g_assert_cmpfloat_with_epsilon(sm[2], 2.125 / 0.875, 1e-12);
+
+  /* A log axis skips values <= 0 (and says so in the read-out). */
+  g_object_set(plot, "smoothing", 0.0, "log-scale", TRUE, NULL);
+  loom_plot_clear(plot);
+  double xs[] = {0, 1, 2, 3, 4}, ys[] = {-1, 0, 1, 10, 100};
+  loom_plot_append_many(plot, id, xs, ys, 5);
+  Pixels drawn = download(loom_plot_render_texture(plot, 300, 200));
+  g_free(drawn.px);
+  gsize n;
+  const double *line = loom_plot_get_drawn_line(plot, id, &n);
+  g_assert_cmpuint(n, ==, 3);
+  g_assert_cmpfloat(line[1], ==, 1.0);
+  g_assert_cmpuint(s->raw.n_nonpos, ==, 2);
+
+  /* Fixed y range: the property round-trips, NaN is automatic. */
+  double lo;
+  g_object_get(plot, "y-min", &lo, NULL);
+  g_assert_true(isnan(lo));
+  g_object_set(plot, "y-min", 0.5, "y-max", 50.0, NULL);
+  g_object_get(plot, "y-min", &lo, NULL);
+  g_assert_cmpfloat(lo, ==, 0.5);
+
+  g_free(base.px);
+  g_free(again.px);
+  g_free(smooth.px);
+  g_free(back.px);
+  g_free(log_px.px);
+  g_rand_free(rand);
+  g_object_unref(plot);
+}
+
+static void test_plot_readout(void) {
+  GtkWidget *widget = loom_plot_new();
+  LoomPlot *plot = LOOM_PLOT(widget);
+  GtkWidget *window = present(widget, 600, 300);
+  g_object_set(plot, "title", "Training", "x-label", "step", "y-label", "loss", NULL);
+  int a = loom_plot_add_series(plot, "a", NULL, FALSE);
+  int b = loom_plot_add_series(plot, "b", NULL, FALSE);
+  for (int i = 0; i < 100; i++) loom_plot_append(plot, a, i, 2.0 * i);
+  for (int i = 0; i < 100; i += 10) loom_plot_append(plot, b, i, -i);
+  gui_test_wait(plot_drawn, plot, 5000, "the plot to draw");
+  const LoomPlotFrame *f = &plot->frame;
+  double px = f->fx + (42.3 - f->x0) / (f->x1 - f->x0) * f->fw;
+  double x, values[3];
+  g_assert_true(loom_plot_get_readout(plot, px, &x, values, 3));
+  g_assert_cmpfloat(x, ==, 42.0);
+  g_assert_cmpfloat(values[0], ==, 84.0);
+  g_assert_cmpfloat(values[1], ==, -40.0); /* b's point nearest to x = 42 */
+  g_assert_true(isnan(values[2]));         /* no such series */
+  g_assert_false(loom_plot_get_readout(plot, f->fx - 2, &x, values, 2));
+  g_assert_false(loom_plot_get_readout(plot, f->fx + f->fw + 2, &x, values, 2));
+
+  /* The read-out box drawn under the pointer changes the picture. */
+  Pixels plain = download(loom_plot_render_texture(plot, 600, 300));
+  plot->hover_x = px;
+  LoomPlotFrame frame;
+  cairo_surface_t *surface = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, 600, 300);
+  cairo_t *cr = cairo_create(surface);
+  cairo_set_source_rgb(cr, 1, 1, 1);
+  cairo_paint(cr);
+  GdkRGBA fg = {0.1, 0.1, 0.1, 1};
+  loom_plot_draw(plot, cr, 600, 300, &fg, px, &frame);
+  cairo_destroy(cr);
+  cairo_surface_flush(surface);
+  const guint32 *hover = (const guint32 *)cairo_image_surface_get_data(surface);
+  gsize differ = 0;
+  for (gsize i = 0; i < 600 * 300; i++) differ += hover[i] != plain.px[i];
+  g_assert_cmpuint(differ, >, 200);
+  cairo_surface_destroy(surface);
+  g_free(plain.px);
+
+  /* The accessible summary names the latest values. */
+  g_autofree char *summary = loom_plot_summary(plot);
+  g_assert_nonnull(strstr(summary, "Training"));
+  g_assert_nonnull(strstr(summary, "a 198 at 99"));
+  gtk_window_destroy(GTK_WINDOW(window));
+}
+
+static void test_plot_markers(void) {
+  LoomPlot *plot = LOOM_PLOT(g_object_ref_sink(loom_plot_new()));
+  int id = loom_plot_add_series(plot, "loss", NULL, FALSE);
+  for (int i = 0; i < 100; i++) loom_plot_append(plot, id, i, 1.0 / (1 + i));
+  Pixels before = download(loom_plot_render_texture(plot, 400, 300));
+  loom_plot_add_marker(plot, 30, LOOM_PLOT_MARKER_EXPLOSION, NULL);
+  loom_plot_add_marker(plot, 60, LOOM_PLOT_MARKER_RESTART, "seed 2");
+  g_assert_cmpuint(loom_plot_get_n_markers(plot), ==, 2);
+  Pixels after = download(loom_plot_render_texture(plot, 400, 300));
+  g_assert_cmpuint(count_different(&before, &after), >, 100);
+  loom_plot_clear(plot);
+  g_assert_cmpuint(loom_plot_get_n_markers(plot), ==, 0);
+  g_assert_cmpuint(loom_plot_get_n_points(plot, id), ==, 0);
+  g_assert_cmpint(loom_plot_get_n_series(plot), ==, 1);
+  g_free(before.px);
+  g_free(after.px);
+  g_object_unref(plot);
+}
+
+static char *read_text(const char *path) {
+  char *text = NULL;
+  g_autoptr(GError) error = NULL;
+  g_assert_true(g_file_get_contents(path, &text, NULL, &error));
+  g_assert_no_error(error);
+  return text;
+}
+
+static void test_plot_export(void) {
+  LoomPlot *plot = LOOM_PLOT(g_object_ref_sink(loom_plot_new()));
+  int a = loom_plot_add_series(plot, "loss", NULL, FALSE);
+  int b = loom_plot_add_series(plot, "acc, %", NULL, TRUE);
+  for (int i = 0; i < 50; i++) {
+    loom_plot_append(plot, a, i * 0.5, 1.0 / (3.0 + i));
+    loom_plot_append(plot, b, i * 0.5, sin(i) * 1e-7);
+  }
+  g_autofree char *dir = g_dir_make_tmp("loom-charts-XXXXXX", NULL);
+  g_autofree char *png = g_build_filename(dir, "plot.png", NULL);
+  g_autofree char *svg = g_build_filename(dir, "plot.svg", NULL);
+  g_autofree char *csv = g_build_filename(dir, "plot.csv", NULL);
+  g_autoptr(GError) error = NULL;
+
+  g_assert_true(loom_plot_export_png(plot, png, 640, 360, &error));
+  g_assert_no_error(error);
+  GdkTexture *texture = gdk_texture_new_from_filename(png, &error);
+  g_assert_no_error(error);
+  g_assert_cmpint(gdk_texture_get_width(texture), ==, 640);
+  g_assert_cmpint(gdk_texture_get_height(texture), ==, 360);
+  g_object_unref(texture);
+
+  g_assert_true(loom_plot_export_svg(plot, svg, 640, 360, &error));
+  g_assert_no_error(error);
+  g_autofree char *svg_text = read_text(svg);
+  g_assert_true(g_str_has_prefix(svg_text, "<?xml"));
+  g_assert_nonnull(strstr(svg_text, "<path"));
+
+  /* Same x everywhere: one row per x, values read back bit for bit. */
+  g_assert_true(loom_plot_export_csv(plot, csv, &error));
+  g_assert_no_error(error);
+  g_autofree char *csv_text = read_text(csv);
+  g_auto(GStrv) rows = g_strsplit(csv_text, "\n", -1);
+  g_assert_cmpstr(rows[0], ==, "x,loss,\"acc, %\"");
+  for (int i = 0; i < 50; i++) {
+    char *end;
+    const char *p = rows[i + 1];
+    g_assert_cmpfloat(g_ascii_strtod(p, &end), ==, i * 0.5);
+    g_assert_cmpint(*end, ==, ',');
+    g_assert_cmpfloat(g_ascii_strtod(end + 1, &end), ==, 1.0 / (3.0 + i));
+    g_assert_cmpint(*end, ==, ',');
+    g_assert_cmpfloat(g_ascii_strtod(end + 1, &end), ==, sin(i) * 1e-7);
+    g_assert_cmpint(*end, ==, '\0');
+  }
+  g_assert_cmpstr(rows[51], ==, "");
+
+  /* Different x: one row per point, "series,x,y". */
+  loom_plot_append(plot, a, 100, 0.25);
+  g_assert_true(loom_plot_export_csv(plot, csv, &error));
+  g_free(csv_text);
+  csv_text = read_text(csv);
+  g_strfreev(rows);
+  rows = g_strsplit(csv_text, "\n", -1);
+  g_assert_cmpstr(rows[0], ==, "series,x,y");
+  g_assert_cmpstr(rows[1], ==, "loss,0,0.33333333333333331");
+  g_assert_cmpstr(rows[51], ==, "loss,100,0.25");
+  g_assert_true(g_str_has_prefix(rows[52], "\"acc, %\",0,0"));
+  g_assert_cmpuint(g_strv_length(rows), ==, 1 + 51 + 50 + 1);
+
+  /* Refusals name the file. */
+  g_assert_false(loom_plot_export_png(plot, png, 0, 360, &error));
+  g_assert_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT);
+  g_assert_nonnull(strstr(error->message, png));
+  g_clear_error(&error);
+  g_autofree char *missing = g_build_filename(dir, "no-such-dir", "plot.svg", NULL);
+  g_assert_false(loom_plot_export_svg(plot, missing, 100, 100, &error));
+  g_assert_nonnull(error);
+  g_clear_error(&error);
+
+  g_unlink(png);
+  g_unlink(svg);
+  g_unlink(csv);
+  g_rmdir(dir);
+  g_object_unref(plot);
+}
+
+static void test_chart_format(void) {
+  char out[LOOM_CHART_LABEL_LEN];
+  loom_chart_format(1200, 0, out);
+  g_assert_cmpstr(out, ==, "1.2k");
+  loom_chart_format(3500000, 500000, out);
+  g_assert_cmpstr(out, ==, "3.5M");
+  loom_chart_format(0.001, 0, out);
+  g_assert_cmpstr(out, ==, "0.001");
+  loom_chart_format(0.0001, 0, out);
+  g_assert_cmpstr(out, ==, "1e-4");
+  loom_chart_format(0.25, 0.05, out);
+  g_assert_cmpstr(out, ==, "0.25");
+  loom_chart_format(-12, 2, out);
+  g_assert_cmpstr(out, ==, "-12");
+  loom_chart_format(0, 1, out);
+  g_assert_cmpstr(out, ==, "0");
+  double ticks[LOOM_CHART_MAX_TICKS], step;
+  int n = loom_chart_ticks(0.13, 0.97, 5, ticks, &step);
+  g_assert_cmpfloat(step, ==, 0.2);
+  g_assert_cmpint(n, ==, 4);
+  g_assert_cmpfloat_with_epsilon(ticks[0], 0.2, 1e-12);
+  n = loom_chart_ticks(0, 1000, 4, ticks, &step);
+  g_assert_cmpfloat(step, ==, 200);
+  g_assert_cmpint(n, ==, 6);
+  n = loom_chart_log_ticks(0.001, 10, ticks);
+  g_assert_cmpint(n, ==, 5);
+  g_assert_cmpfloat_with_epsilon(ticks[0], 0.001, 1e-15);
+}
+
+/* ---- LoomBoundaryView ---- */
+
+#define RES 64
+
+/* Two classes: class @left on the left half of the plane, the other right. */
+static void halves(float *field, int left) {
+  for (int r = 0; r < RES; r++)
+    for (int c = 0; c < RES; c++) {
+      float *p = field + ((gsize)r * RES + c) * 2;
+      int cls = c < RES / 2 ? left : 1 - left;
+      p[0] = cls == 0 ? 1.f : 0.f;
+      p[1] = cls == 1 ? 1.f : 0.f;
+    }
+}
+
+static void certain_color(int cls, float rgb[3]) {
+  float col[3];
+  loom_chart_class_color(cls, col);
+  for (int i = 0; i < 3; i++) rgb[i] = 1 + (col[i] - 1) * (float)LOOM_BOUNDARY_CERTAIN_STRENGTH;
+}
+
+/* The field's extent in a render: the run of field colour through the middle. */
+static void field_extent(const Pixels *p, const float rgb[3], int *x0, int *x1, int *y0, int *y1) {
+  *x0 = *y0 = G_MAXINT;
+  *x1 = *y1 = -1;
+  for (int y = 0; y < p->h; y++)
+    for (int x = 0; x < p->w; x++)
+      if (rgb_near(p->px[(gsize)y * p->w + x], rgb, 3)) {
+        *x0 = MIN(*x0, x), *x1 = MAX(*x1, x), *y0 = MIN(*y0, y), *y1 = MAX(*y1, y);
+      }
+  g_assert_cmpint(*x1, >, *x0);
+}
+
+static void test_boundary_field(void) {
+  GtkWidget *widget = loom_boundary_view_new();
+  LoomBoundaryView *view = LOOM_BOUNDARY_VIEW(widget);
+  GtkWidget *window = present(widget, 300, 300);
+  float *field = g_new(float, RES * RES * 2);
+  halves(field, 0);
+  loom_boundary_view_set_field(view, RES, RES, field, 2, -1, 1, -1, 1);
+  Pixels first = download(loom_boundary_view_render_texture(view, 300, 300));
+  float c0[3], c1[3];
+  certain_color(0, c0);
+  certain_color(1, c1);
+  int lx0, lx1, ly0, ly1, rx0, rx1, ry0, ry1;
+  field_extent(&first, c0, &lx0, &lx1, &ly0, &ly1);
+  field_extent(&first, c1, &rx0, &rx1, &ry0, &ry1);
+  g_assert_cmpint(lx1, <, rx0); /* class 0 left of class 1 */
+  int mid_y = (ly0 + ly1) / 2, left_x = (lx0 + lx1) / 2, right_x = (rx0 + rx1) / 2;
+  g_assert_true(rgb_near(first.px[(gsize)mid_y * first.w + left_x], c0, 3));
+  g_assert_true(rgb_near(first.px[(gsize)mid_y * first.w + right_x], c1, 3));
+
+  /* A new field gives a new picture: the classes swap sides. */
+  halves(field, 1);
+  loom_boundary_view_set_field(view, RES, RES, field, 2, -1, 1, -1, 1);
+  Pixels swapped = download(loom_boundary_view_render_texture(view, 300, 300));
+  g_assert_cmpuint(count_different(&first, &swapped), >, 10000);
+  g_assert_true(rgb_near(swapped.px[(gsize)mid_y * swapped.w + left_x], c1, 3));
+  g_assert_true(rgb_near(swapped.px[(gsize)mid_y * swapped.w + right_x], c0, 3));
+
+  /* Uncertain predictions are paler than certain ones. */
+  for (int i = 0; i < RES * RES; i++) field[2 * i] = 0.55f, field[2 * i + 1] = 0.45f;
+  loom_boundary_view_set_field(view, RES, RES, field, 2, -1, 1, -1, 1);
+  Pixels pale = download(loom_boundary_view_render_texture(view, 300, 300));
+  guint32 p = pale.px[(gsize)mid_y * pale.w + left_x];
+  int sum_pale = ((p >> 16) & 0xff) + ((p >> 8) & 0xff) + (p & 0xff);
+  g_assert_cmpint(sum_pale, >, (int)lrintf((c0[0] + c0[1] + c0[2]) * 255) + 60);
+
+  /* Points: a filled training point of class 2 shows its colour at its
+   * centre; a hollow test point leaves the field visible there. */
+  halves(field, 0);
+  loom_boundary_view_set_field(view, RES, RES, field, 2, -1, 1, -1, 1);
+  float xy[] = {-0.5f, 0.5f}, cls[] = {2};
+  loom_boundary_view_set_points(view, xy, cls, 1, FALSE);
+  float txy[] = {-0.5f, -0.5f}, tcls[] = {2};
+  loom_boundary_view_set_points(view, txy, tcls, 1, TRUE);
+  Pixels points = download(loom_boundary_view_render_texture(view, 300, 300));
+  double fw = rx1 - lx0 + 1, fh = ly1 - ly0 + 1;
+  int px = (int)lrint(lx0 + 0.25 * fw), py_train = (int)lrint(ly0 + 0.25 * fh), py_test = (int)lrint(ly0 + 0.75 * fh);
+  float c2[3];
+  loom_chart_class_color(2, c2);
+  g_assert_true(rgb_near(points.px[(gsize)py_train * points.w + px], c2, 8));
+  g_assert_true(rgb_near(points.px[(gsize)py_test * points.w + px], c0, 8));
+  g_assert_false(rgb_near(points.px[(gsize)(py_test - 3) * points.w + px], c0, 8)); /* the ring */
+
+  /* Regression: one channel on the diverging map, low blue left, high red right. */
+  for (int r = 0; r < RES; r++)
+    for (int c = 0; c < RES; c++) field[r * RES + c] = (float)c;
+  g_object_set(view, "mode", LOOM_BOUNDARY_MODE_REGRESSION, NULL);
+  loom_boundary_view_set_field(view, RES, RES, field, 1, -1, 1, -1, 1);
+  Pixels reg = download(loom_boundary_view_render_texture(view, 300, 300));
+  guint32 lo = reg.px[(gsize)mid_y * reg.w + lx0 + 2], hi = reg.px[(gsize)mid_y * reg.w + rx1 - 2];
+  g_assert_cmpint(lo & 0xff, >, (lo >> 16) & 0xff);   /* blue > red */
+  g_assert_cmpint((hi >> 16) & 0xff, >, hi & 0xff);   /* red > blue */
+
+  /* The on-screen path (a texture node) draws without complaint. */
+  gui_test_spin(100);
+  g_free(first.px);
+  g_free(swapped.px);
+  g_free(pale.px);
+  g_free(points.px);
+  g_free(reg.px);
+  g_free(field);
+  gtk_window_destroy(GTK_WINDOW(window));
+}
+
+/* ---- LoomHistogram and LoomSparkline ---- */
+
+static void test_histogram_counts(void) {
+  LoomHistogram *h = LOOM_HISTOGRAM(g_object_ref_sink(loom_histogram_new()));
+  float v[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, NAN, INFINITY, -INFINITY};
+  loom_histogram_set_values(h, v, G_N_ELEMENTS(v), 5);
+  gsize n_bins;
+  const guint64 *counts = loom_histogram_get_bin_counts(h, &n_bins);
+  g_assert_cmpuint(n_bins, ==, 5);
+  guint64 want[] = {2, 2, 2, 2, 3};
+  for (int i = 0; i < 5; i++) g_assert_cmpuint(counts[i], ==, want[i]);
+  guint64 n_nan, n_inf;
+  loom_histogram_get_nonfinite(h, &n_nan, &n_inf);
+  g_assert_cmpuint(n_nan, ==, 1);
+  g_assert_cmpuint(n_inf, ==, 2);
+  double lo, hi;
+  g_assert_true(loom_histogram_get_range(h, &lo, &hi));
+  g_assert_cmpfloat(lo, ==, 0);
+  g_assert_cmpfloat(hi, ==, 10);
+
+  /* All equal: one value's width around it, the value in the middle bin. */
+  float same[] = {3, 3, 3};
+  loom_histogram_set_values(h, same, 3, 4);
+  counts = loom_histogram_get_bin_counts(h, &n_bins);
+  g_assert_cmpuint(counts[2], ==, 3);
+
+  /* Many values against a plain count. */
+  GRand *rand = g_rand_new_with_seed(5);
+  float *many = g_new(float, 100000);
+  for (int i = 0; i < 100000; i++) many[i] = (float)g_rand_int_range(rand, -50, 50);
+  loom_histogram_set_values(h, many, 100000, 99);
+  counts = loom_histogram_get_bin_counts(h, &n_bins);
+  g_assert_true(loom_histogram_get_range(h, &lo, &hi));
+  guint64 total = 0;
+  for (gsize b = 0; b < n_bins; b++) {
+    guint64 expect = 0;
+    for (int i = 0; i < 100000; i++) {
+      /* Integers -50..49 over 99 bins of width 1: value k in bin k + 50, 49 joins 48's bin. */
+      int k = (int)many[i] + 50;
+      expect += (gsize)MIN(k, 98) == b;
+    }
+    g_assert_cmpuint(counts[b], ==, expect);
+    total += counts[b];
+  }
+  g_assert_cmpuint(total, ==, 100000);
+
+  loom_histogram_set_values(h, NULL, 0, 8);
+  g_assert_false(loom_histogram_get_range(h, &lo, &hi));
+  g_assert_true(isnan(lo));
+  g_free(many);
+  g_rand_free(rand);
+  g_object_unref(h);
+}
+
+static void test_sparkline(void) {
+  GtkWidget *widget = loom_sparkline_new();
+  LoomSparkline *s = LOOM_SPARKLINE(widget);
+  guint capacity;
+  g_object_get(s, "capacity", &capacity, NULL);
+  g_assert_cmpuint(capacity, ==, 120);
+  g_object_set(s, "capacity", 5, "show-value", TRUE, NULL);
+  for (int i = 1; i <= 8; i++) loom_sparkline_push(s, i);
+  g_assert_cmpuint(loom_sparkline_get_n_values(s), ==, 5);
+  for (guint i = 0; i < 5; i++) g_assert_cmpfloat(loom_sparkline_get_value(s, i), ==, 4.0 + i);
+  g_object_set(s, "capacity", 3, NULL);
+  g_assert_cmpuint(loom_sparkline_get_n_values(s), ==, 3);
+  for (guint i = 0; i < 3; i++) g_assert_cmpfloat(loom_sparkline_get_value(s, i), ==, 6.0 + i);
+  loom_sparkline_push(s, NAN);
+  GtkWidget *window = present(widget, 200, 30);
+  gui_test_spin(100);
+  loom_sparkline_clear(s);
+  g_assert_cmpuint(loom_sparkline_get_n_values(s), ==, 0);
+  gtk_window_destroy(GTK_WINDOW(window));
+}
+
+int main(int argc, char **argv) {
+  gui_test_init(&argc, &argv);
+  g_test_add_func("/charts/format", test_chart_format);
+  g_test_add_func("/charts/plot/million-points", test_plot_million_points);
+  g_test_add_func("/charts/plot/decimation-exact", test_plot_decimation_exact);
+  g_test_add_func("/charts/plot/smoothing-and-log", test_plot_smoothing_and_log);
+  g_test_add_func("/charts/plot/readout", test_plot_readout);
+  g_test_add_func("/charts/plot/markers", test_plot_markers);
+  g_test_add_func("/charts/plot/export", test_plot_export);
+  g_test_add_func("/charts/boundary/field", test_boundary_field);
+  g_test_add_func("/charts/histogram/counts", test_histogram_counts);
+  g_test_add_func("/charts/sparkline", test_sparkline);
+  return g_test_run();
+}
