@@ -185,6 +185,12 @@ static int sequential_backward(loom_layer *l, const loom_ctx *ctx, const float *
   return chain_backward(l, l->state, ctx, x, dy, dx, batch, err);
 }
 
+/* A chain gives probabilities exactly when its last layer does (an empty one
+ * passes its input through and promises nothing). */
+static bool sequential_outputs_probabilities(const loom_layer *l) {
+  return l->n_children > 0 && loom_layer_outputs_probabilities(l->children[l->n_children - 1]);
+}
+
 static char *sequential_describe(const loom_layer *l, char *buf, size_t size) {
   snprintf(buf, size, "%s ×%d", l->type->name, l->n_children);
   return buf;
@@ -203,6 +209,7 @@ const loom_layer_type loom_layer_sequential = {
   .flops = chain_flops,
   .free_state = chain_state_free,
   .describe = sequential_describe,
+  .outputs_probabilities = sequential_outputs_probabilities,
 };
 
 /* ---- residual ---------------------------------------------------------- */

@@ -45,6 +45,9 @@ LOOM_API int loom_net_check_link(const loom_net *net, const loom_link *k, loom_e
                           a, b);
   for (int i = 0; i < net->n_links; i++) {
     const loom_link *o = &net->links[i];
+    /* A link already in the network (loom_net_link's pointer) is judged
+     * against the others: it is not a duplicate of itself. */
+    if (o == k) continue;
     if (net_flat(net, o->src) == fs && net_flat(net, o->dst) == fd)
       return loom_error_set(err, LOOM_ERR_INVALID, _("link %s → %s already exists (merge “%s”)"), a, b,
                             loom_merge_name(o->merge));

@@ -114,6 +114,12 @@ static void test_links(void) {
   g_assert_cmpint(loom_net_add_link(net, &dup, &err), ==, LOOM_ERR_INVALID);
   g_assert_cmpstr(err.message, ==, "link (0,0,0,0) → (0,1,1,0) already exists (merge “add”)");
   g_assert_cmpint(loom_net_n_links(net), ==, 1);
+  /* The link in the network is judged against the others, not against itself;
+   * a copy of it is still a duplicate. */
+  g_assert_cmpint(loom_net_check_link(net, loom_net_link(net, 0), &err), ==, LOOM_OK);
+  loom_link copy = *loom_net_link(net, 0);
+  g_assert_cmpint(loom_net_check_link(net, &copy, &err), ==, LOOM_ERR_INVALID);
+  g_assert_cmpstr(err.message, ==, "link (0,0,0,0) → (0,1,1,0) already exists (merge “add”)");
 
   /* Moving a layer carries its links; a move that would reverse one is refused. */
   g_assert_cmpint(loom_net_move(net, C(0, 1, 1, 0), C(0, 1, 0, 0), &err), ==, 0);

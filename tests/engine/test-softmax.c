@@ -43,7 +43,19 @@ static void test_registry(void) {
   loom_layer *dense = st_layer("dense");
   g_assert_false(loom_layer_outputs_probabilities(dense));
   g_assert_false(loom_layer_outputs_probabilities(NULL));
-  loom_layer_free(dense);
+  /* A sequential gives probabilities when its last layer does, and only then. */
+  loom_layer *seq = st_layer("sequential");
+  g_assert_false(loom_layer_outputs_probabilities(seq));
+  g_assert_cmpint(loom_layer_add_child(seq, dense, NULL), ==, LOOM_OK);
+  g_assert_false(loom_layer_outputs_probabilities(seq));
+  g_assert_cmpint(loom_layer_add_child(seq, st_layer("softmax"), NULL), ==, LOOM_OK);
+  g_assert_true(loom_layer_outputs_probabilities(seq));
+  loom_layer *outer = st_layer("sequential");
+  g_assert_cmpint(loom_layer_add_child(outer, seq, NULL), ==, LOOM_OK);
+  g_assert_true(loom_layer_outputs_probabilities(outer));
+  g_assert_cmpint(loom_layer_add_child(outer, st_layer("relu"), NULL), ==, LOOM_OK);
+  g_assert_false(loom_layer_outputs_probabilities(outer));
+  loom_layer_free(outer);
   const loom_layer_type *t = loom_layer_type_find("softmax_temperature");
   const loom_param_spec *s = loom_layer_type_param(t, 0);
   g_assert_cmpstr(s->name, ==, "temperature");

@@ -89,7 +89,9 @@ LOOM_API int loom_net_add_link(loom_net *net, const loom_link *link, loom_error 
 LOOM_API int loom_net_remove_link(loom_net *net, int index, loom_error *err);
 LOOM_API int loom_net_n_links(const loom_net *net);
 LOOM_API const loom_link *loom_net_link(const loom_net *net, int index);
-/* Why a link would be refused, or LOOM_OK (the GUI highlights invalid links). */
+/* Why a link would be refused, or LOOM_OK (the GUI highlights invalid links).
+ * Passing a link already in the network (the pointer loom_net_link returns)
+ * judges it against the others, so it is never a duplicate of itself. */
 LOOM_API int loom_net_check_link(const loom_net *net, const loom_link *link, loom_error *err);
 
 /* ---- shape inference --------------------------------------------------- */
