@@ -51,6 +51,7 @@ typedef struct settings_field {
   unsigned mask;
   /* SK_NAME, SK_ENUM: the choices, NULL-terminated; an SK_ENUM's value is its index. */
   const char *const *choices;
+  const char *label; /* for people, marked N_(): the workbench's form shows it translated */
 } settings_field;
 
 extern const settings_field settings_fields[];

@@ -270,6 +270,60 @@ static void test_choice_changes(void) {
   loom_train_settings_free(s);
 }
 
+/* The public field table: every field is reachable by name, has a label of
+ * its own, its choices are accepted, its range matches what set_field
+ * refuses, and "applies" follows the optimizer and the method. */
+static void test_field_info(void) {
+  loom_train_settings *s = loom_train_settings_new();
+  int n = loom_train_settings_n_fields();
+  g_assert_cmpint(n, ==, settings_n_fields);
+  g_autoptr(GHashTable) labels = g_hash_table_new(g_str_hash, g_str_equal);
+  for (int i = 0; i < n; i++) {
+    loom_setting_info info;
+    g_assert_true(loom_train_settings_field_info(i, &info));
+    g_assert_cmpstr(info.name, ==, settings_fields[i].name);
+    g_assert_nonnull(info.label);
+    g_assert_cmpstr(info.label, !=, info.name);
+    /* Labels are unique within a group (the form shows groups apart). */
+    g_autofree char *key = g_strdup_printf("%.*s/%s", (int)(strchr(info.name, '.') ? strchr(info.name, '.') - info.name : 0),
+                                           info.name, info.label);
+    g_assert_false(g_hash_table_contains(labels, key));
+    g_hash_table_add(labels, g_steal_pointer(&key));
+    char buf[256];
+    loom_error err = {0};
+    g_assert_cmpint(loom_train_settings_get_field(s, info.name, buf, sizeof buf, &err), ==, LOOM_OK);
+    if (info.kind == LOOM_SETTING_CHOICE) {
+      g_assert_nonnull(info.choices);
+      loom_train_settings *c = loom_train_settings_copy(s);
+      for (int k = 0; info.choices[k]; k++) g_assert_cmpint(loom_train_settings_set_field(c, info.name, info.choices[k], &err), ==, LOOM_OK);
+      loom_train_settings_free(c);
+    }
+    if (info.kind == LOOM_SETTING_NUMBER && isfinite(info.max) && info.max < 1e6) {
+      g_autofree char *over = g_strdup_printf("%.17g", info.max * 2 + 1);
+      loom_train_settings *c = loom_train_settings_copy(s);
+      g_assert_cmpint(loom_train_settings_set_field(c, info.name, over, &err), !=, LOOM_OK);
+      g_assert_nonnull(strstr(err.message, info.name));
+      loom_train_settings_free(c);
+    }
+  }
+  g_assert_false(loom_train_settings_field_info(n, &(loom_setting_info){0}));
+  g_assert_false(loom_train_settings_field_info(-1, &(loom_setting_info){0}));
+  /* adam by default: no momentum; sgd has it. */
+  g_assert_false(loom_train_settings_field_applies(s, "optimizer.momentum"));
+  g_assert_true(loom_train_settings_field_applies(s, "optimizer.beta1"));
+  set(s, "optimizer", "sgd");
+  g_assert_true(loom_train_settings_field_applies(s, "optimizer.momentum"));
+  g_assert_false(loom_train_settings_field_applies(s, "optimizer.beta1"));
+  /* Target propagation's knobs act only under tween; clipping only under backprop. */
+  g_assert_false(loom_train_settings_field_applies(s, "tween.threshold"));
+  g_assert_true(loom_train_settings_field_applies(s, "clip_norm"));
+  set(s, "method", "tween");
+  g_assert_true(loom_train_settings_field_applies(s, "tween.threshold"));
+  g_assert_false(loom_train_settings_field_applies(s, "clip_norm"));
+  g_assert_false(loom_train_settings_field_applies(s, "no.such.field"));
+  loom_train_settings_free(s);
+}
+
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   tmp_dir = g_dir_make_tmp("loom-settings-XXXXXX", NULL);
@@ -278,6 +332,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/io/settings/strict-json-errors", test_strict_json_errors);
   g_test_add_func("/io/settings/invalid-values", test_invalid_values);
   g_test_add_func("/io/settings/choice-changes", test_choice_changes);
+  g_test_add_func("/io/settings/field-info", test_field_info);
   int rc = g_test_run();
   g_rmdir(tmp_dir);
   g_free(tmp_dir);

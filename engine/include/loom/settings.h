@@ -167,6 +167,38 @@ LOOM_API int loom_train_settings_save(const loom_train_settings *s, const char *
 /* Sets data.base_dir to the file's directory. */
 LOOM_API int loom_train_settings_load(const char *path, loom_train_settings **out, loom_error *err);
 
+/*
+ * The fields, for a form built from the table (the workbench's training
+ * settings): set_field's name, a label for people (translated), the kind of
+ * editor it needs and its choices or range. Index 0 .. n_fields-1, in the
+ * order of the file.
+ */
+typedef enum loom_setting_kind {
+  LOOM_SETTING_NUMBER,  /* a double */
+  LOOM_SETTING_INTEGER, /* a whole number in [min, max] */
+  LOOM_SETTING_BOOL,    /* "true" / "false" */
+  LOOM_SETTING_CHOICE,  /* one of choices[] */
+  LOOM_SETTING_TEXT,    /* a path, a character, a list of columns */
+} loom_setting_kind;
+
+typedef struct loom_setting_info {
+  const char *name;           /* "optimizer.lr" */
+  const char *label;          /* "Learning rate", translated */
+  loom_setting_kind kind;
+  const char *const *choices; /* CHOICE: NULL-terminated names as set_field takes them */
+  double min, max;            /* NUMBER, INTEGER: the range */
+  bool min_open, max_open;    /* the bound itself is excluded */
+  bool has_default;           /* the knob can be unset with "default" (its default depends on the rest) */
+} loom_setting_info;
+
+LOOM_API int loom_train_settings_n_fields(void);
+/* false for an index out of range. */
+LOOM_API bool loom_train_settings_field_info(int index, loom_setting_info *out);
+/* Whether the field means anything with the rest of @s: a knob of another
+ * optimizer, schedule or data source does not, and target propagation's
+ * knobs only with method "tween". Unknown names: false. */
+LOOM_API bool loom_train_settings_field_applies(const loom_train_settings *s, const char *name);
+
 /* The settings a built-in example opens with (loom_example_build): a data
  * set that fits it and hyperparameters that make it learn visibly within
  * seconds, so Play is the only click. */
