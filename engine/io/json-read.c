@@ -14,6 +14,7 @@ void jr_init(jr *r, const char *source, bool strict, loom_error *err) {
   r->path[0] = '$';
   r->path[1] = '\0';
   r->len = 1;
+  r->tensors = NULL;
 }
 
 static void path_append(jr *r, const char *text) {

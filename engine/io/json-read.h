@@ -19,6 +19,7 @@ typedef struct jr {
   loom_error *err;
   char path[JR_PATH_MAX];
   size_t len;
+  struct model_tensors *tensors; /* model reader: weights come from a safetensors file (NULL: base64) */
 } jr;
 
 void jr_init(jr *r, const char *source, bool strict, loom_error *err);

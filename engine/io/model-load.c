@@ -11,6 +11,7 @@
 #include "io/model-format.h"
 #include "io/model-read.h"
 #include "io/model-training.h"
+#include "io/safetensors-internal.h"
 #include "loom/file.h"
 #include "loom/model.h"
 
@@ -133,6 +134,7 @@ static int read_slots(jr *r, JsonObject *root, loom_net *net, slot_record **reco
       return rc;
     }
     size_t lm = jr_push_key(r, "layer");
+    if (r->tensors) model_tensors_set_slot(r->tensors, c);
     loom_layer *l;
     if ((rc = model_read_layer(r, ln, 0, true, &l, &rec[i].file_in_shape))) return rc;
     jr_pop(r, lm);
@@ -208,8 +210,8 @@ static int check_inferred_inputs(jr *r, loom_net *net, const slot_record *rec, g
   return LOOM_OK;
 }
 
-LOOM_API int loom_model_load_data_ex(const char *json, size_t len, const char *source_name, unsigned flags,
-                                     loom_net **out, loom_model_extras *extras, loom_error *err) {
+int model_load_text(const char *json, size_t len, const char *source_name, unsigned flags, model_tensors *tensors,
+                    loom_net **out, loom_model_extras *extras, loom_error *err) {
   if (out) *out = NULL;
   if (extras) memset(extras, 0, sizeof *extras);
   const char *source = source_name ? source_name : "<data>";
@@ -221,6 +223,7 @@ LOOM_API int loom_model_load_data_ex(const char *json, size_t len, const char *s
                           LOOM_MODEL_MAX_FILE_BYTES);
   jr r;
   jr_init(&r, source, (flags & LOOM_MODEL_STRICT) != 0, err);
+  r.tensors = tensors;
   int rc = jr_precheck(&r, json, len, MODEL_MAX_JSON_DEPTH);
   if (rc) return rc;
 
@@ -277,6 +280,11 @@ done:
   return LOOM_OK;
 }
 
+LOOM_API int loom_model_load_data_ex(const char *json, size_t len, const char *source_name, unsigned flags,
+                                     loom_net **out, loom_model_extras *extras, loom_error *err) {
+  return model_load_text(json, len, source_name, flags, NULL, out, extras, err);
+}
+
 LOOM_API int loom_model_load_data(const char *json, size_t len, const char *source_name, unsigned flags,
                                   loom_net **out, loom_error *err) {
   return loom_model_load_data_ex(json, len, source_name, flags, out, NULL, err);
@@ -287,6 +295,7 @@ LOOM_API int loom_model_load_ex(const char *path, unsigned flags, loom_net **out
   if (out) *out = NULL;
   if (extras) memset(extras, 0, sizeof *extras);
   if (!path) return loom_error_set(err, LOOM_ERR_INVALID, _("no model file given"));
+  if (loom_model_file_is_safetensors(path)) return loom_model_load_safetensors(path, flags, out, extras, err);
   char *text;
   size_t len;
   int rc = loom_file_read_all(path, LOOM_MODEL_MAX_FILE_BYTES, &text, &len, err);

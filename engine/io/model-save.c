@@ -22,8 +22,8 @@ static void write_coord(jw *w, loom_coord c) {
   jw_end_array(w);
 }
 
-LOOM_API char *loom_model_to_json_ex(const loom_net *net, const loom_model_extras *extras, size_t *len,
-                                     loom_error *err) {
+char *model_to_json_text(const loom_net *net, const loom_model_extras *extras, bool weight_data, size_t *len,
+                         loom_error *err) {
   if (len) *len = 0;
   if (!net) {
     loom_error_set(err, LOOM_ERR_INVALID, _("no network given"));
@@ -63,7 +63,7 @@ LOOM_API char *loom_model_to_json_ex(const loom_net *net, const loom_model_extra
     jw_key(&w, "enabled");
     jw_bool(&w, loom_net_is_enabled(net, c));
     jw_key(&w, "layer");
-    int rc = model_write_layer(&w, l, true, 0, err);
+    int rc = model_write_layer(&w, l, true, weight_data, 0, err);
     if (rc) {
       char where[64];
       loom_error_prefix(err, _("slot %s"), loom_coord_format(c, where, sizeof where));
@@ -95,6 +95,11 @@ LOOM_API char *loom_model_to_json_ex(const loom_net *net, const loom_model_extra
   jw_end_object(&w);
   /* GLib allocates with the system malloc (since 2.46), so callers free(). */
   return jw_finish(&w, len);
+}
+
+LOOM_API char *loom_model_to_json_ex(const loom_net *net, const loom_model_extras *extras, size_t *len,
+                                     loom_error *err) {
+  return model_to_json_text(net, extras, true, len, err);
 }
 
 LOOM_API char *loom_model_to_json(const loom_net *net, size_t *len, loom_error *err) {

@@ -21,4 +21,5 @@
 #include "adapt.h"
 #include "settings.h"
 #include "model.h"
+#include "safetensors.h"
 #include "dna.h"
