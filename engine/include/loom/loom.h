@@ -9,6 +9,7 @@
 #include "weights.h"
 #include "context.h"
 #include "layer.h"
+#include "sequence.h"
 #include "net.h"
 #include "npy.h"
 #include "pool.h"
