@@ -24,3 +24,5 @@
 #include "model.h"
 #include "safetensors.h"
 #include "dna.h"
+#include "ensemble.h"
+#include "evolve.h"
