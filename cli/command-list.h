@@ -1,9 +1,8 @@
 /* X-macro list of subcommands: COMMAND(name, summary, usage). Sorted by name. */
+COMMAND(convert, N_("Convert a model between the JSON and safetensors formats, optionally to one dtype"), N_("loom convert MODEL --to json|safetensors [--dtype NAME] --out FILE"))
 COMMAND(dna, N_("Compare the DNA of two models: similarity per layer and logic shifts"), N_("loom dna A B [--threshold T] [--json]"))
 COMMAND(dtype, N_("List the numeric types and convert values to their codes"), N_("loom dtype list | loom dtype convert --dtype NAME [--scale S]"))
-COMMAND(ensemble, N_("Compare classifiers on a data set: accuracy, coverage and overlap of every pair, the best complementary pair"), N_("loom ensemble MODEL... --data NAME|FILE.csv [--seed S] [--threads N] [--json]"))
 COMMAND(eval, N_("Evaluate a model on the held-out part of a data set"), N_("loom eval MODEL --data NAME|FILE.csv [--loss NAME] [--regression] [--seed S] [--threads N] [--json]"))
-COMMAND(evolve, N_("Evolve a model: mutate, splice, train and keep the fittest of each generation, with its DNA against its parent"), N_("loom evolve MODEL --data NAME|FILE.csv [--generations G] [--population P] [--seed S] [--steps N] [--batch B] [--lr X] [--threads N] [--out DIR] [--json]"))
 COMMAND(forward, N_("Run a model on the samples of a .npy file and write the outputs"), N_("loom forward MODEL --input X.npy --output Y.npy [--threads N]"))
 COMMAND(info, N_("Describe a model: grid, layers, links, sizes and shape problems"), N_("loom info MODEL"))
 COMMAND(new, N_("Create a model file: an empty grid or a built-in example"), N_("loom new --grid D,R,C,L [--out MODEL] [--input-shape N[,N...]] [--force] | loom new --example NAME [--out MODEL] [--force] | loom new --list"))
