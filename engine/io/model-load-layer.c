@@ -14,6 +14,7 @@
 #include "io/model-format.h"
 #include "io/model-read.h"
 #include "io/safetensors-internal.h"
+#include "loom/model.h"
 
 int model_read_shape(jr *r, JsonNode *node, bool allow_empty, loom_shape *out) {
   JsonArray *a;
@@ -130,7 +131,8 @@ static int read_params(jr *r, loom_layer *l, JsonObject *layer_obj) {
   for (int i = 0; i < np && rc == LOOM_OK; i++) {
     const loom_param_spec *s = loom_layer_type_param(t, i);
     JsonNode *n;
-    if ((rc = jr_member(r, po, s->name, true, &n))) break;
+    if ((rc = jr_member(r, po, s->name, !s->file_optional, &n))) break;
+    if (!n) continue; /* an older file: the layer keeps the spec's default */
     size_t m = jr_push_key(r, s->name);
     rc = read_param(r, l, i, s, n);
     if (rc == LOOM_OK) jr_pop(r, m);
@@ -345,6 +347,24 @@ static int read_weights(jr *r, loom_layer *l, JsonObject *o, loom_shape *in_shap
   if (rc) goto done;
   jr_pop(r, mark);
 
+  /* What the entries will take (master, packed copy, scales), against the
+   * limit before anything is built; their sizes are bounded by the file. */
+  uint64_t need = 0;
+  for (guint i = 0; i < n; i++) {
+    uint64_t values;
+    if (__builtin_mul_overflow((uint64_t)entries[i].rows, (uint64_t)entries[i].cols, &values) ||
+        __builtin_mul_overflow(values, 4, &values) || __builtin_add_overflow(need, values, &need) ||
+        __builtin_add_overflow(need, (uint64_t)entries[i].nbytes + 4 * (uint64_t)entries[i].nscales, &need))
+      need = UINT64_MAX;
+  }
+  if (need > LOOM_MODEL_MAX_MEMORY_BYTES - r->weight_bytes) {
+    rc = jr_fail(r, LOOM_ERR_NOMEM,
+                 _("the weights so far need %llu bytes, more than the limit of %llu bytes for a network"),
+                 need == UINT64_MAX ? (unsigned long long)need : (unsigned long long)(r->weight_bytes + need),
+                 (unsigned long long)LOOM_MODEL_MAX_MEMORY_BYTES);
+    goto done;
+  }
+  r->weight_bytes += need;
   /* Building allocates the weights the hyperparameters call for at this input. */
   if ((rc = loom_layer_build(l, in_shape, MODEL_LOAD_SEED, r->err))) {
     rc = jr_wrap(r, rc);

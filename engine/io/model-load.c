@@ -210,6 +210,27 @@ static int check_inferred_inputs(jr *r, loom_net *net, const slot_record *rec, g
   return LOOM_OK;
 }
 
+/* After shape inference, before anything runs: the weights as built plus one
+ * sample's activations (input and every layer's output, float32). */
+static int check_memory(jr *r, const loom_net *net) {
+  loom_shape in = loom_net_input_shape(net);
+  uint64_t acts = (uint64_t)loom_shape_numel(&in), weights = (uint64_t)loom_net_bytes(net);
+  weights += (uint64_t)loom_net_bytes_float32(net);
+  for (int64_t i = 0; i < loom_net_n_layers(net); i++) {
+    const loom_layer *l = loom_net_layer_at(net, loom_net_layer_coord(net, i));
+    if (!loom_layer_is_built(l)) continue;
+    loom_shape out = loom_layer_out_shape(l);
+    acts += (uint64_t)loom_shape_numel(&out); /* each at most 2^62: no overflow in a few thousand */
+  }
+  if (acts <= (LOOM_MODEL_MAX_MEMORY_BYTES / 4) && weights <= LOOM_MODEL_MAX_MEMORY_BYTES - acts * 4) return LOOM_OK;
+  return loom_error_set(r->err, LOOM_ERR_NOMEM,
+                        _("%s: the network needs %llu bytes of weights and %llu bytes of activations per sample, "
+                          "more than the limit of %llu bytes"),
+                        r->source, (unsigned long long)weights,
+                        acts > UINT64_MAX / 4 ? (unsigned long long)UINT64_MAX : (unsigned long long)(acts * 4),
+                        (unsigned long long)LOOM_MODEL_MAX_MEMORY_BYTES);
+}
+
 int model_load_text(const char *json, size_t len, const char *source_name, unsigned flags, model_tensors *tensors,
                     loom_net **out, loom_model_extras *extras, loom_error *err) {
   if (out) *out = NULL;
@@ -267,6 +288,7 @@ int model_load_text(const char *json, size_t len, const char *source_name, unsig
     loom_net_infer_shapes(net, MODEL_LOAD_SEED, &diags);
     free(diags);
     rc = check_inferred_inputs(&r, net, records, n_records);
+    if (rc == LOOM_OK) rc = check_memory(&r, net);
   }
 done:
   free(records);

@@ -52,7 +52,7 @@ static const loom_param_spec attention_params[] = {
    1e-12, 1.0, 1e-6, NULL, 0},
   {"cache_capacity", N_("KV cache"),
    N_("Steps the key/value cache holds for incremental decoding; 0 = no cache, every call is a whole sequence"),
-   LOOM_PARAM_INT, 0, 1048576, 0, NULL, 0},
+   LOOM_PARAM_INT, 0, 1048576, 0, NULL, 0, .file_optional = true},
 };
 
 static int att_build(loom_layer *l, const loom_shape *in, uint64_t seed, loom_error *err) {

@@ -5,6 +5,7 @@
  */
 #pragma once
 #include <stddef.h>
+#include <stdint.h>
 
 #include "error.h"
 #include "export.h"
@@ -17,6 +18,11 @@ extern "C" {
 
 #define LOOM_MODEL_FORMAT_VERSION 1
 #define LOOM_MODEL_MAX_FILE_BYTES ((size_t)2 << 30)
+/* The memory a loaded network may need: its weights (float32 masters and
+ * packed copies) plus the activations of one sample (the input and every
+ * layer's output, float32). Checked while loading, before the weights are
+ * allocated and before anything is run. */
+#define LOOM_MODEL_MAX_MEMORY_BYTES ((uint64_t)8 << 30)
 
 typedef enum loom_model_flags {
   LOOM_MODEL_STRICT = 1 << 0, /* unknown fields are errors (default in the CLI and GUI) */
