@@ -266,7 +266,16 @@ static int att_adapt(loom_layer *l, const loom_shape *in, loom_error *err) {
   char where[128];
   if (in->rank < 1)
     return loom_error_set(err, LOOM_ERR_SHAPE, _("%s: the input shape is not set"), layer_where(l, where, sizeof where));
-  return loom_layer_set_int(l, "d_model", in->d[in->rank - 1], err);
+  int64_t d = in->d[in->rank - 1];
+  int rc = loom_layer_set_int(l, "d_model", d, err);
+  if (rc || layer_int(l, P_HEAD_DIM) > 0) return rc;
+  /* Keep head_dim automatic: the most heads (up to the current count) that divide the width,
+   * with kv_heads following when it no longer divides them. */
+  int64_t h = layer_int(l, P_HEADS);
+  while (h > 1 && d % h != 0) h--;
+  rc = loom_layer_set_int(l, "heads", h, err);
+  if (!rc && h % att_kv_heads(l) != 0) rc = loom_layer_set_int(l, "kv_heads", 0, err);
+  return rc;
 }
 
 static int64_t att_flops(const loom_layer *l) {
