@@ -100,16 +100,25 @@ static void print_generation(const loom_evolve_report *r, const loom_dna_result 
     g_string_append_printf(s, "{\"generation\": %lld, \"children\": %lld, \"valid\": %lld, \"improved\": %s, ",
                            (long long)r->generation, (long long)r->children, (long long)r->valid,
                            r->improved ? "true" : "false");
-    g_string_append_printf(s, "\"best_child\": %lld, \"mutations\": [", (long long)r->best_child);
-    for (int k = 0; k < r->n_mutations; k++) {
-      if (k) g_string_append(s, ", ");
-      describe_mutation(s, &r->mutations[k], true);
-    }
     const loom_eval_result *f = r->improved ? &r->best : &r->parent;
-    g_string_append(s, "], \"accuracy\": ");
+    g_string_append(s, "\"accuracy\": ");
     cli_json_number(s, f->accuracy);
     g_string_append(s, ", \"loss\": ");
     cli_json_number(s, f->loss);
+    if (r->best_child < 0) {
+      g_string_append(s, ", \"best_child\": null");
+    } else {
+      g_string_append_printf(s, ", \"best_child\": {\"index\": %lld, \"accuracy\": ", (long long)r->best_child);
+      cli_json_number(s, r->best.accuracy);
+      g_string_append(s, ", \"loss\": ");
+      cli_json_number(s, r->best.loss);
+      g_string_append(s, ", \"mutations\": [");
+      for (int k = 0; k < r->n_mutations; k++) {
+        if (k) g_string_append(s, ", ");
+        describe_mutation(s, &r->mutations[k], true);
+      }
+      g_string_append(s, "]}");
+    }
     g_string_append(s, ", \"similarity\": ");
     cli_json_number(s, loom_dna_result_similarity(dna));
     g_string_append(s, ", \"shifts\": [");

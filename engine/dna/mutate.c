@@ -151,6 +151,12 @@ static int add_layer(loom_net *net, loom_rng *rng, loom_mutation *m, loom_error 
     return loom_error_set(err, LOOM_ERR_UNSUPPORTED, _("no layer type can be added by a mutation"));
   addable_types(types);
   m->type = types[loom_rng_below(rng, (uint64_t)nt)];
+  /* A copy is not inferred yet, and the proposal reads the inferred shapes;
+   * the net's own seed keeps every weight. */
+  loom_diag *diags = NULL;
+  int nd = loom_net_infer_shapes(net, loom_net_seed(net), &diags);
+  free(diags);
+  if (nd != 0) return loom_error_set(err, LOOM_ERR_SHAPE, _("the parent network does not pass shape inference"));
   loom_shape in;
   int rc = loom_net_propose_input(net, m->at, &in, err);
   loom_layer *l = rc ? NULL : loom_layer_new(m->type, err);
