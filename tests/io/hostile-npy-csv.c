@@ -62,6 +62,15 @@ static void npy_cases(GPtrArray *cases) {
     snprintf(name, sizeof name, "npy-descr-%zu", i);
     add_npy(cases, name, 1, dict, 8, "is not supported (expected little-endian float32");
   }
+  /* found by fuzz-npy: a header ending right after "'descr':" */
+  static const char descr_last[] = "{'shape': (1,), 'fortran_order': False, 'descr':";
+  GByteArray *b = g_byte_array_new();
+  uint8_t head[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, sizeof descr_last - 1, 0};
+  g_byte_array_append(b, head, 10);
+  g_byte_array_append(b, (const guint8 *)descr_last, sizeof descr_last - 1);
+  g_byte_array_append(b, (const guint8 *)"\0\0\0\0", 4);
+  hostile_add(cases, HOSTILE_NPY, "npy-descr-at-end", b->data, b->len, "array type  is not supported");
+  g_byte_array_unref(b);
   add_npy(cases, "npy-no-shape", 1, "{'descr': '<f4', 'fortran_order': False, }", 4,
           "header lacks descr, fortran_order or shape");
   add_npy(cases, "npy-shape-overflow", 1,
