@@ -199,7 +199,8 @@ static int make_child(loom_evolution *ev, int64_t k, candidate *c, loom_error *e
   loom_rng_seed(&rng, cs);
   loom_error why = {0};
   loom_net *spliced = NULL;
-  /* Both draws are made whether or not they are used, so the stream does not depend on the mate. */
+  /* The splice draw is made whether or not there is a mate, so the rest of
+   * the child's stream does not depend on it. */
   bool splice = loom_rng_uniform(&rng) < ev->cfg.splice_rate;
   if (splice && ev->mate.net) {
     int64_t taken = 0;
