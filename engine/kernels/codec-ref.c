@@ -44,6 +44,14 @@ static float pos_max_ref(const float *v, int64_t n) {
   return m;
 }
 
+/* fmaf, not w·x + acc: the vector levels fuse, and every level must give
+ * the same bits. */
+static void dot_acc64_ref(float *acc, const float *w, const float *x, int64_t n) {
+  int64_t j = 0;
+  for (; j < n; j++) acc[j % 64] = fmaf(w[j], x[j], acc[j % 64]);
+  for (; j % 64; j++) acc[j % 64] = fmaf(0.0f, 0.0f, acc[j % 64]);
+}
+
 void loom_kernels_fill_ref(loom_kernels *k) {
   for (int d = 0; d < LOOM_DTYPE_COUNT; d++) {
     const bool scaled = loom_dtype_traits_get((loom_dtype)d)->scaled;
@@ -53,4 +61,5 @@ void loom_kernels_fill_ref(loom_kernels *k) {
   k->any_nonfinite = any_nonfinite_ref;
   k->abs_max = abs_max_ref;
   k->pos_max = pos_max_ref;
+  k->dot_acc64 = dot_acc64_ref;
 }

@@ -76,26 +76,46 @@ static inline uint64_t compact_bytes(uint64_t x, int bits) {
   }
 }
 
+/* VL codes (each < 2^16) narrowed to 16 or 8 bits. GCC lowers these
+ * narrowing conversions lane by lane under AVX2: say them directly. */
+static inline void narrow16(vu codes, uint8_t *dst) {
+#if VBYTES == 64
+  _mm256_storeu_si256((__m256i *)dst, _mm512_cvtepi32_epi16((__m512i)codes));
+#else
+  const __m256i v = (__m256i)codes;
+  _mm_storeu_si128((__m128i *)dst, _mm_packus_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1)));
+#endif
+}
+
+static inline vb narrow8(vu codes) { /* codes < 2^8 */
+#if VBYTES == 64
+  return (vb)_mm512_cvtepi32_epi8((__m512i)codes);
+#else
+  const __m256i v = (__m256i)codes;
+  const __m128i w = _mm_packus_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+  const __m128i b = _mm_packus_epi16(w, w);
+  vb out;
+  memcpy(&out, &b, sizeof out);
+  return out;
+#endif
+}
+
 /* Stores VL codes as VL·bits/8 bytes (bits 1, 2, 4, 8, 16, 32). */
 static inline void store_codes(int bits, vu codes, uint8_t *dst) {
   switch (bits) {
   case 32: memcpy(dst, &codes, sizeof codes); return;
-  case 16: {
-    vh h = __builtin_convertvector(codes, vh);
-    memcpy(dst, &h, sizeof h);
-    return;
-  }
+  case 16: narrow16(codes, dst); return;
   case 8: {
-    vb b = __builtin_convertvector(codes, vb);
+    const vb b = narrow8(codes);
     memcpy(dst, &b, sizeof b);
     return;
   }
   default: {
-    vb b = __builtin_convertvector(codes, vb);
+    const vb b = narrow8(codes);
     const size_t per8 = bits == 4 ? 4 : bits == 2 ? 2 : 1; /* bytes per 8 codes */
     for (int g = 0; g < VL / 8; g++) {
       uint64_t x;
-      memcpy(&x, (uint8_t *)&b + 8 * g, 8);
+      memcpy(&x, (const uint8_t *)&b + 8 * g, 8);
       x = compact_bytes(x, bits);
       memcpy(dst + per8 * (size_t)g, &x, per8);
     }
@@ -117,11 +137,12 @@ static inline vu load_codes(int bits, const uint8_t *src) {
     memcpy(&h, src, sizeof h);
     return __builtin_convertvector(h, vu);
   }
-  case 8: {
-    vb b;
-    memcpy(&b, src, sizeof b);
-    return __builtin_convertvector(b, vu);
-  }
+  case 8: /* GCC lowers this widening conversion lane by lane: say it directly */
+#if VBYTES == 64
+    return (vu)_mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)src));
+#else
+    return (vu)_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)src));
+#endif
   default: {
     /* Sub-byte: the VL·bits bits (at most 64) broadcast as 32-bit words, each
      * lane shifting its own code down (one variable shift per block). */
@@ -628,6 +649,23 @@ static float SIMD(pos_max)(const float *v, int64_t n) {
   return m;
 }
 
+/* The packed GEMV's dot step (cpu.h): 64 lanes as 64 / VL vectors. */
+static void SIMD(dot_acc64)(float *acc, const float *w, const float *x, int64_t n) {
+  enum { NV = 64 / VL };
+  vf a[NV];
+  memcpy(a, acc, sizeof a);
+  int64_t j = 0;
+  for (; j + 64 <= n; j += 64)
+    for (int v = 0; v < NV; v++) a[v] = VFMA(load_f(w + j + v * VL), load_f(x + j + v * VL), a[v]);
+  if (j < n) {
+    float wt[64] = {0}, xt[64] = {0};
+    memcpy(wt, w + j, (size_t)(n - j) * sizeof *wt);
+    memcpy(xt, x + j, (size_t)(n - j) * sizeof *xt);
+    for (int v = 0; v < NV; v++) a[v] = VFMA(load_f(wt + v * VL), load_f(xt + v * VL), a[v]);
+  }
+  memcpy(acc, a, sizeof a);
+}
+
 static void SIMD(fill_codecs)(loom_kernels *k) {
   for (int d = 0; d < LOOM_DTYPE_COUNT; d++) {
     const loom_dtype_traits *t = loom_dtype_traits_get((loom_dtype)d);
@@ -659,4 +697,5 @@ static void SIMD(fill_codecs)(loom_kernels *k) {
   k->any_nonfinite = SIMD(any_nonfinite);
   k->abs_max = SIMD(abs_max);
   k->pos_max = SIMD(pos_max);
+  k->dot_acc64 = SIMD(dot_acc64);
 }
