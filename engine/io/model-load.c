@@ -42,7 +42,8 @@ static int read_coord(jr *r, JsonObject *o, const char *key, const loom_net *net
 }
 
 static int read_header(jr *r, JsonObject *root, loom_net **out) {
-  static const char *const members[] = {"format", "version", "grid", "input_shape", "slots", "links", "training", NULL};
+  static const char *const members[] = {"format", "version", "grid", "input_shape", "execution", "slots", "links",
+                                        "training", NULL};
   static const char *const grid_members[] = {"depth", "rows", "cols", "layers_per_cell", NULL};
   const char *format;
   int64_t version;
@@ -85,6 +86,20 @@ static int read_header(jr *r, JsonObject *root, loom_net **out) {
     goto fail;
   }
   jr_pop(r, mark);
+  /* Optional (absent = feed-forward); read before the links, which it may allow to point backwards. */
+  JsonNode *exec_node;
+  if ((rc = jr_member(r, root, "execution", false, &exec_node))) goto fail;
+  if (exec_node) {
+    const char *name;
+    loom_execution mode;
+    mark = jr_push_key(r, "execution");
+    if ((rc = jr_string(r, exec_node, &name))) goto fail;
+    if ((rc = loom_execution_from_name(name, &mode, r->err)) || (rc = loom_net_set_execution(net, mode, r->err))) {
+      rc = jr_wrap(r, rc);
+      goto fail;
+    }
+    jr_pop(r, mark);
+  }
   *out = net;
   return LOOM_OK;
 fail:

@@ -50,6 +50,10 @@ char *model_to_json_text(const loom_net *net, const loom_model_extras *extras, b
   jw_key(&w, "input_shape");
   loom_shape in = loom_net_input_shape(net);
   model_write_shape(&w, &in);
+  if (loom_net_execution(net) != LOOM_EXEC_FEED_FORWARD) { /* absent means feed-forward: older files stay valid */
+    jw_key(&w, "execution");
+    jw_string(&w, loom_execution_name(loom_net_execution(net)));
+  }
 
   jw_key(&w, "slots");
   jw_begin_array(&w, false);

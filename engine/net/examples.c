@@ -175,6 +175,39 @@ static void build_cnn(builder *b) {
   place(b, 0, 0, 4, 0, dense(b, 128, 10));
 }
 
+/*
+ * Feedback loop (systolic only): dense A → tanh B → dense head, and a
+ * feedback link B → A (add) that feeds B's previous-tick output back into
+ * A's input. A's weight matrix is scaled so that its largest row of absolute
+ * values sums to 1/2: tanh is 1-Lipschitz, so over two ticks the loop maps
+ * any difference of A's outputs to at most half of it (max norm). With a
+ * held input A therefore converges geometrically to the loop's fixed point
+ * a* = W·(x + tanh(a*)) + b, its error at least halving every two ticks, and
+ * the head follows two ticks later (docs/network.md).
+ */
+static void build_feedback(builder *b) {
+  input(b, 1, (int64_t[]){4});
+  if (!b->rc) b->rc = loom_net_set_execution(b->net, LOOM_EXEC_SYSTOLIC, b->err);
+  loom_layer *a = dense(b, 4, 4);
+  if (!b->rc) b->rc = loom_layer_build(a, &(loom_shape){.rank = 1, .d = {4}}, EXAMPLE_SEED, b->err);
+  if (!b->rc) {
+    loom_weights *w = loom_layer_weights(a, 0);
+    float *m = loom_weights_master(w);
+    double widest = 0.0;
+    for (int r = 0; r < 4; r++) {
+      double sum = 0.0;
+      for (int c = 0; c < 4; c++) sum += m[r * 4 + c] < 0 ? -(double)m[r * 4 + c] : (double)m[r * 4 + c];
+      if (sum > widest) widest = sum;
+    }
+    for (int i = 0; i < 16 && widest > 0.0; i++) m[i] = (float)((double)m[i] * 0.5 / widest);
+    loom_weights_touch(w);
+  }
+  place(b, 0, 0, 0, 0, a);
+  place(b, 0, 0, 1, 0, layer(b, "tanh"));
+  place(b, 0, 0, 2, 0, dense(b, 4, 2));
+  add_link(b, (loom_coord){0, 0, 1, 0}, (loom_coord){0, 0, 0, 0}, LOOM_MERGE_ADD);
+}
+
 typedef struct {
   const char *name;
   const char *title;       /* N_() */
@@ -209,6 +242,11 @@ static const example examples[] = {
   {"cnn", N_("Digits CNN"),
    N_("Two convolutions and a dense layer turn an 8×8 digit image into 10 class scores."), 1, 1, 5, 1, build_cnn,
    {"data.source=digits", "optimizer.lr=0.01", "batch=32", "epochs=10"}},
+  {"feedback", N_("Feedback loop"),
+   N_("A systolic network whose tanh layer feeds its previous output back into the dense layer before it; with a "
+      "held input the loop settles to a fixed point, its error halving at least every two ticks. It runs only "
+      "systolically (loom tick, the systolic mode)."),
+   1, 1, 3, 1, build_feedback, {"data.source=clusters", "data.noise=0.3", "optimizer.lr=0.005", "batch=16"}},
 };
 
 #define N_EXAMPLES ((int)(sizeof examples / sizeof examples[0]))

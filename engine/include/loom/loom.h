@@ -11,6 +11,7 @@
 #include "layer.h"
 #include "sequence.h"
 #include "net.h"
+#include "systolic.h"
 #include "npy.h"
 #include "pool.h"
 #include "shape.h"
