@@ -666,6 +666,64 @@ static void SIMD(dot_acc64)(float *acc, const float *w, const float *x, int64_t 
   memcpy(acc, a, sizeof a);
 }
 
+/*
+ * The packed GEMV's inner loop fused with decoding (cpu.h, gemv_acc64): the
+ * codes of 64 columns decoded in registers, exactly as the row codecs above
+ * decode them, and fed to the same 64 fused multiply-add lanes in the same
+ * order as dequantize-then-dot_acc64, so the bits are the same.
+ */
+static ALWAYS_INLINE vf decode_block(const int bits, const int kind, const uint8_t *p, float scale,
+                                     const mf_dec_params *mf) {
+  if (kind < 0) { /* float formats: minifloat decode (bfloat16: bits 16 with man_bits 7 handled below) */
+    if (kind == -2) return (vf)(load_codes(16, p) << 16);
+    if (kind == -3) return load_f((const float *)(const void *)p);
+    return (vf)mf_decode_vec(mf, load_codes(bits, p));
+  }
+  const vu c = load_codes(bits, p);
+  if (kind == LOOM_DTYPE_KIND_BINARY) return __builtin_convertvector(1 - 2 * (vi)c, vf) * scale;
+  const int ext = 32 - bits;
+  const vi q = kind != LOOM_DTYPE_KIND_UNSIGNED ? ((vi)(c << ext)) >> ext : (vi)c;
+  return __builtin_convertvector(q, vf) * scale;
+}
+
+static ALWAYS_INLINE void gemv_groups(const int bits, const int kind, const uint8_t *row, int64_t groups,
+                                      float scale, const mf_dec_params *mf, const float *x, float *acc) {
+  enum { NV = 64 / VL };
+  vf a[NV];
+  memcpy(a, acc, sizeof a);
+  for (int64_t g = 0; g < groups; g++)
+    for (int v = 0; v < NV; v++) {
+      const int64_t j = g * 64 + v * VL;
+      a[v] = VFMA(decode_block(bits, kind, row + j * bits / 8, scale, mf), load_f(x + j), a[v]);
+    }
+  memcpy(acc, a, sizeof a);
+}
+
+#define GEMV_CASE(B, KIND) gemv_groups(B, KIND, row, groups, scale, &mf, x, acc)
+
+static void SIMD(gemv_acc64)(const loom_dtype_traits *t, const uint8_t *row, int64_t groups, float scale,
+                             const float *x, float *acc) {
+  mf_dec_params mf = {0};
+  if (!t->scaled && t->bits <= 16) mf = mf_dec(t);
+  const bool uns = t->kind == LOOM_DTYPE_KIND_UNSIGNED;
+  switch (t->id) {
+  case LOOM_DTYPE_FLOAT32: GEMV_CASE(32, -3); break;
+  case LOOM_DTYPE_BFLOAT16: GEMV_CASE(16, -2); break;
+  case LOOM_DTYPE_FLOAT16: GEMV_CASE(16, -1); break;
+  case LOOM_DTYPE_FP8_E4M3:
+  case LOOM_DTYPE_FP8_E5M2: GEMV_CASE(8, -1); break;
+  case LOOM_DTYPE_FP4: GEMV_CASE(4, -1); break;
+  case LOOM_DTYPE_BINARY: GEMV_CASE(1, LOOM_DTYPE_KIND_BINARY); break;
+  default:
+    switch (t->bits) {
+    case 2: uns ? GEMV_CASE(2, LOOM_DTYPE_KIND_UNSIGNED) : GEMV_CASE(2, LOOM_DTYPE_KIND_SIGNED); break;
+    case 4: uns ? GEMV_CASE(4, LOOM_DTYPE_KIND_UNSIGNED) : GEMV_CASE(4, LOOM_DTYPE_KIND_SIGNED); break;
+    case 8: uns ? GEMV_CASE(8, LOOM_DTYPE_KIND_UNSIGNED) : GEMV_CASE(8, LOOM_DTYPE_KIND_SIGNED); break;
+    default: uns ? GEMV_CASE(16, LOOM_DTYPE_KIND_UNSIGNED) : GEMV_CASE(16, LOOM_DTYPE_KIND_SIGNED); break;
+    }
+  }
+}
+
 static void SIMD(fill_codecs)(loom_kernels *k) {
   for (int d = 0; d < LOOM_DTYPE_COUNT; d++) {
     const loom_dtype_traits *t = loom_dtype_traits_get((loom_dtype)d);
@@ -698,4 +756,8 @@ static void SIMD(fill_codecs)(loom_kernels *k) {
   k->abs_max = SIMD(abs_max);
   k->pos_max = SIMD(pos_max);
   k->dot_acc64 = SIMD(dot_acc64);
+  for (int d = 0; d < LOOM_DTYPE_COUNT; d++) {
+    const loom_dtype_traits *t = loom_dtype_traits_get((loom_dtype)d);
+    if (d != LOOM_DTYPE_FLOAT64 && t->bits <= (t->scaled ? 16 : 32)) k->gemv_acc64[d] = SIMD(gemv_acc64);
+  }
 }

@@ -50,6 +50,11 @@ typedef struct loom_kernels {
    * n < 64 padded with zeros to 64: the fixed summation order of every dot
    * product of the packed GEMV (kernels/gemv.h), the same at every level. */
   void (*dot_acc64)(float *acc, const float *w, const float *x, int64_t n);
+  /* The same for `groups` × 64 columns of one packed row, decoding in
+   * registers: exactly dequantize_row then dot_acc64, without the buffer.
+   * NULL where a level has none (gemv.c then decodes a block at a time). */
+  void (*gemv_acc64[LOOM_DTYPE_COUNT])(const loom_dtype_traits *t, const uint8_t *row, int64_t groups, float scale,
+                                       const float *x, float *acc);
 } loom_kernels;
 
 /* The CPU's features (read once). */

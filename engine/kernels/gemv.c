@@ -35,7 +35,12 @@ static void gemv_rows(void *arg, int64_t begin, int64_t end) {
     const uint8_t *row = j->packed + (size_t)r * j->row_bytes;
     const float scale = j->nscales == 0 ? 1.0f : j->scales[j->nscales == 1 ? 0 : r];
     float acc[64] = {0};
-    for (int64_t c = 0; c < j->cols; c += LOOM_GEMV_BLOCK) {
+    int64_t c0 = 0;
+    if (j->k->gemv_acc64[j->t->id]) { /* whole groups of 64 fused, the rest below */
+      j->k->gemv_acc64[j->t->id](j->t, row, j->cols / 64, scale, j->x, acc);
+      c0 = j->cols / 64 * 64;
+    }
+    for (int64_t c = c0; c < j->cols; c += LOOM_GEMV_BLOCK) {
       const int64_t len = j->cols - c < LOOM_GEMV_BLOCK ? j->cols - c : LOOM_GEMV_BLOCK;
       j->k->dequantize_row[j->t->id](j->t, row + (size_t)c * (size_t)bits / 8, len, scale, j->lut, buf);
       j->k->dot_acc64(acc, buf, j->x + c, len);
