@@ -134,18 +134,25 @@ static void print_generation(const loom_evolve_report *r, const loom_dna_result 
     else g_string_append(s, "null");
     g_string_append(s, "}\n");
   } else {
+    /* "97.50%", or "n/a" without an accuracy (regression) */
+    char acc[32];
+    double a = r->improved ? r->best.accuracy : r->parent.accuracy;
+    if (isnan(a)) snprintf(acc, sizeof acc, "%s", _("n/a"));
+    else snprintf(acc, sizeof acc, "%.2f%%", 100 * a);
     if (r->improved) {
-      g_string_append_printf(s, _("generation %lld: child %lld ("), (long long)r->generation, (long long)r->best_child);
+      GString *how = g_string_new(NULL);
       for (int k = 0; k < r->n_mutations; k++) {
-        if (k) g_string_append(s, ", ");
-        describe_mutation(s, &r->mutations[k], false);
+        if (k) g_string_append(how, ", ");
+        describe_mutation(how, &r->mutations[k], false);
       }
-      g_string_append_printf(s, _(") is the new parent: test accuracy %.2f%%, loss %.4f\n"), 100 * r->best.accuracy,
-                             r->best.loss);
+      g_string_append_printf(s, _("generation %lld: child %lld (%s) is the new parent: test accuracy %s, loss %.4f\n"),
+                             (long long)r->generation, (long long)r->best_child, how->len ? how->str : _("unchanged"),
+                             acc, r->best.loss);
+      g_string_free(how, TRUE);
     } else {
-      g_string_append_printf(s, _("generation %lld: no child beat the parent (accuracy %.2f%%, loss %.4f); %lld of "
+      g_string_append_printf(s, _("generation %lld: no child beat the parent (accuracy %s, loss %.4f); %lld of "
                                   "%lld children valid\n"),
-                             (long long)r->generation, 100 * r->parent.accuracy, r->parent.loss, (long long)r->valid,
+                             (long long)r->generation, acc, r->parent.loss, (long long)r->valid,
                              (long long)r->children);
     }
     g_string_append_printf(s, _("  DNA against the parent: similarity %.4f, %lld logic shifts\n"),
