@@ -50,6 +50,8 @@ int cmd_convert(int argc, char **argv) {
   bool st = strcmp(to, "safetensors") == 0;
   if (!st && strcmp(to, "json") != 0)
     return cli_usage_error("convert", _("unknown format '%s' (expected json or safetensors)"), to);
+  if (!st && g_str_has_suffix(out, ".safetensors"))
+    return cli_usage_error("convert", _("'%s' names a safetensors file; use --to safetensors or another name"), out);
   loom_error err = {0};
   loom_dtype dtype = LOOM_DTYPE_FLOAT32;
   if (dtype_name && loom_dtype_from_name(dtype_name, &dtype, &err))

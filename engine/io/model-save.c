@@ -12,6 +12,7 @@
 #include "io/model-write.h"
 #include "loom/file.h"
 #include "loom/model.h"
+#include "loom/safetensors.h"
 
 static void write_coord(jw *w, loom_coord c) {
   jw_begin_array(w, true);
@@ -116,6 +117,9 @@ LOOM_API int loom_model_save(const loom_net *net, const char *path, loom_error *
 
 LOOM_API int loom_model_save_ex(const loom_net *net, const loom_model_extras *extras, const char *path,
                                 loom_error *err) {
+  /* A document opened from a .safetensors file is saved back in its format:
+   * JSON text under that name would not reopen. */
+  if (path && g_str_has_suffix(path, ".safetensors")) return loom_model_save_safetensors(net, extras, path, err);
   size_t len;
   char *text = loom_model_to_json_ex(net, extras, &len, err);
   if (!text) {

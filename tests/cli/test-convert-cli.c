@@ -91,6 +91,10 @@ static void test_errors(void) {
   g_assert_cmpint(r.status, ==, 2);
   g_assert_nonnull(strstr(r.err, "--to"));
   cli_result_clear(&r);
+  r = run((const char *[]){"convert", json, "--to", "json", "--out", "x.safetensors", NULL});
+  g_assert_cmpint(r.status, ==, 2);
+  g_assert_nonnull(strstr(r.err, "names a safetensors file"));
+  cli_result_clear(&r);
   r = run((const char *[]){"convert", json, "--to", "onnx2", "--out", out, NULL});
   g_assert_cmpint(r.status, ==, 2);
   cli_result_clear(&r);

@@ -214,6 +214,21 @@ static void test_state_and_training(void) {
   g_assert_cmpstr(json3, ==, json4);
   g_unlink(path);
   g_free(path);
+  /* Saving under a .safetensors name writes that format (a document opened
+   * from such a file must reopen after saving). */
+  path = g_build_filename(tmp_dir, "saved.safetensors", NULL);
+  g_assert_cmpint(loom_model_save(net, path, &err), ==, 0);
+  char *saved;
+  gsize saved_len;
+  g_assert_true(g_file_get_contents(path, &saved, &saved_len, NULL));
+  size_t direct_len;
+  uint8_t *direct = loom_model_to_safetensors(net, NULL, &direct_len, &err);
+  g_assert_cmpuint(saved_len, ==, direct_len);
+  g_assert_true(memcmp(saved, direct, direct_len) == 0);
+  g_free(saved);
+  free(direct);
+  g_unlink(path);
+  g_free(path);
   free(json1);
   free(json2);
   free(json3);

@@ -33,7 +33,8 @@ typedef enum loom_model_flags {
 LOOM_API int loom_model_load(const char *path, unsigned flags, loom_net **out, loom_error *err);
 LOOM_API int loom_model_load_data(const char *json, size_t len, const char *source_name, unsigned flags,
                                   loom_net **out, loom_error *err);
-/* Atomic: temp file, fsync, rename. */
+/* Atomic: temp file, fsync, rename. A path ending in ".safetensors" gets a
+ * safetensors file (loom/safetensors.h), any other the JSON text. */
 LOOM_API int loom_model_save(const loom_net *net, const char *path, loom_error *err);
 /* The JSON text (malloc'd, NUL-terminated). */
 LOOM_API char *loom_model_to_json(const loom_net *net, size_t *len, loom_error *err);
