@@ -44,6 +44,12 @@ static float pos_max_ref(const float *v, int64_t n) {
   return m;
 }
 
+static double abs_sum_ref(const float *v, int64_t n) {
+  double sum = 0;
+  for (int64_t i = 0; i < n; i++) sum += fabs((double)v[i]);
+  return sum;
+}
+
 /* fmaf, not w·x + acc: the vector levels fuse, and every level must give
  * the same bits. */
 static void dot_acc64_ref(float *acc, const float *w, const float *x, int64_t n) {
@@ -62,4 +68,5 @@ void loom_kernels_fill_ref(loom_kernels *k) {
   k->abs_max = abs_max_ref;
   k->pos_max = pos_max_ref;
   k->dot_acc64 = dot_acc64_ref;
+  k->abs_sum = abs_sum_ref;
 }

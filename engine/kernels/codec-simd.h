@@ -59,23 +59,6 @@ static inline vf load_f(const float *p) {
 
 /* ---- packing VL codes (low bits of each lane) to bytes and back ---- */
 
-/* Eight bytes, each holding one code of `bits` in its low bits, to 8·bits
- * consecutive bits, LSB first: the halving steps of a bit compaction. */
-static inline uint64_t compact_bytes(uint64_t x, int bits) {
-  switch (bits) {
-  case 4:
-    x = (x | (x >> 4)) & UINT64_C(0x00ff00ff00ff00ff);
-    x = (x | (x >> 8)) & UINT64_C(0x0000ffff0000ffff);
-    return (x | (x >> 16)) & UINT64_C(0xffffffff);
-  case 2:
-    x = (x | (x >> 6)) & UINT64_C(0x000f000f000f000f);
-    x = (x | (x >> 12)) & UINT64_C(0x000000ff000000ff);
-    return (x | (x >> 24)) & UINT64_C(0xffff);
-  default: /* 1: bit i of the product's top byte is byte i's bit 0, without carries */
-    return ((x & UINT64_C(0x0101010101010101)) * UINT64_C(0x0102040810204080)) >> 56;
-  }
-}
-
 /* VL codes (each < 2^16) narrowed to 16 or 8 bits. GCC lowers these
  * narrowing conversions lane by lane under AVX2: say them directly. */
 static inline void narrow16(vu codes, uint8_t *dst) {
@@ -111,14 +94,21 @@ static inline void store_codes(int bits, vu codes, uint8_t *dst) {
     return;
   }
   default: {
+    /* Pairs of bytes merged by multiply-add (pmaddubsw: lo·1 + hi·2^k is
+     * lo | hi << k for codes of k bits), halving the width per step. */
     const vb b = narrow8(codes);
-    const size_t per8 = bits == 4 ? 4 : bits == 2 ? 2 : 1; /* bytes per 8 codes */
-    for (int g = 0; g < VL / 8; g++) {
-      uint64_t x;
-      memcpy(&x, (const uint8_t *)&b + 8 * g, 8);
-      x = compact_bytes(x, bits);
-      memcpy(dst + per8 * (size_t)g, &x, per8);
+    __m128i v = _mm_setzero_si128();
+    memcpy(&v, &b, sizeof b);
+    if (bits == 1) {
+      const uint32_t m = (uint32_t)_mm_movemask_epi8(_mm_slli_epi16(v, 7)); /* bit 7 of each byte: codes are 0/1 */
+      memcpy(dst, &m, VL / 8);
+      return;
     }
+    for (int k = bits; k < 8; k *= 2) {
+      v = _mm_maddubs_epi16(v, _mm_set1_epi16((short)(1 | (1 << (8 + k)))));
+      v = _mm_packus_epi16(v, v);
+    }
+    memcpy(dst, &v, (size_t)(VL * bits / 8));
     return;
   }
   }
@@ -649,6 +639,57 @@ static float SIMD(pos_max)(const float *v, int64_t n) {
   return m;
 }
 
+/*
+ * Σ |v| in double, the same bits as the reference's sum in index order,
+ * which is a chain of dependent adds (the ternary and binary scales). Every
+ * |v| is a multiple of the smallest ulp among them, u; when n · max|v| <
+ * 2^53 · u, every partial sum in any order is a multiple of u below 2^53 · u,
+ * hence exact in double, and the sums of all orders agree. Then the vector
+ * sum is returned; otherwise (a tiny value beside large ones, non-finite
+ * input) the sum in index order.
+ */
+static double SIMD(abs_sum)(const float *v, int64_t n) {
+  vdn s0 = {0}, s1 = {0};
+  vu maxbits = {0}, minexp = (vu){0} + 255u;
+  int64_t i = 0;
+  for (; i + VL <= n; i += VL) {
+    vu u;
+    memcpy(&u, v + i, sizeof u);
+    u &= 0x7fffffffu;
+    maxbits = sel_u((vi)(u > maxbits), u, maxbits);
+    const vu e = sel_u((vi)(u == 0), (vu){0} + 255u, sel_u((vi)(u < 0x00800000u), (vu){0} + 1u, u >> 23));
+    minexp = sel_u((vi)(e < minexp), e, minexp);
+    vfh half[2];
+    memcpy(half, &u, sizeof u);
+    s0 += __builtin_convertvector(half[0], vdn);
+    s1 += __builtin_convertvector(half[1], vdn);
+  }
+  uint32_t mx = 0, me = 255;
+  for (int l = 0; l < VL; l++) {
+    mx = maxbits[l] > mx ? maxbits[l] : mx;
+    me = minexp[l] < me ? minexp[l] : me;
+  }
+  double sum = 0;
+  s0 += s1;
+  for (int l = 0; l < VL / 2; l++) sum += s0[l];
+  for (; i < n; i++) {
+    uint32_t u;
+    memcpy(&u, v + i, sizeof u);
+    u &= 0x7fffffffu;
+    mx = u > mx ? u : mx;
+    const uint32_t e = u == 0 ? 255u : u < 0x00800000u ? 1u : u >> 23;
+    me = e < me ? e : me;
+    sum += fabs((double)v[i]);
+  }
+  if (mx == 0) return 0.0;
+  float maxf;
+  memcpy(&maxf, &mx, sizeof maxf);
+  if (mx < 0x7f800000u && (double)n * (double)maxf < ldexp(1.0, 53 + (int)me - 150)) return sum;
+  double seq = 0;
+  for (int64_t j = 0; j < n; j++) seq += fabs((double)v[j]);
+  return seq;
+}
+
 /* The packed GEMV's dot step (cpu.h): 64 lanes as 64 / VL vectors. */
 static void SIMD(dot_acc64)(float *acc, const float *w, const float *x, int64_t n) {
   enum { NV = 64 / VL };
@@ -756,6 +797,7 @@ static void SIMD(fill_codecs)(loom_kernels *k) {
   k->abs_max = SIMD(abs_max);
   k->pos_max = SIMD(pos_max);
   k->dot_acc64 = SIMD(dot_acc64);
+  k->abs_sum = SIMD(abs_sum);
   for (int d = 0; d < LOOM_DTYPE_COUNT; d++) {
     const loom_dtype_traits *t = loom_dtype_traits_get((loom_dtype)d);
     if (d != LOOM_DTYPE_FLOAT64 && t->bits <= (t->scaled ? 16 : 32)) k->gemv_acc64[d] = SIMD(gemv_acc64);

@@ -46,6 +46,8 @@ typedef struct loom_kernels {
   /* max |v| and max(0, max v) over finite values (order-free, so exact). */
   float (*abs_max)(const float *v, int64_t n);
   float (*pos_max)(const float *v, int64_t n);
+  /* Σ |v[i]| in double, bit-identical to summing in index order. */
+  double (*abs_sum)(const float *v, int64_t n);
   /* acc[j % 64] = fma(w[j], x[j], acc[j % 64]) for j ascending in [0, n),
    * n < 64 padded with zeros to 64: the fixed summation order of every dot
    * product of the packed GEMV (kernels/gemv.h), the same at every level. */

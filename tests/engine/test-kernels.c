@@ -211,7 +211,29 @@ static void check_scans(const loom_kernels *fast) {
     const float pm = fast->pos_max(v, n), pr = ref->pos_max(v, n);
     g_assert_cmpmem(&am, 4, &ar, 4);
     g_assert_cmpmem(&pm, 4, &pr, 4);
+    double sa = fast->abs_sum(v, n), sr = ref->abs_sum(v, n);
+    g_assert_cmpmem(&sa, 8, &sr, 8);
+    /* Weights-like rows, where the vector sum is proven exact, and the same
+     * with one tiny or subnormal value, where it is not. */
+    for (int i = 0; i < n; i++) v[i] = (float)((double)xorshift(&seed) / 4294967296.0 * 2 - 1);
+    if (trial % 4 == 1) v[xorshift(&seed) % (uint32_t)n] = 0x1.234p-40f;
+    if (trial % 4 == 2) v[xorshift(&seed) % (uint32_t)n] = from_bits(xorshift(&seed) & 0x807fffffu);
+    if (trial % 8 == 3) v[xorshift(&seed) % (uint32_t)n] = 0.0f;
+    sa = fast->abs_sum(v, n);
+    sr = ref->abs_sum(v, n);
+    g_assert_cmpmem(&sa, 8, &sr, 8);
   }
+  /* Long rows near the bound: 4095 values of 1 and one of 2^-k. */
+  float *row = g_new(float, 4096);
+  for (int k = 20; k < 60; k++) {
+    for (int i = 0; i < 4096; i++) row[i] = 1.0f + (float)(i % 3) * 0x1p-23f;
+    row[k * 97 % 4096] = ldexpf(1.0f, -k);
+    for (int len = 4090; len <= 4096; len++) {
+      const double sa = fast->abs_sum(row, len), sr = ref->abs_sum(row, len);
+      g_assert_cmpmem(&sa, 8, &sr, 8);
+    }
+  }
+  g_free(row);
 }
 
 static void test_levels(void) {
