@@ -8,5 +8,6 @@ COMMAND(evolve, N_("Evolve a model: mutate, splice, train and keep the fittest o
 COMMAND(forward, N_("Run a model on the samples of a .npy file and write the outputs"), N_("loom forward MODEL --input X.npy --output Y.npy [--threads N]"))
 COMMAND(info, N_("Describe a model: grid, layers, links, sizes and shape problems"), N_("loom info MODEL"))
 COMMAND(new, N_("Create a model file: an empty grid or a built-in example"), N_("loom new --grid D,R,C,L [--out MODEL] [--input-shape N[,N...]] [--force] | loom new --example NAME [--out MODEL] [--force] | loom new --list"))
+COMMAND(tick, N_("Run a model systolically for a number of ticks with the input held, writing a trace of every slot"), N_("loom tick MODEL --input X.npy --ticks N [--trace TRACE.jsonl] [--output Y.npy] [--threads N]"))
 COMMAND(train, N_("Train a model on a data set and print a line per epoch"), N_("loom train MODEL [--config FILE] [--data NAME|FILE.csv] [--epochs N] [--batch B] [--optimizer NAME] [--lr X] [--schedule NAME[:key=value,...]] [--warmup N[:start=F]] [--momentum X] [--nesterov] [--weight-decay X] [--betas B1,B2] [--method backprop|tween] [--loss NAME] [--regression] [--seed S] [--threads N] [--out FILE] [--save-config FILE] [--json]"))
 COMMAND(version, N_("Print the version of loom and of the engine"), N_("loom version"))
