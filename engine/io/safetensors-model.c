@@ -216,7 +216,7 @@ LOOM_API bool loom_model_file_is_safetensors(const char *path) {
   if (!path) return false;
   if (g_str_has_suffix(path, ".safetensors")) return true;
   /* A header length below 2^40 (JSON text never holds NUL bytes) and "{". */
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK); /* never wait on a FIFO */
   if (fd < 0) return false;
   uint8_t b[9];
   ssize_t got = read(fd, b, sizeof b);
