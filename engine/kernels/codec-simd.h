@@ -261,16 +261,16 @@ static int SIMD(quantize_minifloat)(const loom_dtype_traits *t, const float *src
 
 /*
  * Decoding: the magnitude bits moved to a float32's exponent and mantissa
- * (a subnormal code becomes a float32 subnormal) and multiplied by
- * 2^(127 - bias), which is exact. Infinity and NaN codes get the reference's
+ * with the exponent rebiased; subnormal codes as mantissa × quantum. Both
+ * exact (every value of these formats is a normal float32). Infinity and NaN codes get the reference's
  * values: float16 keeps the NaN payload (core's half_to_float), the 8-bit
  * formats give the canonical quiet NaN with the code's sign (their table is
  * built from a double NAN).
  */
 typedef struct {
   int man_bits, sign_shift;
-  uint32_t mag_mask, special_at, nan_mag;
-  float unbias;
+  uint32_t mag_mask, special_at, nan_mag, rebias, min_normal;
+  float sub_quantum;
   bool has_inf, has_nan, keep_payload;
 } mf_dec_params;
 
@@ -281,7 +281,9 @@ static mf_dec_params mf_dec(const loom_dtype_traits *t) {
     .mag_mask = (UINT32_C(1) << (t->exp_bits + t->man_bits)) - 1,
     .special_at = ((UINT32_C(1) << t->exp_bits) - 1) << t->man_bits,
     .nan_mag = loom_minifloat_nan_code(t),
-    .unbias = ldexpf(1.0f, 127 - t->exp_bias),
+    .rebias = (uint32_t)(127 - t->exp_bias) << 23,
+    .min_normal = UINT32_C(1) << t->man_bits,
+    .sub_quantum = ldexpf(1.0f, 1 - t->exp_bias - t->man_bits),
     .has_inf = t->has_inf,
     .has_nan = t->has_nan,
     .keep_payload = t->id == LOOM_DTYPE_FLOAT16,
@@ -292,7 +294,13 @@ static mf_dec_params mf_dec(const loom_dtype_traits *t) {
 static inline vu mf_decode_vec(const mf_dec_params *p, vu c) {
   const vu mag = c & p->mag_mask;
   const vu sign = ((c >> p->sign_shift) & 1u) << 31;
-  vu v = (vu)((vf)(mag << (23 - p->man_bits)) * p->unbias);
+  /* Normal codes: rebias the exponent in the integer bits. Subnormal codes
+   * (exponent field 0): mantissa × 2^(emin − M) in float32, both operands
+   * normal. (Building a float32 subnormal and scaling it would be exact too,
+   * but a subnormal operand costs a microcode assist on many Intel cores.) */
+  const vu normal = (mag << (23 - p->man_bits)) + p->rebias;
+  const vu subnormal = (vu)(__builtin_convertvector((vi)mag, vf) * p->sub_quantum);
+  vu v = sel_u((vi)(mag < p->min_normal), subnormal, normal);
   if (p->has_inf) {
     const vu man = mag & ((1u << p->man_bits) - 1);
     const vu special = p->keep_payload ? 0x7f800000u | (man << (23 - p->man_bits))
