@@ -3,6 +3,8 @@
 #include <string.h>
 
 #include "loom/dataset.h"
+#include "loom/net.h"
+#include "loom/settings.h"
 
 static void test_parity(void) {
   loom_error err = {0};
@@ -85,10 +87,49 @@ static void test_shipped_text(void) {
   g_assert_cmpstr(err.message, ==, "/nonexistent/tale.txt: cannot open the text file");
 }
 
+/* A network whose input is `in`: an lstm and a dense head. */
+static loom_net *sequence_net(int64_t steps, int64_t features) {
+  loom_error err = {0};
+  loom_net *net = loom_net_new(1, 1, 1, 1, &err);
+  g_assert_cmpint(loom_net_set_input_shape(net, &(loom_shape){2, {steps, features}}, &err), ==, LOOM_OK);
+  loom_layer *l = loom_layer_new_by_name("lstm", &err);
+  g_assert_cmpint(loom_layer_set_int(l, "input_size", features, &err), ==, LOOM_OK);
+  g_assert_cmpint(loom_net_place(net, (loom_coord){0, 0, 0, 0}, l, &err), ==, LOOM_OK);
+  return net;
+}
+
+/* data.source parity and text through the training settings (loom train --data, the workbench). */
+static void test_settings_sources(void) {
+  char *dir = g_build_filename(g_getenv("LOOM_SOURCE_DIR"), "data", "datasets", NULL);
+  const struct {
+    const char *source;
+    int64_t steps, features;
+  } cases[] = {{"parity", 6, 1}, {"text", 8, 42}};
+  for (size_t c = 0; c < G_N_ELEMENTS(cases); c++) {
+    loom_net *net = sequence_net(cases[c].steps, cases[c].features);
+    loom_train_settings *s = loom_train_settings_new();
+    loom_error err = {0};
+    g_assert_cmpint(loom_train_settings_set_field(s, "data.source", cases[c].source, &err), ==, LOOM_OK);
+    loom_dataset *tr = NULL, *te = NULL;
+    if (loom_train_settings_make_data(s, net, dir, &tr, &te, &err)) g_error("%s: %s", cases[c].source, err.message);
+    g_assert_cmpint(tr->input_shape.rank, ==, 2);
+    g_assert_cmpint(tr->input_shape.d[0], ==, cases[c].steps);
+    g_assert_cmpint(tr->input_shape.d[1], ==, cases[c].features);
+    g_assert_cmpint(tr->target_width, ==, cases[c].steps);
+    g_assert_cmpint(te->n, >, 0);
+    loom_dataset_free(tr);
+    loom_dataset_free(te);
+    loom_train_settings_free(s);
+    loom_net_free(net);
+  }
+  g_free(dir);
+}
+
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/sequence-data/parity", test_parity);
   g_test_add_func("/sequence-data/text", test_text);
   g_test_add_func("/sequence-data/shipped-text", test_shipped_text);
+  g_test_add_func("/sequence-data/settings-sources", test_settings_sources);
   return g_test_run();
 }
