@@ -208,6 +208,43 @@ static void build_feedback(builder *b) {
   add_link(b, (loom_coord){0, 0, 1, 0}, (loom_coord){0, 0, 0, 0}, LOOM_MERGE_ADD);
 }
 
+/* The character-level text task's vocabulary: the distinct bytes of data/datasets/loom-tale.txt. */
+#define TALE_VOCABULARY 42
+#define TALE_WINDOW 16
+
+/* A pre-norm transformer block as one container at one coordinate:
+ * x + attention(rmsnorm(x)), then h + swiglu(rmsnorm(h)). */
+static loom_layer *transformer_block(builder *b, int64_t d) {
+  loom_layer *block = layer(b, "sequential");
+  loom_layer *att_res = layer(b, "residual"), *ffn_res = layer(b, "residual");
+  add_child(b, att_res, layer(b, "rmsnorm"));
+  loom_layer *att = layer(b, "attention");
+  set_int(b, att, "d_model", d);
+  set_int(b, att, "heads", 4);
+  set_int(b, att, "kv_heads", 2);
+  set_enum(b, att, "rope", "half");
+  add_child(b, att_res, att);
+  add_child(b, ffn_res, layer(b, "rmsnorm"));
+  loom_layer *ffn = layer(b, "swiglu");
+  set_int(b, ffn, "d_model", d);
+  set_int(b, ffn, "hidden", 2 * d);
+  add_child(b, ffn_res, ffn);
+  add_child(b, block, att_res);
+  add_child(b, block, ffn_res);
+  return block;
+}
+
+/* A tiny causal language model on the tale: one-hot bytes → dense embedding →
+ * transformer block → rmsnorm → dense logits over the vocabulary, per position. */
+static void build_transformer(builder *b) {
+  const int64_t d = 32;
+  input(b, 2, (int64_t[]){TALE_WINDOW, TALE_VOCABULARY});
+  place(b, 0, 0, 0, 0, dense(b, TALE_VOCABULARY, d));
+  place(b, 0, 0, 1, 0, transformer_block(b, d));
+  place(b, 0, 0, 2, 0, layer(b, "rmsnorm"));
+  place(b, 0, 0, 3, 0, dense(b, d, TALE_VOCABULARY));
+}
+
 typedef struct {
   const char *name;
   const char *title;       /* N_() */
@@ -247,6 +284,10 @@ static const example examples[] = {
       "held input the loop settles to a fixed point, its error halving at least every two ticks. It runs only "
       "systolically (loom tick, the systolic mode)."),
    1, 1, 3, 1, build_feedback, {"data.source=clusters", "data.noise=0.3", "optimizer.lr=0.005", "batch=16"}},
+  {"transformer", N_("Tiny transformer"),
+   N_("A pre-norm transformer block (RMSNorm, causal attention with rotary positions and grouped keys, SwiGLU, two "
+      "residuals) in one cell learns to predict the next character of a short tale at every position."),
+   1, 1, 4, 1, build_transformer, {"data.source=text", "optimizer.lr=0.01", "batch=16", "epochs=40"}},
 };
 
 #define N_EXAMPLES ((int)(sizeof examples / sizeof examples[0]))
