@@ -185,9 +185,10 @@ LOOM_API loom_scale_mode loom_weights_scale_mode(const loom_weights *w) { return
  * training step, so it is a vector kernel (kernels/cpu.h). */
 static bool any_nonfinite(const float *values, int64_t n) { return loom_kernels_get()->any_nonfinite(values, n); }
 
-static int report_nonfinite(const loom_weights *w, const float *values, loom_error *err) {
-  if (!any_nonfinite(values, w->count)) return 0;
-  for (int64_t i = 0; i < w->count; i++) {
+/* Checks values [begin, begin + n) of a tensor shaped like w. */
+static int report_nonfinite(const loom_weights *w, const float *values, int64_t begin, int64_t n, loom_error *err) {
+  if (!any_nonfinite(values + begin, n)) return 0;
+  for (int64_t i = begin; i < begin + n; i++) {
     if (isfinite(values[i])) continue;
     const char *what = isnan(values[i]) ? "NaN" : values[i] > 0 ? "+inf" : "-inf";
     return loom_error_set(err, LOOM_ERR_NONFINITE, _("%s: weight at row %lld, column %lld is %s"), w->label,
@@ -198,7 +199,12 @@ static int report_nonfinite(const loom_weights *w, const float *values, loom_err
 
 LOOM_API int loom_weights_morph(loom_weights *w, loom_error *err) {
   if (w->cache_valid) return 0;
-  int rc = report_nonfinite(w, w->master, err);
+  /* One pass over the master where possible: each row is checked, scaled and
+   * quantized while it is in cache (morph runs after every training step). A
+   * per-tensor scale needs the whole tensor first, float32 only the check. */
+  const int64_t nscales = loom_dtype_scale_count(w->dtype, w->rows, w->mode);
+  const bool rowwise = w->dtype != LOOM_DTYPE_FLOAT32 && nscales != 1;
+  int rc = rowwise ? 0 : report_nonfinite(w, w->master, 0, w->count, err);
   if (rc) return rc;
   w->effective_valid = false;
   if (w->dtype == LOOM_DTYPE_FLOAT32) {
@@ -208,7 +214,6 @@ LOOM_API int loom_weights_morph(loom_weights *w, loom_error *err) {
   }
   size_t nbytes;
   if ((rc = loom_dtype_packed_bytes(w->dtype, w->rows, w->cols, &nbytes, err))) return rc;
-  const int64_t nscales = loom_dtype_scale_count(w->dtype, w->rows, w->mode);
   size_t scale_size = (size_t)nscales * sizeof(float);
   size_t cur_scale_size = (size_t)w->nscales * sizeof(float);
   if (resize_exact((void **)&w->packed, &w->packed_size, nbytes) ||
@@ -216,18 +221,20 @@ LOOM_API int loom_weights_morph(loom_weights *w, loom_error *err) {
     return loom_error_set(err, LOOM_ERR_NOMEM, _("%s: out of memory for the %s copy"), w->label,
                           loom_dtype_name(w->dtype));
   w->nscales = nscales;
-  if (nscales <= 1) {
-    if (nscales == 1) w->scales[0] = loom_dtype_compute_scale(w->dtype, w->master, w->count);
+  if (!rowwise) {
+    w->scales[0] = loom_dtype_compute_scale(w->dtype, w->master, w->count);
     rc = loom_dtype_quantize(w->dtype, w->master, w->rows, w->cols, w->scales, nscales, w->packed, err);
   } else {
-    /* Row by row, so the quantizer reads the row the scale has just read
-     * from cache, not from memory a second time. (The master was checked
-     * finite above, so no row can fail on a NaN.) */
+    /* A row found non-finite stops the morph with the cache still invalid,
+     * reported at its first bad column: the same error as a whole-tensor
+     * check first, rows being checked in order. */
     const size_t row_bytes = loom_dtype_row_bytes(w->dtype, w->cols);
-    for (int64_t r = 0; r < nscales && !rc; r++) {
+    for (int64_t r = 0; r < w->rows && !rc; r++) {
       const float *row = w->master + r * w->cols;
-      w->scales[r] = loom_dtype_compute_scale(w->dtype, row, w->cols);
-      rc = loom_dtype_quantize(w->dtype, row, 1, w->cols, w->scales + r, 1, w->packed + (size_t)r * row_bytes, err);
+      if ((rc = report_nonfinite(w, w->master, r * w->cols, w->cols, err))) return rc;
+      if (nscales) w->scales[r] = loom_dtype_compute_scale(w->dtype, row, w->cols);
+      rc = loom_dtype_quantize(w->dtype, row, 1, w->cols, nscales ? w->scales + r : NULL, nscales ? 1 : 0,
+                               w->packed + (size_t)r * row_bytes, err);
     }
   }
   if (rc) {
@@ -341,7 +348,7 @@ LOOM_API int loom_weights_load_packed(loom_weights *w, loom_dtype d, const void 
     goto fail;
   }
   if ((rc = loom_dtype_dequantize(d, packed, w->rows, w->cols, scales, nscales, master, err))) goto fail;
-  if ((rc = report_nonfinite(w, master, err))) goto fail;
+  if ((rc = report_nonfinite(w, master, 0, w->count, err))) goto fail;
   if (copy) memcpy(copy, packed, nbytes);
   if (sc) memcpy(sc, scales, (size_t)nscales * sizeof *sc);
 
