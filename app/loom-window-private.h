@@ -52,6 +52,7 @@ struct _LoomWindow {
   gboolean reset_pending;               /* ... because Reset drew them anew */
   gboolean pushing_result;              /* the document changes by the worker's weights */
   guint64 alerted_serial;               /* the stop last announced */
+  guint64 loaded_revision;              /* the document's revision the worker has */
   LoomTrainingSnapshot *newest_weights; /* the newest snapshot that carried weights */
 
   /* Template children */

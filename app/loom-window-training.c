@@ -38,6 +38,7 @@ gboolean loom_window_training_locked(LoomWindow *self) {
 
 static void load_session(LoomWindow *self) {
   const LoomTrainingExtras *t = loom_document_get_training(self->document);
+  self->loaded_revision = loom_command_stack_get_revision(loom_document_get_commands(self->document));
   loom_training_session_load(self->training, loom_document_get_net(self->document), t->settings, t->state, t->steps);
   self->weights_pending = FALSE;
   watch_session(self);
@@ -46,6 +47,7 @@ static void load_session(LoomWindow *self) {
 void loom_window_training_document_set(LoomWindow *self) {
   g_clear_pointer(&self->newest_weights, loom_training_snapshot_unref);
   loom_training_pane_clear(self->training_pane);
+  self->loaded_revision = G_MAXUINT64;
   loom_window_training_document_changed(self);
 }
 
@@ -53,9 +55,17 @@ void loom_window_training_document_changed(LoomWindow *self) {
   const LoomTrainingExtras *t = loom_document_get_training(self->document);
   loom_training_pane_set_net(self->training_pane, loom_document_get_net(self->document));
   loom_training_pane_set_settings(self->training_pane, t->settings);
-  if (self->pushing_result) return; /* the worker's own weights came back */
+  guint64 revision = loom_command_stack_get_revision(loom_document_get_commands(self->document));
+  /* Saving changes nothing the worker has; the worker's own weights coming
+   * back need no reload either. */
+  if (revision == self->loaded_revision) return;
+  if (self->pushing_result) {
+    self->loaded_revision = revision;
+    return;
+  }
   if (loom_window_training_locked(self)) {
     /* Only settings can change while training runs. */
+    self->loaded_revision = revision;
     loom_training_session_set_settings(self->training, t->settings);
     watch_session(self);
     return;
@@ -83,7 +93,11 @@ void loom_window_training_flush(LoomWindow *self) {
 
 static void alert(LoomWindow *self, LoomTrainingSnapshot *snap) {
   if (!snap->message) return;
-  loom_window_toast(self, snap->message);
+  /* Ahead of any other toast: training stopped. */
+  AdwToast *toast = adw_toast_new(snap->message);
+  adw_toast_set_timeout(toast, 10);
+  adw_toast_set_priority(toast, ADW_TOAST_PRIORITY_HIGH);
+  adw_toast_overlay_add_toast(self->toast_overlay, toast);
   if (snap->has_alert) {
     loom_grid_view_set_selection(self->grid_view, &snap->alert_at);
   }
