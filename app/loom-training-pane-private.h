@@ -22,6 +22,7 @@ struct _LoomTrainingPane {
   int metric;              /* index into the metric table; 0 = none */
   LoomGridViewColorMode color_mode_before; /* restored when the heatmap goes off */
   gboolean by_epoch;       /* the plots' x axis */
+  gboolean alert_shown;    /* the grid shows a slot where training stopped */
 
   /* Everything the plots have shown, to draw them again on another axis. */
   GArray *points;  /* LoomTrainingPoint */
@@ -45,6 +46,8 @@ struct _LoomTrainingPane {
   GtkToggleButton *metric_log_button;
   LoomBoundaryView *boundary_view;
   GtkLabel *data_label;
+  LoomSlotMonitor *slot_monitor;
+  GtkStack *right_stack; /* the decision boundary or the selected slot */
 };
 
 /* loom-training-pane-views.c */

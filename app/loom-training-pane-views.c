@@ -61,15 +61,20 @@ void loom_training_pane_update_heatmap(LoomTrainingPane *self, LoomTrainingSnaps
   LoomGridView *view = self->grid_view;
   const loom_net *net = self->net;
   if (!view || !net) return;
-  loom_grid_view_set_alert_slots(view, snap && snap->has_alert ? &snap->alert_at : NULL, snap && snap->has_alert);
+  gboolean alert = snap && snap->has_alert;
+  if (alert || self->alert_shown) loom_grid_view_set_alert_slots(view, alert ? &snap->alert_at : NULL, alert);
+  self->alert_shown = alert;
   if (!snap || snap->n_layers == 0) return;
-  /* Link arcs: the RMS of what their source sends, every frame. */
+  /* Link arcs: the RMS of what their source sends. Networks without links
+   * leave the legend as it is. */
   int n_links = loom_net_n_links(net);
-  g_autofree float *flows = g_new0(float, MAX(n_links, 1));
-  for (int i = 0; i < n_links; i++)
-    for (int k = 0; k < snap->n_layers; k++)
-      if (same_coord(snap->layers[k].at, loom_net_link(net, i)->src)) flows[i] = (float)snap->layers[k].act_rms;
-  loom_grid_view_set_link_values(view, flows, (gsize)n_links);
+  if (n_links > 0) {
+    g_autofree float *flows = g_new0(float, n_links);
+    for (int i = 0; i < n_links; i++)
+      for (int k = 0; k < snap->n_layers; k++)
+        if (same_coord(snap->layers[k].at, loom_net_link(net, i)->src)) flows[i] = (float)snap->layers[k].act_rms;
+    loom_grid_view_set_link_values(view, flows, (gsize)n_links);
+  }
   if (self->metric == 0) return;
   int64_t n = loom_net_n_slots(net);
   g_autofree float *values = g_new(float, (gsize)MAX(n, 1));

@@ -64,7 +64,7 @@ struct _LoomWindow {
   GtkPaned *center_paned; /* grid view above the training pane */
   LoomGridView *grid_view;
   LoomTrainingPane *training_pane;
-  LoomSlotMonitor *slot_monitor;
+  LoomSlotMonitor *slot_monitor; /* the training pane's */
   GtkLabel *grid_label;
   GtkLabel *hint_label;
   LoomPalette *palette;

@@ -269,6 +269,7 @@ void loom_window_training_init(LoomWindow *self) {
   g_action_map_add_action_entries(G_ACTION_MAP(self), training_state_actions, G_N_ELEMENTS(training_state_actions),
                                   self);
   self->training = loom_training_session_new(NULL);
+  self->slot_monitor = loom_training_pane_get_slot_monitor(self->training_pane);
   loom_training_pane_set_session(self->training_pane, self->training);
   loom_training_pane_set_grid_view(self->training_pane, self->grid_view);
   g_signal_connect_swapped(self->training, "snapshot", G_CALLBACK(on_snapshot), self);

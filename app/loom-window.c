@@ -417,7 +417,6 @@ static void loom_window_class_init(LoomWindowClass *klass) {
   g_type_ensure(LOOM_TYPE_LINK_LIST);
   g_type_ensure(LOOM_TYPE_NET_SUMMARY);
   g_type_ensure(LOOM_TYPE_TRAINING_PANE);
-  g_type_ensure(LOOM_TYPE_SLOT_MONITOR);
   gtk_widget_class_set_template_from_resource(widget_class, "/org/loomworkbench/Workbench/loom-window.ui");
   gtk_widget_class_bind_template_child(widget_class, LoomWindow, window_title);
   gtk_widget_class_bind_template_child(widget_class, LoomWindow, toast_overlay);
@@ -427,7 +426,6 @@ static void loom_window_class_init(LoomWindowClass *klass) {
   gtk_widget_class_bind_template_child(widget_class, LoomWindow, center_paned);
   gtk_widget_class_bind_template_child(widget_class, LoomWindow, grid_view);
   gtk_widget_class_bind_template_child(widget_class, LoomWindow, training_pane);
-  gtk_widget_class_bind_template_child(widget_class, LoomWindow, slot_monitor);
   gtk_widget_class_bind_template_child(widget_class, LoomWindow, grid_label);
   gtk_widget_class_bind_template_child(widget_class, LoomWindow, hint_label);
   gtk_widget_class_bind_template_child(widget_class, LoomWindow, palette);
