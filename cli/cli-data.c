@@ -61,8 +61,8 @@ int cli_data_source(loom_train_settings *s, const char *spec, bool regression, l
   loom_train_settings_free(probe);
   if (rc)
     return loom_error_set(err, LOOM_ERR_INVALID,
-                          _("unknown data set “%s” (expected spiral, xor, circles, clusters, sine, copy, digits or a "
-                            ".csv file)"),
+                          _("unknown data set “%s” (expected spiral, xor, circles, clusters, sine, copy, parity, text, "
+                            "digits or a .csv file)"),
                           spec);
   return loom_train_settings_set_field(s, "data.source", spec, err);
 }
@@ -72,7 +72,8 @@ bool cli_make_data(const char *command, const loom_train_settings *s, const loom
   loom_error err = {0};
   char *dir = NULL;
   *train = *test = NULL;
-  if (strcmp(s->data.source, "digits") == 0 && !(dir = find_datasets_dir())) {
+  bool shipped = strcmp(s->data.source, "digits") == 0 || strcmp(s->data.source, "text") == 0;
+  if (shipped && !(dir = find_datasets_dir())) {
     cli_error(command, _("the digits data set (optdigits-8x8.csv.gz) was not found in the source tree or in %s"),
               LOOM_DATADIR);
     return false;

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <loom/safetensors.h>
+
 #include "cli-model.h"
 #include "commands.h"
 
@@ -83,6 +85,37 @@ static void print_slot(loom_net *net, loom_coord c) {
   print_children(l, 0);
 }
 
+/* A safetensors file that holds no Loom network: its tensors and metadata
+ * keys. Returns -1 when the file does hold a network (described as usual). */
+static int describe_plain_safetensors(const char *path) {
+  loom_error err = {0};
+  loom_safetensors *st = NULL;
+  if (loom_safetensors_open(path, &st, &err)) {
+    cli_error("info", "%s", err.message);
+    return 1;
+  }
+  if (loom_safetensors_metadata(st, LOOM_SAFETENSORS_MODEL_KEY)) {
+    loom_safetensors_close(st);
+    return -1;
+  }
+  int64_t n = loom_safetensors_n_tensors(st);
+  printf(_("File: %s (safetensors, no Loom network)\n"), path);
+  printf(ngettext("%lld tensor:\n", "%lld tensors:\n", (unsigned long)n), (long long)n);
+  for (int64_t i = 0; i < n; i++) {
+    const loom_st_tensor *t = loom_safetensors_tensor(st, i);
+    GString *shape = g_string_new("[");
+    for (int k = 0; k < t->rank; k++) g_string_append_printf(shape, k ? ", %lld" : "%lld", (long long)t->shape[k]);
+    g_string_append_c(shape, ']');
+    unsigned long long bytes = (unsigned long long)(t->end - t->begin);
+    printf("  %s  %s %s  ", t->name, t->dtype, shape->str);
+    printf(ngettext("%llu byte", "%llu bytes", (unsigned long)bytes), bytes);
+    printf("\n");
+    g_string_free(shape, TRUE);
+  }
+  loom_safetensors_close(st);
+  return 0;
+}
+
 int cmd_info(int argc, char **argv) {
   const char *path = NULL;
   for (int i = 1; i < argc; i++) {
@@ -91,6 +124,10 @@ int cmd_info(int argc, char **argv) {
     path = argv[i];
   }
   if (!path) return cli_usage_error("info", _("missing MODEL"));
+  if (loom_model_file_is_safetensors(path)) {
+    int rc = describe_plain_safetensors(path);
+    if (rc >= 0) return rc;
+  }
   loom_net *net = cli_load_model("info", path);
   if (!net) return 1;
 

@@ -10,6 +10,7 @@ LOOM_PACKAGES=(
   libopenblas-dev zlib1g-dev
   desktop-file-utils appstream
   xvfb xauth libgl1-mesa-dri libxtst-dev fonts-dejavu-core
+  clang-14 libclang-rt-14-dev
 )
 
 loom_say() { printf '\033[1m==> %s\033[0m\n' "$*"; }

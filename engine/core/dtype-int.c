@@ -16,6 +16,7 @@
 #include <math.h>
 
 #include "core/dtype-internal.h"
+#include "kernels/cpu.h"
 
 /* f > 0 finite: f = m · 2^e with m in [2^23, 2^24). */
 static void decompose(float f, uint32_t *m, int *e) {
@@ -162,20 +163,14 @@ LOOM_API float loom_dtype_compute_scale(loom_dtype d, const float *values, int64
   if (!t || !t->scaled) return 1.0f;
   double stat = 0; /* a fixed summation order keeps the scale deterministic */
   switch (t->kind) {
-  case LOOM_DTYPE_KIND_SIGNED:
-    for (int64_t i = 0; i < n; i++) {
-      const double a = fabs((double)values[i]);
-      if (a > stat) stat = a; /* values are finite: no NaN ordering to care about */
-    }
-    stat /= (double)t->qmax;
+  case LOOM_DTYPE_KIND_SIGNED: /* max |w|: order-free, so the vector kernels give the same value */
+    stat = (double)loom_kernels_get()->abs_max(values, n) / (double)t->qmax;
     break;
-  case LOOM_DTYPE_KIND_UNSIGNED:
-    for (int64_t i = 0; i < n; i++)
-      if ((double)values[i] > stat) stat = values[i];
-    stat /= (double)t->qmax;
+  case LOOM_DTYPE_KIND_UNSIGNED: /* max(0, max w) */
+    stat = (double)loom_kernels_get()->pos_max(values, n) / (double)t->qmax;
     break;
-  default: /* ternary, binary: mean |w| */
-    for (int64_t i = 0; i < n; i++) stat += fabs((double)values[i]);
+  default: /* ternary, binary: mean |w|, the sum in index order (the kernel proves when another order is exact) */
+    stat = loom_kernels_get()->abs_sum(values, n);
     if (n > 0) stat /= (double)n;
     break;
   }

@@ -7,6 +7,7 @@
 
 #include "core/dtype-internal.h"
 #include "core/i18n.h"
+#include "kernels/cpu.h"
 
 static int check_scales(const loom_dtype_traits *t, int64_t rows, const float *scales, int64_t nscales,
                         loom_error *err) {
@@ -42,14 +43,12 @@ LOOM_API int loom_dtype_quantize(loom_dtype d, const float *src, int64_t rows, i
   const size_t row_bytes = loom_dtype_row_bytes(d, cols);
   /* Sub-byte codes are ORed into zeroed bytes; zeroing also sets the padding. */
   if (t->bits < 8) memset(dst, 0, row_bytes * (size_t)rows);
+  const loom_quantize_row_fn quantize_row = loom_kernels_get()->quantize_row[d];
   for (int64_t r = 0; r < rows; r++) {
     const float *in = src + r * cols;
     uint8_t *out = dst + (size_t)r * row_bytes;
     int64_t bad = 0;
-    if (t->scaled)
-      rc = loom_scaled_quantize_row(t, in, cols, scales[nscales == 1 ? 0 : r], out, &bad);
-    else
-      rc = loom_float_quantize_row(t, in, cols, out, &bad);
+    rc = quantize_row(t, in, cols, t->scaled ? scales[nscales == 1 ? 0 : r] : 1.0f, out, &bad);
     if (rc)
       return loom_error_set(err, LOOM_ERR_NONFINITE, _("%s has no code for NaN (row %lld, column %lld)"), t->name,
                             (long long)r, (long long)bad);
@@ -66,13 +65,11 @@ LOOM_API int loom_dtype_dequantize(loom_dtype d, const uint8_t *src, int64_t row
   const size_t row_bytes = loom_dtype_row_bytes(d, cols);
   float lut[256];
   if (!t->scaled && t->bits <= 8) loom_float_build_lut(t, lut);
+  const loom_dequantize_row_fn dequantize_row = loom_kernels_get()->dequantize_row[d];
   for (int64_t r = 0; r < rows; r++) {
     const uint8_t *in = src + (size_t)r * row_bytes;
     float *out = dst + r * cols;
-    if (t->scaled)
-      loom_scaled_dequantize_row(t, in, cols, scales[nscales == 1 ? 0 : r], out);
-    else
-      loom_float_dequantize_row(t, in, cols, lut, out);
+    dequantize_row(t, in, cols, t->scaled ? scales[nscales == 1 ? 0 : r] : 1.0f, lut, out);
   }
   return 0;
 }

@@ -14,6 +14,7 @@
 #include "core/dtype-internal.h"
 #include "core/i18n.h"
 #include "core/weights-internal.h"
+#include "kernels/cpu.h"
 
 struct loom_weights {
   int64_t rows, cols, count;
@@ -180,18 +181,9 @@ LOOM_API int loom_weights_set_scale_mode(loom_weights *w, loom_scale_mode m, loo
 
 LOOM_API loom_scale_mode loom_weights_scale_mode(const loom_weights *w) { return w->mode; }
 
-/* True if any value is NaN or ±inf: an all-ones exponent. A branch-free OR
- * over the bit patterns, which the compiler vectorizes; it runs on every
- * morph, i.e. after every training step. */
-static bool any_nonfinite(const float *values, int64_t n) {
-  uint32_t bad = 0;
-  for (int64_t i = 0; i < n; i++) {
-    uint32_t u;
-    memcpy(&u, &values[i], sizeof u);
-    bad |= (uint32_t)((u & 0x7f800000u) == 0x7f800000u);
-  }
-  return bad != 0;
-}
+/* True if any value is NaN or ±inf: it runs on every morph, i.e. after every
+ * training step, so it is a vector kernel (kernels/cpu.h). */
+static bool any_nonfinite(const float *values, int64_t n) { return loom_kernels_get()->any_nonfinite(values, n); }
 
 static int report_nonfinite(const loom_weights *w, const float *values, loom_error *err) {
   if (!any_nonfinite(values, w->count)) return 0;
@@ -224,12 +216,21 @@ LOOM_API int loom_weights_morph(loom_weights *w, loom_error *err) {
     return loom_error_set(err, LOOM_ERR_NOMEM, _("%s: out of memory for the %s copy"), w->label,
                           loom_dtype_name(w->dtype));
   w->nscales = nscales;
-  if (nscales == 1)
-    w->scales[0] = loom_dtype_compute_scale(w->dtype, w->master, w->count);
-  else
-    for (int64_t r = 0; r < nscales; r++)
-      w->scales[r] = loom_dtype_compute_scale(w->dtype, w->master + r * w->cols, w->cols);
-  if ((rc = loom_dtype_quantize(w->dtype, w->master, w->rows, w->cols, w->scales, nscales, w->packed, err))) {
+  if (nscales <= 1) {
+    if (nscales == 1) w->scales[0] = loom_dtype_compute_scale(w->dtype, w->master, w->count);
+    rc = loom_dtype_quantize(w->dtype, w->master, w->rows, w->cols, w->scales, nscales, w->packed, err);
+  } else {
+    /* Row by row, so the quantizer reads the row the scale has just read
+     * from cache, not from memory a second time. (The master was checked
+     * finite above, so no row can fail on a NaN.) */
+    const size_t row_bytes = loom_dtype_row_bytes(w->dtype, w->cols);
+    for (int64_t r = 0; r < nscales && !rc; r++) {
+      const float *row = w->master + r * w->cols;
+      w->scales[r] = loom_dtype_compute_scale(w->dtype, row, w->cols);
+      rc = loom_dtype_quantize(w->dtype, row, 1, w->cols, w->scales + r, 1, w->packed + (size_t)r * row_bytes, err);
+    }
+  }
+  if (rc) {
     loom_error_prefix(err, "%s", w->label);
     return rc;
   }

@@ -14,6 +14,8 @@ void jr_init(jr *r, const char *source, bool strict, loom_error *err) {
   r->path[0] = '$';
   r->path[1] = '\0';
   r->len = 1;
+  r->tensors = NULL;
+  r->weight_bytes = 0;
 }
 
 static void path_append(jr *r, const char *text) {

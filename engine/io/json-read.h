@@ -19,6 +19,8 @@ typedef struct jr {
   loom_error *err;
   char path[JR_PATH_MAX];
   size_t len;
+  struct model_tensors *tensors; /* model reader: weights come from a safetensors file (NULL: base64) */
+  uint64_t weight_bytes;         /* model reader: memory the weights read so far take */
 } jr;
 
 void jr_init(jr *r, const char *source, bool strict, loom_error *err);

@@ -13,6 +13,8 @@
 #include "io/base64.h"
 #include "io/model-format.h"
 #include "io/model-read.h"
+#include "io/safetensors-internal.h"
+#include "loom/model.h"
 
 int model_read_shape(jr *r, JsonNode *node, bool allow_empty, loom_shape *out) {
   JsonArray *a;
@@ -129,7 +131,8 @@ static int read_params(jr *r, loom_layer *l, JsonObject *layer_obj) {
   for (int i = 0; i < np && rc == LOOM_OK; i++) {
     const loom_param_spec *s = loom_layer_type_param(t, i);
     JsonNode *n;
-    if ((rc = jr_member(r, po, s->name, true, &n))) break;
+    if ((rc = jr_member(r, po, s->name, !s->file_optional, &n))) break;
+    if (!n) continue; /* an older file: the layer keeps the spec's default */
     size_t m = jr_push_key(r, s->name);
     rc = read_param(r, l, i, s, n);
     if (rc == LOOM_OK) jr_pop(r, m);
@@ -148,6 +151,7 @@ typedef struct {
   size_t nbytes;
   int64_t nscales;
   const char *data, *scales;
+  const uint8_t *bin, *bin_scales; /* from a safetensors file instead of data/scales */
 } weight_entry;
 
 static int read_scale_mode(jr *r, JsonObject *o, loom_scale_mode *out) {
@@ -165,15 +169,55 @@ static int read_scale_mode(jr *r, JsonObject *o, loom_scale_mode *out) {
   return LOOM_OK;
 }
 
+/* The tensor `name` of the safetensors file, checked against what the entry
+ * needs: its dtype's safetensors name and [rows, row bytes or cols]. */
+static int take_tensor(jr *r, const char *name, const char *want_dtype, int64_t d0, int64_t d1, int rank,
+                       const uint8_t **out) {
+  model_tensors *t = r->tensors;
+  char full[sizeof t->prefix + MODEL_WEIGHT_NAME_MAX + 16];
+  snprintf(full, sizeof full, "%s%s", t->prefix, name);
+  int64_t i = safetensors_index(t->st, full);
+  if (i < 0) return jr_fail(r, LOOM_ERR_FORMAT, _("the file has no tensor “%s”"), full);
+  const loom_st_tensor *st = loom_safetensors_tensor(t->st, i);
+  int64_t want[2] = {d0, d1};
+  bool ok = strcmp(st->dtype, want_dtype) == 0 && st->rank == rank;
+  for (int k = 0; ok && k < rank; k++) ok = st->shape[k] == want[k];
+  if (!ok) {
+    char have[160] = "", need[64];
+    for (int k = 0; k < st->rank; k++)
+      g_snprintf(have + strlen(have), sizeof have - strlen(have), "%s%lld", k ? ", " : "", (long long)st->shape[k]);
+    if (rank == 2) snprintf(need, sizeof need, "%lld, %lld", (long long)d0, (long long)d1);
+    else snprintf(need, sizeof need, "%lld", (long long)d0);
+    return jr_fail(r, LOOM_ERR_SHAPE, _("tensor “%s” is %s [%s], the weight needs %s [%s]"), full, st->dtype, have,
+                   want_dtype, need);
+  }
+  if (t->used[i]) return jr_fail(r, LOOM_ERR_FORMAT, _("tensor “%s” is used by two weights"), full);
+  t->used[i] = true;
+  *out = loom_safetensors_data(t->st, st);
+  return LOOM_OK;
+}
+
+static int read_tensor_entry(jr *r, weight_entry *e) {
+  const loom_dtype_traits *tr = loom_dtype_traits_get(e->dtype);
+  int64_t d1 = tr->bits < 8 ? (int64_t)loom_dtype_row_bytes(e->dtype, e->cols) : e->cols;
+  int rc = take_tensor(r, e->name, loom_safetensors_dtype_for(e->dtype), e->rows, d1, 2, &e->bin);
+  if (rc || !tr->scaled) return rc;
+  e->nscales = loom_dtype_scale_count(e->dtype, e->rows, e->mode);
+  char sname[MODEL_WEIGHT_NAME_MAX + 16];
+  snprintf(sname, sizeof sname, "%s" SAFETENSORS_SCALES_SUFFIX, e->name);
+  return take_tensor(r, sname, "F32", e->nscales, 0, 1, &e->bin_scales);
+}
+
 static int read_weight_entry(jr *r, JsonNode *node, weight_entry *e) {
   static const char *const members[] = {"name", "rows", "cols", "dtype", "scale_mode", "data", "scales", NULL};
+  static const char *const tensor_members[] = {"name", "rows", "cols", "dtype", "scale_mode", NULL};
   JsonObject *o;
   int rc;
   const char *dname;
-  if ((rc = jr_object(r, node, &o)) || (rc = jr_check_members(r, o, members)) ||
+  if ((rc = jr_object(r, node, &o)) || (rc = jr_check_members(r, o, r->tensors ? tensor_members : members)) ||
       (rc = jr_get_string(r, o, "name", &e->name)) || (rc = jr_get_int(r, o, "rows", 1, INT64_MAX, &e->rows)) ||
       (rc = jr_get_int(r, o, "cols", 1, INT64_MAX, &e->cols)) || (rc = jr_get_string(r, o, "dtype", &dname)) ||
-      (rc = read_scale_mode(r, o, &e->mode)) || (rc = jr_get_string(r, o, "data", &e->data)))
+      (rc = read_scale_mode(r, o, &e->mode)) || (!r->tensors && (rc = jr_get_string(r, o, "data", &e->data))))
     return rc;
   size_t mark = jr_push_key(r, "dtype");
   if ((rc = loom_dtype_from_name(dname, &e->dtype, r->err))) return jr_wrap(r, rc);
@@ -181,6 +225,7 @@ static int read_weight_entry(jr *r, JsonNode *node, weight_entry *e) {
   mark = jr_push_key(r, "rows");
   if ((rc = loom_dtype_packed_bytes(e->dtype, e->rows, e->cols, &e->nbytes, r->err))) return jr_wrap(r, rc);
   jr_pop(r, mark);
+  if (r->tensors) return read_tensor_entry(r, e);
   /* The text must hold exactly the bytes the sizes call for; this bounds every
    * later allocation by the size of the file. */
   size_t want, have = strlen(e->data);
@@ -232,12 +277,18 @@ static int load_weight(jr *r, loom_layer *l, int index, const weight_entry *e) {
     jr_pop(r, mark);
     return rc;
   }
-  uint8_t *bytes = malloc(e->nbytes ? e->nbytes : 1);
+  /* A mapped safetensors tensor is used in place; its scales are copied,
+   * since the file does not align them. */
+  uint8_t *bytes = e->bin ? NULL : malloc(e->nbytes ? e->nbytes : 1);
   float *scales = e->nscales ? malloc((size_t)e->nscales * sizeof *scales) : NULL;
   char why[160];
-  if (!bytes || (e->nscales && !scales)) {
+  if ((!e->bin && !bytes) || (e->nscales && !scales)) {
     rc = jr_fail(r, LOOM_ERR_NOMEM, _("out of memory for %zu bytes of weights"), e->nbytes);
     goto done;
+  }
+  if (e->bin) {
+    if (e->nscales) memcpy(scales, e->bin_scales, (size_t)e->nscales * sizeof *scales);
+    goto load;
   }
   size_t mark = jr_push_key(r, "data");
   if (!base64_decode_exact(e->data, strlen(e->data), bytes, e->nbytes, why, sizeof why)) {
@@ -254,10 +305,11 @@ static int load_weight(jr *r, loom_layer *l, int index, const weight_entry *e) {
     }
     jr_pop(r, mark);
   }
+load:
   /* The mode first: loading keeps the packed copy, and a later mode change
    * would throw it away. */
   if ((rc = loom_weights_set_scale_mode(w, e->mode, r->err)) ||
-      (rc = loom_weights_load_packed(w, e->dtype, bytes, e->nbytes, scales, e->nscales, r->err)))
+      (rc = loom_weights_load_packed(w, e->dtype, e->bin ? e->bin : bytes, e->nbytes, scales, e->nscales, r->err)))
     rc = jr_wrap(r, rc);
 done:
   free(bytes);
@@ -295,6 +347,24 @@ static int read_weights(jr *r, loom_layer *l, JsonObject *o, loom_shape *in_shap
   if (rc) goto done;
   jr_pop(r, mark);
 
+  /* What the entries will take (master, packed copy, scales), against the
+   * limit before anything is built; their sizes are bounded by the file. */
+  uint64_t need = 0;
+  for (guint i = 0; i < n; i++) {
+    uint64_t values;
+    if (__builtin_mul_overflow((uint64_t)entries[i].rows, (uint64_t)entries[i].cols, &values) ||
+        __builtin_mul_overflow(values, 4, &values) || __builtin_add_overflow(need, values, &need) ||
+        __builtin_add_overflow(need, (uint64_t)entries[i].nbytes + 4 * (uint64_t)entries[i].nscales, &need))
+      need = UINT64_MAX;
+  }
+  if (need > LOOM_MODEL_MAX_MEMORY_BYTES - r->weight_bytes) {
+    rc = jr_fail(r, LOOM_ERR_NOMEM,
+                 _("the weights so far need %llu bytes, more than the limit of %llu bytes for a network"),
+                 need == UINT64_MAX ? (unsigned long long)need : (unsigned long long)(r->weight_bytes + need),
+                 (unsigned long long)LOOM_MODEL_MAX_MEMORY_BYTES);
+    goto done;
+  }
+  r->weight_bytes += need;
   /* Building allocates the weights the hyperparameters call for at this input. */
   if ((rc = loom_layer_build(l, in_shape, MODEL_LOAD_SEED, r->err))) {
     rc = jr_wrap(r, rc);

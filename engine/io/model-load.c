@@ -11,6 +11,7 @@
 #include "io/model-format.h"
 #include "io/model-read.h"
 #include "io/model-training.h"
+#include "io/safetensors-internal.h"
 #include "loom/file.h"
 #include "loom/model.h"
 
@@ -41,7 +42,8 @@ static int read_coord(jr *r, JsonObject *o, const char *key, const loom_net *net
 }
 
 static int read_header(jr *r, JsonObject *root, loom_net **out) {
-  static const char *const members[] = {"format", "version", "grid", "input_shape", "slots", "links", "training", NULL};
+  static const char *const members[] = {"format", "version", "grid", "input_shape", "execution", "slots", "links",
+                                        "training", NULL};
   static const char *const grid_members[] = {"depth", "rows", "cols", "layers_per_cell", NULL};
   const char *format;
   int64_t version;
@@ -84,6 +86,20 @@ static int read_header(jr *r, JsonObject *root, loom_net **out) {
     goto fail;
   }
   jr_pop(r, mark);
+  /* Optional (absent = feed-forward); read before the links, which it may allow to point backwards. */
+  JsonNode *exec_node;
+  if ((rc = jr_member(r, root, "execution", false, &exec_node))) goto fail;
+  if (exec_node) {
+    const char *name;
+    loom_execution mode;
+    mark = jr_push_key(r, "execution");
+    if ((rc = jr_string(r, exec_node, &name))) goto fail;
+    if ((rc = loom_execution_from_name(name, &mode, r->err)) || (rc = loom_net_set_execution(net, mode, r->err))) {
+      rc = jr_wrap(r, rc);
+      goto fail;
+    }
+    jr_pop(r, mark);
+  }
   *out = net;
   return LOOM_OK;
 fail:
@@ -133,6 +149,7 @@ static int read_slots(jr *r, JsonObject *root, loom_net *net, slot_record **reco
       return rc;
     }
     size_t lm = jr_push_key(r, "layer");
+    if (r->tensors) model_tensors_set_slot(r->tensors, c);
     loom_layer *l;
     if ((rc = model_read_layer(r, ln, 0, true, &l, &rec[i].file_in_shape))) return rc;
     jr_pop(r, lm);
@@ -208,8 +225,29 @@ static int check_inferred_inputs(jr *r, loom_net *net, const slot_record *rec, g
   return LOOM_OK;
 }
 
-LOOM_API int loom_model_load_data_ex(const char *json, size_t len, const char *source_name, unsigned flags,
-                                     loom_net **out, loom_model_extras *extras, loom_error *err) {
+/* After shape inference, before anything runs: the weights as built plus one
+ * sample's activations (input and every layer's output, float32). */
+static int check_memory(jr *r, const loom_net *net) {
+  loom_shape in = loom_net_input_shape(net);
+  uint64_t acts = (uint64_t)loom_shape_numel(&in), weights = (uint64_t)loom_net_bytes(net);
+  weights += (uint64_t)loom_net_bytes_float32(net);
+  for (int64_t i = 0; i < loom_net_n_layers(net); i++) {
+    const loom_layer *l = loom_net_layer_at(net, loom_net_layer_coord(net, i));
+    if (!loom_layer_is_built(l)) continue;
+    loom_shape out = loom_layer_out_shape(l);
+    acts += (uint64_t)loom_shape_numel(&out); /* each at most 2^62: no overflow in a few thousand */
+  }
+  if (acts <= (LOOM_MODEL_MAX_MEMORY_BYTES / 4) && weights <= LOOM_MODEL_MAX_MEMORY_BYTES - acts * 4) return LOOM_OK;
+  return loom_error_set(r->err, LOOM_ERR_NOMEM,
+                        _("%s: the network needs %llu bytes of weights and %llu bytes of activations per sample, "
+                          "more than the limit of %llu bytes"),
+                        r->source, (unsigned long long)weights,
+                        acts > UINT64_MAX / 4 ? (unsigned long long)UINT64_MAX : (unsigned long long)(acts * 4),
+                        (unsigned long long)LOOM_MODEL_MAX_MEMORY_BYTES);
+}
+
+int model_load_text(const char *json, size_t len, const char *source_name, unsigned flags, model_tensors *tensors,
+                    loom_net **out, loom_model_extras *extras, loom_error *err) {
   if (out) *out = NULL;
   if (extras) memset(extras, 0, sizeof *extras);
   const char *source = source_name ? source_name : "<data>";
@@ -221,6 +259,7 @@ LOOM_API int loom_model_load_data_ex(const char *json, size_t len, const char *s
                           LOOM_MODEL_MAX_FILE_BYTES);
   jr r;
   jr_init(&r, source, (flags & LOOM_MODEL_STRICT) != 0, err);
+  r.tensors = tensors;
   int rc = jr_precheck(&r, json, len, MODEL_MAX_JSON_DEPTH);
   if (rc) return rc;
 
@@ -264,6 +303,7 @@ LOOM_API int loom_model_load_data_ex(const char *json, size_t len, const char *s
     loom_net_infer_shapes(net, MODEL_LOAD_SEED, &diags);
     free(diags);
     rc = check_inferred_inputs(&r, net, records, n_records);
+    if (rc == LOOM_OK) rc = check_memory(&r, net);
   }
 done:
   free(records);
@@ -277,6 +317,11 @@ done:
   return LOOM_OK;
 }
 
+LOOM_API int loom_model_load_data_ex(const char *json, size_t len, const char *source_name, unsigned flags,
+                                     loom_net **out, loom_model_extras *extras, loom_error *err) {
+  return model_load_text(json, len, source_name, flags, NULL, out, extras, err);
+}
+
 LOOM_API int loom_model_load_data(const char *json, size_t len, const char *source_name, unsigned flags,
                                   loom_net **out, loom_error *err) {
   return loom_model_load_data_ex(json, len, source_name, flags, out, NULL, err);
@@ -287,6 +332,7 @@ LOOM_API int loom_model_load_ex(const char *path, unsigned flags, loom_net **out
   if (out) *out = NULL;
   if (extras) memset(extras, 0, sizeof *extras);
   if (!path) return loom_error_set(err, LOOM_ERR_INVALID, _("no model file given"));
+  if (loom_model_file_is_safetensors(path)) return loom_model_load_safetensors(path, flags, out, extras, err);
   char *text;
   size_t len;
   int rc = loom_file_read_all(path, LOOM_MODEL_MAX_FILE_BYTES, &text, &len, err);

@@ -48,7 +48,7 @@ static void write_params(jw *w, const loom_layer *l) {
   jw_end_object(w);
 }
 
-static int write_weights(jw *w, loom_layer *l, loom_error *err) {
+static int write_weights(jw *w, loom_layer *l, bool weight_data, loom_error *err) {
   int n = loom_layer_n_weights(l);
   jw_begin_array(w, false);
   for (int i = 0; i < n; i++) {
@@ -74,9 +74,11 @@ static int write_weights(jw *w, loom_layer *l, loom_error *err) {
     jw_string(w, loom_dtype_name(d));
     jw_key(w, "scale_mode");
     jw_string(w, model_scale_mode_name(loom_weights_scale_mode(ws)));
-    jw_key(w, "data");
-    jw_base64(w, packed, nbytes);
-    if (loom_dtype_traits_get(d)->scaled) {
+    if (weight_data) {
+      jw_key(w, "data");
+      jw_base64(w, packed, nbytes);
+    }
+    if (weight_data && loom_dtype_traits_get(d)->scaled) {
       jw_key(w, "scales");
       /* Little-endian float32: the host order (dtype-internal.h refuses big-endian hosts). */
       jw_base64(w, scales, (size_t)nscales * sizeof(float));
@@ -87,7 +89,7 @@ static int write_weights(jw *w, loom_layer *l, loom_error *err) {
   return LOOM_OK;
 }
 
-int model_write_layer(jw *w, loom_layer *l, bool top, int depth, loom_error *err) {
+int model_write_layer(jw *w, loom_layer *l, bool top, bool weight_data, int depth, loom_error *err) {
   if (depth > MODEL_MAX_LAYER_NESTING)
     return loom_error_set(err, LOOM_ERR_RANGE, _("containers nest deeper than %d levels"), MODEL_MAX_LAYER_NESTING);
   const loom_layer_type *t = loom_layer_get_type(l);
@@ -102,14 +104,14 @@ int model_write_layer(jw *w, loom_layer *l, bool top, int depth, loom_error *err
     jw_key(w, "children");
     jw_begin_array(w, false);
     for (int c = 0; c < loom_layer_n_children(l); c++) {
-      int rc = model_write_layer(w, loom_layer_child(l, c), false, depth + 1, err);
+      int rc = model_write_layer(w, loom_layer_child(l, c), false, weight_data, depth + 1, err);
       if (rc) return rc;
     }
     jw_end_array(w);
     loom_layer *gate = loom_layer_gate(l);
     if (gate) {
       jw_key(w, "gate");
-      int rc = model_write_layer(w, gate, false, depth + 1, err);
+      int rc = model_write_layer(w, gate, false, weight_data, depth + 1, err);
       if (rc) return rc;
     }
   }
@@ -120,7 +122,7 @@ int model_write_layer(jw *w, loom_layer *l, bool top, int depth, loom_error *err
     jw_key(w, "in_shape");
     model_write_shape(w, &in);
     jw_key(w, "weights");
-    int rc = write_weights(w, l, err);
+    int rc = write_weights(w, l, weight_data, err);
     if (rc) return rc;
   }
   jw_end_object(w);

@@ -12,6 +12,7 @@
 #include "io/model-write.h"
 #include "loom/file.h"
 #include "loom/model.h"
+#include "loom/safetensors.h"
 
 static void write_coord(jw *w, loom_coord c) {
   jw_begin_array(w, true);
@@ -22,8 +23,8 @@ static void write_coord(jw *w, loom_coord c) {
   jw_end_array(w);
 }
 
-LOOM_API char *loom_model_to_json_ex(const loom_net *net, const loom_model_extras *extras, size_t *len,
-                                     loom_error *err) {
+char *model_to_json_text(const loom_net *net, const loom_model_extras *extras, bool weight_data, size_t *len,
+                         loom_error *err) {
   if (len) *len = 0;
   if (!net) {
     loom_error_set(err, LOOM_ERR_INVALID, _("no network given"));
@@ -50,6 +51,10 @@ LOOM_API char *loom_model_to_json_ex(const loom_net *net, const loom_model_extra
   jw_key(&w, "input_shape");
   loom_shape in = loom_net_input_shape(net);
   model_write_shape(&w, &in);
+  if (loom_net_execution(net) != LOOM_EXEC_FEED_FORWARD) { /* absent means feed-forward: older files stay valid */
+    jw_key(&w, "execution");
+    jw_string(&w, loom_execution_name(loom_net_execution(net)));
+  }
 
   jw_key(&w, "slots");
   jw_begin_array(&w, false);
@@ -63,7 +68,7 @@ LOOM_API char *loom_model_to_json_ex(const loom_net *net, const loom_model_extra
     jw_key(&w, "enabled");
     jw_bool(&w, loom_net_is_enabled(net, c));
     jw_key(&w, "layer");
-    int rc = model_write_layer(&w, l, true, 0, err);
+    int rc = model_write_layer(&w, l, true, weight_data, 0, err);
     if (rc) {
       char where[64];
       loom_error_prefix(err, _("slot %s"), loom_coord_format(c, where, sizeof where));
@@ -97,6 +102,11 @@ LOOM_API char *loom_model_to_json_ex(const loom_net *net, const loom_model_extra
   return jw_finish(&w, len);
 }
 
+LOOM_API char *loom_model_to_json_ex(const loom_net *net, const loom_model_extras *extras, size_t *len,
+                                     loom_error *err) {
+  return model_to_json_text(net, extras, true, len, err);
+}
+
 LOOM_API char *loom_model_to_json(const loom_net *net, size_t *len, loom_error *err) {
   return loom_model_to_json_ex(net, NULL, len, err);
 }
@@ -107,6 +117,9 @@ LOOM_API int loom_model_save(const loom_net *net, const char *path, loom_error *
 
 LOOM_API int loom_model_save_ex(const loom_net *net, const loom_model_extras *extras, const char *path,
                                 loom_error *err) {
+  /* A document opened from a .safetensors file is saved back in its format:
+   * JSON text under that name would not reopen. */
+  if (path && g_str_has_suffix(path, ".safetensors")) return loom_model_save_safetensors(net, extras, path, err);
   size_t len;
   char *text = loom_model_to_json_ex(net, extras, &len, err);
   if (!text) {

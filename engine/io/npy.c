@@ -97,8 +97,11 @@ LOOM_API int loom_npy_read(const char *path, loom_npy *out, loom_error *err) {
   else if (strncmp(descr, "'<i4'", 5) == 0) kind = 'i', elem = 4;
   else if (strncmp(descr, "'<i8'", 5) == 0) kind = 'l', elem = 8;
   else {
-    const char *end = strchr(descr + 1, '\'');
-    int n = end ? (int)(end - descr + 1) : 8;
+    /* descr may be the header's last character (found by fuzzing): search
+     * only what is there. */
+    size_t avail = strlen(descr);
+    const char *end = avail > 1 ? memchr(descr + 1, '\'', avail - 1) : NULL;
+    int n = end ? (int)(end - descr + 1) : (int)(avail < 8 ? avail : 8);
     rc = loom_error_set(err, LOOM_ERR_FORMAT,
                         _("%s: array type %.*s is not supported (expected little-endian float32, float64, int32 or int64)"),
                         path, n, descr);

@@ -25,7 +25,7 @@
 #include "loom/context.h"
 #include "loom/layer.h"
 
-#define LOOM_LAYER_MAX_WEIGHTS 8
+#define LOOM_LAYER_MAX_WEIGHTS 12 /* attention: 4 projections, 4 biases, 2 norms */
 
 struct loom_layer_type {
   int id;                  /* stable: appears in files; never reuse */

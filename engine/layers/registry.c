@@ -41,6 +41,10 @@ static const loom_layer_type *const layer_types[] = {
   &loom_layer_sparsemax,
   &loom_layer_entmax15,
   &loom_layer_kmeans,
+  &loom_layer_rnn,
+  &loom_layer_lstm,
+  &loom_layer_attention,
+  &loom_layer_swiglu,
 };
 
 #define N_LAYER_TYPES ((int)(sizeof layer_types / sizeof layer_types[0]))

@@ -10,7 +10,8 @@
  *    10- 29  activations        80- 89  embedding
  *    30- 39  containers         90-109  softmax family
  *    40- 59  convolution       110-119  k-means
- *   120-    (unassigned: recurrent, attention, swiglu, ... take a block of 20)
+ *   120-139  recurrent          140-159  feed-forward blocks (swiglu)
+ *   160-179  attention          180-    (unassigned: take a block of 20)
  */
 #pragma once
 #include "layers/layer-impl.h"
@@ -61,3 +62,13 @@ extern const loom_layer_type loom_layer_entmax15;             /* 97 */
 
 /* kmeans.c */
 extern const loom_layer_type loom_layer_kmeans; /* 110 */
+
+/* recurrent.c */
+extern const loom_layer_type loom_layer_rnn;  /* 120 */
+extern const loom_layer_type loom_layer_lstm; /* 121 */
+
+/* swiglu.c */
+extern const loom_layer_type loom_layer_swiglu; /* 140 */
+
+/* attention.c */
+extern const loom_layer_type loom_layer_attention; /* 160 */

@@ -175,6 +175,76 @@ static void build_cnn(builder *b) {
   place(b, 0, 0, 4, 0, dense(b, 128, 10));
 }
 
+/*
+ * Feedback loop (systolic only): dense A → tanh B → dense head, and a
+ * feedback link B → A (add) that feeds B's previous-tick output back into
+ * A's input. A's weight matrix is scaled so that its largest row of absolute
+ * values sums to 1/2: tanh is 1-Lipschitz, so over two ticks the loop maps
+ * any difference of A's outputs to at most half of it (max norm). With a
+ * held input A therefore converges geometrically to the loop's fixed point
+ * a* = W·(x + tanh(a*)) + b, its error at least halving every two ticks, and
+ * the head follows two ticks later (docs/network.md).
+ */
+static void build_feedback(builder *b) {
+  input(b, 1, (int64_t[]){4});
+  if (!b->rc) b->rc = loom_net_set_execution(b->net, LOOM_EXEC_SYSTOLIC, b->err);
+  loom_layer *a = dense(b, 4, 4);
+  if (!b->rc) b->rc = loom_layer_build(a, &(loom_shape){.rank = 1, .d = {4}}, EXAMPLE_SEED, b->err);
+  if (!b->rc) {
+    loom_weights *w = loom_layer_weights(a, 0);
+    float *m = loom_weights_master(w);
+    double widest = 0.0;
+    for (int r = 0; r < 4; r++) {
+      double sum = 0.0;
+      for (int c = 0; c < 4; c++) sum += m[r * 4 + c] < 0 ? -(double)m[r * 4 + c] : (double)m[r * 4 + c];
+      if (sum > widest) widest = sum;
+    }
+    for (int i = 0; i < 16 && widest > 0.0; i++) m[i] = (float)((double)m[i] * 0.5 / widest);
+    loom_weights_touch(w);
+  }
+  place(b, 0, 0, 0, 0, a);
+  place(b, 0, 0, 1, 0, layer(b, "tanh"));
+  place(b, 0, 0, 2, 0, dense(b, 4, 2));
+  add_link(b, (loom_coord){0, 0, 1, 0}, (loom_coord){0, 0, 0, 0}, LOOM_MERGE_ADD);
+}
+
+/* The character-level text task's vocabulary: the distinct bytes of data/datasets/loom-tale.txt. */
+#define TALE_VOCABULARY 42
+#define TALE_WINDOW 16
+
+/* A pre-norm transformer block as one container at one coordinate:
+ * x + attention(rmsnorm(x)), then h + swiglu(rmsnorm(h)). */
+static loom_layer *transformer_block(builder *b, int64_t d) {
+  loom_layer *block = layer(b, "sequential");
+  loom_layer *att_res = layer(b, "residual"), *ffn_res = layer(b, "residual");
+  add_child(b, att_res, layer(b, "rmsnorm"));
+  loom_layer *att = layer(b, "attention");
+  set_int(b, att, "d_model", d);
+  set_int(b, att, "heads", 4);
+  set_int(b, att, "kv_heads", 2);
+  set_enum(b, att, "rope", "half");
+  add_child(b, att_res, att);
+  add_child(b, ffn_res, layer(b, "rmsnorm"));
+  loom_layer *ffn = layer(b, "swiglu");
+  set_int(b, ffn, "d_model", d);
+  set_int(b, ffn, "hidden", 2 * d);
+  add_child(b, ffn_res, ffn);
+  add_child(b, block, att_res);
+  add_child(b, block, ffn_res);
+  return block;
+}
+
+/* A tiny causal language model on the tale: one-hot bytes → dense embedding →
+ * transformer block → rmsnorm → dense logits over the vocabulary, per position. */
+static void build_transformer(builder *b) {
+  const int64_t d = 32;
+  input(b, 2, (int64_t[]){TALE_WINDOW, TALE_VOCABULARY});
+  place(b, 0, 0, 0, 0, dense(b, TALE_VOCABULARY, d));
+  place(b, 0, 0, 1, 0, transformer_block(b, d));
+  place(b, 0, 0, 2, 0, layer(b, "rmsnorm"));
+  place(b, 0, 0, 3, 0, dense(b, d, TALE_VOCABULARY));
+}
+
 typedef struct {
   const char *name;
   const char *title;       /* N_() */
@@ -209,6 +279,15 @@ static const example examples[] = {
   {"cnn", N_("Digits CNN"),
    N_("Two convolutions and a dense layer turn an 8×8 digit image into 10 class scores."), 1, 1, 5, 1, build_cnn,
    {"data.source=digits", "optimizer.lr=0.01", "batch=32", "epochs=10"}},
+  {"feedback", N_("Feedback loop"),
+   N_("A systolic network whose tanh layer feeds its previous output back into the dense layer before it; with a "
+      "held input the loop settles to a fixed point, its error halving at least every two ticks. It runs only "
+      "systolically (loom tick, the systolic mode)."),
+   1, 1, 3, 1, build_feedback, {"data.source=clusters", "data.noise=0.3", "optimizer.lr=0.005", "batch=16"}},
+  {"transformer", N_("Tiny transformer"),
+   N_("A pre-norm transformer block (RMSNorm, causal attention with rotary positions and grouped keys, SwiGLU, two "
+      "residuals) in one cell learns to predict the next character of a short tale at every position."),
+   1, 1, 4, 1, build_transformer, {"data.source=text", "optimizer.lr=0.01", "batch=16", "epochs=40"}},
 };
 
 #define N_EXAMPLES ((int)(sizeof examples / sizeof examples[0]))

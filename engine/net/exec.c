@@ -84,6 +84,16 @@ LOOM_API int loom_net_forward(loom_net *net, const loom_ctx *ctx, const float *x
   net->batch = 0;
   int rc = net_ensure_plan(net, err);
   if (rc) return rc;
+  for (int k = 0; k < net->n_nodes; k++)
+    if (net->nodes[k].n_feedback > 0) {
+      char a[48], b[48];
+      const net_node *n = &net->nodes[k];
+      return loom_error_set(err, LOOM_ERR_INVALID,
+                            _("link %s → %s points backwards (the source comes after the destination); feedback links "
+                              "need systolic execution"),
+                            loom_coord_format(net->nodes[n->feedback[0].src_node].coord, a, sizeof a),
+                            loom_coord_format(n->coord, b, sizeof b));
+    }
   int64_t in_numel = loom_shape_numel(&net->input);
   if ((rc = reserve(&net->x_buf, &net->x_cap, batch, in_numel, err))) return rc;
   memcpy(net->x_buf, x, (size_t)(batch * in_numel) * sizeof *x);

@@ -17,6 +17,7 @@ void net_plan_free(loom_net *net) {
   for (int k = 0; k < net->n_nodes; k++) {
     net_node *n = &net->nodes[k];
     free(n->merges);
+    free(n->feedback);
     free(n->in_buf);
     free(n->out_buf);
     free(n->grad_out);
@@ -107,6 +108,40 @@ static bool merge_shape(loom_shape *cur, const loom_shape *src, loom_merge mode,
   return false;
 }
 
+/* Systolic networks: a feedback link (from the destination itself or a later
+ * slot) reads the previous tick and must keep the shape at its destination,
+ * so shapes stay those of the spine and forward links. */
+static void infer_feedback(loom_net *net, diag_list *d) {
+  for (int i = 0; i < net->n_links; i++) {
+    const loom_link *lk = &net->links[i];
+    int k = node_of_flat(net, net_flat(net, lk->dst)), s = node_of_flat(net, net_flat(net, lk->src));
+    if (k < 0 || s < 0 || s < k) continue;
+    net_node *n = &net->nodes[k];
+    const loom_shape *src = &net->nodes[s].out;
+    if (n->in.rank < 1 || src->rank < 1) continue; /* reported upstream */
+    char a[48], b[48], sa[96], sb[96];
+    loom_coord_format(lk->src, a, sizeof a);
+    loom_coord_format(lk->dst, b, sizeof b);
+    if (lk->merge == LOOM_MERGE_CONCAT || !loom_shape_equal(src, &n->in)) {
+      diag_add(d, lk->dst, &lk->src, LOOM_ERR_SHAPE,
+               _("feedback link %s → %s (%s): it carries %s but the input at %s is %s; a feedback link must keep the "
+                 "shape (add or replace with equal shapes)"),
+               a, b, loom_merge_name(lk->merge), loom_shape_format(src, sa, sizeof sa), b,
+               loom_shape_format(&n->in, sb, sizeof sb));
+      continue;
+    }
+    net_merge *grown = realloc(n->feedback, (size_t)(n->n_feedback + 1) * sizeof *grown);
+    if (!grown) {
+      diag_add(d, n->coord, NULL, LOOM_ERR_NOMEM, _("out of memory inferring shapes"));
+      continue;
+    }
+    n->feedback = grown;
+    n->feedback[n->n_feedback++] = (net_merge){.src_node = s, .mode = lk->merge,
+                                               .before_numel = loom_shape_numel(&n->in),
+                                               .src_numel = loom_shape_numel(src)};
+  }
+}
+
 LOOM_API int loom_net_infer_shapes(loom_net *net, uint64_t seed, loom_diag **diags) {
   diag_list d = {0};
   if (diags) *diags = NULL;
@@ -146,10 +181,18 @@ LOOM_API int loom_net_infer_shapes(loom_net *net, uint64_t seed, loom_diag **dia
       const loom_link *lk = &net->links[i];
       if (net_flat(net, lk->dst) != n->flat) continue;
       int s = node_of_flat(net, net_flat(net, lk->src));
-      if (s < 0 || s >= k) { /* add_link refuses these; a resize or move cannot create them */
+      if (s >= k && net->execution == LOOM_EXEC_SYSTOLIC) continue; /* feedback: checked once every shape is known */
+      if (s < 0 || s >= k) { /* add_link refuses these; a resize, move or load can still make one */
         char a[48], b[48];
-        diag_add(&d, lk->dst, &lk->src, LOOM_ERR_INVALID, _("link %s → %s does not come from an earlier layer"),
-                 loom_coord_format(lk->src, a, sizeof a), loom_coord_format(lk->dst, b, sizeof b));
+        loom_coord_format(lk->src, a, sizeof a);
+        loom_coord_format(lk->dst, b, sizeof b);
+        if (s >= 0)
+          diag_add(&d, lk->dst, &lk->src, LOOM_ERR_INVALID,
+                   _("link %s → %s points backwards (the source comes after the destination); feedback links need "
+                     "systolic execution"),
+                   a, b);
+        else
+          diag_add(&d, lk->dst, &lk->src, LOOM_ERR_INVALID, _("link %s → %s does not come from an earlier layer"), a, b);
         known = false;
         continue;
       }
@@ -187,6 +230,7 @@ LOOM_API int loom_net_infer_shapes(loom_net *net, uint64_t seed, loom_diag **dia
       n->out = n->layer->out_shape;
     }
   }
+  if (net->execution == LOOM_EXEC_SYSTOLIC) infer_feedback(net, &d);
 done:
   net->out_shape = net->n_nodes ? net->nodes[net->n_nodes - 1].out : net->input;
   net->plan_valid = true;

@@ -38,7 +38,7 @@ LOOM_API int loom_net_check_link(const loom_net *net, const loom_link *k, loom_e
   if (!net->slots[fd])
     return loom_error_set(err, LOOM_ERR_INVALID, _("link %s → %s: the destination slot %s is empty"), a, b, b);
   if (fs == fd) return loom_error_set(err, LOOM_ERR_INVALID, _("link %s → %s: a slot cannot link to itself"), a, b);
-  if (fs > fd)
+  if (fs > fd && net->execution != LOOM_EXEC_SYSTOLIC)
     return loom_error_set(err, LOOM_ERR_INVALID,
                           _("link %s → %s points backwards (the source comes after the destination); feedback links "
                             "need systolic execution"),
@@ -73,6 +73,46 @@ LOOM_API int loom_net_add_link(loom_net *net, const loom_link *k, loom_error *er
   net->links[net->n_links++] = *k;
   net_invalidate(net);
   return LOOM_OK;
+}
+
+static const char *const execution_names[] = {"feed-forward", "systolic"};
+
+LOOM_API const char *loom_execution_name(loom_execution mode) {
+  return (unsigned)mode < 2 ? execution_names[mode] : NULL;
+}
+
+LOOM_API int loom_execution_from_name(const char *name, loom_execution *out, loom_error *err) {
+  for (int i = 0; i < 2; i++)
+    if (name && strcmp(name, execution_names[i]) == 0) {
+      *out = (loom_execution)i;
+      return LOOM_OK;
+    }
+  return loom_error_set(err, LOOM_ERR_INVALID, _("unknown execution “%s” (expected feed-forward or systolic)"),
+                        name ? name : "(null)");
+}
+
+LOOM_API int loom_net_set_execution(loom_net *net, loom_execution mode, loom_error *err) {
+  if (!net) return loom_error_set(err, LOOM_ERR_INVALID, _("no network given"));
+  if (!loom_execution_name(mode))
+    return loom_error_set(err, LOOM_ERR_INVALID, _("unknown execution mode %d"), (int)mode);
+  if (mode == net->execution) return LOOM_OK;
+  for (int i = 0; mode == LOOM_EXEC_FEED_FORWARD && i < net->n_links; i++) {
+    const loom_link *k = &net->links[i];
+    if (net_flat(net, k->src) >= net_flat(net, k->dst)) {
+      char a[48], b[48];
+      return loom_error_set(err, LOOM_ERR_INVALID,
+                            _("link %s → %s points backwards (the source comes after the destination); feedback links "
+                              "need systolic execution"),
+                            loom_coord_format(k->src, a, sizeof a), loom_coord_format(k->dst, b, sizeof b));
+    }
+  }
+  net->execution = mode;
+  net_invalidate(net);
+  return LOOM_OK;
+}
+
+LOOM_API loom_execution loom_net_execution(const loom_net *net) {
+  return net ? net->execution : LOOM_EXEC_FEED_FORWARD;
 }
 
 LOOM_API int loom_net_remove_link(loom_net *net, int index, loom_error *err) {

@@ -18,6 +18,7 @@ struct loom_net {
   loom_link *links;
   int n_links, links_cap;
   loom_shape input;
+  loom_execution execution; /* systolic: feedback links are legal (systolic.c) */
 
   /* Occupied slots in flat order (cache). */
   int64_t *occupied;

@@ -32,6 +32,10 @@ typedef struct net_node {
   loom_shape base_in, in, out;
   int n_merges;
   net_merge *merges;
+  /* Systolic networks: links from this node or a later one (feedback), merged
+   * after `merges`; each keeps the shape (add, or replace by an equal shape). */
+  int n_feedback;
+  net_merge *feedback;
   /* Last forward. */
   const float *in_ptr; /* merged input (own buffer, or an alias when there are no merges) */
   const float *out_ptr;

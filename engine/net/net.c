@@ -103,6 +103,7 @@ LOOM_API loom_net *loom_net_clone(const loom_net *src, loom_error *err) {
   loom_net *net = loom_net_new(src->depth, src->rows, src->cols, src->lpc, err);
   if (!net) return NULL;
   net->input = src->input;
+  net->execution = src->execution;
   net->seed = src->seed;
   memcpy(net->disabled, src->disabled, (size_t)src->n_slots * sizeof *net->disabled);
   for (int64_t i = 0; i < src->n_slots; i++) {
@@ -298,7 +299,7 @@ LOOM_API int loom_net_move(loom_net *net, loom_coord from, loom_coord to, loom_e
     loom_link k = net->links[i];
     if (same_coord(k.src, from)) k.src = to;
     if (same_coord(k.dst, from)) k.dst = to;
-    if (net_flat(net, k.src) >= net_flat(net, k.dst))
+    if (net->execution != LOOM_EXEC_SYSTOLIC && net_flat(net, k.src) >= net_flat(net, k.dst))
       return loom_error_set(err, LOOM_ERR_INVALID,
                             _("moving %s to %s would turn its link %s → %s backwards, which feed-forward execution "
                               "cannot run"),

@@ -17,6 +17,7 @@
 #define DEFAULT_SAMPLES 400
 #define DEFAULT_SPIRAL_PER_ARM 200
 #define DIGITS_FILE "optdigits-8x8.csv.gz"
+#define TEXT_FILE "loom-tale.txt" /* the character-level text task (data/datasets/README.md) */
 
 LOOM_API loom_optim_config loom_train_settings_optim_config(const loom_train_settings *s) {
   loom_optim_kind kind = LOOM_OPTIM_ADAM;
@@ -88,6 +89,7 @@ static loom_dataset *generate(const loom_data_settings *d, int source, const loo
   case 3: return loom_gen_clusters(n, classes, numel, pick_d(d->noise, 0.2), d->seed, err);
   case 4: return loom_gen_sine(n, numel, pick_d(d->noise, 0.01), d->seed, err);
   case 5: return loom_gen_copy(n, pick(d->length, 4), pick(d->symbols, 6), pick_d(d->noise, 0.0), d->seed, err);
+  case 8: return loom_gen_parity(n, pick(d->length, in.rank == 2 ? in.d[0] : 8), d->seed, err);
   default: break;
   }
   loom_error_set(err, LOOM_ERR_INVALID, _("data.source: “%s” is not a generator"), d->source);
@@ -121,6 +123,20 @@ static loom_dataset *load(const loom_train_settings *s, int source, const loom_n
     if (!path) return NULL;
     loom_shape in = loom_net_input_shape(net);
     loom_dataset *ds = loom_dataset_load_digits(path, in.rank == 3, err);
+    free(path);
+    return ds;
+  }
+  if (strcmp(d->source, "text") == 0) {
+    if (!datasets_dir) {
+      loom_error_set(err, LOOM_ERR_IO, _("data.source: the text data set needs the directory holding %s"), TEXT_FILE);
+      return NULL;
+    }
+    char *path = join_path(datasets_dir, TEXT_FILE, err);
+    if (!path) return NULL;
+    /* Windows as long as the network's sequence, one-hot for [steps × vocabulary] inputs, indices for [steps]. */
+    loom_shape in = loom_net_input_shape(net);
+    int64_t window = pick(d->length, in.rank >= 1 ? in.d[0] : 32);
+    loom_dataset *ds = loom_dataset_load_text(path, window, window > 1 ? window / 2 : 1, in.rank == 2, err);
     free(path);
     return ds;
   }

@@ -18,7 +18,8 @@
 #include "train/dataset-csv-impl.h"
 #include "train/settings-internal.h"
 
-const char *const settings_sources[] = {"spiral", "xor", "circles", "clusters", "sine", "copy", "digits", "csv", NULL};
+const char *const settings_sources[] = {"spiral", "xor", "circles", "clusters", "sine", "copy", "digits", "csv",
+                                        "parity", "text", NULL};
 
 /* SS_SOURCE bits */
 #define SRC_SPIRAL (1u << 0)
@@ -28,7 +29,9 @@ const char *const settings_sources[] = {"spiral", "xor", "circles", "clusters", 
 #define SRC_SINE (1u << 4)
 #define SRC_COPY (1u << 5)
 #define SRC_CSV (1u << 7)
-#define SRC_GENERATORS (SRC_SPIRAL | SRC_XOR | SRC_CIRCLES | SRC_CLUSTERS | SRC_SINE | SRC_COPY)
+#define SRC_PARITY (1u << 8)
+#define SRC_TEXT (1u << 9)
+#define SRC_GENERATORS (SRC_SPIRAL | SRC_XOR | SRC_CIRCLES | SRC_CLUSTERS | SRC_SINE | SRC_COPY | SRC_PARITY)
 /* SS_OPTIMIZER bits */
 #define OPT_SGD (1u << LOOM_OPTIM_SGD)
 #define OPT_ADAM (1u << LOOM_OPTIM_ADAM | 1u << LOOM_OPTIM_ADAMW)
@@ -71,7 +74,8 @@ const settings_field settings_fields[] = {
     NUM("data.noise", data.noise, SU_NAN, 0, 1e6, false, false, SS_SOURCE, SRC_GENERATORS, N_("Noise")),
     INT64("data.classes", data.classes, SU_ZERO, 2, 1000, SS_SOURCE, SRC_SPIRAL | SRC_CLUSTERS, N_("Classes")),
     NUM("data.factor", data.factor, SU_NAN, 0, 1, true, true, SS_SOURCE, SRC_CIRCLES, N_("Inner radius")),
-    INT64("data.length", data.length, SU_ZERO, 1, 1000, SS_SOURCE, SRC_COPY, N_("Sequence length")),
+    INT64("data.length", data.length, SU_ZERO, 1, 1000, SS_SOURCE, SRC_COPY | SRC_PARITY | SRC_TEXT,
+          N_("Sequence length")),
     INT64("data.symbols", data.symbols, SU_ZERO, 1, 1000, SS_SOURCE, SRC_COPY, N_("Symbols")),
     NUM("data.test_fraction", data.test_fraction, SU_NONE, 0, 1, true, true, SS_ALL, 0, N_("Test fraction")),
     U64("data.seed", data.seed, N_("Data seed")),

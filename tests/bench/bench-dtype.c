@@ -1,7 +1,8 @@
 /*
  * Morph (float32 master -> packed + scales) and dequantize (packed -> float32)
  * of a 4096 × 4096 weight matrix at every dtype, in MB/s of float32 data,
- * beside the memcpy speed of the same amount measured in the same run.
+ * beside the memcpy speed of the same amount measured in the same run, for
+ * every kernel level the machine has (ref, avx2, avx512: kernels/cpu.h).
  * Medians of several runs. Usage: bench-dtype [SIZE [RUNS]]
  */
 #include <glib.h>
@@ -11,6 +12,7 @@
 #include <time.h>
 
 #include "bench-util.h"
+#include "kernels/cpu.h"
 #include "loom/loom.h"
 
 static double median(double *v, int n) {
@@ -56,41 +58,70 @@ int main(int argc, char **argv) {
   const double memcpy_mbs = mb / median(t, runs);
   printf("dtype morph and dequantize, %lld x %lld float32 (%.0f MB), median of %d runs\n", (long long)size,
          (long long)size, mb, runs);
-  printf("memcpy: %.0f MB/s\n\n", memcpy_mbs);
-  printf("%-9s %12s %9s %12s %9s\n", "dtype", "morph MB/s", "/memcpy", "dequant MB/s", "/memcpy");
-
-  for (int d = 0; d < LOOM_DTYPE_COUNT; d++) {
-    if (loom_weights_set_dtype(w, (loom_dtype)d, &err) || loom_weights_morph(w, &err)) {
-      fprintf(stderr, "bench-dtype: %s\n", err.message);
-      return 1;
-    }
-    for (int r = 0; r < runs; r++) {
-      loom_weights_touch(w);
-      double t0 = bench_now_s();
-      if (loom_weights_morph(w, &err)) {
+  printf("memcpy before: %.0f MB/s; ratios are speed / memcpy speed, memcpy timed in the same runs\n"
+         "(goals: morph >= 0.5, dequantize >= 1)\n\n",
+         memcpy_mbs);
+  double ratio[LOOM_KERNELS_LEVEL_COUNT][LOOM_DTYPE_COUNT][2] = {{{0}}};
+  double copy_mbs[LOOM_KERNELS_LEVEL_COUNT][LOOM_DTYPE_COUNT] = {{0}};
+  double *tc = malloc((size_t)runs * sizeof *tc), *td = malloc((size_t)runs * sizeof *td);
+  if (!tc || !td) return 1;
+  const loom_kernel_level best = loom_kernels_best_level();
+  for (int level = 0; level <= (int)best; level++) {
+    if (!loom_kernels_force((loom_kernel_level)level)) continue;
+    for (int d = 0; d < LOOM_DTYPE_COUNT; d++) {
+      if (loom_weights_set_dtype(w, (loom_dtype)d, &err) || loom_weights_morph(w, &err)) {
         fprintf(stderr, "bench-dtype: %s\n", err.message);
         return 1;
       }
-      t[r] = bench_now_s() - t0;
-    }
-    const double morph_mbs = mb / median(t, runs);
-    size_t nbytes;
-    int64_t ns;
-    const uint8_t *p = loom_weights_packed(w, &nbytes);
-    const float *sc = loom_weights_scales(w, &ns);
-    for (int r = 0; r < runs; r++) {
-      double t0 = bench_now_s();
-      if (loom_dtype_dequantize((loom_dtype)d, p, size, size, sc, ns, out, &err)) {
-        fprintf(stderr, "bench-dtype: %s\n", err.message);
-        return 1;
+      size_t nbytes;
+      int64_t ns;
+      const uint8_t *p = loom_weights_packed(w, &nbytes);
+      const float *sc = loom_weights_scales(w, &ns);
+      /* memcpy, morph and dequantize interleaved run by run: the machine is
+       * shared, and a baseline measured at another moment would mislead. */
+      for (int r = 0; r < runs; r++) {
+        double t0 = bench_now_s();
+        memcpy(out, m, (size_t)n * sizeof *out);
+        tc[r] = bench_now_s() - t0;
+        loom_weights_touch(w);
+        t0 = bench_now_s();
+        if (loom_weights_morph(w, &err)) {
+          fprintf(stderr, "bench-dtype: %s\n", err.message);
+          return 1;
+        }
+        t[r] = bench_now_s() - t0;
+        p = loom_weights_packed(w, &nbytes);
+        sc = loom_weights_scales(w, &ns);
+        t0 = bench_now_s();
+        if (loom_dtype_dequantize((loom_dtype)d, p, size, size, sc, ns, out, &err)) {
+          fprintf(stderr, "bench-dtype: %s\n", err.message);
+          return 1;
+        }
+        td[r] = bench_now_s() - t0;
       }
-      t[r] = bench_now_s() - t0;
+      const double copy_s = median(tc, runs);
+      ratio[level][d][0] = copy_s / median(t, runs);
+      ratio[level][d][1] = copy_s / median(td, runs);
+      copy_mbs[level][d] = mb / copy_s;
     }
-    const double deq_mbs = mb / median(t, runs);
-    printf("%-9s %12.0f %9.3f %12.0f %9.3f\n", loom_dtype_name((loom_dtype)d), morph_mbs, morph_mbs / memcpy_mbs,
-           deq_mbs, deq_mbs / memcpy_mbs);
-    fflush(stdout);
   }
+  printf("%-9s", "dtype");
+  for (int level = 0; level <= (int)best; level++) printf(" %7s:%-6s", "morph", loom_kernel_level_name(level));
+  for (int level = 0; level <= (int)best; level++) printf(" %7s:%-6s", "deq", loom_kernel_level_name(level));
+  printf("\n");
+  for (int d = 0; d < LOOM_DTYPE_COUNT; d++) {
+    printf("%-9s", loom_dtype_name((loom_dtype)d));
+    double lo = 1e300, hi = 0;
+    for (int k = 0; k < 2; k++)
+      for (int level = 0; level <= (int)best; level++) printf(" %14.3f", ratio[level][d][k]);
+    for (int level = 0; level <= (int)best; level++) {
+      lo = copy_mbs[level][d] < lo ? copy_mbs[level][d] : lo;
+      hi = copy_mbs[level][d] > hi ? copy_mbs[level][d] : hi;
+    }
+    printf("   memcpy %.0f-%.0f MB/s\n", lo, hi);
+  }
+  free(tc);
+  free(td);
   loom_weights_free(w);
   free(out);
   free(t);

@@ -123,7 +123,7 @@ static void test_mismatch_and_usage(void) {
   r = run(bad_data);
   g_assert_cmpint(r.status, ==, 1);
   g_assert_cmpstr(r.err, ==, "loom train: unknown data set “moons” (expected spiral, xor, circles, clusters, sine, "
-                             "copy, digits or a .csv file)\n");
+                             "copy, parity, text, digits or a .csv file)\n");
   cli_result_clear(&r);
   const char *bad_epochs[] = {"train", model, "--data", "digits", "--epochs", "0", NULL};
   r = run(bad_epochs);

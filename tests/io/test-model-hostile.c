@@ -143,7 +143,8 @@ static void test_wrong_types_and_header(void) {
                   SRC ": $.format: expected “loom-model”, found “onnx”");
   expect_mutation("\"format\": \"loom-model\", ", "", LOOM_ERR_FORMAT, SRC ": $.format: required member is missing");
   expect_mutation("\"grid\": {", "\"grid\": [], \"x\": {", LOOM_ERR_FORMAT,
-                  SRC ": $.x: unknown member (expected one of: format, version, grid, input_shape, slots, links, training)");
+                  SRC ": $.x: unknown member (expected one of: format, version, grid, input_shape, execution, slots, links, "
+                  "training)");
   expect_mutation("\"enabled\": true", "\"enabled\": 1", LOOM_ERR_FORMAT,
                   SRC ": $.slots[0].enabled: expected true or false, found an integer");
   expect_mutation("\"rows\": 1,", "\"rows\": 1.5,", LOOM_ERR_FORMAT,

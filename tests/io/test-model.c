@@ -40,6 +40,15 @@ static float *run(loom_net *net, const float *x, int64_t batch) {
   loom_shape out = loom_net_output_shape(net);
   float *y = g_new0(float, batch * loom_shape_numel(&out));
   loom_ctx ctx = {0};
+  if (loom_net_execution(net) == LOOM_EXEC_SYSTOLIC) { /* feedback links: a few ticks with the input held */
+    loom_systolic *s = loom_systolic_new(net, batch, &err);
+    if (!s || loom_systolic_set_input(s, x, &err)) g_error("systolic runner: %s", err.message);
+    for (int64_t t = 0; t < 2 * loom_net_n_layers(net); t++)
+      if (loom_systolic_tick(s, &ctx, &err)) g_error("tick failed: %s", err.message);
+    memcpy(y, loom_systolic_output(s, NULL), (size_t)(batch * loom_shape_numel(&out)) * sizeof(float));
+    loom_systolic_free(s);
+    return y;
+  }
   int rc = loom_net_forward(net, &ctx, x, batch, y, &err);
   if (rc) g_error("forward failed: %s", err.message);
   return y;
@@ -85,8 +94,8 @@ static void check_round_trip(loom_net *net, const char *what) {
 }
 
 static void test_examples_round_trip(void) {
-  g_assert_cmpint(loom_example_count(), ==, 5);
-  const char *expected[] = {"xor", "spiral", "hop", "moe", "cnn"};
+  g_assert_cmpint(loom_example_count(), ==, 7);
+  const char *expected[] = {"xor", "spiral", "hop", "moe", "cnn", "feedback", "transformer"};
   for (int i = 0; i < loom_example_count(); i++) {
     g_assert_cmpstr(loom_example_name(i), ==, expected[i]);
     g_assert_true(strlen(loom_example_title(i)) > 0);
@@ -109,7 +118,8 @@ static void test_examples_round_trip(void) {
   loom_error err = {0};
   g_assert_cmpint(loom_example_build("nope", &net, &err), ==, LOOM_ERR_INVALID);
   g_assert_null(net);
-  g_assert_cmpstr(err.message, ==, "unknown example “nope” (expected one of: xor, spiral, hop, moe, cnn)");
+  g_assert_cmpstr(err.message, ==, "unknown example “nope” (expected one of: xor, spiral, hop, moe, cnn, feedback, "
+                  "transformer)");
 }
 
 /* The examples are fixed: the same seed gives the same network every time. */

@@ -181,7 +181,7 @@ static void test_strict_json_errors(void) {
                     "s.json: $.data.factor: applies to circles only, not to xor");
   expect_json_error(HEAD "\"data\": {\"source\": \"moons\"}}", LOOM_ERR_INVALID,
                     "s.json: $.data.source: unknown value “moons” (expected one of: spiral, xor, circles, clusters, "
-                    "sine, copy, digits, csv)");
+                    "sine, copy, digits, csv, parity, text)");
   expect_json_error(HEAD "\"data\": {\"source\": \"csv\"}}", LOOM_ERR_INVALID,
                     "s.json: $.data.csv.path: a CSV data source needs the path of the file");
   expect_json_error(HEAD "\"data\": {\"source\": \"csv\", \"csv\": {\"path\": \"a.csv\", \"features\": [1, 1]}}}",

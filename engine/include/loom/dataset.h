@@ -141,6 +141,20 @@ LOOM_API loom_dataset *loom_gen_sine(int64_t n, int64_t window, double noise, ui
 LOOM_API loom_dataset *loom_gen_copy(int64_t n, int64_t length, int64_t symbols, double noise, uint64_t seed,
                                      loom_error *err);
 
+/* Running parity: `length` random bits (input [length×1]) and, per position,
+ * the parity of the bits so far (labels: one head per position, 2 classes;
+ * the last head is the parity of the whole string). engine/train/dataset-seq.c */
+LOOM_API loom_dataset *loom_gen_parity(int64_t n, int64_t length, uint64_t seed, loom_error *err);
+/* Next-character prediction: windows of `window` bytes every `stride` bytes;
+ * the classes are the text's distinct bytes in ascending order (class_names
+ * hold them, escaped); inputs one-hot [window×vocab] or class indices
+ * [window] (for an embedding); labels: the next byte at every position. */
+LOOM_API loom_dataset *loom_dataset_from_text(const char *text, size_t len, int64_t window, int64_t stride,
+                                              bool one_hot, loom_error *err);
+/* The same from a file (at most 16 MiB), e.g. data/datasets/loom-tale.txt. */
+LOOM_API loom_dataset *loom_dataset_load_text(const char *path, int64_t window, int64_t stride, bool one_hot,
+                                              loom_error *err);
+
 /* ---- files --------------------------------------------------------------- */
 
 /* The UCI 8×8 digits CSV (optionally gzip'ed): 64 pixels 0..16 and a label

@@ -47,6 +47,11 @@ typedef struct loom_param_spec {
   int count;           /* INTS: number of entries */
   bool runtime;        /* changing it affects neither shapes nor weights (e.g. a
                           mask): the layer stays built, the next forward uses it */
+  /* A model file may leave it out, meaning `def` (FLOATS: no values). Set it on
+   * a hyperparameter added to an existing type, with a default that computes
+   * what files written before it existed compute: old files keep loading, and
+   * the format version does not change (docs/file-format.md, "Versioning"). */
+  bool file_optional;
 } loom_param_spec;
 
 typedef struct loom_param_value {

@@ -5,6 +5,7 @@
  */
 #pragma once
 #include <stddef.h>
+#include <stdint.h>
 
 #include "error.h"
 #include "export.h"
@@ -17,6 +18,11 @@ extern "C" {
 
 #define LOOM_MODEL_FORMAT_VERSION 1
 #define LOOM_MODEL_MAX_FILE_BYTES ((size_t)2 << 30)
+/* The memory a loaded network may need: its weights (float32 masters and
+ * packed copies) plus the activations of one sample (the input and every
+ * layer's output, float32). Checked while loading, before the weights are
+ * allocated and before anything is run. */
+#define LOOM_MODEL_MAX_MEMORY_BYTES ((uint64_t)8 << 30)
 
 typedef enum loom_model_flags {
   LOOM_MODEL_STRICT = 1 << 0, /* unknown fields are errors (default in the CLI and GUI) */
@@ -27,7 +33,8 @@ typedef enum loom_model_flags {
 LOOM_API int loom_model_load(const char *path, unsigned flags, loom_net **out, loom_error *err);
 LOOM_API int loom_model_load_data(const char *json, size_t len, const char *source_name, unsigned flags,
                                   loom_net **out, loom_error *err);
-/* Atomic: temp file, fsync, rename. */
+/* Atomic: temp file, fsync, rename. A path ending in ".safetensors" gets a
+ * safetensors file (loom/safetensors.h), any other the JSON text. */
 LOOM_API int loom_model_save(const loom_net *net, const char *path, loom_error *err);
 /* The JSON text (malloc'd, NUL-terminated). */
 LOOM_API char *loom_model_to_json(const loom_net *net, size_t *len, loom_error *err);

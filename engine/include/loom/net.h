@@ -58,6 +58,20 @@ LOOM_API loom_coord loom_net_coord_of(const loom_net *net, int64_t flat);
 /* "(z,y,x,l)" */
 LOOM_API char *loom_coord_format(loom_coord c, char *buf, size_t size);
 
+/* How the network runs (DESIGN.md §2). Feed-forward: every slot sees its input
+ * in the same pass and links must point forwards. Systolic (loom/systolic.h):
+ * every slot reads the previous tick's outputs, so links may also point
+ * backwards (feedback links); loom_net_forward refuses a network that has
+ * one. Switching to feed-forward fails while a feedback link exists, naming it. */
+typedef enum loom_execution {
+  LOOM_EXEC_FEED_FORWARD = 0,
+  LOOM_EXEC_SYSTOLIC = 1,
+} loom_execution;
+LOOM_API int loom_net_set_execution(loom_net *net, loom_execution mode, loom_error *err);
+LOOM_API loom_execution loom_net_execution(const loom_net *net);
+LOOM_API const char *loom_execution_name(loom_execution mode); /* "feed-forward", "systolic" */
+LOOM_API int loom_execution_from_name(const char *name, loom_execution *out, loom_error *err);
+
 /* The network's per-sample input shape. */
 LOOM_API int loom_net_set_input_shape(loom_net *net, const loom_shape *in, loom_error *err);
 LOOM_API loom_shape loom_net_input_shape(const loom_net *net);
@@ -83,8 +97,8 @@ LOOM_API loom_coord loom_net_layer_coord(const loom_net *net, int64_t i);
 
 /* ---- links ------------------------------------------------------------- */
 
-/* Both ends must hold layers; a backward link is an error in feed-forward
- * mode naming both coordinates; duplicates are refused. */
+/* Both ends must hold layers; a backward (feedback) link is an error in
+ * feed-forward mode naming both coordinates; duplicates are refused. */
 LOOM_API int loom_net_add_link(loom_net *net, const loom_link *link, loom_error *err);
 LOOM_API int loom_net_remove_link(loom_net *net, int index, loom_error *err);
 LOOM_API int loom_net_n_links(const loom_net *net);

@@ -1,0 +1,86 @@
+/*
+ * Runtime kernel dispatch. The CPU's features are read once (cpuid and, for
+ * the vector register state the OS saves, xgetbv); a kernel level is chosen
+ * from them, or forced by the environment variable LOOM_KERNELS=ref|avx2|avx512
+ * (read once, at the first use of any kernel), and one table of function
+ * pointers for that level serves every caller from then on. The reference
+ * level is plain C and always present; the vector levels exist only in x86-64
+ * builds and only when the CPU and OS support them. See docs/kernels.md.
+ */
+#pragma once
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "loom/dtype.h"
+
+typedef struct loom_cpu_features {
+  bool avx2, fma, f16c, bmi2;
+  bool avx512f, avx512bw, avx512vl, avx512dq;
+  bool avx512vnni, avx512bf16;
+} loom_cpu_features;
+
+typedef enum loom_kernel_level {
+  LOOM_KERNELS_REF = 0,    /* plain C, every machine */
+  LOOM_KERNELS_AVX2 = 1,   /* AVX2 + FMA + F16C */
+  LOOM_KERNELS_AVX512 = 2, /* AVX-512 F/BW/VL/DQ (VNNI, BF16 used per function where present) */
+  LOOM_KERNELS_LEVEL_COUNT
+} loom_kernel_level;
+
+/* One row of a packed tensor to codes and back; the same contract as the
+ * reference row codecs of core/ (loom_float_*_row, loom_scaled_*_row): dst of
+ * a quantize is zeroed beforehand, NaN where the dtype has no code stops the
+ * row and reports its index in *bad. `lut` holds the decoded values of every
+ * code for unscaled dtypes of <= 8 bits (loom_float_build_lut). */
+typedef int (*loom_quantize_row_fn)(const loom_dtype_traits *t, const float *src, int64_t n, float scale,
+                                    uint8_t *dst, int64_t *bad);
+typedef void (*loom_dequantize_row_fn)(const loom_dtype_traits *t, const uint8_t *src, int64_t n, float scale,
+                                       const float *lut, float *dst);
+
+typedef struct loom_kernels {
+  loom_kernel_level level;
+  const char *name;
+  loom_quantize_row_fn quantize_row[LOOM_DTYPE_COUNT];
+  loom_dequantize_row_fn dequantize_row[LOOM_DTYPE_COUNT];
+  /* True when any value is NaN or ±inf. */
+  bool (*any_nonfinite)(const float *v, int64_t n);
+  /* max |v| and max(0, max v) over finite values (order-free, so exact). */
+  float (*abs_max)(const float *v, int64_t n);
+  float (*pos_max)(const float *v, int64_t n);
+  /* Σ |v[i]| in double, bit-identical to summing in index order. */
+  double (*abs_sum)(const float *v, int64_t n);
+  /* acc[j % 64] = fma(w[j], x[j], acc[j % 64]) for j ascending in [0, n),
+   * n < 64 padded with zeros to 64: the fixed summation order of every dot
+   * product of the packed GEMV (kernels/gemv.h), the same at every level. */
+  void (*dot_acc64)(float *acc, const float *w, const float *x, int64_t n);
+  /* The same for `groups` × 64 columns of one packed row, decoding in
+   * registers: exactly dequantize_row then dot_acc64, without the buffer.
+   * NULL where a level has none (gemv.c then decodes a block at a time). */
+  void (*gemv_acc64[LOOM_DTYPE_COUNT])(const loom_dtype_traits *t, const uint8_t *row, int64_t groups, float scale,
+                                       const float *x, float *acc);
+} loom_kernels;
+
+/* The CPU's features (read once). */
+const loom_cpu_features *loom_cpu_features_get(void);
+/* The highest level the CPU and this build support. */
+loom_kernel_level loom_kernels_best_level(void);
+/* The table in use: chosen once, at the first call, from LOOM_KERNELS or the
+ * best level. */
+const loom_kernels *loom_kernels_get(void);
+/* The table of one level, or NULL when the CPU or the build lacks it. */
+const loom_kernels *loom_kernels_for(loom_kernel_level level);
+/* Switches the table in use (tests and benchmarks run every path in one
+ * process). Not safe while another thread runs kernels: call it between
+ * jobs. Returns false, changing nothing, when the level is unavailable. */
+bool loom_kernels_force(loom_kernel_level level);
+const char *loom_kernel_level_name(loom_kernel_level level);
+/* "ref", "avx2", "avx512" -> level; false for anything else. */
+bool loom_kernel_level_parse(const char *name, loom_kernel_level *level);
+
+/* Filled by the per-level files: start from a copy of the reference table and
+ * replace what they implement. */
+void loom_kernels_fill_ref(loom_kernels *k);
+#if defined(__x86_64__) && defined(__GNUC__)
+#define LOOM_KERNELS_X86 1
+void loom_kernels_fill_avx2(loom_kernels *k);
+void loom_kernels_fill_avx512(loom_kernels *k);
+#endif

@@ -1,0 +1,143 @@
+/*
+ * The vector parts of the packed GEMV (kernels/gemv.h) and the scale sum,
+ * compiled per level with the codecs: included by codec-simd.h, whose types,
+ * decoders and SIMD(name) they use. Not a normal header.
+ */
+#ifndef SIMD
+#error "gemv-simd.h is included by codec-simd.h only"
+#endif
+
+/*
+ * Σ |v| in double, the same bits as the reference's sum in index order,
+ * which is a chain of dependent adds (the ternary and binary scales). Every
+ * |v| is a multiple of the smallest ulp among them, u; when n · max|v| <
+ * 2^53 · u, every partial sum in any order is a multiple of u below 2^53 · u,
+ * hence exact in double, and the sums of all orders agree. Then the vector
+ * sum is returned; otherwise (a tiny value beside large ones, non-finite
+ * input) the sum in index order.
+ */
+static double SIMD(abs_sum)(const float *v, int64_t n) {
+  vdn s0 = {0}, s1 = {0};
+  vu maxbits = {0}, minexp = (vu){0} + 255u;
+  int64_t i = 0;
+  for (; i + VL <= n; i += VL) {
+    vu u;
+    memcpy(&u, v + i, sizeof u);
+    u &= 0x7fffffffu;
+    maxbits = sel_u((vi)(u > maxbits), u, maxbits);
+    const vu e = sel_u((vi)(u == 0), (vu){0} + 255u, sel_u((vi)(u < 0x00800000u), (vu){0} + 1u, u >> 23));
+    minexp = sel_u((vi)(e < minexp), e, minexp);
+    vfh half[2];
+    memcpy(half, &u, sizeof u);
+    s0 += __builtin_convertvector(half[0], vdn);
+    s1 += __builtin_convertvector(half[1], vdn);
+  }
+  uint32_t mx = 0, me = 255;
+  for (int l = 0; l < VL; l++) {
+    mx = maxbits[l] > mx ? maxbits[l] : mx;
+    me = minexp[l] < me ? minexp[l] : me;
+  }
+  double sum = 0;
+  s0 += s1;
+  for (int l = 0; l < VL / 2; l++) sum += s0[l];
+  for (; i < n; i++) {
+    uint32_t u;
+    memcpy(&u, v + i, sizeof u);
+    u &= 0x7fffffffu;
+    mx = u > mx ? u : mx;
+    const uint32_t e = u == 0 ? 255u : u < 0x00800000u ? 1u : u >> 23;
+    me = e < me ? e : me;
+    sum += fabs((double)v[i]);
+  }
+  if (mx == 0) return 0.0;
+  float maxf;
+  memcpy(&maxf, &mx, sizeof maxf);
+  if (mx < 0x7f800000u && (double)n * (double)maxf < ldexp(1.0, 53 + (int)me - 150)) return sum;
+  double seq = 0;
+  for (int64_t j = 0; j < n; j++) seq += fabs((double)v[j]);
+  return seq;
+}
+
+/* The packed GEMV's dot step (cpu.h): 64 lanes as 64 / VL vectors. */
+static void SIMD(dot_acc64)(float *acc, const float *w, const float *x, int64_t n) {
+  enum { NV = 64 / VL };
+  vf a[NV];
+  memcpy(a, acc, sizeof a);
+  int64_t j = 0;
+  for (; j + 64 <= n; j += 64)
+#pragma GCC unroll 8 /* the accumulators stay in registers */
+    for (int v = 0; v < NV; v++) a[v] = VFMA(load_f(w + j + v * VL), load_f(x + j + v * VL), a[v]);
+  if (j < n) {
+    float wt[64] = {0}, xt[64] = {0};
+    memcpy(wt, w + j, (size_t)(n - j) * sizeof *wt);
+    memcpy(xt, x + j, (size_t)(n - j) * sizeof *xt);
+    for (int v = 0; v < NV; v++) a[v] = VFMA(load_f(wt + v * VL), load_f(xt + v * VL), a[v]);
+  }
+  memcpy(acc, a, sizeof a);
+}
+
+/*
+ * The packed GEMV's inner loop fused with decoding (cpu.h, gemv_acc64): the
+ * codes of 64 columns decoded in registers, exactly as the row codecs above
+ * decode them, and fed to the same 64 fused multiply-add lanes in the same
+ * order as dequantize-then-dot_acc64, so the bits are the same.
+ */
+static ALWAYS_INLINE vf decode_block(const int bits, const int kind, const uint8_t *p, float scale,
+                                     const mf_dec_params *mf) {
+  if (kind < 0) { /* float formats */
+    if (kind == -2) return (vf)(load_codes(16, p) << 16);
+    if (kind == -3) return load_f((const float *)(const void *)p);
+    /* The format's flags as constants, so no test is left in the loop:
+     * -11 float16, -12 fp8-e5m2, -13 fp8-e4m3, -14 fp4. */
+    mf_dec_params q = *mf;
+    q.has_inf = kind == -11 || kind == -12;
+    q.has_nan = kind != -14;
+    q.keep_payload = kind == -11;
+    return (vf)mf_decode_vec(&q, load_codes(bits, p));
+  }
+  const vu c = load_codes(bits, p);
+  if (kind == LOOM_DTYPE_KIND_BINARY) return __builtin_convertvector(1 - 2 * (vi)c, vf) * scale;
+  const int ext = 32 - bits;
+  const vi q = kind != LOOM_DTYPE_KIND_UNSIGNED ? ((vi)(c << ext)) >> ext : (vi)c;
+  return __builtin_convertvector(q, vf) * scale;
+}
+
+static ALWAYS_INLINE void gemv_groups(const int bits, const int kind, const uint8_t *row, int64_t groups,
+                                      float scale, const mf_dec_params *mf, const float *x, float *acc) {
+  enum { NV = 64 / VL };
+  vf a[NV];
+  memcpy(a, acc, sizeof a);
+  for (int64_t g = 0; g < groups; g++)
+#pragma GCC unroll 8 /* the accumulators stay in registers */
+    for (int v = 0; v < NV; v++) {
+      const int64_t j = g * 64 + v * VL;
+      a[v] = VFMA(decode_block(bits, kind, row + j * bits / 8, scale, mf), load_f(x + j), a[v]);
+    }
+  memcpy(acc, a, sizeof a);
+}
+
+#define GEMV_CASE(B, KIND) gemv_groups(B, KIND, row, groups, scale, &mf, x, acc)
+
+static void SIMD(gemv_acc64)(const loom_dtype_traits *t, const uint8_t *row, int64_t groups, float scale,
+                             const float *x, float *acc) {
+  mf_dec_params mf = {0};
+  if (!t->scaled && t->bits <= 16) mf = mf_dec(t);
+  const bool uns = t->kind == LOOM_DTYPE_KIND_UNSIGNED;
+  switch (t->id) {
+  case LOOM_DTYPE_FLOAT32: GEMV_CASE(32, -3); break;
+  case LOOM_DTYPE_BFLOAT16: GEMV_CASE(16, -2); break;
+  case LOOM_DTYPE_FLOAT16: GEMV_CASE(16, -11); break;
+  case LOOM_DTYPE_FP8_E5M2: GEMV_CASE(8, -12); break;
+  case LOOM_DTYPE_FP8_E4M3: GEMV_CASE(8, -13); break;
+  case LOOM_DTYPE_FP4: GEMV_CASE(4, -14); break;
+  case LOOM_DTYPE_BINARY: GEMV_CASE(1, LOOM_DTYPE_KIND_BINARY); break;
+  default:
+    switch (t->bits) {
+    case 2: uns ? GEMV_CASE(2, LOOM_DTYPE_KIND_UNSIGNED) : GEMV_CASE(2, LOOM_DTYPE_KIND_SIGNED); break;
+    case 4: uns ? GEMV_CASE(4, LOOM_DTYPE_KIND_UNSIGNED) : GEMV_CASE(4, LOOM_DTYPE_KIND_SIGNED); break;
+    case 8: uns ? GEMV_CASE(8, LOOM_DTYPE_KIND_UNSIGNED) : GEMV_CASE(8, LOOM_DTYPE_KIND_SIGNED); break;
+    default: uns ? GEMV_CASE(16, LOOM_DTYPE_KIND_UNSIGNED) : GEMV_CASE(16, LOOM_DTYPE_KIND_SIGNED); break;
+    }
+  }
+}
+

@@ -1,0 +1,75 @@
+/*
+ * The packed GEMV driver (gemv.h): rows split over the pool in ranges that
+ * depend only on the row count; each row is independent, so the thread count
+ * never changes a bit.
+ */
+#include "kernels/gemv.h"
+
+#include <math.h>
+
+#include "core/dtype-internal.h"
+#include "core/i18n.h"
+#include "kernels/cpu.h"
+
+float loom_gemv_reduce64(float *acc) {
+  for (int w = 32; w >= 1; w /= 2)
+    for (int k = 0; k < w; k++) acc[k] = acc[k] + acc[k + w];
+  return acc[0];
+}
+
+typedef struct {
+  const loom_kernels *k;
+  const loom_dtype_traits *t;
+  const uint8_t *packed;
+  size_t row_bytes;
+  int64_t cols, nscales;
+  const float *scales, *x, *lut;
+  float *y;
+} gemv_job;
+
+static void gemv_rows(void *arg, int64_t begin, int64_t end) {
+  const gemv_job *j = arg;
+  const int bits = j->t->bits;
+  float buf[LOOM_GEMV_BLOCK];
+  for (int64_t r = begin; r < end; r++) {
+    const uint8_t *row = j->packed + (size_t)r * j->row_bytes;
+    const float scale = j->nscales == 0 ? 1.0f : j->scales[j->nscales == 1 ? 0 : r];
+    float acc[64] = {0};
+    int64_t c0 = 0;
+    if (j->k->gemv_acc64[j->t->id]) { /* whole groups of 64 fused, the rest below */
+      j->k->gemv_acc64[j->t->id](j->t, row, j->cols / 64, scale, j->x, acc);
+      c0 = j->cols / 64 * 64;
+    }
+    for (int64_t c = c0; c < j->cols; c += LOOM_GEMV_BLOCK) {
+      const int64_t len = j->cols - c < LOOM_GEMV_BLOCK ? j->cols - c : LOOM_GEMV_BLOCK;
+      j->k->dequantize_row[j->t->id](j->t, row + (size_t)c * (size_t)bits / 8, len, scale, j->lut, buf);
+      j->k->dot_acc64(acc, buf, j->x + c, len);
+    }
+    j->y[r] = loom_gemv_reduce64(acc);
+  }
+}
+
+int loom_gemv_packed(loom_pool *pool, loom_dtype d, const uint8_t *packed, int64_t rows, int64_t cols,
+                     const float *scales, int64_t nscales, const float *x, float *y, loom_error *err) {
+  const loom_dtype_traits *t = loom_dtype_traits_get(d);
+  if (!t) return loom_error_set(err, LOOM_ERR_INVALID, _("invalid dtype %d"), (int)d);
+  size_t nbytes;
+  if (rows < 0 || cols < 0)
+    return loom_error_set(err, LOOM_ERR_SHAPE, _("invalid shape %lld × %lld"), (long long)rows, (long long)cols);
+  int rc = loom_dtype_packed_bytes(d, rows, cols, &nbytes, err);
+  if (rc) return rc;
+  if (t->scaled ? !scales || (nscales != rows && nscales != 1) : nscales != 0)
+    return loom_error_set(err, LOOM_ERR_SHAPE, _("%s needs %lld scales (one per row) or 1, got %lld"), t->name,
+                          (long long)rows, (long long)nscales);
+  float lut[256];
+  if (!t->scaled && t->bits <= 8) loom_float_build_lut(t, lut);
+  gemv_job job = {
+    .k = loom_kernels_get(), .t = t, .packed = packed, .row_bytes = loom_dtype_row_bytes(d, cols),
+    .cols = cols, .nscales = t->scaled ? nscales : 0, .scales = scales, .x = x, .lut = lut, .y = y,
+  };
+  /* About 256 KiB of weights per range: enough work to be worth a thread. */
+  const int64_t per_row = (int64_t)job.row_bytes + 1;
+  const int64_t grain = per_row >= (INT64_C(1) << 18) ? 1 : (INT64_C(1) << 18) / per_row;
+  loom_pool_for(pool, rows, grain, gemv_rows, &job);
+  return 0;
+}

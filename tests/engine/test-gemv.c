@@ -1,0 +1,118 @@
+/*
+ * The packed GEMV (kernels/gemv.h) at every dtype and kernel level: every
+ * level gives the reference level's bits (the same fixed order of fused
+ * multiply-adds), any thread count gives the same bits, and the result is the
+ * dot product of the dequantized weights within float32 summation error:
+ *
+ *   |y − y_exact| ≤ (cols / 64 + 8) · 2^-24 · Σ_c |W[r,c] · x[c]|  (+ 2^-140)
+ *
+ * for every dtype alike (the weights enter exactly as dequantize gives them;
+ * each of the 64 lanes sums about cols / 64 fused terms, then 6 tree levels).
+ * Shapes are odd: 1, 3, 17 rows; 1, 3, 17, 63, 64, 65, 511, 512, 513, 4095
+ * columns (partial lanes, partial blocks, partial bytes).
+ */
+#include <glib.h>
+#include <math.h>
+#include <string.h>
+
+#include "kernels/cpu.h"
+#include "kernels/gemv.h"
+#include "loom/loom.h"
+
+static const int64_t row_counts[] = {1, 3, 17};
+static const int64_t col_counts[] = {1, 3, 17, 63, 64, 65, 511, 512, 513, 4095};
+
+static uint32_t xorshift(uint64_t *s) {
+  *s ^= *s << 13;
+  *s ^= *s >> 7;
+  *s ^= *s << 17;
+  return (uint32_t)(*s >> 32);
+}
+
+static float uniform(uint64_t *s) { return (float)((double)xorshift(s) / 4294967296.0 * 2.0 - 1.0); }
+
+static void check_shape(loom_dtype d, int64_t rows, int64_t cols, bool per_tensor, loom_pool **pools, int npools,
+                        uint64_t *seed) {
+  float *w = g_new(float, rows * cols), *x = g_new(float, cols), *deq = g_new(float, rows * cols);
+  for (int64_t i = 0; i < rows * cols; i++) w[i] = uniform(seed) * (1.0f + (float)(i % 7));
+  for (int64_t i = 0; i < cols; i++) x[i] = uniform(seed);
+  const int64_t nscales = loom_dtype_traits_get(d)->scaled ? (per_tensor ? 1 : rows) : 0;
+  float *scales = g_new0(float, rows);
+  for (int64_t r = 0; r < nscales; r++)
+    scales[r] = loom_dtype_compute_scale(d, per_tensor ? w : w + r * cols, per_tensor ? rows * cols : cols);
+  size_t nbytes;
+  g_assert_cmpint(loom_dtype_packed_bytes(d, rows, cols, &nbytes, NULL), ==, 0);
+  uint8_t *packed = g_malloc(nbytes + 1);
+  g_assert_cmpint(loom_dtype_quantize(d, w, rows, cols, scales, nscales, packed, NULL), ==, 0);
+  g_assert_cmpint(loom_dtype_dequantize(d, packed, rows, cols, scales, nscales, deq, NULL), ==, 0);
+
+  float *ref = g_new(float, rows), *y = g_new(float, rows);
+  g_assert_true(loom_kernels_force(LOOM_KERNELS_REF));
+  g_assert_cmpint(loom_gemv_packed(NULL, d, packed, rows, cols, scales, nscales, x, ref, NULL), ==, 0);
+  for (int64_t r = 0; r < rows; r++) {
+    double exact = 0, mag = 0;
+    for (int64_t c = 0; c < cols; c++) {
+      exact += (double)deq[r * cols + c] * (double)x[c];
+      mag += fabs((double)deq[r * cols + c] * (double)x[c]);
+    }
+    const double tol = ((double)cols / 64 + 8) * 0x1p-24 * mag + 0x1p-140;
+    if (!(fabs((double)ref[r] - exact) <= tol))
+      g_error("%s %lld×%lld row %lld: %.9g, exact %.9g, tolerance %.3g", loom_dtype_name(d), (long long)rows,
+              (long long)cols, (long long)r, (double)ref[r], exact, tol);
+  }
+  for (int l = 0; l <= (int)loom_kernels_best_level(); l++) {
+    g_assert_true(loom_kernels_force((loom_kernel_level)l));
+    for (int p = 0; p < npools; p++) {
+      memset(y, 0xff, (size_t)rows * sizeof *y);
+      g_assert_cmpint(loom_gemv_packed(pools[p], d, packed, rows, cols, scales, nscales, x, y, NULL), ==, 0);
+      if (memcmp(y, ref, (size_t)rows * sizeof *y) != 0)
+        g_error("%s %lld×%lld at level %s, %d threads: not the reference's bits", loom_dtype_name(d),
+                (long long)rows, (long long)cols, loom_kernel_level_name(l), pools[p] ? loom_pool_size(pools[p]) : 1);
+    }
+  }
+  g_free(w);
+  g_free(x);
+  g_free(deq);
+  g_free(scales);
+  g_free(packed);
+  g_free(ref);
+  g_free(y);
+}
+
+static void test_every_dtype(void) {
+  loom_pool *pools[3] = {NULL, loom_pool_new(2, NULL), loom_pool_new(7, NULL)};
+  g_assert_nonnull(pools[1]);
+  g_assert_nonnull(pools[2]);
+  const loom_kernel_level was = loom_kernels_get()->level;
+  uint64_t seed = 424242;
+  for (int d = 0; d < LOOM_DTYPE_COUNT; d++)
+    for (size_t ri = 0; ri < G_N_ELEMENTS(row_counts); ri++)
+      for (size_t ci = 0; ci < G_N_ELEMENTS(col_counts); ci++)
+        check_shape((loom_dtype)d, row_counts[ri], col_counts[ci], ci % 3 == 1, pools, 3, &seed);
+  /* Many rows: the ranges the pool splits into must not matter either. */
+  check_shape(LOOM_DTYPE_INT4, 300, 100, false, pools, 3, &seed);
+  check_shape(LOOM_DTYPE_FP8_E4M3, 257, 1030, false, pools, 3, &seed);
+  g_assert_true(loom_kernels_force(was));
+  loom_pool_free(pools[1]);
+  loom_pool_free(pools[2]);
+}
+
+static void test_errors(void) {
+  loom_error err;
+  float x[4] = {0}, y[2], s[2] = {1, 1};
+  uint8_t p[8] = {0};
+  g_assert_cmpint(loom_gemv_packed(NULL, LOOM_DTYPE_COUNT, p, 2, 4, NULL, 0, x, y, &err), ==, LOOM_ERR_INVALID);
+  g_assert_cmpint(loom_gemv_packed(NULL, LOOM_DTYPE_INT8, p, 2, 4, s, 3, x, y, &err), ==, LOOM_ERR_SHAPE);
+  g_assert_cmpstr(err.message, ==, "int8 needs 2 scales (one per row) or 1, got 3");
+  g_assert_cmpint(loom_gemv_packed(NULL, LOOM_DTYPE_FP8_E4M3, p, 2, 4, s, 2, x, y, &err), ==, LOOM_ERR_SHAPE);
+  g_assert_cmpint(loom_gemv_packed(NULL, LOOM_DTYPE_INT4, p, -1, 4, s, 1, x, y, &err), ==, LOOM_ERR_SHAPE);
+  g_assert_cmpint(loom_gemv_packed(NULL, LOOM_DTYPE_INT4, p, 2, 4, s, 1, x, y, &err), ==, 0);
+  g_assert_cmpfloat(y[0], ==, 0);
+}
+
+int main(int argc, char **argv) {
+  g_test_init(&argc, &argv, NULL);
+  g_test_add_func("/gemv/every-dtype", test_every_dtype);
+  g_test_add_func("/gemv/errors", test_errors);
+  return g_test_run();
+}

@@ -1,0 +1,305 @@
+/*
+ * The vector kernel levels against the reference (kernels/cpu.h): for every
+ * dtype and every level the machine has, quantize and dequantize must give
+ * the same bits as the reference codecs, on every code of the formats of up
+ * to 16 bits, on every float32 exponent with random mantissas, on the edge
+ * values (NaN, ±inf, ±0, subnormals, the largest finite values, exact ties)
+ * and on rows of odd lengths (1, 3, 17, 4095, ...), whose tails and padding
+ * bits are where packing goes wrong. Levels the CPU lacks are reported and
+ * skipped; the same binary runs them on a machine that has them.
+ */
+#include <float.h>
+#include <glib.h>
+#include <math.h>
+#include <string.h>
+
+#include "core/dtype-internal.h"
+#include "kernels/cpu.h"
+#include "loom/loom.h"
+
+static const int64_t lengths[] = {1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 33, 64, 100, 4095};
+
+static float from_bits(uint32_t u) {
+  float f;
+  memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+static uint32_t xorshift(uint64_t *s) {
+  *s ^= *s << 13;
+  *s ^= *s >> 7;
+  *s ^= *s << 17;
+  return (uint32_t)(*s >> 32);
+}
+
+/* Values that probe a format: edges, every exponent, and ties between the
+ * decoded neighbours of random codes (for scaled formats, ties of the code
+ * grid at the given scale). */
+static float *probe_values(const loom_dtype_traits *t, float scale, int64_t *count, uint64_t *seed) {
+  GArray *v = g_array_new(FALSE, FALSE, sizeof(float));
+  static const uint32_t edges[] = {0x00000000, 0x80000000, 0x00000001, 0x80000001, 0x007fffff, 0x807fffff,
+                                   0x00800000, 0x7f7fffff, 0xff7fffff, 0x7f800000, 0xff800000, 0x3f800000,
+                                   0xbf800000, 0x3f000000, 0x477fe000, 0x477ff000, 0x477fefff, 0x43e00000,
+                                   0x43f00000, 0x47600000, 0x47700000, 0x40c00000, 0x40e00000, 0x38800000,
+                                   0x33800000, 0x33000000, 0x33000001, 0x387fc000, 0x3b000000, 0x3a800000};
+  for (size_t i = 0; i < G_N_ELEMENTS(edges); i++) {
+    float f = from_bits(edges[i]);
+    g_array_append_val(v, f);
+  }
+  /* Every exponent and sign, random mantissas, plus mantissas that end in a
+   * half-way pattern for every cut position (ties for each format). */
+  for (uint32_t e = 0; e < 256; e++)
+    for (uint32_t s = 0; s < 2; s++) {
+      for (int k = 0; k < 24; k++) {
+        uint32_t m = xorshift(seed) & 0x7fffff;
+        if (k < 23) m = (m & ~((UINT32_C(1) << (k + 1)) - 1)) | (UINT32_C(1) << k); /* ...1000 */
+        float f = from_bits((s << 31) | (e << 23) | m);
+        g_array_append_val(v, f);
+      }
+    }
+  if (t->scaled && scale > 0) {
+    /* Ties and near-ties of the code grid, inside and beyond the range. */
+    const double qmax = t->qmax > (UINT64_C(1) << 40) ? 0x1p40 : (double)t->qmax;
+    for (int k = 0; k < 400; k++) {
+      double q = floor((double)(xorshift(seed) % 2001) / 1000.0 * (qmax + 2)) - qmax - 1;
+      float f = (float)((q + 0.5) * scale);
+      g_array_append_val(v, f);
+      f = nextafterf(f, INFINITY);
+      g_array_append_val(v, f);
+      f = (float)(q * scale);
+      g_array_append_val(v, f);
+    }
+  } else if (!t->scaled && t->bits <= 16) {
+    for (int k = 0; k < 2000; k++) {
+      uint32_t c = xorshift(seed) & (uint32_t)loom_code_mask(t->bits);
+      const double a = loom_minifloat_decode(t, c), b = loom_minifloat_decode(t, c + 1);
+      if (!isfinite(a) || !isfinite(b)) continue;
+      float f = (float)((a + b) / 2);
+      g_array_append_val(v, f);
+    }
+  }
+  *count = (int64_t)v->len;
+  return (float *)g_array_free(v, FALSE);
+}
+
+/* Quantizes `n` values in rows of `len` through both tables; same rc, same
+ * bad index, same bytes (padding included). */
+static void compare_quantize(const loom_kernels *fast, const loom_kernels *ref, const loom_dtype_traits *t,
+                             const float *x, int64_t n, int64_t len, float scale) {
+  const size_t row_bytes = loom_dtype_row_bytes(t->id, len);
+  uint8_t *a = g_malloc(row_bytes + 1), *b = g_malloc(row_bytes + 1);
+  for (int64_t off = 0; off + len <= n; off += len) {
+    memset(a, 0, row_bytes + 1);
+    memset(b, 0, row_bytes + 1);
+    int64_t bad_a = -1, bad_b = -1;
+    const int rc_a = fast->quantize_row[t->id](t, x + off, len, scale, a, &bad_a);
+    const int rc_b = ref->quantize_row[t->id](t, x + off, len, scale, b, &bad_b);
+    g_assert_cmpint(rc_a, ==, rc_b);
+    if (rc_a) {
+      g_assert_cmpint(bad_a, ==, bad_b);
+      continue;
+    }
+    if (memcmp(a, b, row_bytes + 1) != 0) {
+      for (int64_t i = 0; i < len; i++) {
+        const uint64_t ca = loom_pack_get(t->bits, a, i), cb = loom_pack_get(t->bits, b, i);
+        if (ca != cb)
+          g_error("%s %s, scale %a, length %lld: value %a (column %lld) gives code 0x%llx, reference 0x%llx", fast->name,
+                  t->name, (double)scale, (long long)len, (double)x[off + i], (long long)i, (unsigned long long)ca,
+                  (unsigned long long)cb);
+      }
+      g_error("%s %s, length %lld: the codes agree but the padding or the byte after the row differs", fast->name,
+              t->name, (long long)len);
+    }
+  }
+  g_free(a);
+  g_free(b);
+}
+
+/* Dequantizes `ncodes` codes (as packed bytes) in rows of `len`. */
+static void compare_dequantize(const loom_kernels *fast, const loom_kernels *ref, const loom_dtype_traits *t,
+                               const uint8_t *codes, int64_t ncodes, int64_t len, float scale) {
+  const size_t row_bytes = loom_dtype_row_bytes(t->id, len);
+  float lut[256];
+  if (!t->scaled && t->bits <= 8) loom_float_build_lut(t, lut);
+  uint8_t *row = g_malloc0(row_bytes);
+  float *a = g_malloc((size_t)(len + 1) * sizeof *a), *b = g_malloc((size_t)(len + 1) * sizeof *b);
+  for (int64_t off = 0; off + len <= ncodes; off += len) {
+    memset(row, 0, row_bytes);
+    for (int64_t i = 0; i < len; i++) loom_pack_put(t->bits, row, i, loom_pack_get(t->bits, codes, off + i));
+    a[len] = b[len] = 42.0f; /* nothing is written past the row */
+    fast->dequantize_row[t->id](t, row, len, scale, lut, a);
+    ref->dequantize_row[t->id](t, row, len, scale, lut, b);
+    if (memcmp(a, b, (size_t)(len + 1) * sizeof *a) != 0) {
+      for (int64_t i = 0; i <= len; i++) {
+        uint32_t ua, ub;
+        memcpy(&ua, &a[i], 4);
+        memcpy(&ub, &b[i], 4);
+        if (ua != ub)
+          g_error("%s %s, scale %a, length %lld: code 0x%llx (column %lld) decodes to 0x%08x, reference 0x%08x",
+                  fast->name, t->name, (double)scale, (long long)len,
+                  i < len ? (unsigned long long)loom_pack_get(t->bits, row, i) : 0ull, (long long)i, ua, ub);
+      }
+    }
+  }
+  g_free(row);
+  g_free(a);
+  g_free(b);
+}
+
+static const float scales[] = {1.0f,       0.0f,          0.5f,          0x1p-20f, 3.0e-3f, 7.0f, 0x1p-149f,
+                               1.0e30f,    0x1p-125f,     0x1.fffffep-126f, 0x1.234568p-120f};
+
+static void check_level(const loom_kernels *fast) {
+  const loom_kernels *ref = loom_kernels_for(LOOM_KERNELS_REF);
+  uint64_t seed = 0x9e3779b97f4a7c15u;
+  for (int d = 0; d < LOOM_DTYPE_COUNT; d++) {
+    const loom_dtype_traits *t = loom_dtype_traits_get((loom_dtype)d);
+    for (size_t si = 0; si < (t->scaled ? G_N_ELEMENTS(scales) : 1); si++) {
+      const float scale = scales[si];
+      int64_t n;
+      float *x = probe_values(t, scale, &n, &seed);
+      /* Shuffled, so every kind of value meets every lane and the tail. */
+      for (int64_t i = n - 1; i > 0; i--) {
+        const int64_t j = xorshift(&seed) % (uint64_t)(i + 1);
+        const float tmp = x[i];
+        x[i] = x[j];
+        x[j] = tmp;
+      }
+      for (size_t li = 0; li < G_N_ELEMENTS(lengths); li++) compare_quantize(fast, ref, t, x, n, lengths[li], scale);
+      /* A NaN at a random place of rows without one elsewhere: dtypes
+       * without a NaN code must stop at the same column. */
+      for (int64_t i = 0; i < n; i++)
+        if (isnan(x[i])) x[i] = 1.0f;
+      for (int k = 0; k < 20; k++) {
+        const int64_t len = lengths[k % G_N_ELEMENTS(lengths)];
+        if (len > n) continue;
+        const int64_t at = xorshift(&seed) % (uint64_t)len;
+        const float saved = x[at];
+        x[at] = from_bits(0x7fc00000u | (xorshift(&seed) & 0x803fffffu));
+        compare_quantize(fast, ref, t, x, len, len, scale);
+        x[at] = saved;
+      }
+      g_free(x);
+
+      /* Every code for formats up to 16 bits, random codes beyond. */
+      const int64_t ncodes = t->bits <= 16 ? (INT64_C(1) << t->bits) : 70000;
+      const size_t nbytes = loom_dtype_row_bytes(t->id, ncodes);
+      uint8_t *codes = g_malloc0(nbytes);
+      for (int64_t i = 0; i < ncodes; i++)
+        loom_pack_put(t->bits, codes, i,
+                      t->bits <= 16 ? (uint64_t)i
+                                    : (((uint64_t)xorshift(&seed) << 32) | xorshift(&seed)) & loom_code_mask(t->bits));
+      for (size_t li = 0; li < G_N_ELEMENTS(lengths); li++)
+        compare_dequantize(fast, ref, t, codes, ncodes, lengths[li], scale);
+      compare_dequantize(fast, ref, t, codes, ncodes, ncodes, scale);
+      g_free(codes);
+    }
+  }
+}
+
+static void check_scans(const loom_kernels *fast) {
+  const loom_kernels *ref = loom_kernels_for(LOOM_KERNELS_REF);
+  uint64_t seed = 12345;
+  float v[200];
+  for (int trial = 0; trial < 400; trial++) {
+    const int n = 1 + (int)(xorshift(&seed) % 200);
+    for (int i = 0; i < n; i++) v[i] = from_bits(xorshift(&seed) & 0xbfffffffu); /* finite, both signs */
+    if (trial % 3 == 1) v[xorshift(&seed) % (uint32_t)n] = from_bits(0x7f800000u | (xorshift(&seed) & 0x807fffffu));
+    g_assert_cmpint(fast->any_nonfinite(v, n), ==, ref->any_nonfinite(v, n));
+    /* NaN and infinities too: both maxima skip NaN (they compare with >). */
+    const float am = fast->abs_max(v, n), ar = ref->abs_max(v, n);
+    const float pm = fast->pos_max(v, n), pr = ref->pos_max(v, n);
+    g_assert_cmpmem(&am, 4, &ar, 4);
+    g_assert_cmpmem(&pm, 4, &pr, 4);
+    double sa = fast->abs_sum(v, n), sr = ref->abs_sum(v, n);
+    g_assert_cmpmem(&sa, 8, &sr, 8);
+    /* Weights-like rows, where the vector sum is proven exact, and the same
+     * with one tiny or subnormal value, where it is not. */
+    for (int i = 0; i < n; i++) v[i] = (float)((double)xorshift(&seed) / 4294967296.0 * 2 - 1);
+    if (trial % 4 == 1) v[xorshift(&seed) % (uint32_t)n] = 0x1.234p-40f;
+    if (trial % 4 == 2) v[xorshift(&seed) % (uint32_t)n] = from_bits(xorshift(&seed) & 0x807fffffu);
+    if (trial % 8 == 3) v[xorshift(&seed) % (uint32_t)n] = 0.0f;
+    sa = fast->abs_sum(v, n);
+    sr = ref->abs_sum(v, n);
+    g_assert_cmpmem(&sa, 8, &sr, 8);
+  }
+  /* Long rows near the bound: 4095 values of 1 and one of 2^-k. */
+  float *row = g_new(float, 4096);
+  for (int k = 20; k < 60; k++) {
+    for (int i = 0; i < 4096; i++) row[i] = 1.0f + (float)(i % 3) * 0x1p-23f;
+    row[k * 97 % 4096] = ldexpf(1.0f, -k);
+    for (int len = 4090; len <= 4096; len++) {
+      const double sa = fast->abs_sum(row, len), sr = ref->abs_sum(row, len);
+      g_assert_cmpmem(&sa, 8, &sr, 8);
+    }
+  }
+  g_free(row);
+}
+
+static void test_levels(void) {
+  int tested = 0;
+  for (int l = LOOM_KERNELS_AVX2; l < LOOM_KERNELS_LEVEL_COUNT; l++) {
+    const loom_kernels *k = loom_kernels_for((loom_kernel_level)l);
+    if (!k) {
+      g_test_message("kernel level %s: not available on this machine, not tested", loom_kernel_level_name(l));
+      continue;
+    }
+    g_assert_cmpint(k->level, ==, l);
+    check_level(k);
+    check_scans(k);
+    tested++;
+  }
+  if (!tested) g_test_skip("no vector kernel level on this machine");
+}
+
+/* The chosen table follows LOOM_KERNELS (meson runs this test once per
+ * level); forcing switches it and refuses what the machine lacks. */
+static void test_dispatch(void) {
+  const loom_kernel_level best = loom_kernels_best_level();
+  loom_kernel_level want = best, parsed;
+  if (loom_kernel_level_parse(g_getenv("LOOM_KERNELS"), &parsed) && parsed < best) want = parsed;
+  g_assert_cmpint(loom_kernels_get()->level, ==, want);
+  g_assert_cmpstr(loom_kernels_get()->name, ==, loom_kernel_level_name(want));
+  g_assert_nonnull(loom_kernels_for(LOOM_KERNELS_REF));
+  g_assert_null(loom_kernels_for(LOOM_KERNELS_LEVEL_COUNT));
+  g_assert_false(loom_kernel_level_parse("avx3", &parsed));
+  g_assert_false(loom_kernel_level_parse(NULL, &parsed));
+  const loom_cpu_features *f = loom_cpu_features_get();
+  if (best >= LOOM_KERNELS_AVX512) g_assert_true(f->avx512f && f->avx512bw && f->avx512vl && f->avx512dq);
+  if (best >= LOOM_KERNELS_AVX2) g_assert_true(f->avx2 && f->fma && f->f16c);
+  g_test_message("best kernel level: %s (vnni %d, bf16 %d)", loom_kernel_level_name(best), f->avx512vnni,
+                 f->avx512bf16);
+  for (int l = 0; l < LOOM_KERNELS_LEVEL_COUNT; l++) {
+    const bool ok = loom_kernels_force((loom_kernel_level)l);
+    g_assert_cmpint(ok, ==, l <= (int)best);
+    g_assert_cmpint(loom_kernels_get()->level, ==, ok ? l : (int)best);
+  }
+  /* A whole tensor through the public API is the same at every level. */
+  enum { R = 5, C = 37 };
+  float w[R * C], back[LOOM_KERNELS_LEVEL_COUNT][R * C];
+  uint8_t packed[LOOM_KERNELS_LEVEL_COUNT][R * C * 8];
+  uint64_t seed = 7;
+  for (int i = 0; i < R * C; i++) w[i] = (float)((double)xorshift(&seed) / 4294967296.0 * 4 - 2);
+  for (int d = 0; d < LOOM_DTYPE_COUNT; d++) {
+    float sc[R];
+    for (int r = 0; r < R; r++) sc[r] = loom_dtype_compute_scale((loom_dtype)d, w + r * C, C);
+    const int64_t ns = loom_dtype_scale_count((loom_dtype)d, R, LOOM_SCALE_PER_ROW);
+    size_t nbytes;
+    g_assert_cmpint(loom_dtype_packed_bytes((loom_dtype)d, R, C, &nbytes, NULL), ==, 0);
+    for (int l = 0; l <= (int)best; l++) {
+      g_assert_true(loom_kernels_force((loom_kernel_level)l));
+      g_assert_cmpint(loom_dtype_quantize((loom_dtype)d, w, R, C, sc, ns, packed[l], NULL), ==, 0);
+      g_assert_cmpint(loom_dtype_dequantize((loom_dtype)d, packed[l], R, C, sc, ns, back[l], NULL), ==, 0);
+      g_assert_cmpmem(packed[l], nbytes, packed[0], nbytes);
+      g_assert_cmpmem(back[l], sizeof back[l], back[0], sizeof back[0]);
+    }
+  }
+  g_assert_true(loom_kernels_force(want));
+}
+
+int main(int argc, char **argv) {
+  g_test_init(&argc, &argv, NULL);
+  g_test_add_func("/kernels/dispatch", test_dispatch);
+  g_test_add_func("/kernels/codecs-match-reference", test_levels);
+  return g_test_run();
+}
