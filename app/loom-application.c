@@ -65,6 +65,11 @@ static const struct {
   {"win.view-preset('top')", {"<Control>3", NULL}},
   {"win.reset-camera", {"<Control>0", NULL}},
   {"win.show-help-overlay", {"<Control>question", NULL}},
+  {"win.train-toggle", {"F5", NULL}},
+  {"win.train-step", {"F6", NULL}},
+  {"win.train-step-epoch", {"<Shift>F6", NULL}},
+  {"win.train-reset", {"<Control><Shift>r", NULL}},
+  {"win.show-training", {"<Control>t", NULL}},
 };
 
 GSettings *loom_application_get_settings(LoomApplication *self) {

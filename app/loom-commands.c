@@ -428,6 +428,7 @@ struct _LoomCommandStack {
   GPtrArray *commands; /* LoomCommand*; [0, index) are applied */
   guint index;
   gint64 clean_index; /* -1: the saved state is no longer reachable */
+  guint64 revision; /* counts changes of the content: push, undo, redo, reset */
 };
 
 G_DEFINE_FINAL_TYPE(LoomCommandStack, loom_command_stack, G_TYPE_OBJECT)
@@ -522,6 +523,7 @@ void loom_command_stack_reset(LoomCommandStack *self, loom_net *net) {
   self->net = net;
   self->index = 0;
   self->clean_index = 0;
+  self->revision++;
   stack_changed(self, before);
 }
 
@@ -538,6 +540,7 @@ gboolean loom_command_stack_push(LoomCommandStack *self, LoomCommand *cmd, GErro
   g_ptr_array_set_size(self->commands, self->index);
   g_ptr_array_add(self->commands, cmd);
   self->index++;
+  self->revision++;
   stack_changed(self, before);
   return TRUE;
 }
@@ -553,6 +556,7 @@ gboolean loom_command_stack_undo(LoomCommandStack *self, GError **error) {
     return set_error(error, &e);
   StackFlags before = stack_flags(self);
   self->index--;
+  self->revision++;
   stack_changed(self, before);
   return TRUE;
 }
@@ -568,6 +572,7 @@ gboolean loom_command_stack_redo(LoomCommandStack *self, GError **error) {
     return set_error(error, &e);
   StackFlags before = stack_flags(self);
   self->index++;
+  self->revision++;
   stack_changed(self, before);
   return TRUE;
 }
@@ -591,6 +596,11 @@ const char *loom_command_stack_get_redo_label(LoomCommandStack *self) {
   g_return_val_if_fail(LOOM_IS_COMMAND_STACK(self), NULL);
   return self->index < self->commands->len ? loom_command_get_label(g_ptr_array_index(self->commands, self->index))
                                            : NULL;
+}
+
+guint64 loom_command_stack_get_revision(LoomCommandStack *self) {
+  g_return_val_if_fail(LOOM_IS_COMMAND_STACK(self), 0);
+  return self->revision;
 }
 
 void loom_command_stack_mark_clean(LoomCommandStack *self) {

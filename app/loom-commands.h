@@ -102,6 +102,9 @@ const char *loom_command_stack_get_redo_label(LoomCommandStack *self);
 
 /* The saved state is the current one: dirty = (index != clean index). */
 void loom_command_stack_mark_clean(LoomCommandStack *self);
+/* Changes with every push, undo, redo and reset (what the document holds),
+ * not with marking it saved. */
+guint64 loom_command_stack_get_revision(LoomCommandStack *self);
 /* No state on the stack is the saved one (a recovered document): dirty
  * until the next mark_clean. */
 void loom_command_stack_mark_unsaved(LoomCommandStack *self);

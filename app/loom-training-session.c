@@ -158,6 +158,16 @@ LoomTrainingState loom_training_session_get_state(LoomTrainingSession *self) {
   return self->state;
 }
 
+gboolean loom_training_session_get_busy(LoomTrainingSession *self) {
+  g_return_val_if_fail(LOOM_IS_TRAINING_SESSION(self), FALSE);
+  if (self->posted == 0) return FALSE;
+  if (self->state == LOOM_TRAINING_RUNNING || !self->latest || self->latest->command_seq != self->posted) return TRUE;
+  g_mutex_lock(&self->lock);
+  gboolean unread = self->mailbox != NULL;
+  g_mutex_unlock(&self->lock);
+  return unread;
+}
+
 gboolean loom_training_session_get_running(LoomTrainingSession *self) {
   return loom_training_session_get_state(self) == LOOM_TRAINING_RUNNING;
 }

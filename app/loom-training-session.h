@@ -58,6 +58,10 @@ LoomTrainingSnapshot *loom_training_session_get_latest(LoomTrainingSession *self
 /* Property "state": from the latest snapshot, or RUNNING from the moment
  * play was posted (so the UI reacts at once). */
 LoomTrainingState loom_training_session_get_state(LoomTrainingSession *self);
+/* Whether the worker may still publish without a new command: training
+ * runs, or a command posted has not been answered yet. The UI polls at
+ * frame time only while busy. */
+gboolean loom_training_session_get_busy(LoomTrainingSession *self);
 /* Property "running": state == RUNNING. */
 gboolean loom_training_session_get_running(LoomTrainingSession *self);
 

@@ -260,6 +260,11 @@ static gboolean make_trainer(Worker *w, GBytes *state, loom_error *err) {
                 g_strdup_printf(_("Restarted: %s"), serr.message));
     } else {
       w->step_offset -= loom_trainer_steps(w->trainer);
+      /* The checkpoint brings its own configuration back; the document's
+       * settings win where the trainer takes them live (more epochs go on
+       * from a run that ended by its count). */
+      loom_error cerr = {0};
+      loom_trainer_set_config(w->trainer, &cfg, &cerr);
     }
   }
   w->prev_lr = NAN;

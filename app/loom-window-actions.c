@@ -31,13 +31,20 @@ void loom_window_update_actions(LoomWindow *self) {
   loom_coord sel;
   gboolean occupied = loom_window_get_selected_slot(self, &sel) &&
                       loom_net_layer_at(loom_document_get_net(self->document), sel) != NULL;
-  gtk_widget_action_set_enabled(GTK_WIDGET(self), "win.clear-slot", grid && occupied);
   gtk_widget_action_set_enabled(GTK_WIDGET(self), "win.link-from-selection", occupied);
-  gtk_widget_action_set_enabled(GTK_WIDGET(self), "win.link-to-selection", occupied && self->has_link_source);
-  gtk_widget_action_set_enabled(GTK_WIDGET(self), "win.delete-link", loom_link_list_get_selected(self->link_list) >= 0);
 
-  gtk_widget_action_set_enabled(GTK_WIDGET(self), "win.undo", loom_command_stack_get_can_undo(stack));
-  gtk_widget_action_set_enabled(GTK_WIDGET(self), "win.redo", loom_command_stack_get_can_redo(stack));
+  /* While training runs the network stays as the worker copied it. */
+  gboolean editable = !loom_window_training_locked(self);
+  gtk_widget_action_set_enabled(GTK_WIDGET(self), "win.clear-slot", editable && grid && occupied);
+  gtk_widget_action_set_enabled(GTK_WIDGET(self), "win.place-again", editable && grid);
+  gtk_widget_action_set_enabled(GTK_WIDGET(self), "win.place-layer", editable);
+  gtk_widget_action_set_enabled(GTK_WIDGET(self), "win.link-to-selection",
+                                editable && occupied && self->has_link_source);
+  gtk_widget_action_set_enabled(GTK_WIDGET(self), "win.delete-link",
+                                editable && loom_link_list_get_selected(self->link_list) >= 0);
+  gtk_widget_action_set_enabled(GTK_WIDGET(self), "win.undo", editable && loom_command_stack_get_can_undo(stack));
+  gtk_widget_action_set_enabled(GTK_WIDGET(self), "win.redo", editable && loom_command_stack_get_can_redo(stack));
+  loom_window_training_update_actions(self);
   const char *undo = loom_command_stack_get_undo_label(stack), *redo = loom_command_stack_get_redo_label(stack);
   /* Translators: a tooltip naming the edit Undo takes back, e.g. "Undo Place Layer". */
   g_autofree char *undo_tip = undo ? g_strdup_printf(_("Undo %s"), undo) : g_strdup(_("Undo"));

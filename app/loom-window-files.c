@@ -207,6 +207,8 @@ static void save_done(GObject *source, GAsyncResult *result, gpointer user_data)
 void loom_window_save_to_file(LoomWindow *self, GFile *file) {
   g_return_if_fail(LOOM_IS_WINDOW(self));
   g_return_if_fail(G_IS_FILE(file));
+  /* Save while training runs saves the newest weights the worker published. */
+  loom_window_training_flush(self);
   loom_document_save_async(self->document, file, self->cancellable, save_done, g_object_ref(self));
 }
 

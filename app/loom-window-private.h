@@ -10,6 +10,9 @@
 #include "loom-link-list.h"
 #include "loom-net-summary.h"
 #include "loom-palette.h"
+#include "loom-slot-monitor.h"
+#include "loom-training-pane.h"
+#include "loom-training-session.h"
 #include "loom-window.h"
 
 G_BEGIN_DECLS
@@ -42,13 +45,26 @@ struct _LoomWindow {
   guint settle_panes; /* idle that fixes the panes' positions after the first layout */
   gboolean panes_settled;
 
+  /* Training (loom-window-training.c) */
+  LoomTrainingSession *training;
+  guint training_tick;                  /* polls the session while it is busy */
+  gboolean weights_pending;             /* the worker's weights differ from the document's */
+  gboolean reset_pending;               /* ... because Reset drew them anew */
+  gboolean pushing_result;              /* the document changes by the worker's weights */
+  guint64 alerted_serial;               /* the stop last announced */
+  guint64 loaded_revision;              /* the document's revision the worker has */
+  LoomTrainingSnapshot *newest_weights; /* the newest snapshot that carried weights */
+
   /* Template children */
   AdwWindowTitle *window_title;
   AdwToastOverlay *toast_overlay;
   GtkPaned *outer_paned; /* palette | the rest */
   GtkPaned *inner_paned; /* grid view | inspector column */
   GtkWidget *inspector_column;
+  GtkPaned *center_paned; /* grid view above the training pane */
   LoomGridView *grid_view;
+  LoomTrainingPane *training_pane;
+  LoomSlotMonitor *slot_monitor; /* the training pane's */
   GtkLabel *grid_label;
   GtkLabel *hint_label;
   LoomPalette *palette;
@@ -89,5 +105,26 @@ void loom_window_files_dispose(LoomWindow *self);
 void loom_window_confirm_discard(LoomWindow *self, LoomWindowContinuation cont, gpointer data,
                                  GDestroyNotify destroy);
 gboolean loom_window_files_close_request(LoomWindow *self);
+
+/* loom-window-training.c */
+void loom_window_training_class_init(GtkWidgetClass *widget_class);
+void loom_window_training_init(LoomWindow *self);
+void loom_window_training_dispose(LoomWindow *self);
+/* The window shows another document / the document changed. */
+void loom_window_training_document_set(LoomWindow *self);
+void loom_window_training_document_changed(LoomWindow *self);
+void loom_window_training_selection_changed(LoomWindow *self);
+void loom_window_training_update_actions(LoomWindow *self);
+/* While training runs the network is not edited (docs/workbench.md). */
+gboolean loom_window_training_locked(LoomWindow *self);
+/* The newest weights the worker published into the document (Save). */
+void loom_window_training_flush(LoomWindow *self);
+
+/* loom-window-training-files.c */
+void loom_window_training_files_class_init(GtkWidgetClass *widget_class);
+void loom_window_import_csv(LoomWindow *self, GFile *file);
+gboolean loom_window_export_training_settings(LoomWindow *self, const char *path, GError **error);
+/* @which: "loss" or "accuracy"; the format follows the extension (.png, .svg, .csv). */
+gboolean loom_window_export_plot(LoomWindow *self, const char *which, const char *path, GError **error);
 
 G_END_DECLS

@@ -137,9 +137,21 @@ void loom_window_refresh(LoomWindow *self) {
   loom_window_update_actions(self);
 }
 
+static void on_document_changed(LoomWindow *self) {
+  loom_window_refresh(self);
+  loom_window_training_document_changed(self);
+}
+
 gboolean loom_window_execute(LoomWindow *self, LoomCommand *cmd) {
   g_autoptr(GError) error = NULL;
   if (!cmd) return FALSE;
+  if (loom_window_training_locked(self)) {
+    /* The worker trains a copy: an edit now would be lost or break it. */
+    loom_command_free(cmd);
+    loom_window_toast(self, _("Pause training (F5) to edit the network"));
+    refresh_inspector(self);
+    return FALSE;
+  }
   if (loom_document_execute(self->document, cmd, &error)) return TRUE;
   loom_window_toast(self, error->message);
   /* Editors may show a value the network refused: show the real one again. */
@@ -164,6 +176,8 @@ void loom_window_set_document(LoomWindow *self, LoomDocument *document) {
   loom_grid_view_reset_camera(self->grid_view);
   update_title(self);
   loom_window_refresh(self);
+  loom_window_training_document_set(self);
+  loom_window_training_selection_changed(self);
   g_object_notify_by_pspec(G_OBJECT(self), properties[PROP_DOCUMENT]);
 }
 
@@ -171,6 +185,7 @@ void loom_window_set_document(LoomWindow *self, LoomDocument *document) {
 
 static void on_selection_changed(LoomWindow *self) {
   refresh_inspector(self);
+  loom_window_training_selection_changed(self);
   loom_window_update_labels(self);
   loom_window_update_actions(self);
 }
@@ -340,9 +355,11 @@ static void loom_window_dispose(GObject *object) {
   g_cancellable_cancel(self->cancellable);
   g_clear_handle_id(&self->settle_panes, g_source_remove);
   loom_window_files_dispose(self);
+  loom_window_training_dispose(self);
   /* Children emit while they are torn down; nothing of this window may answer. */
   g_signal_group_set_target(self->document_signals, NULL);
-  gpointer children[] = {self->grid_view, self->palette, self->inspector, self->link_list, self->inner_paned};
+  gpointer children[] = {self->grid_view, self->palette,      self->inspector,
+                         self->link_list, self->inner_paned, self->training_pane};
   for (gsize i = 0; i < G_N_ELEMENTS(children); i++)
     if (children[i]) g_signal_handlers_disconnect_by_data(children[i], self);
   gtk_widget_dispose_template(GTK_WIDGET(self), LOOM_TYPE_WINDOW);
@@ -399,13 +416,16 @@ static void loom_window_class_init(LoomWindowClass *klass) {
   g_type_ensure(LOOM_TYPE_INSPECTOR);
   g_type_ensure(LOOM_TYPE_LINK_LIST);
   g_type_ensure(LOOM_TYPE_NET_SUMMARY);
+  g_type_ensure(LOOM_TYPE_TRAINING_PANE);
   gtk_widget_class_set_template_from_resource(widget_class, "/org/loomworkbench/Workbench/loom-window.ui");
   gtk_widget_class_bind_template_child(widget_class, LoomWindow, window_title);
   gtk_widget_class_bind_template_child(widget_class, LoomWindow, toast_overlay);
   gtk_widget_class_bind_template_child(widget_class, LoomWindow, outer_paned);
   gtk_widget_class_bind_template_child(widget_class, LoomWindow, inner_paned);
   gtk_widget_class_bind_template_child(widget_class, LoomWindow, inspector_column);
+  gtk_widget_class_bind_template_child(widget_class, LoomWindow, center_paned);
   gtk_widget_class_bind_template_child(widget_class, LoomWindow, grid_view);
+  gtk_widget_class_bind_template_child(widget_class, LoomWindow, training_pane);
   gtk_widget_class_bind_template_child(widget_class, LoomWindow, grid_label);
   gtk_widget_class_bind_template_child(widget_class, LoomWindow, hint_label);
   gtk_widget_class_bind_template_child(widget_class, LoomWindow, palette);
@@ -419,6 +439,7 @@ static void loom_window_class_init(LoomWindowClass *klass) {
 
   loom_window_files_class_init(widget_class);
   loom_window_actions_class_init(widget_class);
+  loom_window_training_class_init(widget_class);
 }
 
 static void loom_window_init(LoomWindow *self) {
@@ -430,7 +451,7 @@ static void loom_window_init(LoomWindow *self) {
   self->document_signals = g_signal_group_new(LOOM_TYPE_DOCUMENT);
   g_signal_group_connect_swapped(self->document_signals, "notify::title", G_CALLBACK(update_title), self);
   g_signal_group_connect_swapped(self->document_signals, "notify::dirty", G_CALLBACK(update_title), self);
-  g_signal_group_connect_swapped(self->document_signals, "changed", G_CALLBACK(loom_window_refresh), self);
+  g_signal_group_connect_swapped(self->document_signals, "changed", G_CALLBACK(on_document_changed), self);
 
   g_signal_connect_swapped(self->grid_view, "selection-changed", G_CALLBACK(on_selection_changed), self);
   g_signal_connect_swapped(self->grid_view, "slot-activated", G_CALLBACK(on_slot_activated), self);
@@ -452,6 +473,7 @@ static void loom_window_init(LoomWindow *self) {
                                  -1);
   gtk_accessible_update_property(GTK_ACCESSIBLE(self->net_summary), GTK_ACCESSIBLE_PROPERTY_LABEL,
                                  _("Network totals"), -1);
+  loom_window_training_init(self);
   loom_window_actions_init(self);
 }
 

@@ -1,0 +1,450 @@
+/*
+ * Training in the real workbench window: Play draws the curves and paints
+ * the heatmap and the decision boundary; Pause hands the weights back as one
+ * undoable command; Step runs exactly one step; Reset draws the seeded
+ * weights; a learning rate changed while running reaches the worker; a
+ * refused hyperparameter stays at its field; a network that cannot train on
+ * the data says why and cannot play; a huge learning rate stops training
+ * with a toast naming the slot; Save while training saves the newest
+ * weights; the exported settings make `loom train --config` draw the same
+ * curve; closing the window while training joins the worker. The cases run
+ * in order on one window.
+ */
+#include <adwaita.h>
+#include <glib/gstdio.h>
+#include <math.h>
+#include <string.h>
+
+#include "gui-test.h"
+#include "loom-application.h"
+#include "loom-training-form.h"
+#include "loom-training-pane-private.h"
+#include "loom-window-private.h"
+
+#define TIMEOUT_MS 60000
+
+static LoomApplication *app;
+static LoomWindow *window;
+static char *tmp_dir;
+static GArray *epochs; /* LoomTrainingEpoch of every snapshot, in order */
+static GArray *points; /* LoomTrainingPoint */
+
+static LoomDocument *doc(void) { return loom_window_get_document(window); }
+static LoomTrainingSession *session(void) { return window->training; }
+static LoomTrainingPane *pane(void) { return window->training_pane; }
+static LoomTrainingForm *form(void) {
+  return LOOM_TRAINING_FORM(gui_test_find_child(GTK_WIDGET(pane()), LOOM_TYPE_TRAINING_FORM));
+}
+
+static void activate(const char *action) {
+  g_assert_true(gtk_widget_activate_action(GTK_WIDGET(window), action, NULL));
+}
+
+static gboolean state_is(gpointer state) {
+  return !loom_training_session_get_busy(session()) &&
+         loom_training_session_get_state(session()) == (LoomTrainingState)GPOINTER_TO_INT(state);
+}
+
+static void wait_state(LoomTrainingState state, const char *what) {
+  gui_test_wait(state_is, GINT_TO_POINTER(state), TIMEOUT_MS, what);
+}
+
+static gint64 doc_steps(void) { return loom_document_get_training(doc())->steps; }
+
+static gboolean settled(gpointer data) {
+  return loom_training_session_get_running(window->training) || !loom_training_session_get_busy(window->training);
+}
+
+/* Types a value into a field, as the user would, and waits until the worker
+ * took it (a paused worker reloads from the document). */
+static void set_field(const char *name, const char *value) {
+  g_autoptr(GError) error = NULL;
+  loom_training_form_set_field(form(), name, value, &error);
+  g_assert_no_error(error);
+  gui_test_wait(settled, NULL, TIMEOUT_MS, "the worker to take the settings");
+}
+
+static char *net_json(const loom_net *net) {
+  loom_error err = {0};
+  char *json = loom_model_to_json(net, NULL, &err);
+  g_assert_nonnull(json);
+  return json;
+}
+
+static void on_snapshot(LoomTrainingSession *s, LoomTrainingSnapshot *snap, gpointer data) {
+  g_array_append_vals(epochs, snap->epoch_rows->data, snap->epoch_rows->len);
+  g_array_append_vals(points, snap->points->data, snap->points->len);
+}
+
+/* The Play button follows win.train-toggle's enabled state. */
+static gboolean play_enabled(void) { return gtk_widget_is_sensitive(GTK_WIDGET(pane()->play_button)); }
+
+static gboolean is_mapped(gpointer widget) { return gtk_widget_get_mapped(widget); }
+
+static void test_setup(void) {
+  window = LOOM_WINDOW(gtk_application_get_active_window(GTK_APPLICATION(app)));
+  g_assert_true(LOOM_IS_WINDOW(window));
+  gui_test_wait(is_mapped, window, TIMEOUT_MS, "the window to map");
+  g_assert_true(gtk_widget_activate_action(GTK_WIDGET(window), "win.open-example", "s", "xor"));
+  wait_state(LOOM_TRAINING_PAUSED, "the xor example to be ready to train");
+  g_signal_connect(session(), "snapshot", G_CALLBACK(on_snapshot), NULL);
+  /* Every example opens ready: Play is the only click. */
+  g_assert_true(play_enabled());
+}
+
+static gsize plot_points(const char *which) {
+  return loom_plot_get_n_points(loom_training_pane_get_plot(pane(), which), 0);
+}
+
+static gboolean enough_points(gpointer n) { return plot_points("loss") >= GPOINTER_TO_SIZE(n); }
+
+static GBytes *boundary_pixels(void) {
+  LoomBoundaryView *view = LOOM_BOUNDARY_VIEW(gui_test_find_child(GTK_WIDGET(pane()), LOOM_TYPE_BOUNDARY_VIEW));
+  g_autoptr(GdkTexture) texture = loom_boundary_view_render_texture(view, 240, 240);
+  g_assert_nonnull(texture);
+  static int n;
+  g_autofree char *png = g_strdup_printf("%s/boundary-%d.png", g_get_tmp_dir(), n++);
+  gdk_texture_save_to_png(texture, png);
+  gsize stride = 240 * 4;
+  guint8 *data = g_malloc(stride * 240);
+  gdk_texture_download(texture, data, stride);
+  return g_bytes_new_take(data, stride * 240);
+}
+
+static gsize differing_bytes(GBytes *a, GBytes *b) {
+  gsize na, nb, n = 0;
+  const guint8 *pa = g_bytes_get_data(a, &na), *pb = g_bytes_get_data(b, &nb);
+  g_assert_cmpuint(na, ==, nb);
+  for (gsize i = 0; i < na; i++) n += pa[i] != pb[i];
+  return n;
+}
+
+static GBytes *grid_pixels(void) {
+  LoomGridView *view = window->grid_view;
+  gui_test_wait_frame(GTK_GL_AREA(view), TIMEOUT_MS);
+  int w = 0, h = 0;
+  g_autoptr(GError) error = NULL;
+  GBytes *bytes = loom_grid_view_read_pixels(view, &w, &h, &error);
+  g_assert_no_error(error);
+  return bytes;
+}
+
+/* Play: curves grow, the heatmap and the boundary change; Pause: one undo
+ * step brings the untrained weights back. */
+static void test_play_pause(void) {
+  set_field("epochs", "100000"); /* no case reaches the end */
+  g_autofree char *before_json = net_json(loom_document_get_net(doc()));
+  loom_training_pane_set_heatmap_metric(pane(), "activation-rms");
+  g_assert_cmpint(loom_grid_view_get_color_mode(window->grid_view), ==, LOOM_GRID_VIEW_COLOR_LAYER_TYPE);
+  g_autoptr(GBytes) grid_before = grid_pixels();
+  g_autoptr(GBytes) boundary_before = boundary_pixels();
+
+  activate("win.train-toggle");
+  g_assert_true(loom_window_training_locked(window));
+  gui_test_wait(enough_points, GSIZE_TO_POINTER(300), TIMEOUT_MS, "300 steps on the loss plot");
+  /* Editing is refused while training runs; the network stays. */
+  g_assert_false(gtk_widget_is_sensitive(window->undo_button));
+  activate("win.train-toggle");
+  wait_state(LOOM_TRAINING_PAUSED, "the pause");
+
+  g_assert_cmpint(loom_grid_view_get_color_mode(window->grid_view), ==, LOOM_GRID_VIEW_COLOR_METRIC);
+  g_autoptr(GBytes) grid_after = grid_pixels();
+  g_assert_cmpuint(differing_bytes(grid_before, grid_after), >, 1000);
+  g_autoptr(GBytes) boundary_after = boundary_pixels();
+  g_assert_cmpuint(differing_bytes(boundary_before, boundary_after), >, 500);
+  g_assert_cmpuint(plot_points("accuracy"), ==, plot_points("loss"));
+
+  /* The weights came back as one command named after the steps. */
+  LoomCommandStack *stack = loom_document_get_commands(doc());
+  g_assert_true(g_str_has_prefix(loom_command_stack_get_undo_label(stack), "Training: "));
+  g_assert_cmpint(doc_steps(), ==, loom_training_session_get_latest(session())->step);
+  g_autofree char *trained_json = net_json(loom_document_get_net(doc()));
+  g_assert_cmpstr(trained_json, !=, before_json);
+  activate("win.undo");
+  g_autofree char *undone_json = net_json(loom_document_get_net(doc()));
+  g_assert_cmpstr(undone_json, ==, before_json);
+  activate("win.redo");
+  g_autofree char *redone_json = net_json(loom_document_get_net(doc()));
+  g_assert_cmpstr(redone_json, ==, trained_json);
+  wait_state(LOOM_TRAINING_PAUSED, "the worker to reload the redone weights");
+  loom_training_pane_set_heatmap_metric(pane(), "none");
+  g_assert_cmpint(loom_grid_view_get_color_mode(window->grid_view), ==, LOOM_GRID_VIEW_COLOR_LAYER_TYPE);
+}
+
+static gboolean doc_steps_are(gpointer n) { return doc_steps() == (gint64)GPOINTER_TO_SIZE(n); }
+
+static void test_step(void) {
+  gint64 steps = doc_steps();
+  gsize n = plot_points("loss");
+  activate("win.train-step");
+  gui_test_wait(doc_steps_are, GSIZE_TO_POINTER(steps + 1), TIMEOUT_MS, "one step");
+  wait_state(LOOM_TRAINING_PAUSED, "the step to end");
+  gui_test_spin(100);
+  g_assert_cmpint(doc_steps(), ==, steps + 1);
+  g_assert_cmpuint(plot_points("loss"), ==, n + 1);
+  g_assert_cmpstr(loom_command_stack_get_undo_label(loom_document_get_commands(doc())), ==, "Training: 1 step");
+}
+
+static gboolean undo_label_is(gpointer label) {
+  return g_strcmp0(loom_command_stack_get_undo_label(loom_document_get_commands(doc())), label) == 0;
+}
+
+static void test_reset(void) {
+  loom_net *expected = loom_net_clone(loom_document_get_net(doc()), NULL);
+  g_assert_cmpint(loom_net_reinit_weights(expected, loom_document_get_training(doc())->settings->seed, NULL), ==,
+                  LOOM_OK);
+  activate("win.train-reset");
+  gui_test_wait(undo_label_is, "Reset Weights", TIMEOUT_MS, "the reset weights");
+  g_autofree char *got = net_json(loom_document_get_net(doc()));
+  g_autofree char *want = net_json(expected);
+  g_assert_cmpstr(got, ==, want);
+  g_assert_cmpint(doc_steps(), ==, 0);
+  g_assert_cmpuint(plot_points("loss"), ==, 0); /* the curves start over */
+  loom_net_free(expected);
+  wait_state(LOOM_TRAINING_PAUSED, "the reset to settle");
+}
+
+static gboolean saw_lr(gpointer lr) {
+  for (guint i = 0; i < points->len; i++)
+    if (g_array_index(points, LoomTrainingPoint, i).lr == *(double *)lr) return TRUE;
+  return FALSE;
+}
+
+/* A new learning rate reaches the running worker at its next step. */
+static void test_learning_rate_live(void) {
+  activate("win.train-play");
+  gui_test_wait(enough_points, GSIZE_TO_POINTER(plot_points("loss") + 20), TIMEOUT_MS, "training to run");
+  g_array_set_size(points, 0);
+  set_field("optimizer.lr", "0.0123");
+  g_assert_true(loom_window_training_locked(window)); /* still running */
+  double lr = 0.0123;
+  gui_test_wait(saw_lr, &lr, TIMEOUT_MS, "a step at the new learning rate");
+  g_assert_cmpfloat(loom_document_get_training(doc())->settings->lr, ==, 0.0123);
+  activate("win.train-pause");
+  wait_state(LOOM_TRAINING_PAUSED, "the pause");
+}
+
+static void test_refused_value(void) {
+  loom_train_settings *before = loom_train_settings_copy(loom_document_get_training(doc())->settings);
+  g_autoptr(GError) error = NULL;
+  g_assert_false(loom_training_form_set_field(form(), "batch", "0", &error));
+  g_assert_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA);
+  g_assert_nonnull(strstr(error->message, "batch"));
+  g_assert_cmpstr(loom_training_form_get_field_error(form(), "batch"), ==, error->message);
+  g_assert_true(loom_train_settings_equal(before, loom_document_get_training(doc())->settings));
+  g_assert_true(loom_train_settings_equal(before, loom_training_form_get_settings(form())));
+  set_field("batch", "32"); /* mends it */
+  g_assert_null(loom_training_form_get_field_error(form(), "batch"));
+  /* Knobs of another optimizer are hidden. */
+  set_field("optimizer.name", "sgd");
+  g_assert_true(loom_training_form_get_field_visible(form(), "optimizer.momentum"));
+  g_assert_false(loom_training_form_get_field_visible(form(), "optimizer.beta1"));
+  g_assert_false(loom_training_form_get_field_visible(form(), "tween.threshold"));
+  loom_train_settings_free(before);
+}
+
+static void collect_labels(GtkWidget *root, GString *out) {
+  if (GTK_IS_LABEL(root) && gtk_widget_get_visible(root)) g_string_append_printf(out, "%s\n", gtk_label_get_text(GTK_LABEL(root)));
+  for (GtkWidget *c = gtk_widget_get_first_child(root); c; c = gtk_widget_get_next_sibling(c)) collect_labels(c, out);
+}
+
+static char *label_text(GtkWidget *root) {
+  GString *out = g_string_new(NULL);
+  collect_labels(root, out);
+  return g_string_free(out, FALSE);
+}
+
+/* Data of 64 features for a network of 2 inputs: the sizes are named and
+ * Play is off until the data fits. */
+static void test_size_mismatch(void) {
+  set_field("data.source", "digits");
+  wait_state(LOOM_TRAINING_INVALID, "the mismatch");
+  g_assert_false(play_enabled());
+  const char *message = loom_training_session_get_latest(session())->message;
+  g_assert_nonnull(message);
+  g_test_message("mismatch: %s", message);
+  g_assert_nonnull(strstr(message, "10 classes"));
+  g_autofree char *shown = label_text(GTK_WIDGET(pane()));
+  g_assert_nonnull(strstr(shown, message));
+  set_field("data.source", "xor");
+  wait_state(LOOM_TRAINING_PAUSED, "the xor data again");
+  g_assert_true(play_enabled());
+}
+
+static char *toast_text(void) {
+  GString *out = g_string_new(NULL);
+  GType toast_widget = g_type_from_name("AdwToastWidget");
+  if (!toast_widget) return g_string_free(out, FALSE);
+  GtkWidget *overlay = gui_test_find_child(GTK_WIDGET(window), ADW_TYPE_TOAST_OVERLAY);
+  for (GtkWidget *child = gtk_widget_get_first_child(overlay); child; child = gtk_widget_get_next_sibling(child))
+    if (G_TYPE_CHECK_INSTANCE_TYPE(child, toast_widget)) {
+      g_autofree char *t = label_text(child);
+      g_string_append(out, t);
+    }
+  return g_string_free(out, FALSE);
+}
+
+/* A huge learning rate: training stops, a toast names the step and the
+ * slot, and the slot is selected (drawn red in the grid). */
+static void test_explosion_stops(void) {
+  /* ReLU layers let a huge step overflow (xor's tanh would saturate). */
+  g_autoptr(GError) error = NULL;
+  g_autoptr(LoomDocument) spiral = loom_document_new_for_example("spiral", &error);
+  g_assert_no_error(error);
+  loom_window_set_document(window, spiral);
+  wait_state(LOOM_TRAINING_PAUSED, "the spiral example");
+  set_field("optimizer.name", "sgd");
+  set_field("optimizer.lr", "1e6");
+  activate("win.train-play");
+  wait_state(LOOM_TRAINING_STOPPED, "the stop");
+  LoomTrainingSnapshot *snap = loom_training_session_get_latest(session());
+  g_assert_true(snap->has_alert);
+  char where[64];
+  loom_coord_format(snap->alert_at, where, sizeof where);
+  g_autofree char *toasts = toast_text();
+  g_test_message("toast: %s", toasts);
+  g_assert_nonnull(strstr(toasts, where));
+  g_assert_nonnull(strstr(toasts, "step"));
+  loom_coord sel;
+  g_assert_true(loom_grid_view_get_selection(window->grid_view, &sel));
+  g_assert_cmpint(loom_net_flat_index(loom_document_get_net(doc()), sel), ==,
+                  loom_net_flat_index(loom_document_get_net(doc()), snap->alert_at));
+  /* A stopped run stays stopped until Play starts a new one from these
+   * weights; these are far gone, so draw them anew. */
+  set_field("optimizer.lr", "0.01");
+  set_field("epochs", "100000");
+  g_assert_cmpint(loom_training_session_get_state(session()), !=, LOOM_TRAINING_INVALID);
+  activate("win.train-reset");
+  gui_test_wait(undo_label_is, "Reset Weights", TIMEOUT_MS, "fresh weights");
+}
+
+static gboolean has_newer_weights(gpointer data) {
+  return window->newest_weights && window->newest_weights->step > doc_steps() + 50;
+}
+
+static gboolean document_clean(gpointer data) { return !loom_document_get_dirty(doc()); }
+
+/* Save while training: the file holds the newest weights the worker published. */
+static void test_save_while_training(void) {
+  activate("win.train-play");
+  gui_test_wait(has_newer_weights, NULL, TIMEOUT_MS, "newer weights from the worker");
+  LoomTrainingSnapshot *snap = loom_training_snapshot_ref(window->newest_weights);
+  g_autofree char *path = g_build_filename(tmp_dir, "saved-while-training.loom.json", NULL);
+  g_autoptr(GFile) file = g_file_new_for_path(path);
+  loom_window_save_to_file(window, file);
+  gui_test_wait(document_clean, NULL, TIMEOUT_MS, "the save");
+  g_assert_true(loom_window_training_locked(window)); /* it still runs */
+  loom_net *saved = NULL;
+  g_assert_cmpint(loom_model_load(path, 0, &saved, NULL), ==, LOOM_OK);
+  g_autofree char *a = net_json(saved);
+  g_autofree char *b = net_json(snap->net);
+  g_assert_cmpstr(a, ==, b);
+  loom_net_free(saved);
+  loom_training_snapshot_unref(snap);
+  activate("win.train-pause");
+  wait_state(LOOM_TRAINING_PAUSED, "the pause");
+}
+
+static gboolean finished_run(gpointer data) {
+  return state_is(GINT_TO_POINTER(LOOM_TRAINING_FINISHED));
+}
+
+/* The same settings through `loom train --config` give the same curve,
+ * epoch for epoch and bit for bit. */
+static void test_settings_parity(void) {
+  set_field("epochs", "3");
+  activate("win.train-reset");
+  gui_test_wait(undo_label_is, "Reset Weights", TIMEOUT_MS, "fresh weights");
+  wait_state(LOOM_TRAINING_PAUSED, "the reset");
+  g_autofree char *model = g_build_filename(tmp_dir, "parity.loom.json", NULL);
+  g_autofree char *settings = g_build_filename(tmp_dir, "parity.settings.json", NULL);
+  g_autoptr(GFile) file = g_file_new_for_path(model);
+  loom_window_save_to_file(window, file);
+  gui_test_wait(document_clean, NULL, TIMEOUT_MS, "the save");
+  g_autoptr(GError) error = NULL;
+  g_assert_true(loom_window_export_training_settings(window, settings, &error));
+  g_array_set_size(epochs, 0);
+  activate("win.train-play");
+  gui_test_wait(finished_run, NULL, TIMEOUT_MS, "three epochs");
+  g_assert_cmpuint(epochs->len, ==, 3);
+
+  g_autofree char *loom = g_build_filename(g_getenv("LOOM_BUILD_DIR"), "cli", "loom", NULL);
+  const char *argv[] = {loom, "train", model, "--config", settings, "--json", NULL};
+  g_autofree char *out = NULL;
+  int status = 0;
+  g_assert_true(g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, NULL, &status, &error));
+  g_assert_no_error(error);
+  g_assert_true(g_spawn_check_wait_status(status, NULL));
+  g_auto(GStrv) lines = g_strsplit(out, "\n", -1);
+  for (guint e = 0; e < 3; e++) {
+    const LoomTrainingEpoch *row = &g_array_index(epochs, LoomTrainingEpoch, e);
+    double loss = NAN, test_loss = NAN, acc = NAN, test_acc = NAN;
+    const char *l = lines[e];
+    g_assert_nonnull(l);
+    g_assert_nonnull(strstr(l, "\"loss\": "));
+    loss = g_ascii_strtod(strstr(l, "\"loss\": ") + 8, NULL);
+    test_loss = g_ascii_strtod(strstr(l, "\"test_loss\": ") + 13, NULL);
+    acc = g_ascii_strtod(strstr(l, "\"train_accuracy\": ") + 18, NULL);
+    test_acc = g_ascii_strtod(strstr(l, "\"test_accuracy\": ") + 17, NULL);
+    g_test_message("epoch %u: workbench %.17g / cli %.17g", e + 1, row->train_loss, loss);
+    g_assert_cmpfloat(row->train_loss, ==, loss);
+    g_assert_cmpfloat(row->test_loss, ==, test_loss);
+    g_assert_cmpfloat(row->train_accuracy, ==, acc);
+    g_assert_cmpfloat(row->test_accuracy, ==, test_acc);
+  }
+  set_field("epochs", "100000");
+  wait_state(LOOM_TRAINING_PAUSED, "more epochs");
+}
+
+/* Closing the window while the worker trains cancels it and joins it. */
+static void test_close_while_training(void) {
+  wait_state(LOOM_TRAINING_PAUSED, "the reset");
+  activate("win.train-play");
+  gui_test_wait(enough_points, GSIZE_TO_POINTER(plot_points("loss") + 10), TIMEOUT_MS, "training to run");
+  g_assert_true(loom_window_training_locked(window));
+  gtk_window_destroy(GTK_WINDOW(window));
+  window = NULL;
+  while (g_main_context_iteration(NULL, FALSE)) {}
+}
+
+static void remove_tree(const char *dir) {
+  g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+  for (const char *name; d && (name = g_dir_read_name(d));) {
+    g_autofree char *path = g_build_filename(dir, name, NULL);
+    g_remove(path);
+  }
+  g_rmdir(dir);
+}
+
+int main(int argc, char **argv) {
+  gui_test_init(&argc, &argv);
+  tmp_dir = g_dir_make_tmp("loom-training-XXXXXX", NULL);
+  epochs = g_array_new(FALSE, FALSE, sizeof(LoomTrainingEpoch));
+  points = g_array_new(FALSE, FALSE, sizeof(LoomTrainingPoint));
+  app = loom_application_new();
+  g_application_set_flags(G_APPLICATION(app), G_APPLICATION_HANDLES_OPEN | G_APPLICATION_NON_UNIQUE);
+  g_autoptr(GError) error = NULL;
+  g_assert_true(g_application_register(G_APPLICATION(app), NULL, &error));
+  g_application_activate(G_APPLICATION(app));
+
+  g_test_add_func("/training/setup", test_setup);
+  g_test_add_func("/training/play-pause", test_play_pause);
+  g_test_add_func("/training/step", test_step);
+  g_test_add_func("/training/reset", test_reset);
+  g_test_add_func("/training/learning-rate-live", test_learning_rate_live);
+  g_test_add_func("/training/refused-value", test_refused_value);
+  g_test_add_func("/training/size-mismatch", test_size_mismatch);
+  g_test_add_func("/training/save-while-training", test_save_while_training);
+  g_test_add_func("/training/settings-parity", test_settings_parity);
+  g_test_add_func("/training/explosion-stops", test_explosion_stops);
+  g_test_add_func("/training/close-while-training", test_close_while_training);
+  int status = g_test_run();
+
+  while (g_main_context_iteration(NULL, FALSE)) {}
+  g_object_unref(app);
+  g_array_unref(epochs);
+  g_array_unref(points);
+  remove_tree(tmp_dir);
+  g_free(tmp_dir);
+  return status;
+}
