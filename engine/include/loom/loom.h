@@ -27,3 +27,4 @@
 #include "dna.h"
 #include "ensemble.h"
 #include "evolve.h"
+#include "gpu.h"
