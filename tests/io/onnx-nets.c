@@ -149,6 +149,16 @@ static void net_scatter(nb *b) {
   ROW(b, scatter, L(b, "relu"));
 }
 
+static loom_layer *rec(nb *b, const char *type, int64_t in, int64_t hidden, const char *output) {
+  return E(b, I(b, I(b, L(b, type), "input_size", in), "hidden_size", hidden), "output", output);
+}
+
+static void net_recurrent(nb *b) {
+  ROW(b, rec(b, "lstm", 5, 6, "sequence"),
+      E(b, B(b, rec(b, "rnn", 6, 6, "sequence"), "bias", false), "nonlinearity", "relu"),
+      D(b, rec(b, "rnn", 6, 5, "sequence"), "int8"), rec(b, "lstm", 5, 4, "last"));
+}
+
 /* A 2×3 grid: replace, add and concat links, and a disabled slot. */
 static void net_links(nb *b) {
   put(b, 0, 0, dense(b, 4, 6));
@@ -178,6 +188,7 @@ static const struct {
   {"containers", 1, 7, 1, {6}, net_containers},
   {"scatter", 1, 2, 3, {2, 9, 8}, net_scatter},
   {"links", 2, 3, 1, {4}, net_links},
+  {"recurrent", 1, 4, 2, {7, 5}, net_recurrent},
 };
 
 int main(int argc, char **argv) {

@@ -68,6 +68,37 @@ def softmax(x, axis):
     return e / e.sum(axis=axis, keepdims=True)
 
 
+def sigmoid(v):
+    return (1 / (1 + np.exp(-v.astype(np.float64)))).astype(np.float32)
+
+
+def recurrent(op, ins, at):
+    """RNN and LSTM as the ONNX operator documents them: one direction,
+    layout 1 (X is [batch, seq, input]), zero initial state, gate order
+    i, o, f, c, B = [Wb, Rb]; returns Y [batch, seq, 1, hidden]."""
+    x, w, r = ins[0], ins[1][0], ins[2][0]
+    if at.get("layout", 0) != 1 or at.get("direction", b"forward") not in (b"forward", "forward"):
+        raise ValueError("only forward, batch-first recurrences are used by the exporter")
+    hid = int(at["hidden_size"])
+    g = w.shape[0] // hid
+    b = ins[3][0] if len(ins) > 3 and ins[3] is not None else np.zeros(2 * g * hid, np.float32)
+    bias = b[: g * hid] + b[g * hid:]
+    h = np.zeros((x.shape[0], hid), np.float32)
+    c = np.zeros_like(h)
+    acts = [a.decode() if isinstance(a, bytes) else a for a in at.get("activations", [])]
+    ys = []
+    for t in range(x.shape[1]):
+        z = x[:, t] @ w.T + h @ r.T + bias
+        if op == "RNN":
+            h = np.maximum(z, 0) if acts == ["Relu"] else np.tanh(z)
+        else:
+            i, o, f, cc = (z[:, k * hid:(k + 1) * hid] for k in range(4))
+            c = sigmoid(f) * c + sigmoid(i) * np.tanh(cc)
+            h = sigmoid(o) * np.tanh(c)
+        ys.append(h.astype(np.float32))
+    return np.stack(ys, axis=1)[:, :, None, :]
+
+
 def run_node(op, ins, at):
     f32 = np.float32
     if op == "Identity": return ins[0]
@@ -85,7 +116,8 @@ def run_node(op, ins, at):
     if op == "Relu": return np.maximum(ins[0], f32(0))
     if op == "LeakyRelu": return np.where(ins[0] > 0, ins[0], f32(at.get("alpha", 0.01)) * ins[0])
     if op == "Elu": return np.where(ins[0] > 0, ins[0], f32(at.get("alpha", 1.0)) * np.expm1(ins[0]))
-    if op == "Sigmoid": return (1 / (1 + np.exp(-ins[0].astype(np.float64)))).astype(f32)
+    if op == "Sigmoid": return sigmoid(ins[0])
+    if op in ("RNN", "LSTM"): return recurrent(op, ins, at)
     if op == "Tanh": return np.tanh(ins[0])
     if op == "Softplus": return np.log1p(np.exp(ins[0].astype(np.float64))).astype(f32)
     if op == "Erf": return np.vectorize(math.erf, otypes=[np.float64])(ins[0]).astype(f32)

@@ -111,8 +111,8 @@ static onnx_val fresh(onnx_graph *g, const char *prefix) {
   return v;
 }
 
-/* AttributeProto: name 1, f 2, i 3, floats 7, ints 8, type 20
- * (FLOAT 1, INT 2, FLOATS 6, INTS 7). */
+/* AttributeProto: name 1, f 2, i 3, floats 7, ints 8, strings 9, type 20
+ * (FLOAT 1, INT 2, FLOATS 6, INTS 7, STRINGS 8). */
 void onnx_attr_int(onnx_attrs *a, const char *name, int64_t v) {
   pb_buf at = {0};
   pb_string_field(&at, 1, name);
@@ -136,6 +136,15 @@ void onnx_attr_ints(onnx_attrs *a, const char *name, const int64_t *v, int n) {
   pb_string_field(&at, 1, name);
   for (int i = 0; i < n; i++) pb_varint_field(&at, 8, (uint64_t)v[i]);
   pb_varint_field(&at, 20, 7);
+  pb_message_field(&a->buf, 5, &at);
+  pb_free(&at);
+}
+
+void onnx_attr_string(onnx_attrs *a, const char *name, const char *v) {
+  pb_buf at = {0};
+  pb_string_field(&at, 1, name);
+  pb_string_field(&at, 9, v);
+  pb_varint_field(&at, 20, 8);
   pb_message_field(&a->buf, 5, &at);
   pb_free(&at);
 }

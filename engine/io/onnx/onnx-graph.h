@@ -55,6 +55,7 @@ typedef struct onnx_graph {
 void onnx_attr_int(onnx_attrs *a, const char *name, int64_t v);
 void onnx_attr_float(onnx_attrs *a, const char *name, float v);
 void onnx_attr_ints(onnx_attrs *a, const char *name, const int64_t *v, int n);
+void onnx_attr_string(onnx_attrs *a, const char *name, const char *v); /* a one-entry STRINGS attribute */
 
 /* Appends a node `op` with n inputs (names; "" for a left-out optional one)
  * and one output, which it returns. `a` may be NULL; it is freed. */
@@ -81,5 +82,7 @@ int onnx_check_memory(onnx_graph *g, const pb_buf *b);
  * output ([N, l->out_shape]). A layer type without an ONNX form fails with
  * an error naming the type and where the layer sits. */
 onnx_val onnx_layer(onnx_graph *g, loom_layer *l, const char *x);
+/* rnn and lstm (onnx-recurrent.c). */
+onnx_val onnx_recurrent(onnx_graph *g, loom_layer *l, const char *x);
 /* Containers (onnx-containers.c); NULL result name on types it does not know. */
 bool onnx_container(onnx_graph *g, loom_layer *l, const char *x, onnx_val *y);

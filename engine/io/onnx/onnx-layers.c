@@ -295,6 +295,8 @@ static const struct {
   {&loom_layer_grid_softmax, export_softmax},
   {&loom_layer_masked_softmax, export_softmax},
   {&loom_layer_swiglu, export_swiglu},
+  {&loom_layer_rnn, onnx_recurrent},
+  {&loom_layer_lstm, onnx_recurrent},
 };
 
 onnx_val onnx_layer(onnx_graph *g, loom_layer *l, const char *x) {
