@@ -1,9 +1,10 @@
 /*
- * loom convert IN --to json|safetensors [--dtype NAME] --out OUT
+ * loom convert IN --to json|safetensors|onnx [--dtype NAME] --out OUT
  *
  * Reads a model in either format (recognised by its content), optionally
  * moves every layer to one dtype, and writes it in the other (or the same)
- * format. The training section travels with the network. OUT is replaced
+ * format, or exports it to ONNX (docs/onnx.md; the training section does not
+ * go there). The training section travels with the network. OUT is replaced
  * atomically; on any error it is left as it was.
  */
 #include <glib/gi18n.h>
@@ -45,12 +46,12 @@ int cmd_convert(int argc, char **argv) {
     in = argv[i];
   }
   if (!in) return cli_usage_error("convert", _("missing the input model"));
-  if (!to) return cli_usage_error("convert", _("missing --to json|safetensors"));
+  if (!to) return cli_usage_error("convert", _("missing --to json|safetensors|onnx"));
   if (!out) return cli_usage_error("convert", _("missing --out FILE"));
-  bool st = strcmp(to, "safetensors") == 0;
-  if (!st && strcmp(to, "json") != 0)
-    return cli_usage_error("convert", _("unknown format '%s' (expected json or safetensors)"), to);
-  if (!st && g_str_has_suffix(out, ".safetensors"))
+  bool st = strcmp(to, "safetensors") == 0, onnx = strcmp(to, "onnx") == 0;
+  if (!st && !onnx && strcmp(to, "json") != 0)
+    return cli_usage_error("convert", _("unknown format '%s' (expected json, safetensors or onnx)"), to);
+  if (!st && !onnx && g_str_has_suffix(out, ".safetensors"))
     return cli_usage_error("convert", _("'%s' names a safetensors file; use --to safetensors or another name"), out);
   loom_error err = {0};
   loom_dtype dtype = LOOM_DTYPE_FLOAT32;
@@ -65,7 +66,9 @@ int cmd_convert(int argc, char **argv) {
   }
   int rc = dtype_name ? set_every_dtype(net, dtype, &err) : LOOM_OK;
   if (rc == LOOM_OK)
-    rc = st ? loom_model_save_safetensors(net, &extras, out, &err) : loom_model_save_ex(net, &extras, out, &err);
+    rc = onnx ? loom_onnx_export(net, out, &err)
+         : st ? loom_model_save_safetensors(net, &extras, out, &err)
+              : loom_model_save_ex(net, &extras, out, &err);
   loom_model_extras_clear(&extras);
   loom_net_free(net);
   if (rc) {

@@ -150,6 +150,8 @@ int cmd_info(int argc, char **argv) {
   printf(_("Input shape: %s\n"), loom_shape_format(&in, text, sizeof text));
   loom_shape out = n_diags == 0 && in.rank > 0 ? loom_net_output_shape(net) : (loom_shape){0};
   printf(_("Output shape: %s\n"), loom_shape_format(&out, text, sizeof text));
+  if (loom_net_execution(net) == LOOM_EXEC_SYSTOLIC) /* feed-forward networks keep their listing unchanged */
+    printf("%s\n", _("Execution: systolic (tick by tick; feedback links allowed)"));
 
   int64_t n = loom_net_n_layers(net);
   printf("\n");

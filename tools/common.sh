@@ -11,6 +11,8 @@ LOOM_PACKAGES=(
   desktop-file-utils appstream
   xvfb xauth libgl1-mesa-dri libxtst-dev fonts-dejavu-core
   clang-14 libclang-rt-14-dev
+  libvulkan-dev glslc mesa-vulkan-drivers
+  python3-onnx python3-torch
 )
 
 loom_say() { printf '\033[1m==> %s\033[0m\n' "$*"; }

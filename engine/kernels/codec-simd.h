@@ -473,11 +473,14 @@ static inline vu scaled_codes_float(vf x, float s, float inv, float lo, float hi
 
 typedef enum { SCALED_BINARY, SCALED_FLOAT, SCALED_DOUBLE, SCALED_WIDE } scaled_path;
 
-static ALWAYS_INLINE void quantize_scaled_bits(const int bits, const scaled_path path, const float *src, int64_t n,
+/* Returns true when the row holds a NaN: the check rides along with the
+ * encoding (the codes are then not used) instead of a pass of its own. */
+static ALWAYS_INLINE bool quantize_scaled_bits(const int bits, const scaled_path path, const float *src, int64_t n,
                                                float scale, double lo, double hi, uint8_t *dst) {
   const uint32_t mask = (uint32_t)loom_code_mask(bits);
   const float inv = 1.0f / scale;
   float tail[VL] = {0};
+  vi nan = {0};
   for (int64_t i = 0; i < n; i += VL) {
     const bool last = i + VL > n;
     vf x;
@@ -487,6 +490,7 @@ static ALWAYS_INLINE void quantize_scaled_bits(const int bits, const scaled_path
     } else {
       x = load_f(src + i);
     }
+    nan |= (vi)(x != x);
     vu codes;
     switch (path) {
     case SCALED_BINARY: codes = (vu)(x < 0.0f); break; /* sign(w), sign(0) = +1 */
@@ -503,14 +507,17 @@ static ALWAYS_INLINE void quantize_scaled_bits(const int bits, const scaled_path
       store_codes(bits, codes, out);
     }
   }
+  int any = 0;
+  for (int l = 0; l < VL; l++) any |= nan[l];
+  return any != 0;
 }
 
 #define QUANTIZE_SCALED_CASE(B)                                                  \
   case B:                                                                        \
     if (path == SCALED_FLOAT)                                                    \
-      quantize_scaled_bits(B, SCALED_FLOAT, src, n, scale, lo, hi, dst);         \
+      nan = quantize_scaled_bits(B, SCALED_FLOAT, src, n, scale, lo, hi, dst);   \
     else                                                                         \
-      quantize_scaled_bits(B, SCALED_DOUBLE, src, n, scale, lo, hi, dst);        \
+      nan = quantize_scaled_bits(B, SCALED_DOUBLE, src, n, scale, lo, hi, dst);  \
     break;
 
 static int SIMD(quantize_scaled)(const loom_dtype_traits *t, const float *src, int64_t n, float scale, uint8_t *dst,
@@ -519,24 +526,25 @@ static int SIMD(quantize_scaled)(const loom_dtype_traits *t, const float *src, i
     *bad = 0;
     return LOOM_ERR_INVALID;
   }
-  if (find_nan(src, n, bad)) return LOOM_ERR_NONFINITE;
   const int bits = t->bits;
   const bool binary = t->kind == LOOM_DTYPE_KIND_BINARY;
   if (!binary && scale == 0) {
+    if (find_nan(src, n, bad)) return LOOM_ERR_NONFINITE;
     memset(dst, 0, ((size_t)n * (size_t)bits + 7) / 8);
     return 0;
   }
+  bool nan;
   const double hi = (double)t->qmax, lo = t->kind == LOOM_DTYPE_KIND_UNSIGNED ? 0.0 : -hi;
   const scaled_path path = t->qmax <= 65535 && scale >= 0x1p-125f ? SCALED_FLOAT : SCALED_DOUBLE;
   switch (bits) {
-  case 1: quantize_scaled_bits(1, SCALED_BINARY, src, n, scale, lo, hi, dst); break;
+  case 1: nan = quantize_scaled_bits(1, SCALED_BINARY, src, n, scale, lo, hi, dst); break;
   QUANTIZE_SCALED_CASE(2)
   QUANTIZE_SCALED_CASE(4)
   QUANTIZE_SCALED_CASE(8)
   QUANTIZE_SCALED_CASE(16)
-  default: quantize_scaled_bits(32, SCALED_WIDE, src, n, scale, lo, hi, dst); break;
+  default: nan = quantize_scaled_bits(32, SCALED_WIDE, src, n, scale, lo, hi, dst); break;
   }
-  return 0;
+  return nan && find_nan(src, n, bad) ? LOOM_ERR_NONFINITE : 0;
 }
 
 /*

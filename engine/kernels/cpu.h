@@ -79,7 +79,10 @@ bool loom_kernel_level_parse(const char *name, loom_kernel_level *level);
 /* Filled by the per-level files: start from a copy of the reference table and
  * replace what they implement. */
 void loom_kernels_fill_ref(loom_kernels *k);
-#if defined(__x86_64__) && defined(__GNUC__)
+/* The vector levels need GCC's `#pragma GCC target` and vector extensions
+ * with __builtin_convertvector (GCC 9+); other compilers and architectures
+ * build the reference level only. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 9
 #define LOOM_KERNELS_X86 1
 void loom_kernels_fill_avx2(loom_kernels *k);
 void loom_kernels_fill_avx512(loom_kernels *k);

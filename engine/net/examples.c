@@ -208,6 +208,51 @@ static void build_feedback(builder *b) {
   add_link(b, (loom_coord){0, 0, 1, 0}, (loom_coord){0, 0, 0, 0}, LOOM_MERGE_ADD);
 }
 
+/*
+ * TensorFlow Playground's default network: two inputs, hidden layers of 4
+ * and 2 tanh units, one output (a logit here: the loss picks binary
+ * cross-entropy for one output and two classes). `hidden` is the dtype of
+ * the two hidden dense layers: int4 trains quantization-aware (the forward
+ * pass sees int4 weights, the float32 master takes the update), the output
+ * layer stays float32 as the Playground's does.
+ */
+static void build_playground_net(builder *b, loom_dtype hidden) {
+  input(b, 1, (int64_t[]){2});
+  loom_layer *h1 = dense(b, 2, 4), *h2 = dense(b, 4, 2);
+  if (!b->rc && h1) b->rc = loom_layer_set_dtype(h1, hidden, b->err);
+  if (!b->rc && h2) b->rc = loom_layer_set_dtype(h2, hidden, b->err);
+  place(b, 0, 0, 0, 0, h1);
+  place(b, 0, 0, 1, 0, layer(b, "tanh"));
+  place(b, 0, 0, 2, 0, h2);
+  place(b, 0, 0, 3, 0, layer(b, "tanh"));
+  place(b, 0, 0, 4, 0, dense(b, 2, 1));
+}
+
+static void build_playground(builder *b) { build_playground_net(b, LOOM_DTYPE_FLOAT32); }
+static void build_playground_int4(builder *b) { build_playground_net(b, LOOM_DTYPE_INT4); }
+
+/*
+ * The Playground's net folded over two grid rows, with a remote link the
+ * Playground cannot draw: the first hidden layer's 4 tanh units are
+ * concatenated onto the output layer's input, so the output sees both the
+ * 2 deep features and the 4 shallow ones (6 inputs).
+ */
+static void build_playground_skip(builder *b) {
+  input(b, 1, (int64_t[]){2});
+  place(b, 0, 0, 0, 0, dense(b, 2, 4));
+  place(b, 0, 0, 1, 0, layer(b, "tanh"));
+  place(b, 0, 0, 2, 0, dense(b, 4, 2));
+  place(b, 0, 1, 0, 0, layer(b, "tanh"));
+  place(b, 0, 1, 2, 0, dense(b, 6, 1));
+  add_link(b, (loom_coord){0, 0, 1, 0}, (loom_coord){0, 1, 2, 0}, LOOM_MERGE_CONCAT);
+}
+
+/* The Playground's data and rates: concentric circles, half of 500 points
+ * held out for testing, plain SGD at 0.03 on batches of 10. */
+#define PLAYGROUND_SETTINGS                                                                                          \
+  {"data.source=circles", "data.samples=500", "data.noise=0.1", "data.test_fraction=0.5", "optimizer=sgd",           \
+   "optimizer.lr=0.03", "batch=10", "epochs=200"}
+
 /* The character-level text task's vocabulary: the distinct bytes of data/datasets/loom-tale.txt. */
 #define TALE_VOCABULARY 42
 #define TALE_WINDOW 16
@@ -279,6 +324,18 @@ static const example examples[] = {
   {"cnn", N_("Digits CNN"),
    N_("Two convolutions and a dense layer turn an 8×8 digit image into 10 class scores."), 1, 1, 5, 1, build_cnn,
    {"data.source=digits", "optimizer.lr=0.01", "batch=32", "epochs=10"}},
+  {"playground", N_("Playground"),
+   N_("TensorFlow Playground's default setup: two concentric circles with noise, half of the points held out for "
+      "testing, a 2-4-2-1 tanh network trained by plain SGD at a rate of 0.03 on batches of 10."),
+   1, 1, 5, 1, build_playground, PLAYGROUND_SETTINGS},
+  {"playground-int4", N_("Playground at int4"),
+   N_("The Playground network with its hidden layers stored and computed as 4-bit integers, trained "
+      "quantization-aware: each hidden weight takes one of 16 values, yet the circles separate as before."),
+   1, 1, 5, 1, build_playground_int4, PLAYGROUND_SETTINGS},
+  {"playground-skip", N_("Playground with a skip link"),
+   N_("The Playground network folded over two grid rows, with a remote link that carries the first hidden layer's "
+      "four units past the second one straight into the output layer."),
+   1, 2, 3, 1, build_playground_skip, PLAYGROUND_SETTINGS},
   {"feedback", N_("Feedback loop"),
    N_("A systolic network whose tanh layer feeds its previous output back into the dense layer before it; with a "
       "held input the loop settles to a fixed point, its error halving at least every two ticks. It runs only "
@@ -307,7 +364,7 @@ LOOM_API const char *loom_example_description(int index) {
 }
 
 static const example *find_example(const char *name, loom_error *err) {
-  char names[128] = "";
+  char names[256] = "";
   for (int i = 0; i < N_EXAMPLES; i++) {
     if (name && strcmp(examples[i].name, name) == 0) return &examples[i];
     if (i) strncat(names, ", ", sizeof names - strlen(names) - 1);

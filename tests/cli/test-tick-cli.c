@@ -91,6 +91,11 @@ static void test_tick_trace(void) {
   /* After tick 1 only the tanh slot still holds zeros (the head already shows its bias). */
   g_assert_nonnull(strstr(lines[0], "{\"at\":[0,0,1,0],\"mean\":0,\"norm\":0}"));
   g_strfreev(lines);
+  const char *info[] = {"info", model, NULL};
+  CliResult ri = run(info);
+  g_assert_cmpint(ri.status, ==, 0);
+  g_assert_nonnull(strstr(ri.out, "Execution: systolic (tick by tick; feedback links allowed)\n"));
+  cli_result_clear(&ri);
   /* The same network refuses feed-forward execution. */
   const char *f[] = {"forward", model, "--input", x, "--output", y3, NULL};
   CliResult r = run(f);

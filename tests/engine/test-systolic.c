@@ -292,6 +292,40 @@ static void test_trace_and_changes(void) {
   loom_net_free(net);
 }
 
+/* The model file: "execution" makes feedback links loadable; without it they are refused by coordinates. */
+static void test_model_file(void) {
+  loom_net *net = example("feedback");
+  loom_error err = {0};
+  size_t len;
+  char *text = loom_model_to_json(net, &len, &err);
+  g_assert_nonnull(strstr(text, "\"execution\": \"systolic\""));
+  loom_net *back = NULL;
+  g_assert_cmpint(loom_model_load_data(text, len, "fb.json", LOOM_MODEL_STRICT, &back, &err), ==, LOOM_OK);
+  g_assert_cmpint(loom_net_execution(back), ==, LOOM_EXEC_SYSTOLIC);
+  g_assert_cmpint(loom_net_n_links(back), ==, 1);
+  loom_net_free(back);
+  char *at = strstr(text, "\"execution\": \"systolic\",\n");
+  g_assert_nonnull(at);
+  GString *without = g_string_new_len(text, at - text);
+  g_string_append(without, at + strlen("\"execution\": \"systolic\",\n"));
+  back = NULL;
+  g_assert_cmpint(loom_model_load_data(without->str, without->len, "fb.json", LOOM_MODEL_STRICT, &back, &err), !=,
+                  LOOM_OK);
+  g_assert_null(back);
+  g_assert_nonnull(strstr(err.message, "link (0,0,1,0) → (0,0,0,0) points backwards"));
+  GString *bogus = g_string_new_len(text, at - text);
+  g_string_append(bogus, "\"execution\": \"sideways\",\n");
+  g_string_append(bogus, at + strlen("\"execution\": \"systolic\",\n"));
+  g_assert_cmpint(loom_model_load_data(bogus->str, bogus->len, "fb.json", LOOM_MODEL_STRICT, &back, &err), !=,
+                  LOOM_OK);
+  g_assert_nonnull(strstr(err.message, "unknown execution “sideways” (expected feed-forward or systolic)"));
+  g_assert_nonnull(strstr(err.message, "execution"));
+  g_string_free(without, TRUE);
+  g_string_free(bogus, TRUE);
+  free(text);
+  loom_net_free(net);
+}
+
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/systolic/chain-latency", test_chain_latency);
@@ -300,5 +334,6 @@ int main(int argc, char **argv) {
   g_test_add_func("/systolic/threads", test_threads);
   g_test_add_func("/systolic/bptt-gradients", test_bptt_gradients);
   g_test_add_func("/systolic/trace-and-changes", test_trace_and_changes);
+  g_test_add_func("/systolic/model-file", test_model_file);
   return g_test_run();
 }

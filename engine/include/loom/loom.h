@@ -24,6 +24,8 @@
 #include "settings.h"
 #include "model.h"
 #include "safetensors.h"
+#include "onnx.h"
 #include "dna.h"
 #include "ensemble.h"
 #include "evolve.h"
+#include "gpu.h"

@@ -1,0 +1,157 @@
+/*
+ * Internal to engine/gpu/: the device, buffers, the compute kernels and the
+ * recording of dispatches into a command buffer (docs/gpu.md).
+ */
+#pragma once
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <vulkan/vulkan.h>
+
+#include "loom/gpu.h"
+#include "loom/layer.h"
+#include "loom/weights.h"
+
+/* One entry per compute pipeline; gpu-shaders.c holds the table. */
+typedef enum {
+  GPU_K_GEMM_F32,
+  GPU_K_GEMM_I8,
+  GPU_K_GEMM_I4,
+  GPU_K_ACT,
+  GPU_K_SOFTMAX,
+  GPU_K_COLSUM,
+  GPU_K_SGD,
+  GPU_K_ADAM,
+  GPU_K_COUNT
+} gpu_kernel;
+
+typedef struct {
+  const char *name;
+  const uint32_t *code;
+  size_t code_bytes;
+  int n_bindings;
+} gpu_kernel_info;
+
+extern const gpu_kernel_info gpu_kernels[GPU_K_COUNT];
+
+#define GPU_PUSH_BYTES 128 /* the smallest maxPushConstantsSize Vulkan allows */
+
+struct loom_gpu {
+  VkInstance instance;
+  VkPhysicalDevice phys;
+  VkDevice device;
+  VkQueue queue;
+  uint32_t queue_family;
+  VkCommandPool cmd_pool;
+  VkFence fence;
+  uint32_t mem_type;   /* host-visible + coherent, device-local when there is one */
+  bool mem_device_local;
+  VkDeviceSize max_buffer_bytes;
+  VkDescriptorSetLayout set_layout[GPU_K_COUNT];
+  VkPipelineLayout pipe_layout[GPU_K_COUNT];
+  VkPipeline pipeline[GPU_K_COUNT];
+  loom_gpu_device_info info;
+  struct gpu_buf *dummy; /* bound where a kernel's optional buffer is unused */
+};
+
+/* Vulkan's result codes by name, for messages. */
+const char *gpu_vk_result_name(VkResult r);
+/* Sets err: "<what> failed on <device>: VK_ERROR_...". */
+int gpu_vk_error(const loom_gpu *g, loom_error *err, VkResult r, const char *what);
+
+/* A buffer mapped for the host for its whole life. */
+typedef struct gpu_buf {
+  VkBuffer buffer;
+  VkDeviceMemory memory;
+  void *map;
+  size_t bytes;
+} gpu_buf;
+
+/* bytes >= 1; the size is checked against the device's limits first. `what`
+ * names the buffer in messages ("the weights of layer dense at (0,0,0,0)"). */
+int gpu_buf_new(loom_gpu *g, size_t bytes, const char *what, gpu_buf *out, loom_error *err);
+void gpu_buf_free(loom_gpu *g, gpu_buf *b);
+
+/* Dispatches recorded into one command buffer, each followed by a barrier
+ * that makes its writes visible to the next. Descriptor sets come from a
+ * pool sized at begin (max_dispatches). */
+typedef struct {
+  loom_gpu *g;
+  VkCommandBuffer cmd;
+  VkDescriptorPool pool;
+  int n_dispatches, max_dispatches;
+  bool ended;
+} gpu_rec;
+
+int gpu_rec_begin(loom_gpu *g, int max_dispatches, gpu_rec *rec, loom_error *err);
+/* bufs: the kernel's n_bindings buffers in binding order. groups: x, y, z. */
+int gpu_rec_dispatch(gpu_rec *rec, gpu_kernel k, const gpu_buf *const *bufs, const void *push, size_t push_bytes,
+                     const uint32_t groups[3], loom_error *err);
+int gpu_rec_end(gpu_rec *rec, loom_error *err);
+/* Submits the ended command buffer and waits for it (may be called again). */
+int gpu_rec_submit(gpu_rec *rec, loom_error *err);
+void gpu_rec_free(gpu_rec *rec);
+
+/* Workgroups for n items at `local` per group, as a 2-D grid (x ≤ 65535). */
+void gpu_groups_1d(int64_t n, uint32_t local, uint32_t groups[3]);
+
+/* ---- kernels (gpu-ops.c) -------------------------------------------------- */
+
+/* A weight tensor on the device: its packed bytes exactly as the CPU's
+ * store holds them (docs/dtypes.md) and its scales. */
+typedef struct {
+  gpu_buf data, scales;
+  loom_dtype dtype;
+  int64_t rows, cols;
+  uint32_t ld; /* floats per row (float32) or bytes per row (packed) */
+  bool per_tensor;
+} gpu_weights;
+
+/* Whether weights of dtype d can be decoded on the device. */
+bool gpu_dtype_supported(loom_dtype d);
+/* Morphs w and copies its packed bytes and scales; allocates on first use
+ * (out zeroed) and reuses the buffers while the dtype and shape stay. */
+int gpu_weights_upload(loom_gpu *g, loom_weights *w, gpu_weights *out, loom_error *err);
+void gpu_weights_free(loom_gpu *g, gpu_weights *w);
+
+/* C (M×N, ldc) = op(A)·op(B) [+ C] [+ bias]. A is float32 (lda floats a row,
+ * transposed when ta); B is the stored tensor b (B = stored row-major when
+ * !tb, its transpose when tb). bias may be NULL. */
+typedef struct {
+  const gpu_buf *a;
+  uint32_t lda;
+  bool ta;
+  const gpu_weights *b;
+  bool tb;
+  const gpu_buf *bias;
+  gpu_buf *c;
+  uint32_t ldc;
+  int64_t m, n, k;
+  bool accumulate;
+} gpu_gemm;
+int gpu_op_gemm(gpu_rec *rec, const gpu_gemm *op, loom_error *err);
+/* A float32 matrix viewed as a gpu_weights of dtype float32 (no copy). */
+gpu_weights gpu_weights_view(const gpu_buf *b, int64_t rows, int64_t cols);
+
+/* An activation layer's formula, or false when l is not one the device runs. */
+typedef struct {
+  uint32_t kind, tanh_gelu;
+  float p0, p1;
+} gpu_act;
+bool gpu_act_of(const loom_layer *l, gpu_act *out);
+/* out = act(x) (dy NULL) or out = dy ⊙ act'(x), n values. */
+int gpu_op_act(gpu_rec *rec, const gpu_act *a, const gpu_buf *x, const gpu_buf *dy, gpu_buf *out, int64_t n,
+               loom_error *err);
+int gpu_op_softmax(gpu_rec *rec, const gpu_buf *x, gpu_buf *y, int64_t rows, int64_t cols, float scale,
+                   loom_error *err);
+/* sums[c] += Σ_r x[r][c] (the dense bias gradient). */
+int gpu_op_colsum(gpu_rec *rec, const gpu_buf *x, gpu_buf *sums, int64_t rows, int64_t cols, loom_error *err);
+
+#include "loom/optim.h"
+/* One optimizer step of one tensor of n values, the CPU's formulas
+ * (engine/train/optim.c). SGD: first = no momentum buffer yet. Adam/AdamW:
+ * step counts from 1; vmax is used with amsgrad only (may be NULL otherwise). */
+int gpu_op_sgd(gpu_rec *rec, const loom_optim_config *c, bool first, double lr, gpu_buf *param, const gpu_buf *grad,
+               gpu_buf *mom, int64_t n, loom_error *err);
+int gpu_op_adam(gpu_rec *rec, const loom_optim_config *c, int64_t step, double lr, gpu_buf *param,
+                const gpu_buf *grad, gpu_buf *m, gpu_buf *v, gpu_buf *vmax, int64_t n, loom_error *err);

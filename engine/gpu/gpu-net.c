@@ -1,0 +1,226 @@
+/*
+ * A network's forward on the device: every node of the plan made by shape
+ * inference becomes zero (disabled: pass-through) or one dispatch, recorded
+ * once into one command buffer over persistent buffers (the input, one output
+ * per node), so a forward is a copy in, one submission and a copy out.
+ * Slots the device cannot run are refused with their coordinates; nothing
+ * falls back to the CPU behind the caller's back.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/i18n.h"
+#include "gpu/gpu-internal.h"
+#include "layers/layer-impl.h"
+#include "layers/softmax-rows.h"
+#include "net/net-plan.h"
+
+typedef enum { GN_PASS, GN_DENSE, GN_ACT, GN_SOFTMAX } gnode_kind;
+
+typedef struct {
+  gnode_kind kind;
+  loom_layer *layer;
+  int in, out; /* activation buffers: 0 is the network input */
+  gpu_weights w, b;
+  bool has_bias;
+  int64_t m, n, k; /* dense: rows (batch × positions), out, in features */
+  gpu_act act;
+  int64_t numel; /* values of the output, whole batch */
+  int64_t rows, cols;
+} gnode;
+
+struct loom_gpu_net {
+  loom_gpu *g;
+  loom_net *net;
+  int64_t batch, in_numel, out_numel;
+  int n_nodes;
+  gnode *nodes;
+  int n_bufs, out_buf;
+  gpu_buf *bufs;
+  gpu_rec rec;
+};
+
+static int unsupported(const net_node *nd, const char *why, loom_error *err) {
+  char where[128];
+  return loom_error_set(err, LOOM_ERR_UNSUPPORTED, _("%s: the Vulkan backend %s"),
+                        layer_where(nd->layer, where, sizeof where), why);
+}
+
+/* Classifies one plan node; fails for what the device cannot run. */
+static int classify(loom_gpu_net *gn, const net_node *nd, gnode *out, loom_error *err) {
+  char at[48];
+  if (nd->n_merges > 0 || nd->n_feedback > 0)
+    return loom_error_set(err, LOOM_ERR_UNSUPPORTED,
+                          _("slot %s: the Vulkan backend does not run links (merges) yet; run this network on the CPU"),
+                          loom_coord_format(nd->coord, at, sizeof at));
+  out->layer = nd->layer;
+  out->numel = gn->batch * loom_shape_numel(&nd->out);
+  if (!nd->enabled) {
+    out->kind = GN_PASS;
+    return LOOM_OK;
+  }
+  const loom_layer *l = nd->layer;
+  const char *name = loom_layer_type_name(loom_layer_get_type(l));
+  if (l->n_children > 0 || l->gate)
+    return unsupported(nd, _("does not run containers yet"), err);
+  if (!strcmp(name, "dense")) {
+    out->kind = GN_DENSE;
+    out->k = loom_layer_get_int(l, "in_features");
+    out->n = loom_layer_get_int(l, "out_features");
+    out->m = gn->batch * (loom_shape_numel(&nd->in) / out->k);
+    out->has_bias = l->n_weights > 1;
+    return LOOM_OK;
+  }
+  if (!strcmp(name, "softmax")) {
+    out->kind = GN_SOFTMAX;
+    out->cols = rows_last_dim(&nd->in);
+    out->rows = gn->batch * rows_per_sample(&nd->in);
+    return LOOM_OK;
+  }
+  if (gpu_act_of(l, &out->act)) {
+    out->kind = GN_ACT;
+    return LOOM_OK;
+  }
+  char why[160];
+  snprintf(why, sizeof why, _("does not run %s layers yet (it runs dense, softmax and the element-wise activations)"),
+           name);
+  return unsupported(nd, why, err);
+}
+
+LOOM_API int loom_gpu_net_upload_weights(loom_gpu_net *gn, loom_error *err) {
+  for (int i = 0; i < gn->n_nodes; i++) {
+    gnode *n = &gn->nodes[i];
+    if (n->kind != GN_DENSE) continue;
+    int rc = gpu_weights_upload(gn->g, loom_layer_weights(n->layer, 0), &n->w, err);
+    if (!rc && n->has_bias) {
+      loom_weights *b = loom_layer_weights(n->layer, 1);
+      if (loom_weights_dtype(b) != LOOM_DTYPE_FLOAT32)
+        return loom_error_set(err, LOOM_ERR_UNSUPPORTED, _("%s: the Vulkan backend needs a float32 bias"),
+                              loom_weights_label(b));
+      rc = gpu_weights_upload(gn->g, b, &n->b, err);
+    }
+    if (rc) return rc;
+  }
+  return LOOM_OK;
+}
+
+static int record(loom_gpu_net *gn, loom_error *err) {
+  int rc = gpu_rec_begin(gn->g, gn->n_nodes, &gn->rec, err);
+  for (int i = 0; !rc && i < gn->n_nodes; i++) {
+    gnode *n = &gn->nodes[i];
+    gpu_buf *x = &gn->bufs[n->in], *y = &gn->bufs[n->out];
+    switch (n->kind) {
+    case GN_PASS: break;
+    case GN_DENSE: {
+      gpu_gemm op = {.a = x, .lda = (uint32_t)n->k, .b = &n->w, .tb = true, .bias = n->has_bias ? &n->b.data : NULL,
+                     .c = y, .ldc = (uint32_t)n->n, .m = n->m, .n = n->n, .k = n->k};
+      rc = gpu_op_gemm(&gn->rec, &op, err);
+      break;
+    }
+    case GN_ACT: rc = gpu_op_act(&gn->rec, &n->act, x, NULL, y, n->numel, err); break;
+    case GN_SOFTMAX: rc = gpu_op_softmax(&gn->rec, x, y, n->rows, n->cols, 1.0f, err); break;
+    }
+  }
+  if (!rc) rc = gpu_rec_end(&gn->rec, err);
+  return rc;
+}
+
+LOOM_API loom_gpu_net *loom_gpu_net_new(loom_gpu *g, loom_net *net, int64_t batch, loom_error *err) {
+  if (!g || !net) {
+    loom_error_set(err, LOOM_ERR_INVALID, _("no device or network given"));
+    return NULL;
+  }
+  if (batch < 1) {
+    loom_error_set(err, LOOM_ERR_INVALID, _("the batch size must be at least 1, got %lld"), (long long)batch);
+    return NULL;
+  }
+  if (loom_net_execution(net) != LOOM_EXEC_FEED_FORWARD) {
+    loom_error_set(err, LOOM_ERR_UNSUPPORTED, _("the Vulkan backend runs feed-forward networks only, not systolic ones"));
+    return NULL;
+  }
+  if (net_plan_ensure(net, err)) return NULL;
+  loom_gpu_net *gn = calloc(1, sizeof *gn);
+  int n_nodes = net_plan_n_nodes(net);
+  if (gn) gn->nodes = calloc((size_t)n_nodes + 1, sizeof *gn->nodes);
+  if (gn) gn->bufs = calloc((size_t)n_nodes + 1, sizeof *gn->bufs);
+  if (!gn || !gn->nodes || !gn->bufs) {
+    loom_error_set(err, LOOM_ERR_NOMEM, _("out of memory for a network of %d slots on the device"), n_nodes);
+    loom_gpu_net_free(gn);
+    return NULL;
+  }
+  gn->g = g;
+  gn->net = net;
+  gn->batch = batch;
+  gn->n_nodes = n_nodes;
+  loom_shape in_shape = loom_net_input_shape(net), out_shape = loom_net_output_shape(net);
+  gn->in_numel = loom_shape_numel(&in_shape);
+  gn->out_numel = loom_shape_numel(&out_shape);
+  if (gn->in_numel > INT64_MAX / 4 / batch || gn->out_numel > INT64_MAX / 4 / batch) {
+    loom_error_set(err, LOOM_ERR_NOMEM, _("a batch of %lld samples is too large"), (long long)batch);
+    loom_gpu_net_free(gn);
+    return NULL;
+  }
+  const net_node *plan = net_plan_nodes(net);
+  int rc = LOOM_OK;
+  /* Buffer 0 is the input; node i writes buffer i + 1 unless it passes through. */
+  int *out_of = calloc((size_t)n_nodes + 1, sizeof *out_of);
+  if (!out_of) rc = loom_error_set(err, LOOM_ERR_NOMEM, _("out of memory for a network of %d slots on the device"),
+                                   n_nodes);
+  char what[160];
+  if (!rc) rc = gpu_buf_new(g, (size_t)(batch * gn->in_numel) * sizeof(float), _("the network input"), &gn->bufs[0],
+                            err);
+  gn->n_bufs = 1;
+  for (int i = 0; !rc && i < n_nodes; i++) {
+    gnode *n = &gn->nodes[i];
+    rc = classify(gn, &plan[i], n, err);
+    if (rc) break;
+    n->in = plan[i].pred < 0 ? 0 : out_of[plan[i].pred];
+    if (n->kind == GN_PASS) {
+      n->out = n->in;
+    } else {
+      char where[128];
+      snprintf(what, sizeof what, _("the output of %s"), layer_where(n->layer, where, sizeof where));
+      n->out = gn->n_bufs;
+      rc = gpu_buf_new(g, (size_t)n->numel * sizeof(float), what, &gn->bufs[gn->n_bufs], err);
+      if (!rc) gn->n_bufs++;
+    }
+    out_of[i] = n->out;
+  }
+  gn->out_buf = n_nodes > 0 && out_of ? out_of[n_nodes - 1] : 0;
+  free(out_of);
+  if (!rc) rc = loom_gpu_net_upload_weights(gn, err);
+  if (!rc) rc = record(gn, err);
+  if (rc) {
+    loom_gpu_net_free(gn);
+    return NULL;
+  }
+  return gn;
+}
+
+LOOM_API int loom_gpu_net_forward(loom_gpu_net *gn, const float *x, float *y, loom_error *err) {
+  memcpy(gn->bufs[0].map, x, (size_t)(gn->batch * gn->in_numel) * sizeof(float));
+  int rc = gpu_rec_submit(&gn->rec, err);
+  if (rc) return rc;
+  memcpy(y, gn->bufs[gn->out_buf].map, (size_t)(gn->batch * gn->out_numel) * sizeof(float));
+  return LOOM_OK;
+}
+
+LOOM_API int64_t loom_gpu_net_batch(const loom_gpu_net *gn) { return gn->batch; }
+LOOM_API int loom_gpu_net_n_dispatches(const loom_gpu_net *gn) { return gn->rec.n_dispatches; }
+
+LOOM_API void loom_gpu_net_free(loom_gpu_net *gn) {
+  if (!gn) return;
+  if (gn->g) {
+    vkDeviceWaitIdle(gn->g->device);
+    gpu_rec_free(&gn->rec);
+    for (int i = 0; gn->nodes && i < gn->n_nodes; i++) {
+      gpu_weights_free(gn->g, &gn->nodes[i].w);
+      gpu_weights_free(gn->g, &gn->nodes[i].b);
+    }
+    for (int i = 0; gn->bufs && i < gn->n_bufs; i++) gpu_buf_free(gn->g, &gn->bufs[i]);
+  }
+  free(gn->nodes);
+  free(gn->bufs);
+  free(gn);
+}

@@ -1,0 +1,59 @@
+/*
+ * This build has no Vulkan backend (meson feature 'vulkan' off, or the
+ * Vulkan loader or glslc missing): every gpu call says so.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/i18n.h"
+#include "loom/gpu.h"
+
+static int not_built(loom_error *err) {
+  return loom_error_set(err, LOOM_ERR_UNSUPPORTED,
+                        _("this build of Loom has no Vulkan backend (rebuild with libvulkan-dev and glslc installed)"));
+}
+
+LOOM_API bool loom_gpu_compiled(void) { return false; }
+
+LOOM_API const char *loom_gpu_kind_name(loom_gpu_kind kind) {
+  switch (kind) {
+  case LOOM_GPU_DISCRETE: return "discrete";
+  case LOOM_GPU_INTEGRATED: return "integrated";
+  case LOOM_GPU_VIRTUAL: return "virtual";
+  case LOOM_GPU_CPU: return "cpu";
+  default: return "other";
+  }
+}
+
+LOOM_API int loom_gpu_list_devices(loom_gpu_device_info **out, int *n, loom_error *err) {
+  *out = NULL;
+  *n = 0;
+  return not_built(err);
+}
+
+LOOM_API int loom_gpu_parse_device(const char *text, bool *use_gpu, int *index, loom_error *err) {
+  *use_gpu = false;
+  *index = -1;
+  if (!strcmp(text, "cpu")) return LOOM_OK;
+  if (!strncmp(text, "vulkan", 6)) return not_built(err);
+  return loom_error_set(err, LOOM_ERR_INVALID, _("unknown device '%s' (expected cpu, vulkan or vulkan:N)"), text);
+}
+
+LOOM_API loom_gpu *loom_gpu_new(int index, loom_error *err) {
+  not_built(err);
+  return NULL;
+}
+LOOM_API void loom_gpu_free(loom_gpu *gpu) {}
+LOOM_API const loom_gpu_device_info *loom_gpu_info(const loom_gpu *gpu) { return NULL; }
+
+LOOM_API loom_gpu_net *loom_gpu_net_new(loom_gpu *gpu, loom_net *net, int64_t batch, loom_error *err) {
+  not_built(err);
+  return NULL;
+}
+LOOM_API int loom_gpu_net_upload_weights(loom_gpu_net *gn, loom_error *err) { return not_built(err); }
+LOOM_API int loom_gpu_net_forward(loom_gpu_net *gn, const float *x, float *y, loom_error *err) {
+  return not_built(err);
+}
+LOOM_API int64_t loom_gpu_net_batch(const loom_gpu_net *gn) { return 0; }
+LOOM_API int loom_gpu_net_n_dispatches(const loom_gpu_net *gn) { return 0; }
+LOOM_API void loom_gpu_net_free(loom_gpu_net *gn) {}

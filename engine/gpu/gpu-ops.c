@@ -1,0 +1,197 @@
+/*
+ * The kernels as operations on device buffers: each fills its push constants
+ * (the layout of the block in its shader) and records one dispatch. Shapes
+ * are checked against the 32-bit indexing of the shaders here.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/i18n.h"
+#include "gpu/gpu-internal.h"
+
+#define GPU_MAX_INDEX ((int64_t)UINT32_MAX)
+
+bool gpu_dtype_supported(loom_dtype d) {
+  return d == LOOM_DTYPE_FLOAT32 || d == LOOM_DTYPE_INT8 || d == LOOM_DTYPE_INT4;
+}
+
+static int64_t row_bytes(loom_dtype d, int64_t cols) {
+  switch (d) {
+  case LOOM_DTYPE_INT8: return cols;
+  case LOOM_DTYPE_INT4: return (cols * 4 + 7) / 8;
+  default: return cols * 4;
+  }
+}
+
+int gpu_weights_upload(loom_gpu *g, loom_weights *w, gpu_weights *out, loom_error *err) {
+  loom_dtype d = loom_weights_dtype(w);
+  if (!gpu_dtype_supported(d))
+    return loom_error_set(err, LOOM_ERR_UNSUPPORTED,
+                          _("%s: the Vulkan backend does not decode %s weights yet (float32, int8 and int4 only)"),
+                          loom_weights_label(w), loom_dtype_name(d));
+  int rc = loom_weights_morph(w, err);
+  if (rc) return rc;
+  int64_t rows = loom_weights_rows(w), cols = loom_weights_cols(w);
+  size_t nbytes = 0;
+  const uint8_t *packed = loom_weights_packed(w, &nbytes);
+  int64_t nscales = 0;
+  const float *scales = loom_weights_scales(w, &nscales);
+  int64_t rb = row_bytes(d, cols);
+  if (!packed || (int64_t)nbytes != rows * rb || (d != LOOM_DTYPE_FLOAT32 && (!scales || nscales < 1)))
+    return loom_error_set(err, LOOM_ERR_INVALID, _("%s: the packed copy is not the expected %lld × %lld bytes"),
+                          loom_weights_label(w), (long long)rows, (long long)rb);
+  if (rows * rb > GPU_MAX_INDEX)
+    return loom_error_set(err, LOOM_ERR_UNSUPPORTED, _("%s: %lld bytes are more than the device kernels index"),
+                          loom_weights_label(w), (long long)(rows * rb));
+  bool fresh = !out->data.buffer || out->dtype != d || out->rows != rows || out->cols != cols;
+  if (fresh) {
+    gpu_weights_free(g, out);
+    rc = gpu_buf_new(g, nbytes, loom_weights_label(w), &out->data, err);
+    if (!rc) rc = gpu_buf_new(g, (size_t)(nscales > 0 ? nscales : 1) * sizeof(float), loom_weights_label(w),
+                              &out->scales, err);
+    if (rc) {
+      gpu_weights_free(g, out);
+      return rc;
+    }
+  }
+  memcpy(out->data.map, packed, nbytes);
+  if (nscales > 0) memcpy(out->scales.map, scales, (size_t)nscales * sizeof(float));
+  out->dtype = d;
+  out->rows = rows;
+  out->cols = cols;
+  out->ld = (uint32_t)(d == LOOM_DTYPE_FLOAT32 ? cols : rb);
+  out->per_tensor = nscales == 1;
+  return LOOM_OK;
+}
+
+void gpu_weights_free(loom_gpu *g, gpu_weights *w) {
+  gpu_buf_free(g, &w->data);
+  gpu_buf_free(g, &w->scales);
+  memset(w, 0, sizeof *w);
+}
+
+gpu_weights gpu_weights_view(const gpu_buf *b, int64_t rows, int64_t cols) {
+  return (gpu_weights){.data = *b, .dtype = LOOM_DTYPE_FLOAT32, .rows = rows, .cols = cols, .ld = (uint32_t)cols};
+}
+
+static int too_large(const char *what, int64_t n, loom_error *err) {
+  return loom_error_set(err, LOOM_ERR_UNSUPPORTED, _("%s of %lld values is more than the device kernels index"),
+                        what, (long long)n);
+}
+
+int gpu_op_gemm(gpu_rec *rec, const gpu_gemm *op, loom_error *err) {
+  if (op->m < 1 || op->n < 1 || op->k < 1) return LOOM_OK;
+  if (op->m * op->n > GPU_MAX_INDEX || op->m * op->k > GPU_MAX_INDEX || op->n * op->k > GPU_MAX_INDEX)
+    return too_large(_("a matrix product"), op->m * op->n, err);
+  gpu_kernel k = op->b->dtype == LOOM_DTYPE_INT8 ? GPU_K_GEMM_I8
+               : op->b->dtype == LOOM_DTYPE_INT4 ? GPU_K_GEMM_I4
+                                                 : GPU_K_GEMM_F32;
+  struct {
+    uint32_t m, n, k, lda, ldb, ldc, ta, tb, accumulate, has_bias, per_tensor;
+  } push = {(uint32_t)op->m, (uint32_t)op->n, (uint32_t)op->k, op->lda, op->b->ld, op->ldc, op->ta, op->tb,
+            op->accumulate, op->bias != NULL, op->b->per_tensor};
+  const gpu_buf *dummy = rec->g->dummy;
+  const gpu_buf *bufs[5] = {op->a, &op->b->data, op->b->scales.buffer ? &op->b->scales : dummy,
+                            op->bias ? op->bias : dummy, op->c};
+  uint32_t groups[3] = {(uint32_t)((op->n + 63) / 64), (uint32_t)((op->m + 63) / 64), 1};
+  if (groups[0] > 65535 || groups[1] > 65535) return too_large(_("a matrix product"), op->m * op->n, err);
+  return gpu_rec_dispatch(rec, k, bufs, &push, sizeof push, groups, err);
+}
+
+/* The activation types the device runs, in the order of act.comp's kinds. */
+static const char *const act_names[] = {"relu", "leaky-relu", "elu",      "gelu", "silu",
+                                        "sigmoid", "tanh",     "softplus", "relu2"};
+
+bool gpu_act_of(const loom_layer *l, gpu_act *out) {
+  const char *name = loom_layer_type_name(loom_layer_get_type(l));
+  for (uint32_t k = 0; k < sizeof act_names / sizeof act_names[0]; k++) {
+    if (strcmp(name, act_names[k])) continue;
+    *out = (gpu_act){.kind = k};
+    if (k == 1) out->p0 = (float)loom_layer_get_float(l, "negative_slope");
+    if (k == 2) out->p0 = (float)loom_layer_get_float(l, "alpha");
+    if (k == 3) out->tanh_gelu = loom_layer_get_value(l, 0).i[0] == 1;
+    if (k == 7) {
+      out->p0 = (float)loom_layer_get_float(l, "beta");
+      out->p1 = (float)loom_layer_get_float(l, "threshold");
+    }
+    return true;
+  }
+  return false;
+}
+
+int gpu_op_act(gpu_rec *rec, const gpu_act *a, const gpu_buf *x, const gpu_buf *dy, gpu_buf *out, int64_t n,
+               loom_error *err) {
+  if (n > GPU_MAX_INDEX) return too_large(_("an activation"), n, err);
+  struct {
+    uint32_t n, kind, backward, tanh_gelu;
+    float p0, p1;
+  } push = {(uint32_t)n, a->kind, dy != NULL, a->tanh_gelu, a->p0, a->p1};
+  const gpu_buf *bufs[3] = {x, dy ? dy : rec->g->dummy, out};
+  uint32_t groups[3];
+  gpu_groups_1d(n, 256, groups);
+  return gpu_rec_dispatch(rec, GPU_K_ACT, bufs, &push, sizeof push, groups, err);
+}
+
+int gpu_op_softmax(gpu_rec *rec, const gpu_buf *x, gpu_buf *y, int64_t rows, int64_t cols, float scale,
+                   loom_error *err) {
+  if (rows * cols > GPU_MAX_INDEX) return too_large(_("a softmax"), rows * cols, err);
+  struct {
+    uint32_t rows, cols;
+    float scale;
+  } push = {(uint32_t)rows, (uint32_t)cols, scale};
+  const gpu_buf *bufs[2] = {x, y};
+  uint32_t groups[3];
+  gpu_groups_1d(rows, 1, groups);
+  return gpu_rec_dispatch(rec, GPU_K_SOFTMAX, bufs, &push, sizeof push, groups, err);
+}
+
+int gpu_op_colsum(gpu_rec *rec, const gpu_buf *x, gpu_buf *sums, int64_t rows, int64_t cols, loom_error *err) {
+  if (rows * cols > GPU_MAX_INDEX) return too_large(_("a column sum"), rows * cols, err);
+  struct {
+    uint32_t rows, cols;
+  } push = {(uint32_t)rows, (uint32_t)cols};
+  const gpu_buf *bufs[2] = {x, sums};
+  uint32_t groups[3] = {(uint32_t)((cols + 255) / 256), 1, 1};
+  return gpu_rec_dispatch(rec, GPU_K_COLSUM, bufs, &push, sizeof push, groups, err);
+}
+
+int gpu_op_sgd(gpu_rec *rec, const loom_optim_config *c, bool first, double lr, gpu_buf *param, const gpu_buf *grad,
+               gpu_buf *mom, int64_t n, loom_error *err) {
+  if (n > GPU_MAX_INDEX) return too_large(_("an optimizer step"), n, err);
+  /* The same float32 constants as sgd_tensor(). */
+  struct {
+    uint32_t n, flags;
+    float neg_lr, wd, mom, damp1;
+  } push = {(uint32_t)n, (first ? 1u : 0u) | (c->nesterov ? 2u : 0u) | (c->maximize ? 4u : 0u), (float)-lr,
+            (float)c->weight_decay, (float)c->momentum, (float)(1.0 - c->dampening)};
+  const gpu_buf *bufs[3] = {param, grad, mom ? mom : rec->g->dummy};
+  uint32_t groups[3];
+  gpu_groups_1d(n, 256, groups);
+  return gpu_rec_dispatch(rec, GPU_K_SGD, bufs, &push, sizeof push, groups, err);
+}
+
+int gpu_op_adam(gpu_rec *rec, const loom_optim_config *c, int64_t step, double lr, gpu_buf *param,
+                const gpu_buf *grad, gpu_buf *m, gpu_buf *v, gpu_buf *vmax, int64_t n, loom_error *err) {
+  if (n > GPU_MAX_INDEX) return too_large(_("an optimizer step"), n, err);
+  /* The same float32 constants as adam_tensor(), made in double. */
+  double bias1 = 1.0 - pow(c->beta1, (double)step), bias2 = 1.0 - pow(c->beta2, (double)step);
+  struct {
+    uint32_t n, flags;
+    float step_size, bias2_sqrt, b1, b2, one_b1, one_b2, eps, wd, decay;
+  } push = {(uint32_t)n,
+            (c->kind == LOOM_OPTIM_ADAMW ? 1u : 0u) | (c->maximize ? 2u : 0u) | (c->amsgrad ? 4u : 0u),
+            (float)(lr / bias1),
+            (float)sqrt(bias2),
+            (float)c->beta1,
+            (float)c->beta2,
+            (float)(1.0 - c->beta1),
+            (float)(1.0 - c->beta2),
+            (float)c->eps,
+            (float)c->weight_decay,
+            (float)(1.0 - lr * c->weight_decay)};
+  const gpu_buf *bufs[5] = {param, grad, m, v, vmax ? vmax : rec->g->dummy};
+  uint32_t groups[3];
+  gpu_groups_1d(n, 256, groups);
+  return gpu_rec_dispatch(rec, GPU_K_ADAM, bufs, &push, sizeof push, groups, err);
+}

@@ -1,0 +1,43 @@
+/*
+ * The compute kernels' SPIR-V, compiled from the .comp files in shaders/ by glslc at build
+ * time (engine/gpu/meson.build) and embedded as arrays of words.
+ */
+#include "gpu/gpu-internal.h"
+
+static const uint32_t spv_gemm_f32[] =
+#include "gemm-f32.spv.inc"
+  ;
+static const uint32_t spv_gemm_i8[] =
+#include "gemm-i8.spv.inc"
+  ;
+static const uint32_t spv_gemm_i4[] =
+#include "gemm-i4.spv.inc"
+  ;
+static const uint32_t spv_act[] =
+#include "act.spv.inc"
+  ;
+static const uint32_t spv_softmax[] =
+#include "softmax.spv.inc"
+  ;
+static const uint32_t spv_colsum[] =
+#include "colsum.spv.inc"
+  ;
+static const uint32_t spv_sgd[] =
+#include "sgd.spv.inc"
+  ;
+static const uint32_t spv_adam[] =
+#include "adam.spv.inc"
+  ;
+
+#define KERNEL(ident, array, bindings) [ident] = {#array, array, sizeof array, bindings}
+
+const gpu_kernel_info gpu_kernels[GPU_K_COUNT] = {
+  KERNEL(GPU_K_GEMM_F32, spv_gemm_f32, 5),
+  KERNEL(GPU_K_GEMM_I8, spv_gemm_i8, 5),
+  KERNEL(GPU_K_GEMM_I4, spv_gemm_i4, 5),
+  KERNEL(GPU_K_ACT, spv_act, 3),
+  KERNEL(GPU_K_SOFTMAX, spv_softmax, 2),
+  KERNEL(GPU_K_COLSUM, spv_colsum, 2),
+  KERNEL(GPU_K_SGD, spv_sgd, 3),
+  KERNEL(GPU_K_ADAM, spv_adam, 5),
+};

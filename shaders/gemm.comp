@@ -1,0 +1,107 @@
+#version 450
+// C (M×N) = op(A)·op(B) [+ C] [+ bias per column]: every matrix product of
+// the dense layer (forward x·Wᵀ, input gradient dy·W, weight gradient dyᵀ·x).
+// A is float32; B is float32 (BDTYPE 0) or packed int8 (1) / int4 (2) with
+// a scale per stored row (or one per tensor), decoded here from exactly the
+// CPU's packed layout (docs/dtypes.md: LSB-first codes, rows padded to a
+// byte, the buffer padded to a whole 32-bit word).
+// Each output sums its K products in ascending k, so a result depends only on
+// the inputs and the device: runs are bit-identical.
+#extension GL_EXT_control_flow_attributes : enable
+#ifndef BDTYPE
+#define BDTYPE 0
+#endif
+
+layout(local_size_x = 16, local_size_y = 16) in;
+
+layout(std430, binding = 0) readonly buffer ABuf { float a[]; };
+#if BDTYPE == 0
+layout(std430, binding = 1) readonly buffer BBuf { float b[]; };
+#else
+layout(std430, binding = 1) readonly buffer BBuf { uint bw[]; };
+#endif
+layout(std430, binding = 2) readonly buffer SBuf { float scale[]; };
+layout(std430, binding = 3) readonly buffer BiasBuf { float bias[]; };
+layout(std430, binding = 4) buffer CBuf { float c[]; };
+
+layout(push_constant) uniform Push {
+  uint M, N, K;
+  uint lda, ldb, ldc; // elements for float operands, bytes per stored row for packed B
+  uint trans_a, trans_b, accumulate, has_bias, per_tensor;
+} p;
+
+const uint BM = 64, BN = 64, BK = 16;
+shared float As[BK][BM];
+shared float Bs[BK][BN];
+
+float load_a(uint m, uint k) {
+  if (m >= p.M || k >= p.K) return 0.0;
+  return p.trans_a != 0 ? a[k * p.lda + m] : a[m * p.lda + k];
+}
+
+// Stored element (r, col) of B.
+float stored_b(uint r, uint col) {
+#if BDTYPE == 0
+  return b[r * p.ldb + col];
+#else
+#if BDTYPE == 1
+  uint byte_index = r * p.ldb + col;
+  uint shift = (byte_index & 3u) * 8u;
+  int q = bitfieldExtract(int(bw[byte_index >> 2]), int(shift), 8);
+#else
+  uint byte_index = r * p.ldb + (col >> 1);
+  uint shift = (byte_index & 3u) * 8u + (col & 1u) * 4u;
+  int q = bitfieldExtract(int(bw[byte_index >> 2]), int(shift), 4);
+#endif
+  // float(q)·s is exact before its one rounding, as the CPU's
+  // float32(double(q)·double(s)).
+  return float(q) * scale[p.per_tensor != 0 ? 0u : r];
+#endif
+}
+
+float load_b(uint k, uint n) {
+  if (k >= p.K || n >= p.N) return 0.0;
+  return p.trans_b != 0 ? stored_b(n, k) : stored_b(k, n);
+}
+
+void main() {
+  uint tx = gl_LocalInvocationID.x, ty = gl_LocalInvocationID.y;
+  uint t = ty * 16u + tx;
+  uint m0 = gl_WorkGroupID.y * BM, n0 = gl_WorkGroupID.x * BN;
+  float acc[4][4];
+  [[unroll]] for (uint i = 0; i < 4; i++)
+    [[unroll]] for (uint j = 0; j < 4; j++) acc[i][j] = 0.0;
+
+  for (uint k0 = 0; k0 < p.K; k0 += BK) {
+    [[unroll]] for (uint q = 0; q < 4; q++) {
+      uint e = t + 256u * q;
+      // A tile: consecutive threads walk k (row-major A) — good enough for both layouts.
+      uint am = e / BK, ak = e % BK;
+      As[ak][am] = load_a(m0 + am, k0 + ak);
+      uint bk = e / BN, bn = e % BN;
+      Bs[bk][bn] = load_b(k0 + bk, n0 + bn);
+    }
+    barrier();
+    [[unroll]] for (uint kk = 0; kk < BK; kk++) {
+      float av[4], bv[4];
+      [[unroll]] for (uint i = 0; i < 4; i++) av[i] = As[kk][ty + 16u * i];
+      [[unroll]] for (uint j = 0; j < 4; j++) bv[j] = Bs[kk][tx + 16u * j];
+      [[unroll]] for (uint i = 0; i < 4; i++)
+        [[unroll]] for (uint j = 0; j < 4; j++) acc[i][j] += av[i] * bv[j];
+    }
+    barrier();
+  }
+
+  [[unroll]] for (uint i = 0; i < 4; i++) {
+    uint m = m0 + ty + 16u * i;
+    if (m >= p.M) continue;
+    [[unroll]] for (uint j = 0; j < 4; j++) {
+      uint n = n0 + tx + 16u * j;
+      if (n >= p.N) continue;
+      float v = acc[i][j];
+      if (p.accumulate != 0) v = c[m * p.ldc + n] + v;
+      if (p.has_bias != 0) v = v + bias[n];
+      c[m * p.ldc + n] = v;
+    }
+  }
+}

@@ -1,0 +1,36 @@
+#version 450
+// y = softmax(scale·x) over each row of `cols` entries; one workgroup a row.
+// The maximum and the sum reduce through a fixed tree in shared memory, so
+// the order depends only on cols: runs are bit-identical.
+layout(local_size_x = 64) in;
+layout(std430, binding = 0) readonly buffer XBuf { float x[]; };
+layout(std430, binding = 1) writeonly buffer YBuf { float y[]; };
+layout(push_constant) uniform Push { uint rows, cols; float scale; } p;
+
+shared float red[64];
+
+void main() {
+  uint row = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+  if (row >= p.rows) return; // whole workgroup: uniform control flow
+  uint t = gl_LocalInvocationID.x, base = row * p.cols;
+  float m = -3.402823466e38;
+  for (uint i = t; i < p.cols; i += 64u) m = max(m, p.scale * x[base + i]);
+  red[t] = m;
+  barrier();
+  for (uint s = 32u; s > 0u; s >>= 1) {
+    if (t < s) red[t] = max(red[t], red[t + s]);
+    barrier();
+  }
+  m = red[0];
+  barrier();
+  float sum = 0.0;
+  for (uint i = t; i < p.cols; i += 64u) sum += exp(p.scale * x[base + i] - m);
+  red[t] = sum;
+  barrier();
+  for (uint s = 32u; s > 0u; s >>= 1) {
+    if (t < s) red[t] = red[t] + red[t + s];
+    barrier();
+  }
+  float inv = 1.0 / red[0];
+  for (uint i = t; i < p.cols; i += 64u) y[base + i] = exp(p.scale * x[base + i] - m) * inv;
+}

@@ -1,0 +1,305 @@
+/*
+ * Is the workbench fluid while it trains (issue 9, "How it is checked")?
+ * The real window opens the spiral example, trains it at full speed for
+ * BENCH_SECONDS (20) while the grid view orbits (driven from a tick
+ * callback) with a heatmap on, and prints:
+ *
+ * - frames per second and the frame interval (median, 95 %, worst);
+ * - the longest main-loop stall: the longest gap between two runs of a
+ *   1 ms timeout at default priority, which runs whenever the main loop is
+ *   free, so a gap is the time one dispatch (a frame's paint, a snapshot's
+ *   handling, an event) kept the loop busy; and how many gaps exceed 16 ms;
+ * - what the main thread spends where: the paint phase of the frame clock
+ *   and the handling of each "snapshot" (from an emission hook, which runs
+ *   before every handler, to a handler connected last);
+ * - the worker's steps per second (from the snapshots' step counts)
+ *   against headless training of the same settings with the engine's
+ *   trainer in the same process, measured before and after the window
+ *   (the worker's own thread count and pool, so the two do the same work).
+ *
+ * Goals: no stall over 16 ms; the worker at >= 0.9x the headless rate.
+ *
+ *   xvfb-run -a -s '-screen 0 1600x1000x24 +extension GLX' \
+ *     env GDK_DEBUG=gl-glx GSETTINGS_SCHEMA_DIR=build/data GSETTINGS_BACKEND=memory \
+ *     build/tests/bench/bench-responsive
+ *
+ * BENCH_SECONDS=s trains s seconds; BENCH_HEATMAP=name picks the heatmap
+ * metric ("none": no heatmap; default "activation-rms"); BENCH_EXAMPLE=name
+ * trains another example; BENCH_HEADLESS=s measures the headless rate for
+ * s seconds (default 5) each time.
+ */
+#include <adwaita.h>
+#include <loom/loom.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "loom-application.h"
+#include "loom-grid-view-private.h"
+#include "loom-training-form.h"
+#include "loom-training-pane-private.h"
+#include "loom-window-private.h"
+
+#define BUDGET_MS 16.7
+#define STALL_MS 16.0
+#define WARMUP_S 1.0 /* the first second (data, the first frames' shader compiles) is not counted */
+
+typedef struct {
+  double *v;
+  int n, cap;
+} Series;
+
+static void series_add(Series *s, double x) {
+  if (s->n == s->cap) {
+    s->cap = s->cap ? 2 * s->cap : 1024;
+    s->v = g_renew(double, s->v, s->cap);
+  }
+  s->v[s->n++] = x;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static void report(const char *what, Series *s) {
+  if (s->n == 0) {
+    printf("%-30s (none)\n", what);
+    return;
+  }
+  qsort(s->v, (size_t)s->n, sizeof *s->v, cmp_double);
+  double sum = 0;
+  for (int i = 0; i < s->n; i++) sum += s->v[i];
+  printf("%-30s n %6d   median %7.2f ms   95%% %7.2f ms   worst %7.2f ms   total %8.1f ms\n", what, s->n,
+         s->v[s->n / 2], s->v[MIN((s->n * 95) / 100, s->n - 1)], s->v[s->n - 1], sum);
+}
+
+typedef struct {
+  LoomWindow *window;
+  gint64 t0;       /* when Play was pressed */
+  gboolean counting; /* past the warm-up */
+  gint64 last_tick, last_probe, paint_start, snapshot_start;
+  Series ticks, probes, paints, snapshots;
+  int stalls;
+  gint64 first_step, last_step;
+  gint64 first_step_at, last_step_at;
+} Bench;
+
+static Bench bench;
+
+static double ms_since(gint64 t) { return (double)(g_get_monotonic_time() - t) / 1000.0; }
+
+static gboolean orbit_tick(GtkWidget *widget, GdkFrameClock *clock, gpointer data) {
+  gint64 now = g_get_monotonic_time();
+  if (bench.counting && bench.last_tick) series_add(&bench.ticks, (double)(now - bench.last_tick) / 1000.0);
+  bench.last_tick = now;
+  double t = (double)(now - bench.t0) / 1e6;
+  /* one turn every 4 s, bobbing up and down */
+  loom_grid_view_set_orbit(LOOM_GRID_VIEW(widget), 0.65 + t * 0.5 * G_PI, 0.45 + 0.25 * sin(t * 0.25 * G_PI));
+  return G_SOURCE_CONTINUE;
+}
+
+static gboolean probe(gpointer data) {
+  gint64 now = g_get_monotonic_time();
+  if (bench.counting && bench.last_probe) {
+    double gap = (double)(now - bench.last_probe) / 1000.0;
+    series_add(&bench.probes, gap);
+    if (gap > STALL_MS) bench.stalls++;
+  }
+  bench.last_probe = now;
+  return G_SOURCE_CONTINUE;
+}
+
+static void paint_begin(GdkFrameClock *clock, gpointer data) { bench.paint_start = g_get_monotonic_time(); }
+
+static void paint_end(GdkFrameClock *clock, gpointer data) {
+  if (bench.counting && bench.paint_start) series_add(&bench.paints, ms_since(bench.paint_start));
+}
+
+static gboolean snapshot_hook(GSignalInvocationHint *hint, guint n, const GValue *params, gpointer data) {
+  bench.snapshot_start = g_get_monotonic_time();
+  return TRUE;
+}
+
+static void snapshot_done(LoomTrainingSession *s, LoomTrainingSnapshot *snap, gpointer data) {
+  gint64 now = g_get_monotonic_time();
+  if (bench.counting && bench.snapshot_start) series_add(&bench.snapshots, ms_since(bench.snapshot_start));
+  if (!bench.counting || snap->state != LOOM_TRAINING_RUNNING) return;
+  if (!bench.first_step_at) {
+    bench.first_step = snap->step;
+    bench.first_step_at = now;
+  }
+  bench.last_step = snap->step;
+  bench.last_step_at = now;
+}
+
+typedef gboolean (*Condition)(gpointer data);
+
+static void wait_for(Condition cond, gpointer data, double seconds, const char *what) {
+  gint64 deadline = g_get_monotonic_time() + (gint64)(seconds * 1e6);
+  while (!cond(data)) {
+    if (g_get_monotonic_time() > deadline) g_error("timed out waiting for %s", what);
+    g_main_context_iteration(NULL, FALSE);
+    g_usleep(1000);
+  }
+}
+
+static gboolean is_mapped(gpointer w) { return gtk_widget_get_mapped(w); }
+
+static gboolean is_state(gpointer state) {
+  LoomTrainingSession *s = bench.window->training;
+  return !loom_training_session_get_busy(s) && loom_training_session_get_state(s) == (LoomTrainingState)GPOINTER_TO_INT(state);
+}
+
+static gboolean settled(gpointer data) {
+  LoomTrainingSession *s = bench.window->training;
+  return loom_training_session_get_running(s) || !loom_training_session_get_busy(s);
+}
+
+static gboolean time_passed(gpointer until) { return g_get_monotonic_time() >= *(gint64 *)until; }
+
+static void spin(double seconds) {
+  gint64 until = g_get_monotonic_time() + (gint64)(seconds * 1e6);
+  while (g_get_monotonic_time() < until) g_main_context_iteration(NULL, TRUE);
+}
+
+/* Steps per second of the engine's trainer on the example's settings, as
+ * the worker builds it (its thread count: one unless the settings say). */
+static double headless_steps_per_second(const char *example, double seconds) {
+  loom_error err = {0};
+  loom_net *net = NULL;
+  loom_train_settings *s = NULL;
+  loom_dataset *train = NULL, *test = NULL;
+  loom_train_config cfg;
+  g_autofree char *dir = g_build_filename(LOOM_SOURCE_DIR, "data", "datasets", NULL);
+  if (loom_example_build(example, &net, &err) || loom_example_settings(example, &s, &err) ||
+      loom_train_settings_set_field(s, "epochs", "100000", &err) ||
+      loom_train_settings_make_data(s, net, dir, &train, &test, &err) ||
+      loom_train_settings_make_config(s, net, train, &cfg, &err))
+    g_error("headless %s: %s", example, err.message);
+  int threads = s->threads > 0 ? s->threads : 1;
+  loom_pool *pool = threads > 1 ? loom_pool_new(threads, &err) : NULL;
+  loom_trainer *tr = loom_trainer_new(net, train, test, &cfg, pool, &err);
+  if (!tr) g_error("headless %s: %s", example, err.message);
+  loom_step_stats st;
+  gint64 start = 0, steps = 0, t = 0;
+  gint64 warm = g_get_monotonic_time() + (gint64)(0.2 * 1e6);
+  for (;;) {
+    if (loom_trainer_step(tr, &st, &err)) g_error("headless %s: %s", example, err.message);
+    t = g_get_monotonic_time();
+    if (!start && t >= warm) start = t, steps = 0;
+    else if (start) steps++;
+    if (start && t - start >= (gint64)(seconds * 1e6)) break;
+  }
+  loom_trainer_free(tr);
+  if (pool) loom_pool_free(pool);
+  loom_dataset_free(train);
+  loom_dataset_free(test);
+  loom_train_settings_free(s);
+  loom_net_free(net);
+  return (double)steps / ((double)(t - start) / 1e6);
+}
+
+int main(int argc, char **argv) {
+  if (!gtk_init_check()) {
+    fprintf(stderr, "bench-responsive needs a display (run it under xvfb-run)\n");
+    return 77;
+  }
+  const char *example = g_getenv("BENCH_EXAMPLE") ? g_getenv("BENCH_EXAMPLE") : "spiral";
+  const char *metric = g_getenv("BENCH_HEATMAP") ? g_getenv("BENCH_HEATMAP") : "activation-rms";
+  double seconds = g_getenv("BENCH_SECONDS") ? g_ascii_strtod(g_getenv("BENCH_SECONDS"), NULL) : 20.0;
+  double headless_s = g_getenv("BENCH_HEADLESS") ? g_ascii_strtod(g_getenv("BENCH_HEADLESS"), NULL) : 5.0;
+  if (!(seconds > WARMUP_S + 1.0)) seconds = 20.0;
+  if (!(headless_s > 0.5)) headless_s = 5.0;
+
+  double headless_before = headless_steps_per_second(example, headless_s);
+
+  LoomApplication *app = loom_application_new();
+  g_application_set_flags(G_APPLICATION(app), G_APPLICATION_HANDLES_OPEN | G_APPLICATION_NON_UNIQUE);
+  g_autoptr(GError) error = NULL;
+  if (!g_application_register(G_APPLICATION(app), NULL, &error)) g_error("%s", error->message);
+  g_application_activate(G_APPLICATION(app));
+  bench.window = LOOM_WINDOW(gtk_application_get_active_window(GTK_APPLICATION(app)));
+  gtk_window_set_default_size(GTK_WINDOW(bench.window), 1600, 1000);
+  gtk_window_maximize(GTK_WINDOW(bench.window));
+  wait_for(is_mapped, bench.window, 60, "the window to map");
+  if (!gtk_widget_activate_action(GTK_WIDGET(bench.window), "win.open-example", "s", example))
+    g_error("win.open-example is not available");
+  wait_for(is_state, GINT_TO_POINTER(LOOM_TRAINING_PAUSED), 60, "the example to be ready to train");
+  LoomTrainingPane *pane = bench.window->training_pane;
+  LoomTrainingForm *form = NULL;
+  for (GtkWidget *w = gtk_widget_get_first_child(GTK_WIDGET(pane)); w && !form;) {
+    /* depth-first search for the settings form */
+    if (LOOM_IS_TRAINING_FORM(w)) {
+      form = LOOM_TRAINING_FORM(w);
+      break;
+    }
+    GtkWidget *next = gtk_widget_get_first_child(w);
+    while (!next && w && w != GTK_WIDGET(pane)) {
+      next = gtk_widget_get_next_sibling(w);
+      if (!next) w = gtk_widget_get_parent(w);
+    }
+    w = next;
+  }
+  if (!form) g_error("no training form in the pane");
+  if (!loom_training_form_set_field(form, "epochs", "100000", &error)) g_error("%s", error->message);
+  wait_for(settled, NULL, 60, "the worker to take the settings");
+  if (strcmp(metric, "none") != 0) loom_training_pane_set_heatmap_metric(pane, metric);
+  spin(1.0); /* the first frames: GTK's and the grid's shaders */
+
+  GdkFrameClock *clock = gtk_widget_get_frame_clock(GTK_WIDGET(bench.window));
+  g_signal_connect_after(clock, "update", G_CALLBACK(paint_begin), NULL);
+  g_signal_connect_after(clock, "after-paint", G_CALLBACK(paint_end), NULL);
+  gtk_widget_add_tick_callback(GTK_WIDGET(bench.window->grid_view), orbit_tick, NULL, NULL);
+  g_signal_add_emission_hook(g_signal_lookup("snapshot", LOOM_TYPE_TRAINING_SESSION), 0, snapshot_hook, NULL, NULL);
+  g_signal_connect_after(bench.window->training, "snapshot", G_CALLBACK(snapshot_done), NULL);
+  g_timeout_add(1, probe, NULL);
+
+  bench.t0 = g_get_monotonic_time();
+  if (!gtk_widget_activate_action(GTK_WIDGET(bench.window), "win.train-toggle", NULL))
+    g_error("win.train-toggle is not available");
+  spin(WARMUP_S);
+  bench.counting = TRUE;
+  gint64 start = g_get_monotonic_time(), until = start + (gint64)((seconds - WARMUP_S) * 1e6);
+  wait_for(time_passed, &until, seconds + 60, "the run");
+  double run_s = (double)(g_get_monotonic_time() - start) / 1e6;
+  bench.counting = FALSE;
+  int frames = bench.ticks.n;
+  if (!gtk_widget_activate_action(GTK_WIDGET(bench.window), "win.train-toggle", NULL))
+    g_error("win.train-toggle is not available");
+  wait_for(is_state, GINT_TO_POINTER(LOOM_TRAINING_PAUSED), 60, "the pause");
+  const GError *gl_error = gtk_gl_area_get_error(GTK_GL_AREA(bench.window->grid_view));
+  if (gl_error) g_error("the grid view could not draw: %s", gl_error->message);
+  int width = gtk_widget_get_width(GTK_WIDGET(bench.window->grid_view));
+  int height = gtk_widget_get_height(GTK_WIDGET(bench.window->grid_view));
+  gtk_window_destroy(GTK_WINDOW(bench.window));
+  while (g_main_context_iteration(NULL, FALSE)) {}
+
+  double headless_after = headless_steps_per_second(example, headless_s);
+  double headless = 0.5 * (headless_before + headless_after);
+  double worker = bench.last_step_at > bench.first_step_at
+                      ? (double)(bench.last_step - bench.first_step) /
+                            ((double)(bench.last_step_at - bench.first_step_at) / 1e6)
+                      : 0.0;
+
+  printf("workbench training \"%s\" for %.1f s (%.1f s counted) with the grid view (%d×%d px) orbiting, heatmap %s\n",
+         example, seconds, run_s, width, height, metric);
+  printf("%-30s %7.1f fps (budget 60 fps)\n", "frames per second", frames / run_s);
+  report("frame interval", &bench.ticks);
+  report("main-loop gap (1 ms probe)", &bench.probes);
+  printf("%-30s %7.2f ms (goal: none over %.0f ms; %d gaps over it)\n", "longest main-loop stall",
+         bench.probes.n ? bench.probes.v[bench.probes.n - 1] : 0.0, STALL_MS, bench.stalls);
+  report("paint phase", &bench.paints);
+  report("snapshot handling", &bench.snapshots);
+  printf("%-30s %10.0f steps/s (headless before %.0f, after %.0f, mean %.0f)\n", "worker", worker, headless_before,
+         headless_after, headless);
+  printf("%-30s %7.3f× (goal >= 0.9×)\n", "worker / headless", headless > 0 ? worker / headless : 0.0);
+
+  g_object_unref(app);
+  g_free(bench.ticks.v);
+  g_free(bench.probes.v);
+  g_free(bench.paints.v);
+  g_free(bench.snapshots.v);
+  return 0;
+}

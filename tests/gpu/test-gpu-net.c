@@ -1,0 +1,141 @@
+/*
+ * A whole network's forward on the device (one command buffer) against the
+ * CPU's loom_net_forward, for the built-in examples made of dense layers and
+ * activations (float32 and int4 weights), a net ending in a softmax, the
+ * same submission twice (bit-identical), and the refusals: a layer type or a
+ * link the device cannot run is an error naming the slot, never a silent
+ * CPU fallback.
+ */
+#include "gpu-test.h"
+#include "loom/loom.h"
+
+static loom_gpu *gpu;
+
+/* Forward of `batch` samples on both sides; tolerance docs/gpu.md: after a
+ * chain of layers the differences of every product and activation add up,
+ * so the whole net is held to 2e-5 relative plus 2e-6 of the output's largest value. */
+static void compare_forward(loom_net *net, const char *what, int64_t batch) {
+  loom_error err = {0};
+  loom_shape in = loom_net_input_shape(net);
+  loom_gpu_net *gn = loom_gpu_net_new(gpu, net, batch, &err);
+  if (!gn) g_error("%s: %s", what, err.message);
+  loom_shape out = loom_net_output_shape(net);
+  int64_t ni = batch * loom_shape_numel(&in), no = batch * loom_shape_numel(&out);
+  float *x = g_new(float, ni), *y_cpu = g_new(float, no), *y_gpu = g_new(float, no), *y_again = g_new(float, no);
+  gpu_test_fill(x, ni, -2, 2, 42);
+  if (loom_net_forward(net, NULL, x, batch, y_cpu, &err)) g_error("%s: %s", what, err.message);
+  if (loom_gpu_net_forward(gn, x, y_gpu, &err)) g_error("%s: %s", what, err.message);
+  double scale = 0;
+  for (int64_t i = 0; i < no; i++) scale = MAX(scale, fabs(y_cpu[i]));
+  double *tol = g_new(double, no);
+  for (int64_t i = 0; i < no; i++) tol[i] = 2e-5 * fabs(y_cpu[i]) + 2e-6 * scale + 1e-30;
+  double worst = gpu_test_compare(what, y_gpu, y_cpu, tol, no);
+  g_test_message("%s: %d dispatches, worst %.3f of the tolerance", what, loom_gpu_net_n_dispatches(gn), worst);
+  if (loom_gpu_net_forward(gn, x, y_again, &err)) g_error("%s: %s", what, err.message);
+  g_assert_cmpmem(y_again, (size_t)no * 4, y_gpu, (size_t)no * 4);
+  g_free(tol);
+  g_free(x);
+  g_free(y_cpu);
+  g_free(y_gpu);
+  g_free(y_again);
+  loom_gpu_net_free(gn);
+}
+
+static void test_examples(void) {
+  static const char *const names[] = {"xor", "spiral", "playground", "playground-int4"};
+  for (size_t i = 0; i < G_N_ELEMENTS(names); i++) {
+    loom_error err = {0};
+    loom_net *net = NULL;
+    if (loom_example_build(names[i], &net, &err)) g_error("%s", err.message);
+    compare_forward(net, names[i], 7);
+    compare_forward(net, names[i], 1);
+    loom_net_free(net);
+  }
+}
+
+static void place(loom_net *net, int x, const char *type, const char *const *ints, const int64_t *values,
+                  loom_dtype dtype) {
+  loom_error err = {0};
+  loom_layer *l = loom_layer_new_by_name(type, &err);
+  g_assert_nonnull(l);
+  for (int i = 0; ints && ints[i]; i++)
+    if (loom_layer_set_int(l, ints[i], values[i], &err)) g_error("%s", err.message);
+  if (loom_layer_set_dtype(l, dtype, &err)) g_error("%s", err.message);
+  if (loom_net_place(net, (loom_coord){0, 0, x, 0}, l, &err)) g_error("%s", err.message);
+}
+
+/* dense int8 → gelu → dense → silu → dense int4 → softmax, with a disabled
+ * layer in between (it passes its input through). */
+static void test_chain(void) {
+  loom_error err = {0};
+  loom_net *net = loom_net_new(1, 1, 8, 1, &err);
+  g_assert_nonnull(net);
+  loom_shape in = loom_shape_1d(13);
+  g_assert_cmpint(loom_net_set_input_shape(net, &in, &err), ==, 0);
+  static const char *const io[] = {"in_features", "out_features", NULL};
+  place(net, 0, "dense", io, (const int64_t[]){13, 70}, LOOM_DTYPE_INT8);
+  place(net, 1, "gelu", NULL, NULL, LOOM_DTYPE_FLOAT32);
+  place(net, 2, "dense", io, (const int64_t[]){70, 33}, LOOM_DTYPE_FLOAT32);
+  place(net, 3, "silu", NULL, NULL, LOOM_DTYPE_FLOAT32);
+  place(net, 4, "tanh", NULL, NULL, LOOM_DTYPE_FLOAT32);
+  place(net, 5, "dense", io, (const int64_t[]){33, 9}, LOOM_DTYPE_INT4);
+  place(net, 6, "softmax", NULL, NULL, LOOM_DTYPE_FLOAT32);
+  g_assert_cmpint(loom_net_set_enabled(net, (loom_coord){0, 0, 4, 0}, false, &err), ==, 0);
+  loom_diag *diags = NULL;
+  g_assert_cmpint(loom_net_infer_shapes(net, 3, &diags), ==, 0);
+  free(diags);
+  compare_forward(net, "chain", 5);
+  loom_net_free(net);
+}
+
+static void expect_refusal(const char *example, const char *needle) {
+  loom_error err = {0};
+  loom_net *net = NULL;
+  if (loom_example_build(example, &net, &err)) g_error("%s", err.message);
+  loom_gpu_net *gn = loom_gpu_net_new(gpu, net, 2, &err);
+  g_assert_null(gn);
+  g_assert_cmpint(err.code, ==, LOOM_ERR_UNSUPPORTED);
+  if (!strstr(err.message, needle)) g_error("%s: expected '%s' in: %s", example, needle, err.message);
+  loom_net_free(net);
+}
+
+static void test_refusals(void) {
+  expect_refusal("cnn", "conv2d");
+  expect_refusal("cnn", "(0,0,0,0)");
+  expect_refusal("playground-skip", "links");
+  expect_refusal("feedback", "systolic");
+}
+
+static void test_device_list(void) {
+  loom_error err = {0};
+  loom_gpu_device_info *list = NULL;
+  int n = 0;
+  g_assert_cmpint(loom_gpu_list_devices(&list, &n, &err), ==, 0);
+  g_assert_cmpint(n, >=, 1);
+  const loom_gpu_device_info *mine = loom_gpu_info(gpu);
+  g_assert_cmpint(mine->index, <, n);
+  g_assert_cmpstr(list[mine->index].name, ==, mine->name);
+  free(list);
+  bool use = true;
+  int index = 5;
+  g_assert_cmpint(loom_gpu_parse_device("cpu", &use, &index, &err), ==, 0);
+  g_assert_false(use);
+  g_assert_cmpint(loom_gpu_parse_device("vulkan:3", &use, &index, &err), ==, 0);
+  g_assert_true(use);
+  g_assert_cmpint(index, ==, 3);
+  g_assert_cmpint(loom_gpu_parse_device("vulkan:x", &use, &index, &err), ==, LOOM_ERR_INVALID);
+  g_assert_nonnull(strstr(err.message, "vulkan:x"));
+  g_assert_null(loom_gpu_new(n + 3, &err));
+  g_assert_cmpint(err.code, ==, LOOM_ERR_RANGE);
+}
+
+int main(int argc, char **argv) {
+  gpu = gpu_test_init(&argc, &argv);
+  g_test_add_func("/gpu/net/devices", test_device_list);
+  g_test_add_func("/gpu/net/examples", test_examples);
+  g_test_add_func("/gpu/net/chain", test_chain);
+  g_test_add_func("/gpu/net/refusals", test_refusals);
+  int rc = g_test_run();
+  loom_gpu_free(gpu);
+  return rc;
+}
