@@ -70,6 +70,7 @@ static const struct {
   {"win.train-step-epoch", {"<Shift>F6", NULL}},
   {"win.train-reset", {"<Control><Shift>r", NULL}},
   {"win.show-training", {"<Control>t", NULL}},
+  {"win.show-dna", {"<Control><Shift>d", NULL}},
 };
 
 GSettings *loom_application_get_settings(LoomApplication *self) {

@@ -184,7 +184,11 @@ void loom_training_pane_set_heatmap_metric(LoomTrainingPane *self, const char *n
   for (int i = 0; name && names[i]; i++)
     if (g_str_equal(names[i], name)) index = i + 1;
   if (index == self->metric) return;
-  if (self->grid_view && self->metric == 0) self->color_mode_before = loom_grid_view_get_color_mode(self->grid_view);
+  if (self->grid_view && self->metric == 0) {
+    LoomGridViewColorMode mode = loom_grid_view_get_color_mode(self->grid_view);
+    /* Another heatmap (the DNA pane's) is not what to go back to. */
+    self->color_mode_before = mode == LOOM_GRID_VIEW_COLOR_METRIC ? LOOM_GRID_VIEW_COLOR_LAYER_TYPE : mode;
+  }
   self->metric = index;
   gtk_drop_down_set_selected(self->metric_dropdown, (guint)index);
   if (self->grid_view && index == 0) {

@@ -40,6 +40,7 @@ static void snapshot_clear(LoomTrainingSnapshot *snap) {
   g_free(snap->layers);
   g_free(snap->message);
   if (snap->net) loom_net_free(snap->net);
+  g_clear_pointer(&snap->dna, loom_shared_dna_unref);
   g_clear_pointer(&snap->train_state, g_bytes_unref);
   g_free(snap->field);
   g_free(snap->watch);
@@ -65,7 +66,10 @@ void loom_training_snapshot_absorb(LoomTrainingSnapshot *newer, LoomTrainingSnap
   prepend_array(newer->events, older->events);
   if (!newer->net && older->net) {
     newer->net = g_steal_pointer(&older->net);
+    newer->net_step = older->net_step;
     newer->train_state = g_steal_pointer(&older->train_state);
+    g_clear_pointer(&newer->dna, loom_shared_dna_unref);
+    newer->dna = g_steal_pointer(&older->dna);
   }
   if (!newer->field && older->field) {
     newer->field = g_steal_pointer(&older->field);
@@ -85,3 +89,27 @@ void loom_training_snapshot_absorb(LoomTrainingSnapshot *newer, LoomTrainingSnap
     newer->alert_at = older->alert_at;
   }
 }
+
+struct _LoomSharedDna {
+  loom_dna_snapshot *snap;
+};
+
+LoomSharedDna *loom_shared_dna_new(loom_dna_snapshot *snap) {
+  if (!snap) return NULL;
+  LoomSharedDna *dna = g_atomic_rc_box_new0(LoomSharedDna);
+  dna->snap = snap;
+  return dna;
+}
+
+LoomSharedDna *loom_shared_dna_ref(LoomSharedDna *dna) { return dna ? g_atomic_rc_box_acquire(dna) : NULL; }
+
+static void shared_dna_clear(gpointer data) {
+  LoomSharedDna *dna = data;
+  loom_dna_snapshot_free(dna->snap);
+}
+
+void loom_shared_dna_unref(LoomSharedDna *dna) {
+  if (dna) g_atomic_rc_box_release_full(dna, shared_dna_clear);
+}
+
+const loom_dna_snapshot *loom_shared_dna_get(LoomSharedDna *dna) { return dna ? dna->snap : NULL; }

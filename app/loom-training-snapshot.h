@@ -56,6 +56,15 @@ typedef struct {
   char *label; /* translated, for the plot's marker */
 } LoomTrainingEvent;
 
+/* A DNA snapshot shared between training snapshots and the DNA view's
+ * timeline (immutable, reference counted). */
+typedef struct _LoomSharedDna LoomSharedDna;
+/* Takes @snap. */
+LoomSharedDna *loom_shared_dna_new(loom_dna_snapshot *snap);
+LoomSharedDna *loom_shared_dna_ref(LoomSharedDna *dna);
+void loom_shared_dna_unref(LoomSharedDna *dna);
+const loom_dna_snapshot *loom_shared_dna_get(LoomSharedDna *dna);
+
 /* The data the trainer uses (immutable, shared between snapshots). */
 typedef struct _LoomTrainingData LoomTrainingData;
 struct _LoomTrainingData {
@@ -93,6 +102,8 @@ typedef struct {
   /* Optional parts, at a lower rate (each bounded to a small share of the
    * worker's time) and always when training pauses or stops. */
   loom_net *net;   /* the weights */
+  gint64 net_step; /* the updates that made them (a coalesced snapshot may be newer) */
+  LoomSharedDna *dna; /* their DNA signatures (engine/dna), for the DNA view */
   GBytes *train_state; /* the trainer's state blob (loom_trainer_export_state) */
   float *field;    /* decision field: res × res × channels, row 0 = y_min */
   int field_res, field_channels;

@@ -21,6 +21,9 @@
 #define EXTRAS_SHARE 0.05
 #define FIELD_RES 48
 #define FIELD_MAX_CHANNELS 16
+/* Each DNA snapshot of the timeline stays small: larger layers keep their
+ * fixed-length profile only (docs/dna.md). */
+#define DNA_MAX_BYTES ((size_t)4 << 20)
 
 struct _Worker {
   GThread *thread;
@@ -160,6 +163,10 @@ static void make_extras(Worker *w, LoomTrainingSnapshot *snap) {
     }
   }
   snap->net = loom_net_clone(w->net, NULL);
+  snap->net_step = total_steps(w);
+  /* Signatures for the DNA view's timeline and its live heatmap; bounded in
+   * memory by the engine's default. */
+  snap->dna = loom_shared_dna_new(loom_dna_snapshot_new_ex(w->net, snap->net_step, DNA_MAX_BYTES, NULL));
   if (w->trainer) {
     void *bytes = NULL;
     size_t len = 0;

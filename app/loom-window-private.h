@@ -5,6 +5,7 @@
  */
 #pragma once
 
+#include "loom-dna-pane.h"
 #include "loom-grid-view.h"
 #include "loom-inspector.h"
 #include "loom-link-list.h"
@@ -63,7 +64,10 @@ struct _LoomWindow {
   GtkWidget *inspector_column;
   GtkPaned *center_paned; /* grid view above the training pane */
   LoomGridView *grid_view;
+  GtkWidget *bottom_box;  /* the training and DNA panes */
+  GtkStack *bottom_stack;
   LoomTrainingPane *training_pane;
+  LoomDnaPane *dna_pane;
   LoomSlotMonitor *slot_monitor; /* the training pane's */
   GtkLabel *grid_label;
   GtkLabel *hint_label;
@@ -119,6 +123,13 @@ void loom_window_training_update_actions(LoomWindow *self);
 gboolean loom_window_training_locked(LoomWindow *self);
 /* The newest weights the worker published into the document (Save). */
 void loom_window_training_flush(LoomWindow *self);
+
+/* loom-window-dna.c */
+void loom_window_dna_class_init(GtkWidgetClass *widget_class);
+void loom_window_dna_init(LoomWindow *self);
+void loom_window_dna_document_set(LoomWindow *self);
+void loom_window_dna_document_changed(LoomWindow *self);
+void loom_window_dna_training_snapshot(LoomWindow *self, LoomTrainingSnapshot *snap);
 
 /* loom-window-training-files.c */
 void loom_window_training_files_class_init(GtkWidgetClass *widget_class);

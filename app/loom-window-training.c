@@ -76,10 +76,11 @@ void loom_window_training_document_changed(LoomWindow *self) {
 /* The worker's weights into the document: one undoable step. */
 static gboolean push_result(LoomWindow *self, LoomTrainingSnapshot *snap, const char *label) {
   const LoomTrainingExtras *t = loom_document_get_training(self->document);
-  if (!snap || !snap->net || (snap->step == t->steps && !label && !self->weights_pending)) return TRUE;
+  if (!snap || !snap->net || (snap->net_step == t->steps && !label && !self->weights_pending)) return TRUE;
   g_autoptr(GError) error = NULL;
-  gint64 run = snap->step - t->steps;
-  LoomCommand *cmd = loom_command_new_training_result(snap->net, snap->train_state, snap->step, MAX(run, 0), label);
+  gint64 run = snap->net_step - t->steps;
+  LoomCommand *cmd =
+      loom_command_new_training_result(snap->net, snap->train_state, snap->net_step, MAX(run, 0), label);
   self->pushing_result = TRUE;
   gboolean ok = loom_document_execute(self->document, cmd, &error);
   self->pushing_result = FALSE;
@@ -122,6 +123,7 @@ static void on_snapshot(LoomWindow *self, LoomTrainingSnapshot *snap) {
     alert(self, snap);
   }
   update_monitor(self, snap);
+  loom_window_dna_training_snapshot(self, snap);
 }
 
 static void on_state(LoomWindow *self) {
@@ -258,7 +260,7 @@ static void toggle_bool(GSimpleAction *action, GVariant *param, gpointer data) {
 static void change_show_training(GSimpleAction *action, GVariant *value, gpointer data) {
   LoomWindow *self = data;
   g_simple_action_set_state(action, value);
-  gtk_widget_set_visible(GTK_WIDGET(self->training_pane), g_variant_get_boolean(value));
+  gtk_widget_set_visible(self->bottom_box, g_variant_get_boolean(value));
 }
 
 static const GActionEntry training_state_actions[] = {

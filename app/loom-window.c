@@ -140,6 +140,7 @@ void loom_window_refresh(LoomWindow *self) {
 static void on_document_changed(LoomWindow *self) {
   loom_window_refresh(self);
   loom_window_training_document_changed(self);
+  loom_window_dna_document_changed(self);
 }
 
 gboolean loom_window_execute(LoomWindow *self, LoomCommand *cmd) {
@@ -177,6 +178,7 @@ void loom_window_set_document(LoomWindow *self, LoomDocument *document) {
   update_title(self);
   loom_window_refresh(self);
   loom_window_training_document_set(self);
+  loom_window_dna_document_set(self);
   loom_window_training_selection_changed(self);
   g_object_notify_by_pspec(G_OBJECT(self), properties[PROP_DOCUMENT]);
 }
@@ -359,7 +361,7 @@ static void loom_window_dispose(GObject *object) {
   /* Children emit while they are torn down; nothing of this window may answer. */
   g_signal_group_set_target(self->document_signals, NULL);
   gpointer children[] = {self->grid_view, self->palette,      self->inspector,
-                         self->link_list, self->inner_paned, self->training_pane};
+                         self->link_list, self->inner_paned, self->training_pane, self->dna_pane};
   for (gsize i = 0; i < G_N_ELEMENTS(children); i++)
     if (children[i]) g_signal_handlers_disconnect_by_data(children[i], self);
   gtk_widget_dispose_template(GTK_WIDGET(self), LOOM_TYPE_WINDOW);
@@ -417,6 +419,7 @@ static void loom_window_class_init(LoomWindowClass *klass) {
   g_type_ensure(LOOM_TYPE_LINK_LIST);
   g_type_ensure(LOOM_TYPE_NET_SUMMARY);
   g_type_ensure(LOOM_TYPE_TRAINING_PANE);
+  g_type_ensure(LOOM_TYPE_DNA_PANE);
   gtk_widget_class_set_template_from_resource(widget_class, "/org/loomworkbench/Workbench/loom-window.ui");
   gtk_widget_class_bind_template_child(widget_class, LoomWindow, window_title);
   gtk_widget_class_bind_template_child(widget_class, LoomWindow, toast_overlay);
@@ -426,6 +429,9 @@ static void loom_window_class_init(LoomWindowClass *klass) {
   gtk_widget_class_bind_template_child(widget_class, LoomWindow, center_paned);
   gtk_widget_class_bind_template_child(widget_class, LoomWindow, grid_view);
   gtk_widget_class_bind_template_child(widget_class, LoomWindow, training_pane);
+  gtk_widget_class_bind_template_child(widget_class, LoomWindow, bottom_box);
+  gtk_widget_class_bind_template_child(widget_class, LoomWindow, bottom_stack);
+  gtk_widget_class_bind_template_child(widget_class, LoomWindow, dna_pane);
   gtk_widget_class_bind_template_child(widget_class, LoomWindow, grid_label);
   gtk_widget_class_bind_template_child(widget_class, LoomWindow, hint_label);
   gtk_widget_class_bind_template_child(widget_class, LoomWindow, palette);
@@ -440,6 +446,7 @@ static void loom_window_class_init(LoomWindowClass *klass) {
   loom_window_files_class_init(widget_class);
   loom_window_actions_class_init(widget_class);
   loom_window_training_class_init(widget_class);
+  loom_window_dna_class_init(widget_class);
 }
 
 static void loom_window_init(LoomWindow *self) {
@@ -474,6 +481,7 @@ static void loom_window_init(LoomWindow *self) {
   gtk_accessible_update_property(GTK_ACCESSIBLE(self->net_summary), GTK_ACCESSIBLE_PROPERTY_LABEL,
                                  _("Network totals"), -1);
   loom_window_training_init(self);
+  loom_window_dna_init(self);
   loom_window_actions_init(self);
 }
 

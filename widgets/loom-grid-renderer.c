@@ -521,10 +521,14 @@ void loom_grid_renderer_draw(LoomGridRenderer *r, const LoomGridScene *s, const 
     glBindVertexArray(r->link_vao);
     glDrawArraysInstanced(GL_TRIANGLE_STRIP, 0, LINK_VERTICES, s->n_arcs);
   }
-  if (f->rubber) {
-    link_uniforms(r, f, 0, FALSE);
+  /* The rubber arc and a logic shift's arrow: single arcs of their own colour. */
+  const LoomGridArc *single[2] = {f->rubber ? &f->rubber_arc : NULL, f->shift ? &f->shift_arc : NULL};
+  for (int i = 0; i < 2; i++) {
+    if (!single[i]) continue;
+    /* The rubber arc is drawn as selected; the shift arrow in its own colour. */
+    link_uniforms(r, f, i == 0 ? 0 : -1, FALSE);
     glBindBuffer(GL_ARRAY_BUFFER, r->rubber_vbo);
-    glBufferSubData(GL_ARRAY_BUFFER, 0, sizeof f->rubber_arc, &f->rubber_arc);
+    glBufferSubData(GL_ARRAY_BUFFER, 0, sizeof *single[i], single[i]);
     glBindVertexArray(r->rubber_vao);
     glDrawArraysInstanced(GL_TRIANGLE_STRIP, 0, LINK_VERTICES, 1);
   }

@@ -27,6 +27,8 @@ typedef struct {
   gboolean all_blocks; /* draw every block, not only the shell (tests) */
   gboolean rubber; /* the link tool's arc while dragging */
   LoomGridArc rubber_arc;
+  gboolean shift; /* a DNA logic shift shown as an arrow */
+  LoomGridArc shift_arc;
   float pulse; /* 0..1: the alert slots' outline, dark red to white */
   gboolean live; /* the slot colour texture matters: METRIC mode or alerts */
 } LoomGridFrame;

@@ -45,6 +45,8 @@ struct _LoomGridView {
   loom_coord link_src;
   gboolean rubber;
   LoomGridArc rubber_arc;
+  gboolean shift;
+  LoomGridArc shift_arc;
 
   GtkWidget *legend;
   gboolean show_legend;

@@ -209,6 +209,24 @@ static gboolean pulse_tick(GtkWidget *widget, GdkFrameClock *clock, gpointer dat
   return G_SOURCE_CONTINUE;
 }
 
+void loom_grid_view_set_shift_arrow(LoomGridView *self, const loom_coord *from, const loom_coord *to) {
+  g_return_if_fail(LOOM_IS_GRID_VIEW(self));
+  self->shift = from && to;
+  if (self->shift) {
+    LoomGridArc *a = &self->shift_arc;
+    int lpc = loom_grid_view_layers_per_cell(self);
+    loom_grid_slot_centre(lpc, *from, a->src);
+    loom_grid_slot_centre(lpc, *to, a->dst);
+    a->rgba[0] = (guint8)(LOOM_GRID_VIEW_SHIFT_R * 255.f);
+    a->rgba[1] = (guint8)(LOOM_GRID_VIEW_SHIFT_G * 255.f);
+    a->rgba[2] = (guint8)(LOOM_GRID_VIEW_SHIFT_B * 255.f);
+    a->rgba[3] = 255;
+    a->src_z = (float)from->z;
+    a->dst_z = (float)to->z;
+  }
+  redraw(self);
+}
+
 void loom_grid_view_set_alert_slots(LoomGridView *self, const loom_coord *slots, gsize n) {
   g_return_if_fail(LOOM_IS_GRID_VIEW(self));
   if (!slots) n = 0;

@@ -150,6 +150,8 @@ void loom_grid_view_fill_frame(LoomGridView *self, LoomGridFrame *f, int width, 
   f->all_blocks = self->all_blocks;
   f->rubber = self->rubber;
   f->rubber_arc = self->rubber_arc;
+  f->shift = self->shift && (f->z_slice < 0 || self->shift_arc.src_z == f->z_slice || self->shift_arc.dst_z == f->z_slice);
+  f->shift_arc = self->shift_arc;
   f->pulse = loom_grid_view_pulse(self);
   f->live = self->color_mode == LOOM_GRID_VIEW_COLOR_METRIC || self->n_alerts > 0;
 }

@@ -104,6 +104,14 @@ void loom_grid_view_set_link_values(LoomGridView *self, const float *per_link, g
  * stopped there: NaN, explosion). Copied; NULL or 0 clears. */
 void loom_grid_view_set_alert_slots(LoomGridView *self, const loom_coord *slots, gsize n);
 
+/* A DNA logic shift: an arrow (in its own colour, LOOM_GRID_VIEW_SHIFT_*)
+ * from the slot where a layer's logic was to the slot where it moved.
+ * NULL clears it. */
+void loom_grid_view_set_shift_arrow(LoomGridView *self, const loom_coord *from, const loom_coord *to);
+#define LOOM_GRID_VIEW_SHIFT_R 1.0f
+#define LOOM_GRID_VIEW_SHIFT_G 0.25f
+#define LOOM_GRID_VIEW_SHIFT_B 0.78f
+
 /* Jumps the camera to a preset view of the whole grid. */
 void loom_grid_view_set_preset(LoomGridView *self, LoomGridViewPreset preset);
 

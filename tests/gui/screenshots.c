@@ -39,11 +39,18 @@ static LoomGridView *grid_view(void) {
 static void shoot(const char *name) {
   gtk_gl_area_queue_render(GTK_GL_AREA(grid_view()));
   gui_test_spin(700); /* a few frames: layout, GL, the inspector's rows */
-  int w = gtk_widget_get_width(GTK_WIDGET(window)), h = gtk_widget_get_height(GTK_WIDGET(window));
-  g_autoptr(GdkPaintable) paintable = gtk_widget_paintable_new(GTK_WIDGET(window));
-  GtkSnapshot *snapshot = gtk_snapshot_new();
-  gdk_paintable_snapshot(paintable, snapshot, w, h);
-  g_autoptr(GskRenderNode) node = gtk_snapshot_free_to_node(snapshot);
+  int w = 0, h = 0;
+  g_autoptr(GskRenderNode) node = NULL;
+  /* A loaded machine may not have drawn the window yet: wait for its first frame. */
+  for (int tries = 0; !node && tries < 50; tries++) {
+    if (tries) gui_test_spin(200);
+    w = gtk_widget_get_width(GTK_WIDGET(window));
+    h = gtk_widget_get_height(GTK_WIDGET(window));
+    g_autoptr(GdkPaintable) paintable = gtk_widget_paintable_new(GTK_WIDGET(window));
+    GtkSnapshot *snapshot = gtk_snapshot_new();
+    gdk_paintable_snapshot(paintable, snapshot, w, h);
+    node = gtk_snapshot_free_to_node(snapshot);
+  }
   g_assert_nonnull(node);
   GskRenderer *renderer = gtk_native_get_renderer(GTK_NATIVE(window));
   g_autoptr(GdkTexture) texture = gsk_renderer_render_texture(renderer, node, &GRAPHENE_RECT_INIT(0, 0, w, h));

@@ -319,7 +319,7 @@ static void test_explosion_stops(void) {
 }
 
 static gboolean has_newer_weights(gpointer data) {
-  return window->newest_weights && window->newest_weights->step > doc_steps() + 50;
+  return window->newest_weights && window->newest_weights->net_step > doc_steps() + 50;
 }
 
 static gboolean document_clean(gpointer data) { return !loom_document_get_dirty(doc()); }
@@ -396,9 +396,101 @@ static void test_settings_parity(void) {
   wait_state(LOOM_TRAINING_PAUSED, "more epochs");
 }
 
+/* ---- the DNA pane ---- */
+
+static int shift_pixels(GBytes *pixels) {
+  gsize len;
+  const guint8 *px = g_bytes_get_data(pixels, &len);
+  int n = 0;
+  for (gsize i = 0; i + 3 < len; i += 4)
+    n += gui_test_pixel_near(px + i, LOOM_GRID_VIEW_SHIFT_R, LOOM_GRID_VIEW_SHIFT_G, LOOM_GRID_VIEW_SHIFT_B, 30);
+  return n;
+}
+
+/* The timeline filled while training; the first snapshot against the
+ * newest shows a matrix of the network's slots. */
+static void test_dna_timeline(void) {
+  g_assert_true(gtk_widget_activate_action(GTK_WIDGET(window), "win.show-dna", NULL));
+  g_assert_cmpuint(loom_dna_pane_get_n_snapshots(window->dna_pane), >=, 2);
+  g_assert_true(loom_dna_pane_set_source(window->dna_pane, FALSE, LOOM_DNA_SOURCE_SNAPSHOT, 0));
+  guint last = loom_dna_pane_get_n_snapshots(window->dna_pane) - 1;
+  g_assert_true(loom_dna_pane_set_source(window->dna_pane, TRUE, LOOM_DNA_SOURCE_SNAPSHOT, last));
+  const loom_dna_result *r = loom_dna_pane_get_result(window->dna_pane);
+  g_assert_nonnull(r);
+  g_assert_cmpint(loom_dna_result_n_a(r), ==, loom_net_n_layers(loom_document_get_net(doc())));
+  double s = loom_dna_result_similarity(r);
+  g_assert_true(s > 0 && s < 1); /* trained: alike, not the same */
+  g_autofree char *csv = g_build_filename(tmp_dir, "matrix.csv", NULL);
+  g_autoptr(GError) error = NULL;
+  g_assert_true(loom_dna_pane_export_matrix(window->dna_pane, csv, &error));
+  g_autofree char *text = NULL;
+  g_assert_true(g_file_get_contents(csv, &text, NULL, NULL));
+  g_assert_cmpuint(g_strv_length(g_strsplit(text, "\n", -1)), >=, (guint)loom_dna_result_n_a(r) + 1);
+}
+
+/* A copy of the network with its last layer moved to the free slot: the
+ * move is the one logic shift, and selecting it draws its arrow. */
+static void test_dna_shift_arrow(void) {
+  loom_net *moved = loom_net_clone(loom_document_get_net(doc()), NULL);
+  loom_coord from = {0, 1, 1, 0}, to = {0, 1, 2, 0};
+  g_assert_nonnull(loom_net_layer_at(moved, from));
+  g_assert_null(loom_net_layer_at(moved, to));
+  g_assert_cmpint(loom_net_move(moved, from, to, NULL), ==, LOOM_OK);
+  g_autofree char *path = g_build_filename(tmp_dir, "moved.loom.json", NULL);
+  g_assert_cmpint(loom_model_save(moved, path, NULL), ==, LOOM_OK);
+  loom_net_free(moved);
+  g_autoptr(GError) error = NULL;
+  g_assert_true(loom_dna_pane_set_source(window->dna_pane, FALSE, LOOM_DNA_SOURCE_CURRENT, 0));
+  g_assert_true(loom_dna_pane_add_file(window->dna_pane, path, &error));
+  const loom_dna_result *r = loom_dna_pane_get_result(window->dna_pane);
+  g_assert_nonnull(r);
+  g_assert_cmpint(loom_dna_result_n_shifts(r), ==, 1);
+  loom_dna_shift shift = loom_dna_result_shift(r, 0);
+  g_assert_cmpint(loom_net_flat_index(loom_document_get_net(doc()), shift.from), ==,
+                  loom_net_flat_index(loom_document_get_net(doc()), from));
+  g_assert_cmpint(loom_net_flat_index(loom_document_get_net(doc()), shift.to), ==,
+                  loom_net_flat_index(loom_document_get_net(doc()), to));
+  g_autoptr(GBytes) before = grid_pixels();
+  g_assert_cmpint(shift_pixels(before), <, 20);
+  loom_dna_pane_select_shift(window->dna_pane, 0);
+  g_autoptr(GBytes) after = grid_pixels();
+  g_test_message("shift arrow pixels: %d", shift_pixels(after));
+
+  g_assert_cmpint(shift_pixels(after), >, 200);
+  loom_dna_pane_select_shift(window->dna_pane, -1);
+  g_autoptr(GBytes) cleared = grid_pixels();
+  g_assert_cmpint(shift_pixels(cleared), <, 20);
+  /* A file that does not load names itself and the reason. */
+  g_autoptr(GError) bad = NULL;
+  g_autofree char *missing = g_build_filename(tmp_dir, "missing.loom.json", NULL);
+  g_assert_false(loom_dna_pane_add_file(window->dna_pane, missing, &bad));
+  g_assert_nonnull(strstr(bad->message, "missing.loom.json"));
+}
+
+/* The live heatmap: every slot by its best match against the baseline,
+ * changing while training runs. */
+static void test_dna_live_heatmap(void) {
+  wait_state(LOOM_TRAINING_PAUSED, "the reset");
+  g_assert_true(loom_dna_pane_set_source(window->dna_pane, FALSE, LOOM_DNA_SOURCE_CURRENT, 0));
+  loom_dna_pane_set_live_heatmap(window->dna_pane, TRUE);
+  g_assert_cmpstr(loom_training_pane_get_heatmap_metric(pane()), ==, "none");
+  activate("win.train-play");
+  gui_test_wait(enough_points, GSIZE_TO_POINTER(plot_points("loss") + 50), TIMEOUT_MS, "training to run");
+  g_assert_cmpint(loom_grid_view_get_color_mode(window->grid_view), ==, LOOM_GRID_VIEW_COLOR_METRIC);
+  g_autoptr(GBytes) early = grid_pixels();
+  gui_test_wait(enough_points, GSIZE_TO_POINTER(plot_points("loss") + 1500), TIMEOUT_MS, "more training");
+  g_autoptr(GBytes) later = grid_pixels();
+  g_assert_cmpuint(differing_bytes(early, later), >, 500);
+  activate("win.train-pause");
+  wait_state(LOOM_TRAINING_PAUSED, "the pause");
+  /* The training pane's heatmap takes the grid back. */
+  loom_training_pane_set_heatmap_metric(pane(), "weight-norm");
+  g_assert_false(loom_dna_pane_get_live_heatmap(window->dna_pane));
+  loom_training_pane_set_heatmap_metric(pane(), "none");
+}
+
 /* Closing the window while the worker trains cancels it and joins it. */
 static void test_close_while_training(void) {
-  wait_state(LOOM_TRAINING_PAUSED, "the reset");
   activate("win.train-play");
   gui_test_wait(enough_points, GSIZE_TO_POINTER(plot_points("loss") + 10), TIMEOUT_MS, "training to run");
   g_assert_true(loom_window_training_locked(window));
@@ -437,6 +529,9 @@ int main(int argc, char **argv) {
   g_test_add_func("/training/save-while-training", test_save_while_training);
   g_test_add_func("/training/settings-parity", test_settings_parity);
   g_test_add_func("/training/explosion-stops", test_explosion_stops);
+  g_test_add_func("/training/dna-live-heatmap", test_dna_live_heatmap);
+  g_test_add_func("/training/dna-timeline", test_dna_timeline);
+  g_test_add_func("/training/dna-shift-arrow", test_dna_shift_arrow);
   g_test_add_func("/training/close-while-training", test_close_while_training);
   int status = g_test_run();
 
