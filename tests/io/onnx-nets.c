@@ -172,8 +172,16 @@ static void net_attention(nb *b) {
   ROW(b, a1, L(b, "layernorm"), a2);
 }
 
-/* sparsemax has no ONNX form: the export names it and its slot. */
-static void net_refused(nb *b) { ROW(b, dense(b, 4, 5), L(b, "sparsemax")); }
+/* sparsemax over the whole sample, entmax15 per position. */
+static void net_sparse(nb *b) {
+  ROW(b, dense(b, 4, 12), L(b, "sparsemax"), F(b, L(b, "softmax_temperature"), "temperature", 3.0), dense(b, 12, 12),
+      L(b, "entmax15"));
+}
+
+static void net_sparse_rows(nb *b) { ROW(b, dense(b, 6, 9), L(b, "entmax15"), dense(b, 9, 7), L(b, "sparsemax")); }
+
+/* gumbel_softmax (stochastic) has no ONNX form: the export names it and its slot. */
+static void net_refused(nb *b) { ROW(b, dense(b, 4, 5), L(b, "gumbel_softmax")); }
 
 /* A 2×3 grid: replace, add and concat links, and a disabled slot. */
 static void net_links(nb *b) {
@@ -206,6 +214,8 @@ static const struct {
   {"links", 2, 3, 1, {4}, net_links},
   {"recurrent", 1, 4, 2, {7, 5}, net_recurrent},
   {"attention", 1, 3, 2, {6, 16}, net_attention},
+  {"sparse", 1, 5, 1, {4}, net_sparse},
+  {"sparse-rows", 1, 4, 2, {5, 6}, net_sparse_rows},
   {"refused", 1, 2, 1, {4}, net_refused},
 };
 

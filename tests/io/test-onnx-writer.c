@@ -93,11 +93,11 @@ static void test_refusals(void) {
   loom_error err = {0};
   void *data = (void *)1;
   size_t len = 1;
-  loom_net *net = small_net("sparsemax");
+  loom_net *net = small_net("gumbel_softmax");
   g_assert_cmpint(loom_onnx_export_bytes(net, &data, &len, &err), ==, LOOM_ERR_UNSUPPORTED);
   g_assert_null(data);
   g_assert_cmpuint(len, ==, 0);
-  g_assert_nonnull(strstr(err.message, "layer sparsemax at (0,0,1,0) cannot be exported to ONNX"));
+  g_assert_nonnull(strstr(err.message, "layer gumbel_softmax at (0,0,1,0) cannot be exported to ONNX"));
   loom_net_free(net);
 
   /* A shape problem is reported as shape inference reports it. */

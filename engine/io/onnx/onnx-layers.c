@@ -294,6 +294,8 @@ static const struct {
   {&loom_layer_softmax_temperature, export_softmax},
   {&loom_layer_grid_softmax, export_softmax},
   {&loom_layer_masked_softmax, export_softmax},
+  {&loom_layer_sparsemax, onnx_sparsemax},
+  {&loom_layer_entmax15, onnx_sparsemax},
   {&loom_layer_swiglu, export_swiglu},
   {&loom_layer_rnn, onnx_recurrent},
   {&loom_layer_lstm, onnx_recurrent},
