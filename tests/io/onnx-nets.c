@@ -180,6 +180,12 @@ static void net_sparse(nb *b) {
 
 static void net_sparse_rows(nb *b) { ROW(b, dense(b, 6, 9), L(b, "entmax15"), dense(b, 9, 7), L(b, "sparsemax")); }
 
+/* k-means per position (features, int8 centres), then over the sample. */
+static void net_kmeans(nb *b) {
+  ROW(b, dense(b, 5, 4), D(b, E(b, I(b, L(b, "kmeans"), "n_clusters", 6), "output", "features"), "int8"),
+      F(b, I(b, L(b, "kmeans"), "n_clusters", 3), "temperature", 2.5));
+}
+
 /* gumbel_softmax (stochastic) has no ONNX form: the export names it and its slot. */
 static void net_refused(nb *b) { ROW(b, dense(b, 4, 5), L(b, "gumbel_softmax")); }
 
@@ -216,6 +222,7 @@ static const struct {
   {"attention", 1, 3, 2, {6, 16}, net_attention},
   {"sparse", 1, 5, 1, {4}, net_sparse},
   {"sparse-rows", 1, 4, 2, {5, 6}, net_sparse_rows},
+  {"kmeans", 1, 3, 2, {3, 5}, net_kmeans},
   {"refused", 1, 2, 1, {4}, net_refused},
 };
 
