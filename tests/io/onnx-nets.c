@@ -186,6 +186,16 @@ static void net_kmeans(nb *b) {
       F(b, I(b, L(b, "kmeans"), "n_clusters", 3), "temperature", 2.5));
 }
 
+/* hierarchical softmax by levels (per position) and by group sizes. */
+static void net_hsoftmax(nb *b) {
+  loom_layer *lv = L(b, "hierarchical_softmax"), *gs = L(b, "hierarchical_softmax");
+  float levels[2] = {2, 3}, groups[3] = {3, 1, 2};
+  if (!b->rc) b->rc = loom_layer_set_floats(lv, "levels", levels, 2, &b->err);
+  if (!b->rc) b->rc = loom_layer_set_floats(gs, "levels", NULL, 0, &b->err);
+  if (!b->rc) b->rc = loom_layer_set_floats(gs, "group_sizes", groups, 3, &b->err);
+  ROW(b, dense(b, 5, 8), lv, dense(b, 6, 3), D(b, dense(b, 12, 9), "int4"), gs);
+}
+
 /* gumbel_softmax (stochastic) has no ONNX form: the export names it and its slot. */
 static void net_refused(nb *b) { ROW(b, dense(b, 4, 5), L(b, "gumbel_softmax")); }
 
@@ -223,6 +233,7 @@ static const struct {
   {"sparse", 1, 5, 1, {4}, net_sparse},
   {"sparse-rows", 1, 4, 2, {5, 6}, net_sparse_rows},
   {"kmeans", 1, 3, 2, {3, 5}, net_kmeans},
+  {"hsoftmax", 1, 5, 2, {4, 5}, net_hsoftmax},
   {"refused", 1, 2, 1, {4}, net_refused},
 };
 

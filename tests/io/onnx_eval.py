@@ -128,6 +128,12 @@ def run_node(op, ins, at):
         to = {onnx.TensorProto.INT64: np.int64, onnx.TensorProto.FLOAT: f32}.get(at["to"])
         if to is None: raise ValueError("only casts to int64 and float are used")
         return ins[0].astype(to)
+    if op == "Slice":
+        if len(ins) > 4: raise ValueError("Slice steps are not used by the exporter")
+        idx = [slice(None)] * ins[0].ndim
+        for b, e, a in zip(ins[1], ins[2], ins[3]):
+            idx[int(a)] = slice(int(b), int(e))
+        return ins[0][tuple(idx)]
     if op == "LessOrEqual": return ins[0] <= ins[1]
     if op == "CumSum":
         if at.get("exclusive", 0) or at.get("reverse", 0): raise ValueError("only inclusive forward sums are used")

@@ -93,6 +93,8 @@ onnx_val onnx_linear(onnx_graph *g, loom_layer *l, const char *x, int w_index, i
                      int64_t n_out);
 /* attention (onnx-attention.c). */
 onnx_val onnx_attention(onnx_graph *g, loom_layer *l, const char *x);
+/* hierarchical_softmax (onnx-hsoftmax.c). */
+onnx_val onnx_hsoftmax(onnx_graph *g, loom_layer *l, const char *x);
 /* sparsemax and entmax15 (onnx-sparsemax.c). */
 onnx_val onnx_sparsemax(onnx_graph *g, loom_layer *l, const char *x);
 /* rnn and lstm (onnx-recurrent.c). */

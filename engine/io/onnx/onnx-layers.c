@@ -315,6 +315,7 @@ static const struct {
   {&loom_layer_softmax_temperature, export_softmax},
   {&loom_layer_grid_softmax, export_softmax},
   {&loom_layer_masked_softmax, export_softmax},
+  {&loom_layer_hierarchical_softmax, onnx_hsoftmax},
   {&loom_layer_kmeans, export_kmeans},
   {&loom_layer_sparsemax, onnx_sparsemax},
   {&loom_layer_entmax15, onnx_sparsemax},
