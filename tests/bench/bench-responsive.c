@@ -84,6 +84,7 @@ typedef struct {
   int stalls;
   gint64 first_step, last_step;
   gint64 first_step_at, last_step_at;
+  gint64 points, events[8]; /* received while counting: plot points, events by kind */
 } Bench;
 
 static Bench bench;
@@ -125,7 +126,13 @@ static gboolean snapshot_hook(GSignalInvocationHint *hint, guint n, const GValue
 static void snapshot_done(LoomTrainingSession *s, LoomTrainingSnapshot *snap, gpointer data) {
   gint64 now = g_get_monotonic_time();
   if (bench.counting && bench.snapshot_start) series_add(&bench.snapshots, ms_since(bench.snapshot_start));
-  if (!bench.counting || snap->state != LOOM_TRAINING_RUNNING) return;
+  if (!bench.counting) return;
+  bench.points += snap->points->len;
+  for (guint i = 0; i < snap->events->len; i++) {
+    LoomTrainingEventKind kind = g_array_index(snap->events, LoomTrainingEvent, i).kind;
+    if ((int)kind >= 0 && (int)kind < (int)G_N_ELEMENTS(bench.events)) bench.events[kind]++;
+  }
+  if (snap->state != LOOM_TRAINING_RUNNING) return;
   if (!bench.first_step_at) {
     bench.first_step = snap->step;
     bench.first_step_at = now;
@@ -136,13 +143,22 @@ static void snapshot_done(LoomTrainingSession *s, LoomTrainingSnapshot *snap, gp
 
 typedef gboolean (*Condition)(gpointer data);
 
+static gboolean deadline_hit(gpointer flag) {
+  *(gboolean *)flag = TRUE;
+  return G_SOURCE_REMOVE;
+}
+
+/* As the GUI tests wait: the main loop blocks until something is due. */
 static void wait_for(Condition cond, gpointer data, double seconds, const char *what) {
-  gint64 deadline = g_get_monotonic_time() + (gint64)(seconds * 1e6);
-  while (!cond(data)) {
-    if (g_get_monotonic_time() > deadline) g_error("timed out waiting for %s", what);
-    g_main_context_iteration(NULL, FALSE);
-    g_usleep(1000);
+  gboolean timed_out = FALSE;
+  guint id = g_timeout_add((guint)(seconds * 1000), deadline_hit, &timed_out);
+  while (!cond(data) && !timed_out) g_main_context_iteration(NULL, TRUE);
+  if (timed_out) {
+    LoomTrainingSession *s = bench.window ? bench.window->training : NULL;
+    g_error("timed out waiting for %s (training state %d, busy %d)", what,
+            s ? (int)loom_training_session_get_state(s) : -1, s ? loom_training_session_get_busy(s) : -1);
   }
+  g_source_remove(id);
 }
 
 static gboolean is_mapped(gpointer w) { return gtk_widget_get_mapped(w); }
@@ -268,7 +284,12 @@ int main(int argc, char **argv) {
   int frames = bench.ticks.n;
   if (!gtk_widget_activate_action(GTK_WIDGET(bench.window), "win.train-toggle", NULL))
     g_error("win.train-toggle is not available");
-  wait_for(is_state, GINT_TO_POINTER(LOOM_TRAINING_PAUSED), 60, "the pause");
+  gint64 pause_at = g_get_monotonic_time();
+  LoomTrainingSnapshot *shown = loom_training_session_get_latest(bench.window->training);
+  gint64 shown_step = shown ? shown->step : 0;
+  wait_for(is_state, GINT_TO_POINTER(LOOM_TRAINING_PAUSED), 600, "the pause");
+  double pause_s = (double)(g_get_monotonic_time() - pause_at) / 1e6;
+  gint64 final_step = loom_training_session_get_latest(bench.window->training)->step;
   const GError *gl_error = gtk_gl_area_get_error(GTK_GL_AREA(bench.window->grid_view));
   if (gl_error) g_error("the grid view could not draw: %s", gl_error->message);
   int width = gtk_widget_get_width(GTK_WIDGET(bench.window->grid_view));
@@ -295,6 +316,11 @@ int main(int argc, char **argv) {
   printf("%-30s %10.0f steps/s (headless before %.0f, after %.0f, mean %.0f)\n", "worker", worker, headless_before,
          headless_after, headless);
   printf("%-30s %7.3f× (goal >= 0.9×)\n", "worker / headless", headless > 0 ? worker / headless : 0.0);
+  printf("%-30s %lld step points, %lld task changes, %lld recoveries, %lld restarts (plot markers)\n",
+         "received while counting", (long long)bench.points, (long long)bench.events[LOOM_TRAINING_EVENT_TASK_CHANGE],
+         (long long)bench.events[LOOM_TRAINING_EVENT_RECOVERED], (long long)bench.events[LOOM_TRAINING_EVENT_RESTART]);
+  printf("%-30s %7.2f s (the UI showed step %lld when Pause was pressed, the worker paused at step %lld)\n",
+         "Pause shown after", pause_s, (long long)shown_step, (long long)final_step);
 
   g_object_unref(app);
   g_free(bench.ticks.v);
