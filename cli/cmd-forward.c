@@ -1,6 +1,9 @@
 /*
- * loom forward MODEL --input X.npy --output Y.npy [--threads N]
+ * loom forward MODEL --input X.npy --output Y.npy [--threads N] [--device cpu|vulkan[:N]]
  *
+ * --device vulkan runs the whole forward on a Vulkan device as one command
+ * buffer (docs/gpu.md); a network with a layer or link the device cannot run
+ * is refused, naming the slot: it is never run on the CPU instead.
  * X holds a batch of samples (batch × input shape) or one sample of exactly
  * the input shape; Y gets batch × output shape, or the output shape alone for
  * a single sample. Results do not depend on --threads.
@@ -10,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <loom/gpu.h>
 
 #include "cli-model.h"
 #include "commands.h"
@@ -31,8 +36,27 @@ static void format_npy_shape(const loom_npy *a, char *buf, size_t size) {
   if (used < size) snprintf(buf + used, size - used, "]");
 }
 
+/* The forward on a Vulkan device: prepare (upload, record), run once. */
+static int forward_on_gpu(const char *model_path, loom_net *net, int device, const float *x, int64_t batch, float *y) {
+  loom_error err = {0};
+  loom_gpu *gpu = loom_gpu_new(device, &err);
+  if (!gpu) {
+    cli_error("forward", "%s", err.message);
+    return 1;
+  }
+  int status = 0;
+  loom_gpu_net *gn = loom_gpu_net_new(gpu, net, batch, &err);
+  if (!gn || loom_gpu_net_forward(gn, x, y, &err)) {
+    cli_error("forward", "%s: %s", model_path, err.message);
+    status = 1;
+  }
+  loom_gpu_net_free(gn);
+  loom_gpu_free(gpu);
+  return status;
+}
+
 static int run_forward(const char *model_path, loom_net *net, const char *in_path, const char *out_path,
-                       int threads) {
+                       int threads, bool use_gpu, int device) {
   loom_error err = {0};
   loom_diag *diags = NULL;
   int n_diags = loom_net_infer_shapes(net, 0, &diags);
@@ -93,7 +117,9 @@ static int run_forward(const char *model_path, loom_net *net, const char *in_pat
     return 1;
   }
   int status = 0;
-  if (batch > 0) {
+  if (batch > 0 && use_gpu) {
+    status = forward_on_gpu(model_path, net, device, x.data, batch, y.data);
+  } else if (batch > 0) {
     loom_pool *pool = loom_pool_new(threads, &err);
     if (!pool) {
       cli_error("forward", "%s", err.message);
@@ -117,12 +143,13 @@ static int run_forward(const char *model_path, loom_net *net, const char *in_pat
 }
 
 int cmd_forward(int argc, char **argv) {
-  const char *model = NULL, *in_path = NULL, *out_path = NULL, *threads_text = NULL;
+  const char *model = NULL, *in_path = NULL, *out_path = NULL, *threads_text = NULL, *device_text = NULL;
   for (int i = 1; i < argc; i++) {
     int r;
     if ((r = cli_option_value("--input", argc, argv, &i, &in_path)) ||
         (r = cli_option_value("--output", argc, argv, &i, &out_path)) ||
-        (r = cli_option_value("--threads", argc, argv, &i, &threads_text))) {
+        (r = cli_option_value("--threads", argc, argv, &i, &threads_text)) ||
+        (r = cli_option_value("--device", argc, argv, &i, &device_text))) {
       if (r < 0) return cli_usage_error("forward", _("option '%s' needs a value"), argv[i]);
       continue;
     }
@@ -143,9 +170,16 @@ int cmd_forward(int argc, char **argv) {
                              threads_text);
     threads = (int)v;
   }
+  bool use_gpu = false;
+  int device = -1;
+  if (device_text) {
+    loom_error err = {0};
+    if (loom_gpu_parse_device(device_text, &use_gpu, &device, &err))
+      return cli_usage_error("forward", "%s", err.message);
+  }
   loom_net *net = cli_load_model("forward", model);
   if (!net) return 1;
-  int status = run_forward(model, net, in_path, out_path, threads);
+  int status = run_forward(model, net, in_path, out_path, threads, use_gpu, device);
   loom_net_free(net);
   return status;
 }

@@ -2,12 +2,14 @@
  * loom info MODEL: the grid, every slot (coordinates, type, shapes, dtype,
  * hyperparameters, size), the links, totals and every shape problem. Exit
  * status 1 when shape inference finds a problem, so scripts can check models.
+ * loom info --devices: the Vulkan devices (the N of --device vulkan:N).
  */
 #include <glib/gi18n.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <loom/gpu.h>
 #include <loom/safetensors.h>
 
 #include "cli-model.h"
@@ -116,9 +118,35 @@ static int describe_plain_safetensors(const char *path) {
   return 0;
 }
 
+/* Every device the Vulkan loader sees, in its order (what vulkan:N counts). */
+static int list_devices(void) {
+  loom_error err = {0};
+  loom_gpu_device_info *list = NULL;
+  int n = 0;
+  if (loom_gpu_list_devices(&list, &n, &err)) {
+    cli_error("info", "%s", err.message);
+    return 1;
+  }
+  printf(ngettext("%d Vulkan device:\n", "%d Vulkan devices:\n", (unsigned long)n), n);
+  for (int i = 0; i < n; i++) {
+    const loom_gpu_device_info *d = &list[i];
+    printf("  vulkan:%d  %s  [%s]  Vulkan %u.%u.%u  vendor 0x%04x device 0x%04x", d->index, d->name,
+           loom_gpu_kind_name(d->kind), d->api_major, d->api_minor, d->api_patch, d->vendor_id, d->device_id);
+    if (d->driver[0]) printf("  %s", d->driver);
+    if (!d->has_compute) printf("  %s", _("(no compute queue: unusable)"));
+    printf("\n");
+  }
+  free(list);
+  return 0;
+}
+
 int cmd_info(int argc, char **argv) {
   const char *path = NULL;
   for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--devices")) {
+      if (argc != 2) return cli_usage_error("info", _("--devices takes no MODEL"));
+      return list_devices();
+    }
     if (argv[i][0] == '-' && argv[i][1] != '\0') return cli_usage_error("info", _("unknown option '%s'"), argv[i]);
     if (path) return cli_usage_error("info", _("unexpected argument '%s'"), argv[i]);
     path = argv[i];

@@ -7,12 +7,19 @@
 // byte, the buffer padded to a whole 32-bit word).
 // Each output sums its K products in ascending k, so a result depends only on
 // the inputs and the device: runs are bit-identical.
+// SMALL_M: one invocation per output and no shared memory, for products with
+// few rows (a batch-1 forward is a matrix-vector product): nothing waits at a
+// barrier, which is what a layer at batch 1 spends its time on otherwise.
 #extension GL_EXT_control_flow_attributes : enable
 #ifndef BDTYPE
 #define BDTYPE 0
 #endif
 
+#ifdef SMALL_M
+layout(local_size_x = 64) in;
+#else
 layout(local_size_x = 16, local_size_y = 16) in;
+#endif
 
 layout(std430, binding = 0) readonly buffer ABuf { float a[]; };
 #if BDTYPE == 0
@@ -30,9 +37,6 @@ layout(push_constant) uniform Push {
   uint trans_a, trans_b, accumulate, has_bias, per_tensor;
 } p;
 
-const uint BM = 64, BN = 64, BK = 16;
-shared float As[BK][BM];
-shared float Bs[BK][BN];
 
 float load_a(uint m, uint k) {
   if (m >= p.M || k >= p.K) return 0.0;
@@ -63,6 +67,22 @@ float load_b(uint k, uint n) {
   if (k >= p.K || n >= p.N) return 0.0;
   return p.trans_b != 0 ? stored_b(n, k) : stored_b(k, n);
 }
+
+#ifdef SMALL_M
+void main() {
+  uint n = gl_GlobalInvocationID.x, m = gl_WorkGroupID.y;
+  if (n >= p.N || m >= p.M) return;
+  float acc = 0.0;
+  for (uint k = 0; k < p.K; k++) acc += load_a(m, k) * load_b(k, n);
+  float v = acc;
+  if (p.accumulate != 0) v = c[m * p.ldc + n] + v;
+  if (p.has_bias != 0) v = v + bias[n];
+  c[m * p.ldc + n] = v;
+}
+#else
+const uint BM = 64, BN = 64, BK = 16;
+shared float As[BK][BM];
+shared float Bs[BK][BN];
 
 void main() {
   uint tx = gl_LocalInvocationID.x, ty = gl_LocalInvocationID.y;
@@ -105,3 +125,4 @@ void main() {
     }
   }
 }
+#endif

@@ -17,6 +17,9 @@ typedef enum {
   GPU_K_GEMM_F32,
   GPU_K_GEMM_I8,
   GPU_K_GEMM_I4,
+  GPU_K_GEMV_F32, /* the same product, one invocation per output (few rows) */
+  GPU_K_GEMV_I8,
+  GPU_K_GEMV_I4,
   GPU_K_ACT,
   GPU_K_SOFTMAX,
   GPU_K_COLSUM,

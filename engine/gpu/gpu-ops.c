@@ -11,6 +11,7 @@
 #include "gpu/gpu-internal.h"
 
 #define GPU_MAX_INDEX ((int64_t)UINT32_MAX)
+#define GPU_GEMV_MAX_ROWS 8
 
 bool gpu_dtype_supported(loom_dtype d) {
   return d == LOOM_DTYPE_FLOAT32 || d == LOOM_DTYPE_INT8 || d == LOOM_DTYPE_INT4;
@@ -84,9 +85,12 @@ int gpu_op_gemm(gpu_rec *rec, const gpu_gemm *op, loom_error *err) {
   if (op->m < 1 || op->n < 1 || op->k < 1) return LOOM_OK;
   if (op->m * op->n > GPU_MAX_INDEX || op->m * op->k > GPU_MAX_INDEX || op->n * op->k > GPU_MAX_INDEX)
     return too_large(_("a matrix product"), op->m * op->n, err);
-  gpu_kernel k = op->b->dtype == LOOM_DTYPE_INT8 ? GPU_K_GEMM_I8
-               : op->b->dtype == LOOM_DTYPE_INT4 ? GPU_K_GEMM_I4
-                                                 : GPU_K_GEMM_F32;
+  /* Few rows (a forward at a small batch): one invocation per output beats
+   * the tiled kernel, whose 64×64 tiles would sit mostly idle. */
+  bool small = op->m <= GPU_GEMV_MAX_ROWS;
+  gpu_kernel k = op->b->dtype == LOOM_DTYPE_INT8   ? (small ? GPU_K_GEMV_I8 : GPU_K_GEMM_I8)
+               : op->b->dtype == LOOM_DTYPE_INT4   ? (small ? GPU_K_GEMV_I4 : GPU_K_GEMM_I4)
+                                                   : (small ? GPU_K_GEMV_F32 : GPU_K_GEMM_F32);
   struct {
     uint32_t m, n, k, lda, ldb, ldc, ta, tb, accumulate, has_bias, per_tensor;
   } push = {(uint32_t)op->m, (uint32_t)op->n, (uint32_t)op->k, op->lda, op->b->ld, op->ldc, op->ta, op->tb,
@@ -94,7 +98,7 @@ int gpu_op_gemm(gpu_rec *rec, const gpu_gemm *op, loom_error *err) {
   const gpu_buf *dummy = rec->g->dummy;
   const gpu_buf *bufs[5] = {op->a, &op->b->data, op->b->scales.buffer ? &op->b->scales : dummy,
                             op->bias ? op->bias : dummy, op->c};
-  uint32_t groups[3] = {(uint32_t)((op->n + 63) / 64), (uint32_t)((op->m + 63) / 64), 1};
+  uint32_t groups[3] = {(uint32_t)((op->n + 63) / 64), (uint32_t)(small ? op->m : (op->m + 63) / 64), 1};
   if (groups[0] > 65535 || groups[1] > 65535) return too_large(_("a matrix product"), op->m * op->n, err);
   return gpu_rec_dispatch(rec, k, bufs, &push, sizeof push, groups, err);
 }

@@ -159,6 +159,22 @@ static void net_recurrent(nb *b) {
       D(b, rec(b, "rnn", 6, 5, "sequence"), "int8"), rec(b, "lstm", 5, 4, "last"));
 }
 
+static loom_layer *att(nb *b, int64_t d, int64_t heads, int64_t kv, const char *rope) {
+  return E(b, I(b, I(b, I(b, L(b, "attention"), "d_model", d), "heads", heads), "kv_heads", kv), "rope", rope);
+}
+
+/* Causal GQA with half RoPE, biases and Q/K norms; then bidirectional
+ * multi-head attention with interleaved RoPE and a head width of its own. */
+static void net_attention(nb *b) {
+  loom_layer *a1 = B(b, B(b, att(b, 16, 4, 2, "half"), "bias", true), "qk_norm", true);
+  loom_layer *a2 = D(b, F(b, I(b, B(b, att(b, 16, 2, 2, "interleaved"), "causal", false), "head_dim", 8), "rope_base", 500.0),
+                     "int8");
+  ROW(b, a1, L(b, "layernorm"), a2);
+}
+
+/* sparsemax has no ONNX form: the export names it and its slot. */
+static void net_refused(nb *b) { ROW(b, dense(b, 4, 5), L(b, "sparsemax")); }
+
 /* A 2×3 grid: replace, add and concat links, and a disabled slot. */
 static void net_links(nb *b) {
   put(b, 0, 0, dense(b, 4, 6));
@@ -189,6 +205,8 @@ static const struct {
   {"scatter", 1, 2, 3, {2, 9, 8}, net_scatter},
   {"links", 2, 3, 1, {4}, net_links},
   {"recurrent", 1, 4, 2, {7, 5}, net_recurrent},
+  {"attention", 1, 3, 2, {6, 16}, net_attention},
+  {"refused", 1, 2, 1, {4}, net_refused},
 };
 
 int main(int argc, char **argv) {

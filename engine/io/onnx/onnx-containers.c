@@ -6,6 +6,7 @@
  * the per-sample values in memory order.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/i18n.h"
@@ -59,13 +60,26 @@ static onnx_val grid_scatter(onnx_graph *g, loom_layer *l, const onnx_val *outs)
   return sum;
 }
 
+static onnx_val combine(onnx_graph *g, loom_layer *l, const char *x, int mode, const onnx_val *outs);
+
 static onnx_val parallel(onnx_graph *g, loom_layer *l, const char *x) {
   int n = l->n_children, mode = (int)loom_layer_get_int(l, "combine");
-  onnx_val outs[n > 0 ? n : 1], y = {{0}};
+  onnx_val y = {{0}};
+  onnx_val *outs = calloc((size_t)(n > 0 ? n : 1), sizeof *outs);
+  if (!outs) return onnx_fail(g, LOOM_ERR_NOMEM, _("out of memory writing the ONNX graph")), y;
   for (int i = 0; i < n; i++) {
     onnx_val b = onnx_layer(g, l->children[i], x);
     outs[i] = onnx_flatten(g, b.s, &l->children[i]->out_shape);
   }
+  y = combine(g, l, x, mode, outs);
+  free(outs);
+  return y;
+}
+
+/* The branches' flattened outputs combined as parallel.c's forward does. */
+static onnx_val combine(onnx_graph *g, loom_layer *l, const char *x, int mode, const onnx_val *outs) {
+  int n = l->n_children;
+  onnx_val y = {{0}};
   if (g->rc) return y;
   switch (mode) {
   case COMBINE_CONCAT:

@@ -82,6 +82,14 @@ int onnx_check_memory(onnx_graph *g, const pb_buf *b);
  * output ([N, l->out_shape]). A layer type without an ONNX form fails with
  * an error naming the type and where the layer sits. */
 onnx_val onnx_layer(onnx_graph *g, loom_layer *l, const char *x);
+/* Weight slot `index` of l (its effective float32 values) as an initializer
+ * of the given dims, and y = x·Wᵀ (+ b) on rows of n_in values (b_index -1:
+ * no bias), from onnx-layers.c. */
+onnx_val onnx_weight(onnx_graph *g, loom_layer *l, int index, int rank, const int64_t *dims);
+onnx_val onnx_linear(onnx_graph *g, loom_layer *l, const char *x, int w_index, int b_index, int64_t n_in,
+                     int64_t n_out);
+/* attention (onnx-attention.c). */
+onnx_val onnx_attention(onnx_graph *g, loom_layer *l, const char *x);
 /* rnn and lstm (onnx-recurrent.c). */
 onnx_val onnx_recurrent(onnx_graph *g, loom_layer *l, const char *x);
 /* Containers (onnx-containers.c); NULL result name on types it does not know. */

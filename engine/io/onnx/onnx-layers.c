@@ -23,7 +23,7 @@ static const loom_param_value *ints_param(const loom_layer *l, const char *name)
 }
 
 /* Weight slot `index` as a float32 initializer of the given dims. */
-static onnx_val weight(onnx_graph *g, loom_layer *l, int index, int rank, const int64_t *dims) {
+onnx_val onnx_weight(onnx_graph *g, loom_layer *l, int index, int rank, const int64_t *dims) {
   onnx_val none = {{0}};
   if (g->rc) return none;
   if (index >= l->n_weights) {
@@ -43,7 +43,7 @@ static onnx_val weight(onnx_graph *g, loom_layer *l, int index, int rank, const 
 /* Weight [rows, cols] transposed to [cols, rows], for x·Wᵀ as a MatMul. */
 static onnx_val weight_t(onnx_graph *g, loom_layer *l, int index, int64_t rows, int64_t cols) {
   int64_t dims[2] = {rows, cols};
-  onnx_val w = weight(g, l, index, 2, dims);
+  onnx_val w = onnx_weight(g, l, index, 2, dims);
   onnx_attrs a = {0};
   int64_t perm[2] = {1, 0};
   onnx_attr_ints(&a, "perm", perm, 2);
@@ -51,12 +51,12 @@ static onnx_val weight_t(onnx_graph *g, loom_layer *l, int index, int64_t rows, 
 }
 
 /* y = x·Wᵀ (+ b) on rows of `n_in` values. */
-static onnx_val linear(onnx_graph *g, loom_layer *l, const char *x, int w_index, int b_index, int64_t n_in,
+onnx_val onnx_linear(onnx_graph *g, loom_layer *l, const char *x, int w_index, int b_index, int64_t n_in,
                        int64_t n_out) {
   onnx_val y = onnx_op(g, "MatMul", NULL, 2, x, weight_t(g, l, w_index, n_out, n_in).s);
   if (b_index >= 0) {
     int64_t dims[1] = {n_out};
-    y = onnx_op(g, "Add", NULL, 2, y.s, weight(g, l, b_index, 1, dims).s);
+    y = onnx_op(g, "Add", NULL, 2, y.s, onnx_weight(g, l, b_index, 1, dims).s);
   }
   return y;
 }
@@ -66,7 +66,7 @@ static onnx_val export_dense(onnx_graph *g, loom_layer *l, const char *x) {
   int64_t n_in = int_param(l, "in_features"), n_out = int_param(l, "out_features");
   loom_shape rows = loom_shape_1d(n_in);
   onnx_val r = onnx_reshape(g, x, &rows);
-  onnx_val y = linear(g, l, r.s, 0, l->n_weights > 1 ? 1 : -1, n_in, n_out);
+  onnx_val y = onnx_linear(g, l, r.s, 0, l->n_weights > 1 ? 1 : -1, n_in, n_out);
   return onnx_reshape(g, y.s, &l->out_shape);
 }
 
@@ -140,11 +140,11 @@ static onnx_val export_conv(onnx_graph *g, loom_layer *l, const char *x) {
   onnx_attr_ints(&a, "pads", pads, 2 * dims);
   onnx_attr_int(&a, "group", groups);
   if (t) onnx_attr_ints(&a, "output_padding", ints_param(l, "output_padding")->i, dims);
-  onnx_val w = weight(g, l, 0, 2 + dims, wdims);
+  onnx_val w = onnx_weight(g, l, 0, 2 + dims, wdims);
   const char *op = t ? "ConvTranspose" : "Conv";
   if (l->n_weights > 1) {
     int64_t bd[1] = {cout};
-    onnx_val b = weight(g, l, 1, 1, bd);
+    onnx_val b = onnx_weight(g, l, 1, 1, bd);
     return onnx_op(g, op, &a, 3, x, w.s, b.s);
   }
   return onnx_op(g, op, &a, 2, x, w.s);
@@ -161,8 +161,8 @@ static onnx_val export_norm(onnx_graph *g, loom_layer *l, const char *x) {
   if (layernorm) {
     onnx_val w, b;
     if (l->n_weights > 0) {
-      w = weight(g, l, 0, 1, &d);
-      b = weight(g, l, 1, 1, &d);
+      w = onnx_weight(g, l, 0, 1, &d);
+      b = onnx_weight(g, l, 1, 1, &d);
     } else {
       /* Without affine parameters the scale is 1 and the offset 0. */
       w = onnx_op(g, "Expand", NULL, 2, onnx_scalar(g, 1.0f).s, onnx_const_ints(g, &d, 1).s);
@@ -181,7 +181,7 @@ static onnx_val export_norm(onnx_graph *g, loom_layer *l, const char *x) {
     onnx_val ms = onnx_op(g, "ReduceMean", &a, 1, onnx_op(g, "Mul", NULL, 2, r.s, r.s).s);
     onnx_val rms = onnx_op(g, "Sqrt", NULL, 1, onnx_op(g, "Add", NULL, 2, ms.s, onnx_scalar(g, eps).s).s);
     y = onnx_op(g, "Div", NULL, 2, r.s, rms.s);
-    if (l->n_weights > 0) y = onnx_op(g, "Mul", NULL, 2, y.s, weight(g, l, 0, 1, &d).s);
+    if (l->n_weights > 0) y = onnx_op(g, "Mul", NULL, 2, y.s, onnx_weight(g, l, 0, 1, &d).s);
   }
   return onnx_reshape(g, y.s, &l->out_shape);
 }
@@ -194,7 +194,7 @@ static onnx_val export_embedding(onnx_graph *g, loom_layer *l, const char *x) {
   onnx_val idx = onnx_op(g, "Cast", &a, 1, x);
   onnx_attrs b = {0};
   onnx_attr_int(&b, "axis", 0);
-  return onnx_op(g, "Gather", &b, 2, weight(g, l, 0, 2, dims).s, idx.s);
+  return onnx_op(g, "Gather", &b, 2, onnx_weight(g, l, 0, 2, dims).s, idx.s);
 }
 
 /* softmax.c: over the last dimension; temperature divides the logits; grid
@@ -251,8 +251,8 @@ static onnx_val export_swiglu(onnx_graph *g, loom_layer *l, const char *x) {
   bool bias = int_param(l, "bias") != 0;
   loom_shape rows = loom_shape_1d(d);
   onnx_val r = onnx_reshape(g, x, &rows);
-  onnx_val gate = linear(g, l, r.s, 0, bias ? 3 : -1, d, hid);
-  onnx_val up = linear(g, l, r.s, 1, bias ? 4 : -1, d, hid);
+  onnx_val gate = onnx_linear(g, l, r.s, 0, bias ? 3 : -1, d, hid);
+  onnx_val up = onnx_linear(g, l, r.s, 1, bias ? 4 : -1, d, hid);
   onnx_val act;
   if (int_param(l, "activation") == 1) {
     onnx_val rl = onnx_op(g, "Relu", NULL, 1, gate.s);
@@ -261,7 +261,7 @@ static onnx_val export_swiglu(onnx_graph *g, loom_layer *l, const char *x) {
     act = onnx_op(g, "Mul", NULL, 2, gate.s, onnx_op(g, "Sigmoid", NULL, 1, gate.s).s);
   }
   onnx_val h = onnx_op(g, "Mul", NULL, 2, act.s, up.s);
-  onnx_val y = linear(g, l, h.s, 2, bias ? 5 : -1, hid, d);
+  onnx_val y = onnx_linear(g, l, h.s, 2, bias ? 5 : -1, hid, d);
   return onnx_reshape(g, y.s, &l->out_shape);
 }
 
@@ -297,6 +297,7 @@ static const struct {
   {&loom_layer_swiglu, export_swiglu},
   {&loom_layer_rnn, onnx_recurrent},
   {&loom_layer_lstm, onnx_recurrent},
+  {&loom_layer_attention, onnx_attention},
 };
 
 onnx_val onnx_layer(onnx_graph *g, loom_layer *l, const char *x) {

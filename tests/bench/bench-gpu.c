@@ -1,0 +1,200 @@
+/*
+ * The Vulkan backend's costs (docs/gpu.md), each beside a baseline measured in
+ * the same run:
+ *
+ *  1. The forward of 16 dense 256→256 layers at batch 1 recorded into one
+ *     command buffer and submitted once: wall time per forward (copy in,
+ *     submit, wait, copy out), the same for 1 layer and for an empty
+ *     submission, and from them the cost each further layer adds (the
+ *     per-layer overhead, µs); beside it loom_net_forward on the CPU.
+ *  2. A large float32 product C = A·Bᵀ (n×n×n) as one dispatch: GFLOP/s of
+ *     the device beside loom_sgemm on the CPU (OpenBLAS when built with it).
+ *
+ * Usage: bench-gpu [--threads N] [--runs R] [--size N] [--device I]
+ * (--size: the large product, default 1024; use 8192 on a real GPU.)
+ * Exits 77 without a Vulkan device.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench-util.h"
+#include "gpu/gpu-internal.h"
+#include "kernels/matmul.h"
+#include "loom/loom.h"
+
+static loom_net *dense_stack(int layers, int width) {
+  loom_error err = {0};
+  loom_net *net = loom_net_new(1, 1, layers, 1, &err);
+  loom_shape in = loom_shape_1d(width);
+  if (!net || loom_net_set_input_shape(net, &in, &err)) goto fail;
+  for (int i = 0; i < layers; i++) {
+    loom_layer *l = loom_layer_new_by_name("dense", &err);
+    if (!l || loom_layer_set_int(l, "in_features", width, &err) || loom_layer_set_int(l, "out_features", width, &err) ||
+        loom_net_place(net, (loom_coord){0, 0, i, 0}, l, &err))
+      goto fail;
+  }
+  loom_diag *diags = NULL;
+  if (loom_net_infer_shapes(net, 1, &diags) != 0) {
+    fprintf(stderr, "shape inference failed\n");
+    exit(1);
+  }
+  free(diags);
+  return net;
+fail:
+  fprintf(stderr, "%s\n", err.message);
+  exit(1);
+}
+
+/* Median seconds of one forward on the device over `runs` batches of `reps`. */
+static double time_gpu_forward(loom_gpu *gpu, loom_net *net, int runs, int reps) {
+  loom_error err = {0};
+  loom_gpu_net *gn = loom_gpu_net_new(gpu, net, 1, &err);
+  if (!gn) {
+    fprintf(stderr, "%s\n", err.message);
+    exit(1);
+  }
+  float x[256] = {0}, y[256];
+  for (int i = 0; i < 256; i++) x[i] = (float)(i % 7) * 0.1f;
+  double t[64];
+  for (int r = 0; r < runs; r++) {
+    double t0 = bench_now_s();
+    for (int i = 0; i < reps; i++)
+      if (loom_gpu_net_forward(gn, x, y, &err)) {
+        fprintf(stderr, "%s\n", err.message);
+        exit(1);
+      }
+    t[r] = (bench_now_s() - t0) / reps;
+  }
+  loom_gpu_net_free(gn);
+  return bench_median(t, runs);
+}
+
+static double time_cpu_forward(loom_net *net, int threads, int runs, int reps) {
+  loom_error err = {0};
+  loom_pool *pool = loom_pool_new(threads, &err);
+  loom_ctx ctx = {.pool = pool};
+  float x[256] = {0}, y[256];
+  double t[64];
+  for (int r = 0; r < runs; r++) {
+    double t0 = bench_now_s();
+    for (int i = 0; i < reps; i++) loom_net_forward(net, &ctx, x, 1, y, &err);
+    t[r] = (bench_now_s() - t0) / reps;
+  }
+  loom_pool_free(pool);
+  return bench_median(t, runs);
+}
+
+static double time_empty_submit(loom_gpu *gpu, int runs, int reps) {
+  loom_error err = {0};
+  gpu_rec rec;
+  if (gpu_rec_begin(gpu, 1, &rec, &err) || gpu_rec_end(&rec, &err)) {
+    fprintf(stderr, "%s\n", err.message);
+    exit(1);
+  }
+  double t[64];
+  for (int r = 0; r < runs; r++) {
+    double t0 = bench_now_s();
+    for (int i = 0; i < reps; i++) gpu_rec_submit(&rec, &err);
+    t[r] = (bench_now_s() - t0) / reps;
+  }
+  gpu_rec_free(&rec);
+  return bench_median(t, runs);
+}
+
+static void large_product(loom_gpu *gpu, int64_t n, int threads, int runs) {
+  loom_error err = {0};
+  gpu_buf a, b, c;
+  if (gpu_buf_new(gpu, (size_t)(n * n) * 4, "A", &a, &err) || gpu_buf_new(gpu, (size_t)(n * n) * 4, "B", &b, &err) ||
+      gpu_buf_new(gpu, (size_t)(n * n) * 4, "C", &c, &err)) {
+    fprintf(stderr, "%s\n", err.message);
+    exit(1);
+  }
+  float *ha = a.map, *hb = b.map;
+  for (int64_t i = 0; i < n * n; i++) {
+    ha[i] = (float)((i * 7) % 13) * 0.01f;
+    hb[i] = (float)((i * 5) % 11) * 0.01f;
+  }
+  gpu_weights bw = gpu_weights_view(&b, n, n);
+  gpu_gemm op = {.a = &a, .lda = (uint32_t)n, .b = &bw, .tb = true, .c = &c, .ldc = (uint32_t)n, .m = n, .n = n,
+                 .k = n};
+  gpu_rec rec;
+  if (gpu_rec_begin(gpu, 1, &rec, &err) || gpu_op_gemm(&rec, &op, &err) || gpu_rec_end(&rec, &err) ||
+      gpu_rec_submit(&rec, &err)) {
+    fprintf(stderr, "%s\n", err.message);
+    exit(1);
+  }
+  double t[64];
+  for (int r = 0; r < runs; r++) {
+    double t0 = bench_now_s();
+    gpu_rec_submit(&rec, &err);
+    t[r] = bench_now_s() - t0;
+  }
+  double gpu_s = bench_median(t, runs);
+  loom_pool *pool = loom_pool_new(threads, &err);
+  float *hc = malloc((size_t)(n * n) * 4);
+  for (int r = 0; r < runs; r++) {
+    double t0 = bench_now_s();
+    loom_sgemm(pool, false, true, n, n, n, ha, n, hb, n, false, hc, n);
+    t[r] = bench_now_s() - t0;
+  }
+  double cpu_s = bench_median(t, runs);
+  double flop = 2.0 * (double)n * (double)n * (double)n;
+  printf("\nfloat32 product %lld×%lld×%lld (one dispatch, submit to fence):\n", (long long)n, (long long)n,
+         (long long)n);
+  printf("  device  %8.2f ms  %8.2f GFLOP/s\n", gpu_s * 1e3, flop / gpu_s * 1e-9);
+  printf("  CPU     %8.2f ms  %8.2f GFLOP/s  (loom_sgemm, %d threads)\n", cpu_s * 1e3, flop / cpu_s * 1e-9, threads);
+  printf("  device / CPU throughput: %.2fx\n", cpu_s / gpu_s);
+  free(hc);
+  loom_pool_free(pool);
+  gpu_rec_free(&rec);
+  gpu_buf_free(gpu, &a);
+  gpu_buf_free(gpu, &b);
+  gpu_buf_free(gpu, &c);
+}
+
+int main(int argc, char **argv) {
+  int64_t size = 1024;
+  int device = -1;
+  /* Our own options first; the rest goes to bench_parse_args. */
+  int kept = 1;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--size") && i + 1 < argc) size = strtoll(argv[++i], NULL, 10);
+    else if (!strcmp(argv[i], "--device") && i + 1 < argc) device = atoi(argv[++i]);
+    else argv[kept++] = argv[i];
+  }
+  int threads, runs;
+  if (!bench_parse_args(kept, argv, 63, &threads, &runs)) return 2;
+  if (size < 64 || size > 16384) {
+    fprintf(stderr, "--size must be 64…16384\n");
+    return 2;
+  }
+  loom_error err = {0};
+  loom_gpu *gpu = loom_gpu_new(device, &err);
+  if (!gpu) {
+    fprintf(stderr, "SKIP: no Vulkan device: %s\n", err.message);
+    return 77;
+  }
+  const loom_gpu_device_info *info = loom_gpu_info(gpu);
+  printf("device %d: %s [%s] %s\n", info->index, info->name, loom_gpu_kind_name(info->kind), info->driver);
+  printf("runs %d (medians), CPU threads %d\n\n", runs, threads);
+
+  loom_net *net16 = dense_stack(16, 256), *net1 = dense_stack(1, 256);
+  int reps = 50;
+  double empty = time_empty_submit(gpu, runs, reps);
+  double g1 = time_gpu_forward(gpu, net1, runs, reps), g16 = time_gpu_forward(gpu, net16, runs, reps);
+  double c16 = time_cpu_forward(net16, threads, runs, reps);
+  printf("16 × dense 256→256, batch 1, one submission per forward:\n");
+  printf("  empty submission       %9.1f µs\n", empty * 1e6);
+  printf("  1 layer  (device)      %9.1f µs\n", g1 * 1e6);
+  printf("  16 layers (device)     %9.1f µs\n", g16 * 1e6);
+  printf("  16 layers (CPU)        %9.1f µs\n", c16 * 1e6);
+  printf("  per further layer      %9.1f µs  ((16 layers − 1 layer) / 15)\n", (g16 - g1) / 15 * 1e6);
+  printf("  device / CPU time: %.2fx\n", g16 / c16);
+
+  large_product(gpu, size, threads, runs < 5 ? runs : 5);
+  loom_net_free(net16);
+  loom_net_free(net1);
+  loom_gpu_free(gpu);
+  return 0;
+}
