@@ -1,5 +1,5 @@
 /* X-macro list of subcommands: COMMAND(name, summary, usage). Sorted by name. */
-COMMAND(convert, N_("Convert a model between the JSON and safetensors formats, optionally to one dtype"), N_("loom convert MODEL --to json|safetensors [--dtype NAME] --out FILE"))
+COMMAND(convert, N_("Convert a model between the JSON and safetensors formats or export it to ONNX, optionally at one dtype"), N_("loom convert MODEL --to json|safetensors|onnx [--dtype NAME] --out FILE"))
 COMMAND(dna, N_("Compare the DNA of two models: similarity per layer and logic shifts"), N_("loom dna A B [--threshold T] [--json]"))
 COMMAND(dtype, N_("List the numeric types and convert values to their codes"), N_("loom dtype list | loom dtype convert --dtype NAME [--scale S]"))
 COMMAND(ensemble, N_("Compare classifiers on a data set: accuracy, coverage and overlap of every pair, the best complementary pair"), N_("loom ensemble MODEL... --data NAME|FILE.csv [--seed S] [--threads N] [--json]"))

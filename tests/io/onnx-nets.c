@@ -172,8 +172,32 @@ static void net_attention(nb *b) {
   ROW(b, a1, L(b, "layernorm"), a2);
 }
 
-/* sparsemax has no ONNX form: the export names it and its slot. */
-static void net_refused(nb *b) { ROW(b, dense(b, 4, 5), L(b, "sparsemax")); }
+/* sparsemax over the whole sample, entmax15 per position. */
+static void net_sparse(nb *b) {
+  ROW(b, dense(b, 4, 12), L(b, "sparsemax"), F(b, L(b, "softmax_temperature"), "temperature", 3.0), dense(b, 12, 12),
+      L(b, "entmax15"));
+}
+
+static void net_sparse_rows(nb *b) { ROW(b, dense(b, 6, 9), L(b, "entmax15"), dense(b, 9, 7), L(b, "sparsemax")); }
+
+/* k-means per position (features, int8 centres), then over the sample. */
+static void net_kmeans(nb *b) {
+  ROW(b, dense(b, 5, 4), D(b, E(b, I(b, L(b, "kmeans"), "n_clusters", 6), "output", "features"), "int8"),
+      F(b, I(b, L(b, "kmeans"), "n_clusters", 3), "temperature", 2.5));
+}
+
+/* hierarchical softmax by levels (per position) and by group sizes. */
+static void net_hsoftmax(nb *b) {
+  loom_layer *lv = L(b, "hierarchical_softmax"), *gs = L(b, "hierarchical_softmax");
+  float levels[2] = {2, 3}, groups[3] = {3, 1, 2};
+  if (!b->rc) b->rc = loom_layer_set_floats(lv, "levels", levels, 2, &b->err);
+  if (!b->rc) b->rc = loom_layer_set_floats(gs, "levels", NULL, 0, &b->err);
+  if (!b->rc) b->rc = loom_layer_set_floats(gs, "group_sizes", groups, 3, &b->err);
+  ROW(b, dense(b, 5, 8), lv, dense(b, 6, 3), D(b, dense(b, 12, 9), "int4"), gs);
+}
+
+/* gumbel_softmax (stochastic) has no ONNX form: the export names it and its slot. */
+static void net_refused(nb *b) { ROW(b, dense(b, 4, 5), L(b, "gumbel_softmax")); }
 
 /* A 2×3 grid: replace, add and concat links, and a disabled slot. */
 static void net_links(nb *b) {
@@ -206,6 +230,10 @@ static const struct {
   {"links", 2, 3, 1, {4}, net_links},
   {"recurrent", 1, 4, 2, {7, 5}, net_recurrent},
   {"attention", 1, 3, 2, {6, 16}, net_attention},
+  {"sparse", 1, 5, 1, {4}, net_sparse},
+  {"sparse-rows", 1, 4, 2, {5, 6}, net_sparse_rows},
+  {"kmeans", 1, 3, 2, {3, 5}, net_kmeans},
+  {"hsoftmax", 1, 5, 2, {4, 5}, net_hsoftmax},
   {"refused", 1, 2, 1, {4}, net_refused},
 };
 

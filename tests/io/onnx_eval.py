@@ -125,8 +125,22 @@ def run_node(op, ins, at):
     if op == "Where": return np.where(ins[0], ins[1], ins[2])
     if op == "Expand": return ins[0] * np.ones([int(d) for d in ins[1]], ins[0].dtype)
     if op == "Cast":
-        if at["to"] != onnx.TensorProto.INT64: raise ValueError("only casts to int64 are used")
-        return ins[0].astype(np.int64)
+        to = {onnx.TensorProto.INT64: np.int64, onnx.TensorProto.FLOAT: f32}.get(at["to"])
+        if to is None: raise ValueError("only casts to int64 and float are used")
+        return ins[0].astype(to)
+    if op == "Slice":
+        if len(ins) > 4: raise ValueError("Slice steps are not used by the exporter")
+        idx = [slice(None)] * ins[0].ndim
+        for b, e, a in zip(ins[1], ins[2], ins[3]):
+            idx[int(a)] = slice(int(b), int(e))
+        return ins[0][tuple(idx)]
+    if op == "LessOrEqual": return ins[0] <= ins[1]
+    if op == "CumSum":
+        if at.get("exclusive", 0) or at.get("reverse", 0): raise ValueError("only inclusive forward sums are used")
+        return np.cumsum(ins[0], axis=int(ins[1]), dtype=np.float64).astype(ins[0].dtype)
+    if op == "GatherElements": return np.take_along_axis(ins[0], ins[1], axis=at.get("axis", 0))
+    if op == "ReduceMax":
+        return ins[0].max(axis=tuple(at["axes"]), keepdims=bool(at.get("keepdims", 1)))
     if op == "Gather": return np.take(ins[0], ins[1], axis=at.get("axis", 0))
     if op == "Concat": return np.concatenate(ins, axis=at["axis"])
     if op == "Unsqueeze": return np.expand_dims(ins[0], tuple(int(a) for a in ins[1]))
@@ -145,6 +159,14 @@ def run_node(op, ins, at):
     raise ValueError(f"operator {op} is not implemented by this evaluator")
 
 
+def topk(x, k, at):
+    if not at.get("largest", 1) or not at.get("sorted", 1): raise ValueError("only largest, sorted TopK is used")
+    axis = at.get("axis", -1)
+    idx = np.argsort(-x, axis=axis, kind="stable")
+    idx = np.take(idx, np.arange(int(k[0])), axis=axis)
+    return np.take_along_axis(x, idx, axis=axis), idx.astype(np.int64)
+
+
 def evaluate(model, x):
     vals = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
     vals[model.graph.input[0].name] = x.astype(np.float32)
@@ -152,6 +174,9 @@ def evaluate(model, x):
         ins = [vals[n] if n else None for n in node.input]
         while ins and ins[-1] is None:
             ins.pop()
+        if node.op_type == "TopK":
+            vals[node.output[0]], vals[node.output[1]] = topk(ins[0], ins[1], attrs_of(node))
+            continue
         out = run_node(node.op_type, ins, attrs_of(node))
         if isinstance(out, np.ndarray) and out.dtype == np.float64:
             out = out.astype(np.float32)

@@ -151,24 +151,21 @@ void onnx_attr_string(onnx_attrs *a, const char *name, const char *v) {
 
 /* NodeProto: input 1, output 2, name 3, op_type 4, attribute 5 (the
  * attributes were collected as ready-made field-5 entries). */
-onnx_val onnx_op(onnx_graph *g, const char *op, onnx_attrs *a, int n, ...) {
-  onnx_val out = fresh(g, "t");
+static void write_node(onnx_graph *g, const char *op, onnx_attrs *a, int n_out, onnx_val *outs, int n_in,
+                       va_list ap) {
+  for (int i = 0; i < n_out; i++) outs[i] = fresh(g, "t");
   if (g->rc) {
     if (a) pb_free(&a->buf);
-    return out;
+    return;
   }
   pb_buf node = {0};
-  va_list ap;
-  va_start(ap, n);
-  for (int i = 0; i < n; i++) pb_string_field(&node, 1, va_arg(ap, const char *));
-  va_end(ap);
-  pb_string_field(&node, 2, out.s);
+  for (int i = 0; i < n_in; i++) pb_string_field(&node, 1, va_arg(ap, const char *));
+  for (int i = 0; i < n_out; i++) pb_string_field(&node, 2, outs[i].s);
   char name[48];
-  snprintf(name, sizeof name, "%s_%s", op, out.s);
+  snprintf(name, sizeof name, "%s_%s", op, outs[0].s);
   pb_string_field(&node, 3, name);
   pb_string_field(&node, 4, op);
   if (a) {
-    /* The attributes are ready-made NodeProto.attribute (5) entries. */
     if (a->buf.failed) node.failed = true;
     if (a->buf.data) put(&node, a->buf.data, a->buf.len);
     pb_free(&a->buf);
@@ -177,7 +174,22 @@ onnx_val onnx_op(onnx_graph *g, const char *op, onnx_attrs *a, int n, ...) {
   onnx_check_memory(g, &node);
   pb_free(&node);
   onnx_check_memory(g, &g->body);
+}
+
+onnx_val onnx_op(onnx_graph *g, const char *op, onnx_attrs *a, int n, ...) {
+  onnx_val out;
+  va_list ap;
+  va_start(ap, n);
+  write_node(g, op, a, 1, &out, n, ap);
+  va_end(ap);
   return out;
+}
+
+void onnx_op_outputs(onnx_graph *g, const char *op, onnx_attrs *a, int n_out, onnx_val *outs, int n, ...) {
+  va_list ap;
+  va_start(ap, n);
+  write_node(g, op, a, n_out, outs, n, ap);
+  va_end(ap);
 }
 
 /* TensorProto: dims 1, data_type 2 (FLOAT 1, INT64 7), name 8, raw_data 9
@@ -209,6 +221,8 @@ onnx_val onnx_const_floats(onnx_graph *g, const float *v, int rank, const int64_
 onnx_val onnx_const_ints(onnx_graph *g, const int64_t *v, int64_t n) {
   return add_initializer(g, 7, v, (size_t)n * sizeof *v, 1, &n);
 }
+
+onnx_val onnx_const_int_scalar(onnx_graph *g, int64_t v) { return add_initializer(g, 7, &v, sizeof v, 0, NULL); }
 
 onnx_val onnx_scalar(onnx_graph *g, float v) {
   int64_t one = 1;

@@ -60,11 +60,14 @@ void onnx_attr_string(onnx_attrs *a, const char *name, const char *v); /* a one-
 /* Appends a node `op` with n inputs (names; "" for a left-out optional one)
  * and one output, which it returns. `a` may be NULL; it is freed. */
 onnx_val onnx_op(onnx_graph *g, const char *op, onnx_attrs *a, int n, ...);
+/* The same with n_out outputs (TopK), written to outs. */
+void onnx_op_outputs(onnx_graph *g, const char *op, onnx_attrs *a, int n_out, onnx_val *outs, int n, ...);
 
 /* Initializers. `dims` has `rank` entries; a float tensor copies `v`. */
 onnx_val onnx_const_floats(onnx_graph *g, const float *v, int rank, const int64_t *dims);
 onnx_val onnx_const_ints(onnx_graph *g, const int64_t *v, int64_t n); /* 1-D int64 */
 onnx_val onnx_scalar(onnx_graph *g, float v);                         /* shape [1] */
+onnx_val onnx_const_int_scalar(onnx_graph *g, int64_t v);             /* 0-D int64 */
 
 /* Reshape to [N, s...] (the batch dimension inferred). */
 onnx_val onnx_reshape(onnx_graph *g, const char *x, const loom_shape *s);
@@ -90,6 +93,10 @@ onnx_val onnx_linear(onnx_graph *g, loom_layer *l, const char *x, int w_index, i
                      int64_t n_out);
 /* attention (onnx-attention.c). */
 onnx_val onnx_attention(onnx_graph *g, loom_layer *l, const char *x);
+/* hierarchical_softmax (onnx-hsoftmax.c). */
+onnx_val onnx_hsoftmax(onnx_graph *g, loom_layer *l, const char *x);
+/* sparsemax and entmax15 (onnx-sparsemax.c). */
+onnx_val onnx_sparsemax(onnx_graph *g, loom_layer *l, const char *x);
 /* rnn and lstm (onnx-recurrent.c). */
 onnx_val onnx_recurrent(onnx_graph *g, loom_layer *l, const char *x);
 /* Containers (onnx-containers.c); NULL result name on types it does not know. */

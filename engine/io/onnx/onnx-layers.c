@@ -265,6 +265,27 @@ static onnx_val export_swiglu(onnx_graph *g, loom_layer *l, const char *x) {
   return onnx_reshape(g, y.s, &l->out_shape);
 }
 
+/* kmeans.c: a_k = −‖x − c_k‖² / T per row, p = softmax(a); the output is p
+ * or Σ_k p_k c_k. */
+static onnx_val export_kmeans(onnx_graph *g, loom_layer *l, const char *x) {
+  int64_t k = int_param(l, "n_clusters"), f = l->in_shape.d[l->in_shape.rank - 1];
+  int64_t cdims[2] = {k, f}, axis[1] = {1}, last[1] = {-1};
+  loom_shape rows = loom_shape_1d(f);
+  onnx_val r = onnx_reshape(g, x, &rows); /* [R, F] */
+  onnx_val c = onnx_weight(g, l, 0, 2, cdims);
+  onnx_val diff = onnx_op(g, "Sub", NULL, 2, onnx_op(g, "Unsqueeze", NULL, 2, r.s, onnx_const_ints(g, axis, 1).s).s, c.s);
+  onnx_attrs ra = {0};
+  onnx_attr_int(&ra, "keepdims", 0);
+  onnx_val d2 = onnx_op(g, "ReduceSum", &ra, 2, onnx_op(g, "Mul", NULL, 2, diff.s, diff.s).s,
+                        onnx_const_ints(g, last, 1).s); /* [R, K] */
+  onnx_val a = onnx_op(g, "Div", NULL, 2, d2.s, onnx_scalar(g, (float)-loom_layer_get_float(l, "temperature")).s);
+  onnx_attrs sa = {0};
+  onnx_attr_int(&sa, "axis", -1);
+  onnx_val p = onnx_op(g, "Softmax", &sa, 1, a.s);
+  if (int_param(l, "output") == 1) p = onnx_op(g, "MatMul", NULL, 2, p.s, c.s);
+  return onnx_reshape(g, p.s, &l->out_shape);
+}
+
 typedef onnx_val (*export_fn)(onnx_graph *g, loom_layer *l, const char *x);
 
 static const struct {
@@ -294,6 +315,10 @@ static const struct {
   {&loom_layer_softmax_temperature, export_softmax},
   {&loom_layer_grid_softmax, export_softmax},
   {&loom_layer_masked_softmax, export_softmax},
+  {&loom_layer_hierarchical_softmax, onnx_hsoftmax},
+  {&loom_layer_kmeans, export_kmeans},
+  {&loom_layer_sparsemax, onnx_sparsemax},
+  {&loom_layer_entmax15, onnx_sparsemax},
   {&loom_layer_swiglu, export_swiglu},
   {&loom_layer_rnn, onnx_recurrent},
   {&loom_layer_lstm, onnx_recurrent},
