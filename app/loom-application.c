@@ -71,6 +71,8 @@ static const struct {
   {"win.train-reset", {"<Control><Shift>r", NULL}},
   {"win.show-training", {"<Control>t", NULL}},
   {"win.show-dna", {"<Control><Shift>d", NULL}},
+  {"win.systolic-tick", {"F7", NULL}},
+  {"win.systolic-play", {"<Shift>F7", NULL}},
 };
 
 GSettings *loom_application_get_settings(LoomApplication *self) {

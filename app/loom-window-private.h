@@ -12,6 +12,7 @@
 #include "loom-net-summary.h"
 #include "loom-palette.h"
 #include "loom-slot-monitor.h"
+#include "loom-systolic-pane.h"
 #include "loom-training-pane.h"
 #include "loom-training-session.h"
 #include "loom-window.h"
@@ -68,6 +69,8 @@ struct _LoomWindow {
   GtkStack *bottom_stack;
   LoomTrainingPane *training_pane;
   LoomDnaPane *dna_pane;
+  LoomSystolicPane *systolic_pane;
+  LoomTrainingData *systolic_data; /* whose first sample the mesh holds */
   LoomSlotMonitor *slot_monitor; /* the training pane's */
   GtkLabel *grid_label;
   GtkLabel *hint_label;
@@ -130,6 +133,13 @@ void loom_window_dna_init(LoomWindow *self);
 void loom_window_dna_document_set(LoomWindow *self);
 void loom_window_dna_document_changed(LoomWindow *self);
 void loom_window_dna_training_snapshot(LoomWindow *self, LoomTrainingSnapshot *snap);
+
+/* loom-window-systolic.c */
+void loom_window_systolic_class_init(GtkWidgetClass *widget_class);
+void loom_window_systolic_init(LoomWindow *self);
+void loom_window_systolic_dispose(LoomWindow *self);
+void loom_window_systolic_document_changed(LoomWindow *self);
+void loom_window_systolic_training_snapshot(LoomWindow *self, LoomTrainingSnapshot *snap);
 
 /* loom-window-training-files.c */
 void loom_window_training_files_class_init(GtkWidgetClass *widget_class);

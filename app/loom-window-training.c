@@ -124,6 +124,7 @@ static void on_snapshot(LoomWindow *self, LoomTrainingSnapshot *snap) {
   }
   update_monitor(self, snap);
   loom_window_dna_training_snapshot(self, snap);
+  loom_window_systolic_training_snapshot(self, snap);
 }
 
 static void on_state(LoomWindow *self) {

@@ -141,6 +141,7 @@ static void on_document_changed(LoomWindow *self) {
   loom_window_refresh(self);
   loom_window_training_document_changed(self);
   loom_window_dna_document_changed(self);
+  loom_window_systolic_document_changed(self);
 }
 
 gboolean loom_window_execute(LoomWindow *self, LoomCommand *cmd) {
@@ -179,6 +180,7 @@ void loom_window_set_document(LoomWindow *self, LoomDocument *document) {
   loom_window_refresh(self);
   loom_window_training_document_set(self);
   loom_window_dna_document_set(self);
+  loom_window_systolic_document_changed(self);
   loom_window_training_selection_changed(self);
   g_object_notify_by_pspec(G_OBJECT(self), properties[PROP_DOCUMENT]);
 }
@@ -358,10 +360,12 @@ static void loom_window_dispose(GObject *object) {
   g_clear_handle_id(&self->settle_panes, g_source_remove);
   loom_window_files_dispose(self);
   loom_window_training_dispose(self);
+  loom_window_systolic_dispose(self);
   /* Children emit while they are torn down; nothing of this window may answer. */
   g_signal_group_set_target(self->document_signals, NULL);
   gpointer children[] = {self->grid_view, self->palette,      self->inspector,
-                         self->link_list, self->inner_paned, self->training_pane, self->dna_pane};
+                         self->link_list, self->inner_paned, self->training_pane, self->dna_pane,
+                         self->systolic_pane, self->bottom_stack};
   for (gsize i = 0; i < G_N_ELEMENTS(children); i++)
     if (children[i]) g_signal_handlers_disconnect_by_data(children[i], self);
   gtk_widget_dispose_template(GTK_WIDGET(self), LOOM_TYPE_WINDOW);
@@ -420,6 +424,7 @@ static void loom_window_class_init(LoomWindowClass *klass) {
   g_type_ensure(LOOM_TYPE_NET_SUMMARY);
   g_type_ensure(LOOM_TYPE_TRAINING_PANE);
   g_type_ensure(LOOM_TYPE_DNA_PANE);
+  g_type_ensure(LOOM_TYPE_SYSTOLIC_PANE);
   gtk_widget_class_set_template_from_resource(widget_class, "/org/loomworkbench/Workbench/loom-window.ui");
   gtk_widget_class_bind_template_child(widget_class, LoomWindow, window_title);
   gtk_widget_class_bind_template_child(widget_class, LoomWindow, toast_overlay);
@@ -432,6 +437,7 @@ static void loom_window_class_init(LoomWindowClass *klass) {
   gtk_widget_class_bind_template_child(widget_class, LoomWindow, bottom_box);
   gtk_widget_class_bind_template_child(widget_class, LoomWindow, bottom_stack);
   gtk_widget_class_bind_template_child(widget_class, LoomWindow, dna_pane);
+  gtk_widget_class_bind_template_child(widget_class, LoomWindow, systolic_pane);
   gtk_widget_class_bind_template_child(widget_class, LoomWindow, grid_label);
   gtk_widget_class_bind_template_child(widget_class, LoomWindow, hint_label);
   gtk_widget_class_bind_template_child(widget_class, LoomWindow, palette);
@@ -447,6 +453,7 @@ static void loom_window_class_init(LoomWindowClass *klass) {
   loom_window_actions_class_init(widget_class);
   loom_window_training_class_init(widget_class);
   loom_window_dna_class_init(widget_class);
+  loom_window_systolic_class_init(widget_class);
 }
 
 static void loom_window_init(LoomWindow *self) {
@@ -482,6 +489,7 @@ static void loom_window_init(LoomWindow *self) {
                                  _("Network totals"), -1);
   loom_window_training_init(self);
   loom_window_dna_init(self);
+  loom_window_systolic_init(self);
   loom_window_actions_init(self);
 }
 

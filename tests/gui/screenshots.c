@@ -2,7 +2,9 @@
  * Writes PNGs of the workbench's main states into the directory given as
  * the first argument (default: ./screenshots): the empty grid, an example
  * network, a selection with the inspector, the link tool with a selected
- * link, and shape-inference errors shown at their slots. Run by
+ * link, shape-inference errors shown at their slots, the spiral example
+ * training with a heatmap and its decision boundary, and the DNA pane with
+ * a logic shift's arrow. Run by
  * `ninja screenshots` and, as a check that every state renders, by the gui
  * suite; a second argument sets the window's size (default 1600x1000).
  * Without a display it skips like the tests (exit 77 / TAP skip).
@@ -17,6 +19,7 @@
 #include "loom-application.h"
 #include "loom-grid-view.h"
 #include "loom-link-list.h"
+#include "loom-window-private.h"
 #include "loom-window.h"
 
 /* The window's size unless a second argument says otherwise ("1280x800"). */
@@ -115,6 +118,52 @@ static void test_errors(void) {
   shoot("05-errors.png");
 }
 
+static gboolean trained_enough(gpointer data) {
+  LoomTrainingSnapshot *snap = loom_training_session_get_latest(window->training);
+  return snap && snap->step >= GPOINTER_TO_INT(data);
+}
+
+static gboolean paused(gpointer data) {
+  return !loom_training_session_get_busy(window->training) &&
+         loom_training_session_get_state(window->training) != LOOM_TRAINING_RUNNING;
+}
+
+/* The spiral example trained for a while: curves, the activation heatmap on
+ * the grid, the decision boundary. */
+static void test_training(void) {
+  g_autoptr(GError) error = NULL;
+  /* The errors case left unsaved edits: no "Save Changes?" here. */
+  g_autoptr(LoomDocument) spiral = loom_document_new_for_example("spiral", &error);
+  g_assert_no_error(error);
+  loom_window_set_document(window, spiral);
+  gui_test_wait(paused, NULL, 20000, "the example to be ready");
+  loom_grid_view_set_selection(grid_view(), NULL);
+  loom_training_pane_set_heatmap_metric(window->training_pane, "activation-rms");
+  gtk_widget_activate_action(GTK_WIDGET(window), "win.train-play", NULL);
+  gui_test_wait(trained_enough, GINT_TO_POINTER(1), 20000, "training to start");
+  /* The example's 40 epochs take a few seconds. */
+  gui_test_wait(paused, NULL, 60000, "the end of training");
+  shoot("06-training.png");
+}
+
+/* The DNA pane: the network against a copy whose last layer moved to the
+ * free slot; the shift is selected, its arrow drawn in the grid. */
+static void test_dna(void) {
+  loom_training_pane_set_heatmap_metric(window->training_pane, "none");
+  loom_net *moved = loom_net_clone(loom_document_get_net(loom_window_get_document(window)), NULL);
+  g_assert_cmpint(loom_net_move(moved, (loom_coord){0, 1, 1, 0}, (loom_coord){0, 1, 2, 0}, NULL), ==, LOOM_OK);
+  g_autofree char *path = g_build_filename(g_get_tmp_dir(), "loom-screenshot-moved.loom.json", NULL);
+  g_assert_cmpint(loom_model_save(moved, path, NULL), ==, LOOM_OK);
+  loom_net_free(moved);
+  gtk_widget_activate_action(GTK_WIDGET(window), "win.show-dna", NULL);
+  g_autoptr(GError) error = NULL;
+  g_assert_true(loom_dna_pane_set_source(window->dna_pane, FALSE, LOOM_DNA_SOURCE_CURRENT, 0));
+  g_assert_true(loom_dna_pane_add_file(window->dna_pane, path, &error));
+  loom_dna_pane_select_shift(window->dna_pane, 0);
+  shoot("07-dna-shift.png");
+  g_remove(path);
+}
+
 int main(int argc, char **argv) {
   gui_test_init(&argc, &argv);
   out_dir = argc > 1 ? argv[1] : "screenshots";
@@ -138,6 +187,8 @@ int main(int argc, char **argv) {
   g_test_add_func("/screenshots/selection", test_selection);
   g_test_add_func("/screenshots/links", test_links);
   g_test_add_func("/screenshots/errors", test_errors);
+  g_test_add_func("/screenshots/training", test_training);
+  g_test_add_func("/screenshots/dna", test_dna);
   int status = g_test_run();
 
   /* Drop the edit so quitting asks nothing. */

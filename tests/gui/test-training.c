@@ -489,8 +489,58 @@ static void test_dna_live_heatmap(void) {
   loom_training_pane_set_heatmap_metric(pane(), "none");
 }
 
+/* ---- the systolic mesh ---- */
+
+static gboolean ticks_are(gpointer n) { return loom_systolic_pane_get_ticks(window->systolic_pane) == GPOINTER_TO_INT(n); }
+
+static int lit_slots(void) {
+  gsize n = 0;
+  const loom_slot_trace *t = loom_systolic_pane_get_trace(window->systolic_pane, &n);
+  int lit = 0;
+  for (gsize i = 0; i < n; i++) lit += t[i].norm > 0;
+  return lit;
+}
+
+/* The feedback example, one tick at a time: the trace and the grid's
+ * colours advance with every tick; the signal reaches one more slot each
+ * tick until every slot carries it. */
+static void test_systolic(void) {
+  g_autoptr(GError) error = NULL;
+  g_autoptr(LoomDocument) feedback = loom_document_new_for_example("feedback", &error);
+  g_assert_no_error(error);
+  loom_window_set_document(window, feedback);
+  g_assert_cmpint(loom_net_execution(loom_document_get_net(doc())), ==, LOOM_EXEC_SYSTOLIC);
+  /* The training data (whose first sample the mesh holds) arrives first. */
+  gui_test_wait(settled, NULL, TIMEOUT_MS, "the example's data");
+  activate("win.systolic-tick");
+  gui_test_wait(ticks_are, GINT_TO_POINTER(1), TIMEOUT_MS, "tick 1");
+  g_assert_null(loom_systolic_pane_get_error(window->systolic_pane));
+  g_assert_cmpstr(gtk_stack_get_visible_child_name(window->bottom_stack), ==, "systolic");
+  g_assert_cmpint(loom_grid_view_get_color_mode(window->grid_view), ==, LOOM_GRID_VIEW_COLOR_METRIC);
+  int lit1 = lit_slots();
+  g_autoptr(GBytes) one = grid_pixels();
+  activate("win.systolic-tick");
+  gui_test_wait(ticks_are, GINT_TO_POINTER(2), TIMEOUT_MS, "tick 2");
+  int lit2 = lit_slots();
+  g_autoptr(GBytes) two = grid_pixels();
+  g_test_message("slots reached: %d after one tick, %d after two", lit1, lit2);
+  g_assert_cmpint(lit1, >=, 1);
+  g_assert_cmpint(lit2, ==, lit1 + 1);
+  g_assert_cmpuint(differing_bytes(one, two), >, 200);
+  activate("win.systolic-reset");
+  g_assert_cmpint(loom_systolic_pane_get_ticks(window->systolic_pane), ==, 0);
+  gtk_stack_set_visible_child_name(window->bottom_stack, "training");
+  g_assert_cmpint(loom_grid_view_get_color_mode(window->grid_view), ==, LOOM_GRID_VIEW_COLOR_LAYER_TYPE);
+}
+
 /* Closing the window while the worker trains cancels it and joins it. */
 static void test_close_while_training(void) {
+  g_autoptr(GError) error = NULL;
+  g_autoptr(LoomDocument) spiral = loom_document_new_for_example("spiral", &error);
+  g_assert_no_error(error);
+  loom_window_set_document(window, spiral);
+  wait_state(LOOM_TRAINING_PAUSED, "the spiral example");
+  set_field("epochs", "100000");
   activate("win.train-play");
   gui_test_wait(enough_points, GSIZE_TO_POINTER(plot_points("loss") + 10), TIMEOUT_MS, "training to run");
   g_assert_true(loom_window_training_locked(window));
@@ -532,6 +582,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/training/dna-live-heatmap", test_dna_live_heatmap);
   g_test_add_func("/training/dna-timeline", test_dna_timeline);
   g_test_add_func("/training/dna-shift-arrow", test_dna_shift_arrow);
+  g_test_add_func("/training/systolic", test_systolic);
   g_test_add_func("/training/close-while-training", test_close_while_training);
   int status = g_test_run();
 
