@@ -282,6 +282,10 @@ static void test_dtypes(void) {
   for (int e = 0; e < loom_example_count(); e++) {
     loom_error err = {0};
     g_assert_cmpint(loom_example_build(loom_example_name(e), &net, &err), ==, 0);
+    /* the morphs are measured from float32 weights (playground-int4 is built at int4) */
+    for (int64_t i = 0; i < loom_net_n_layers(net); i++)
+      g_assert_cmpint(loom_layer_set_dtype(loom_net_layer_at(net, loom_net_layer_coord(net, i)), LOOM_DTYPE_FLOAT32,
+                                           &err), ==, 0);
     check_dtypes(net, loom_example_name(e));
     loom_net_free(net);
   }
