@@ -71,6 +71,7 @@ static const struct {
   {"win.train-reset", {"<Control><Shift>r", NULL}},
   {"win.show-training", {"<Control>t", NULL}},
   {"win.show-dna", {"<Control><Shift>d", NULL}},
+  {"win.export-model", {"<Control><Shift>e", NULL}},
   {"win.systolic-tick", {"F7", NULL}},
   {"win.systolic-play", {"<Shift>F7", NULL}},
 };

@@ -311,6 +311,9 @@ static void run_chooser(LoomWindow *self, GtkFileChooserAction action, gboolean 
     gtk_file_filter_set_name(filter, _("Loom networks"));
     gtk_file_filter_add_mime_type(filter, "application/x-loom-model");
     gtk_file_filter_add_suffix(filter, "loom.json");
+    /* A network saved as safetensors opens as well (docs/safetensors.md). */
+    gtk_file_filter_add_mime_type(filter, "application/x-safetensors");
+    gtk_file_filter_add_suffix(filter, "safetensors");
   }
   gtk_file_chooser_add_filter(GTK_FILE_CHOOSER(self->chooser), filter);
   if (saving && !exports) {

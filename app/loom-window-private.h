@@ -6,6 +6,7 @@
 #pragma once
 
 #include "loom-dna-pane.h"
+#include "loom-export-dialog.h"
 #include "loom-grid-view.h"
 #include "loom-inspector.h"
 #include "loom-link-list.h"
@@ -133,6 +134,11 @@ void loom_window_dna_init(LoomWindow *self);
 void loom_window_dna_document_set(LoomWindow *self);
 void loom_window_dna_document_changed(LoomWindow *self);
 void loom_window_dna_training_snapshot(LoomWindow *self, LoomTrainingSnapshot *snap);
+
+/* loom-window-export.c */
+void loom_window_export_class_init(GtkWidgetClass *widget_class);
+/* The export dialog (win.export-model), shown; for tests. */
+LoomExportDialog *loom_window_show_export(LoomWindow *self);
 
 /* loom-window-systolic.c */
 void loom_window_systolic_class_init(GtkWidgetClass *widget_class);

@@ -17,19 +17,6 @@
 
 int cmd_convert(int argc, char **argv);
 
-static int set_every_dtype(loom_net *net, loom_dtype d, loom_error *err) {
-  for (int64_t i = 0; i < loom_net_n_layers(net); i++) {
-    loom_coord c = loom_net_layer_coord(net, i);
-    int rc = loom_layer_set_dtype(loom_net_layer_at(net, c), d, err);
-    if (rc) {
-      char at[64];
-      loom_error_prefix(err, _("slot %s"), loom_coord_format(c, at, sizeof at));
-      return rc;
-    }
-  }
-  return LOOM_OK;
-}
-
 int cmd_convert(int argc, char **argv) {
   const char *in = NULL, *to = NULL, *dtype_name = NULL, *out = NULL;
   for (int i = 1; i < argc; i++) {
@@ -64,7 +51,7 @@ int cmd_convert(int argc, char **argv) {
     cli_error("convert", "%s", err.message);
     return 1;
   }
-  int rc = dtype_name ? set_every_dtype(net, dtype, &err) : LOOM_OK;
+  int rc = dtype_name ? loom_net_set_dtype_all(net, dtype, &err) : LOOM_OK;
   if (rc == LOOM_OK)
     rc = onnx ? loom_onnx_export(net, out, &err)
          : st ? loom_model_save_safetensors(net, &extras, out, &err)

@@ -7,6 +7,7 @@
  */
 #include <stdlib.h>
 
+#include "core/i18n.h"
 #include "layers/layer-impl.h"
 #include "loom/net.h"
 #include "net/net-internal.h"
@@ -31,6 +32,19 @@ LOOM_API int loom_net_reinit_weights(loom_net *net, uint64_t seed, loom_error *e
     int rc = loom_error_set(err, diags[0].code, "%s", diags[0].message);
     free(diags);
     return rc;
+  }
+  return LOOM_OK;
+}
+
+LOOM_API int loom_net_set_dtype_all(loom_net *net, loom_dtype d, loom_error *err) {
+  for (int64_t i = 0; i < loom_net_n_layers(net); i++) {
+    loom_coord c = loom_net_layer_coord(net, i);
+    int rc = loom_layer_set_dtype(loom_net_layer_at(net, c), d, err);
+    if (rc) {
+      char at[64];
+      loom_error_prefix(err, _("slot %s"), loom_coord_format(c, at, sizeof at));
+      return rc;
+    }
   }
   return LOOM_OK;
 }

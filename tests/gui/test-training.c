@@ -489,6 +489,61 @@ static void test_dna_live_heatmap(void) {
   loom_training_pane_set_heatmap_metric(pane(), "none");
 }
 
+/* ---- export ---- */
+
+/* The export dialog shows the weights' size at the chosen dtype; each
+ * format writes a file that reads back (ONNX: a protobuf). */
+static void test_export(void) {
+  LoomExportDialog *dialog = loom_window_show_export(window);
+  loom_export_dialog_set_dtype(dialog, FALSE, LOOM_DTYPE_FLOAT32);
+  g_autofree char *own = g_strdup(loom_export_dialog_get_size_text(dialog));
+  loom_export_dialog_set_dtype(dialog, TRUE, LOOM_DTYPE_INT4);
+  g_autofree char *int4 = g_strdup(loom_export_dialog_get_size_text(dialog));
+  g_test_message("export sizes: %s / %s", own, int4);
+  g_assert_cmpstr(own, !=, int4);
+  g_assert_nonnull(strstr(int4, "float32"));
+  gtk_window_destroy(GTK_WINDOW(dialog));
+
+  const loom_net *net = loom_document_get_net(doc());
+  g_autofree char *want = net_json(net);
+  const LoomExportFormat formats[] = {LOOM_EXPORT_JSON, LOOM_EXPORT_SAFETENSORS, LOOM_EXPORT_ONNX};
+  for (gsize i = 0; i < G_N_ELEMENTS(formats); i++) {
+    g_autofree char *name = g_strconcat("export", loom_export_format_extension(formats[i]), NULL);
+    g_autofree char *path = g_build_filename(tmp_dir, name, NULL);
+    g_autoptr(GError) error = NULL;
+    g_assert_true(loom_export_write(net, formats[i], FALSE, LOOM_DTYPE_FLOAT32, path, &error));
+    g_assert_no_error(error);
+    if (formats[i] == LOOM_EXPORT_ONNX) {
+      gsize len = 0;
+      g_autofree char *bytes = NULL;
+      g_assert_true(g_file_get_contents(path, &bytes, &len, NULL));
+      g_assert_cmpuint(len, >, 100);
+      continue;
+    }
+    loom_net *back = NULL;
+    g_assert_cmpint(loom_model_load(path, 0, &back, NULL), ==, LOOM_OK);
+    g_autofree char *got = net_json(back);
+    g_assert_cmpstr(got, ==, want);
+    loom_net_free(back);
+  }
+  /* int4 for every layer: smaller, and the document keeps its dtypes. */
+  g_autofree char *f32 = g_build_filename(tmp_dir, "f32.safetensors", NULL);
+  g_autofree char *q4 = g_build_filename(tmp_dir, "int4.safetensors", NULL);
+  g_assert_true(loom_export_write(net, LOOM_EXPORT_SAFETENSORS, FALSE, LOOM_DTYPE_FLOAT32, f32, NULL));
+  g_assert_true(loom_export_write(net, LOOM_EXPORT_SAFETENSORS, TRUE, LOOM_DTYPE_INT4, q4, NULL));
+  GStatBuf a, b;
+  g_assert_cmpint(g_stat(f32, &a), ==, 0);
+  g_assert_cmpint(g_stat(q4, &b), ==, 0);
+  g_assert_cmpint(b.st_size, <, a.st_size);
+  g_autofree char *after = net_json(loom_document_get_net(doc()));
+  g_assert_cmpstr(after, ==, want);
+  /* A file that cannot be written names itself. */
+  g_autoptr(GError) error = NULL;
+  g_assert_false(loom_export_write(net, LOOM_EXPORT_JSON, FALSE, LOOM_DTYPE_FLOAT32, "/nonexistent/dir/x.loom.json",
+                                   &error));
+  g_assert_nonnull(strstr(error->message, "/nonexistent/dir/x.loom.json"));
+}
+
 /* ---- the systolic mesh ---- */
 
 static gboolean ticks_are(gpointer n) { return loom_systolic_pane_get_ticks(window->systolic_pane) == GPOINTER_TO_INT(n); }
@@ -582,6 +637,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/training/dna-live-heatmap", test_dna_live_heatmap);
   g_test_add_func("/training/dna-timeline", test_dna_timeline);
   g_test_add_func("/training/dna-shift-arrow", test_dna_shift_arrow);
+  g_test_add_func("/training/export", test_export);
   g_test_add_func("/training/systolic", test_systolic);
   g_test_add_func("/training/close-while-training", test_close_while_training);
   int status = g_test_run();

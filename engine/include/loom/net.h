@@ -153,6 +153,10 @@ LOOM_API uint64_t loom_net_seed(const loom_net *net);
  * does not pass shape inference) the first problem is reported.
  */
 LOOM_API int loom_net_reinit_weights(loom_net *net, uint64_t seed, loom_error *err);
+/* Every layer (containers' children too) computes at @d from now on; errors
+ * are prefixed with the slot. On error the layers before it are changed:
+ * call it on a copy when that matters (loom convert, the workbench's export). */
+LOOM_API int loom_net_set_dtype_all(loom_net *net, loom_dtype d, loom_error *err);
 
 /* ---- totals ------------------------------------------------------------ */
 

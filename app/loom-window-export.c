@@ -1,0 +1,67 @@
+/*
+ * Export of the document's network to the other formats (win.export-model):
+ * LoomExportDialog asks for the format and dtype, a chooser for the file;
+ * the document is never changed by an export.
+ */
+#include <glib/gi18n.h>
+
+#include "loom-export-dialog.h"
+#include "loom-window-private.h"
+
+typedef struct {
+  LoomWindow *self;
+  LoomExportFormat format;
+  gboolean all;
+  loom_dtype dtype;
+} ExportChoice;
+
+static void export_chosen(GtkNativeDialog *chooser, int response, ExportChoice *c) {
+  g_autoptr(GFile) file = response == GTK_RESPONSE_ACCEPT ? gtk_file_chooser_get_file(GTK_FILE_CHOOSER(chooser)) : NULL;
+  g_autofree char *path = file ? g_file_get_path(file) : NULL;
+  g_autoptr(GError) error = NULL;
+  if (path) {
+    if (loom_export_write(loom_document_get_net(c->self->document), c->format, c->all, c->dtype, path, &error)) {
+      g_autofree char *base = g_path_get_basename(path);
+      /* Translators: a toast after an export; %s is the file's name. */
+      g_autofree char *msg = g_strdup_printf(_("Exported “%s”"), base);
+      loom_window_toast(c->self, msg);
+    } else {
+      loom_window_show_error(c->self, _("Cannot Export the Network"), error);
+    }
+  }
+  gtk_native_dialog_destroy(chooser);
+  g_object_unref(chooser);
+  g_free(c);
+}
+
+static void on_export_response(LoomExportDialog *dialog, const char *response, LoomWindow *self) {
+  if (!g_str_equal(response, "export")) return;
+  ExportChoice *c = g_new0(ExportChoice, 1);
+  c->self = self;
+  c->format = loom_export_dialog_get_format(dialog);
+  c->all = loom_export_dialog_get_dtype(dialog, &c->dtype);
+  GtkFileChooserNative *chooser = gtk_file_chooser_native_new(_("Export the Network"), GTK_WINDOW(self),
+                                                              GTK_FILE_CHOOSER_ACTION_SAVE, _("_Export"), _("_Cancel"));
+  gtk_native_dialog_set_modal(GTK_NATIVE_DIALOG(chooser), TRUE);
+  g_autofree char *stem = g_strdup(loom_document_get_title(self->document));
+  if (g_str_has_suffix(stem, ".loom.json")) stem[strlen(stem) - strlen(".loom.json")] = '\0';
+  g_autofree char *name = g_strconcat(stem, loom_export_format_extension(c->format), NULL);
+  gtk_file_chooser_set_current_name(GTK_FILE_CHOOSER(chooser), name);
+  g_signal_connect(chooser, "response", G_CALLBACK(export_chosen), c);
+  gtk_native_dialog_show(GTK_NATIVE_DIALOG(chooser));
+}
+
+LoomExportDialog *loom_window_show_export(LoomWindow *self) {
+  LoomExportDialog *dialog = loom_export_dialog_new(GTK_WINDOW(self), loom_document_get_net(self->document));
+  g_signal_connect_object(dialog, "response", G_CALLBACK(on_export_response), self, 0);
+  gtk_window_present(GTK_WINDOW(dialog));
+  return dialog;
+}
+
+static void win_export_model(GtkWidget *widget, const char *action, GVariant *param) {
+  loom_window_show_export(LOOM_WINDOW(widget));
+}
+
+void loom_window_export_class_init(GtkWidgetClass *widget_class) {
+  gtk_widget_class_install_action(widget_class, "win.export-model", NULL, win_export_model);
+}
