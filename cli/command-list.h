@@ -1,4 +1,5 @@
 /* X-macro list of subcommands: COMMAND(name, summary, usage). Sorted by name. */
+COMMAND(bench, N_("Time a model at every dtype side by side with float32: forward, training step, weight bytes and the deviation of the output"), N_("loom bench MODEL [--dtypes all|LIST] [--batch B] [--runs N] [--threads N] [--json]"))
 COMMAND(convert, N_("Convert a model between the JSON and safetensors formats or export it to ONNX, optionally at one dtype"), N_("loom convert MODEL --to json|safetensors|onnx [--dtype NAME] --out FILE"))
 COMMAND(dna, N_("Compare the DNA of two models: similarity per layer and logic shifts"), N_("loom dna A B [--threshold T] [--json]"))
 COMMAND(dtype, N_("List the numeric types and convert values to their codes"), N_("loom dtype list | loom dtype convert --dtype NAME [--scale S]"))

@@ -110,11 +110,15 @@ static void large_product(loom_gpu *gpu, int64_t n, int threads, int runs) {
     fprintf(stderr, "%s\n", err.message);
     exit(1);
   }
-  float *ha = a.map, *hb = b.map;
+  /* The CPU works on its own copies: mapped device memory may be
+   * write-combined, and reading it from the host is very slow. */
+  float *ha = malloc((size_t)(n * n) * 4), *hb = malloc((size_t)(n * n) * 4);
   for (int64_t i = 0; i < n * n; i++) {
     ha[i] = (float)((i * 7) % 13) * 0.01f;
     hb[i] = (float)((i * 5) % 11) * 0.01f;
   }
+  memcpy(a.map, ha, (size_t)(n * n) * 4);
+  memcpy(b.map, hb, (size_t)(n * n) * 4);
   gpu_weights bw = gpu_weights_view(&b, n, n);
   gpu_gemm op = {.a = &a, .lda = (uint32_t)n, .b = &bw, .tb = true, .c = &c, .ldc = (uint32_t)n, .m = n, .n = n,
                  .k = n};
@@ -146,6 +150,8 @@ static void large_product(loom_gpu *gpu, int64_t n, int threads, int runs) {
   printf("  CPU     %8.2f ms  %8.2f GFLOP/s  (loom_sgemm, %d threads)\n", cpu_s * 1e3, flop / cpu_s * 1e-9, threads);
   printf("  device / CPU throughput: %.2fx\n", cpu_s / gpu_s);
   free(hc);
+  free(ha);
+  free(hb);
   loom_pool_free(pool);
   gpu_rec_free(&rec);
   gpu_buf_free(gpu, &a);
@@ -177,6 +183,7 @@ int main(int argc, char **argv) {
   }
   const loom_gpu_device_info *info = loom_gpu_info(gpu);
   printf("device %d: %s [%s] %s\n", info->index, info->name, loom_gpu_kind_name(info->kind), info->driver);
+  printf("buffers in %s memory\n", gpu->mem_device_local ? "device-local host-visible" : "host (not device-local)");
   printf("runs %d (medians), CPU threads %d\n\n", runs, threads);
 
   loom_net *net16 = dense_stack(16, 256), *net1 = dense_stack(1, 256);

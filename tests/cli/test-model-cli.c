@@ -50,13 +50,17 @@ static void test_new_list(void) {
   const char *argv[] = {"new", "--list", NULL};
   CliResult r = run(argv);
   g_assert_cmpint(r.status, ==, 0);
-  g_assert_nonnull(strstr(r.out, "xor          XOR\n"));
-  g_assert_nonnull(strstr(r.out, "spiral       Two spirals\n"));
-  g_assert_nonnull(strstr(r.out, "hop          Hops across the grid\n"));
-  g_assert_nonnull(strstr(r.out, "moe          Mixture of experts\n"));
-  g_assert_nonnull(strstr(r.out, "cnn          Digits CNN\n"));
-  g_assert_nonnull(strstr(r.out, "feedback     Feedback loop\n"));
-  g_assert_nonnull(strstr(r.out, "transformer  Tiny transformer\n"));
+  /* the names' column is as wide as the longest name (playground-int4) */
+  g_assert_nonnull(strstr(r.out, "xor              XOR\n"));
+  g_assert_nonnull(strstr(r.out, "spiral           Two spirals\n"));
+  g_assert_nonnull(strstr(r.out, "hop              Hops across the grid\n"));
+  g_assert_nonnull(strstr(r.out, "moe              Mixture of experts\n"));
+  g_assert_nonnull(strstr(r.out, "cnn              Digits CNN\n"));
+  g_assert_nonnull(strstr(r.out, "playground       Playground\n"));
+  g_assert_nonnull(strstr(r.out, "playground-int4  Playground at int4\n"));
+  g_assert_nonnull(strstr(r.out, "playground-skip  Playground with a skip link\n"));
+  g_assert_nonnull(strstr(r.out, "feedback         Feedback loop\n"));
+  g_assert_nonnull(strstr(r.out, "transformer      Tiny transformer\n"));
   g_assert_cmpstr(r.err, ==, "");
   cli_result_clear(&r);
 }
@@ -168,7 +172,8 @@ static void test_new_errors(void) {
                "give either --grid D,R,C,L or --example NAME");
   expect_usage((const char *[]){"new", "--list", "--force", NULL}, "loom new: --list takes no other options");
   expect_usage((const char *[]){"new", "--example", "lstm", "--out", "x", NULL},
-               "loom new: unknown example 'lstm' (expected one of: xor, spiral, hop, moe, cnn, feedback, transformer)");
+               "loom new: unknown example 'lstm' (expected one of: xor, spiral, hop, moe, cnn, playground, "
+               "playground-int4, playground-skip, feedback, transformer)");
   expect_usage((const char *[]){"new", "--grid", "1,1,1,1", "--input-shape", "3,x", "--out", "x", NULL},
                "--input-shape needs 1 to 4 positive integers separated by commas, not '3,x'");
   expect_usage((const char *[]){"new", "--out", NULL}, "option '--out' needs a value");
