@@ -186,11 +186,20 @@ static void draw_axes(LoomPlot *self, cairo_t *cr, const Layout *l, const GdkRGB
 static void draw_markers(LoomPlot *self, cairo_t *cr, const Layout *l, const GdkRGBA *fg) {
   const LoomPlotFrame *f = &l->f;
   static const double dash[] = {3, 3};
+  /* Thousands of markers may fall on a few hundred pixel columns: one line
+   * per column and kind, and a label only where it does not overlap the
+   * previous one, so a frame's cost is bounded by the plot's width. */
+  double last_x[8], label_end = -G_MAXDOUBLE;
+  for (int k = 0; k < 8; k++) last_x[k] = -G_MAXDOUBLE;
   for (guint i = 0; i < self->markers->len; i++) {
     const LoomPlotMarker *m = &g_array_index(self->markers, LoomPlotMarker, i);
+    double x = round(map_x(f, m->x)) + 0.5;
+    if (x < f->fx - 1 || x > f->fx + f->fw + 1) continue;
+    int k = (int)m->kind & 7;
+    if (x == last_x[k]) continue;
+    last_x[k] = x;
     GdkRGBA c;
     marker_color(m->kind, fg, &c);
-    double x = round(map_x(f, m->x)) + 0.5;
     set_rgba(cr, &c, 0.8);
     cairo_set_line_width(cr, 1);
     cairo_set_dash(cr, dash, 2, 0);
@@ -198,14 +207,14 @@ static void draw_markers(LoomPlot *self, cairo_t *cr, const Layout *l, const Gdk
     cairo_line_to(cr, x, f->fy + f->fh);
     cairo_stroke(cr);
     cairo_set_dash(cr, NULL, 0, 0);
-    /* A small triangle on the top edge, then the label beside it. */
     cairo_move_to(cr, x - 4, f->fy);
     cairo_line_to(cr, x + 4, f->fy);
     cairo_line_to(cr, x, f->fy + 6);
     cairo_close_path(cr);
     cairo_fill(cr);
+    if (x + 3 < label_end) continue;
     const char *text = m->label && *m->label ? m->label : marker_name(m->kind);
-    loom_chart_text(cr, GTK_WIDGET(self), text, x + 3, f->fy + 6, 0, 0);
+    label_end = x + 3 + loom_chart_text(cr, GTK_WIDGET(self), text, x + 3, f->fy + 6, 0, 0) + 4;
   }
 }
 
