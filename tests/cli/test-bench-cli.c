@@ -1,7 +1,8 @@
 /* loom bench end to end: the JSON rows of --dtypes all against the dtypes
  * `loom dtype list` prints, float32 as the exact baseline, quantized rows
  * smaller and close to it, deviations that do not depend on the thread
- * count, the readable table, and errors naming the file or the dtype.
+ * count, the readable table, and errors naming the file or the dtype
+ * (a systolic network is refused).
  * Timings are only checked for being positive: --runs 1 keeps this quick. */
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
@@ -210,6 +211,15 @@ static void test_errors(void) {
   r = run(a5);
   g_assert_cmpint(r.status, ==, 2);
   cli_result_clear(&r);
+  char *systolic = example("feedback", "feedback.loom"); /* no feed-forward pass to time */
+  const char *a6[] = {"bench", systolic, "--runs", "1", NULL};
+  r = run(a6);
+  g_assert_cmpint(r.status, ==, 1);
+  g_assert_nonnull(strstr(r.err, systolic));
+  g_assert_nonnull(strstr(r.err, "systolic"));
+  g_assert_cmpstr(r.out, ==, "");
+  cli_result_clear(&r);
+  g_free(systolic);
   g_free(missing);
   g_free(model);
 }
