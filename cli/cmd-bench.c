@@ -273,6 +273,12 @@ static int parse_count(const char *option, const char *text, long max, long *out
 static int run_bench(bench_setup *b, int threads, const loom_dtype *dtypes, int n_dtypes, bool json) {
   loom_error err = {0};
   loom_net *net = (loom_net *)b->net; /* shape inference builds it; the rows run on clones */
+  if (loom_net_execution(net) == LOOM_EXEC_SYSTOLIC) {
+    /* A systolic network has no single forward pass to time (loom tick runs it). */
+    cli_error("bench", _("%s: the network runs systolically; loom bench times feed-forward networks only"),
+              b->model_path);
+    return 1;
+  }
   loom_diag *diags = NULL;
   int n_diags = loom_net_infer_shapes(net, 0, &diags);
   if (n_diags != 0) {

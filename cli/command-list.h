@@ -7,6 +7,7 @@ COMMAND(ensemble, N_("Compare classifiers on a data set: accuracy, coverage and 
 COMMAND(eval, N_("Evaluate a model on the held-out part of a data set"), N_("loom eval MODEL --data NAME|FILE.csv [--loss NAME] [--regression] [--seed S] [--threads N] [--json]"))
 COMMAND(evolve, N_("Evolve a model: mutate, splice, train and keep the fittest of each generation, with its DNA against its parent"), N_("loom evolve MODEL --data NAME|FILE.csv [--generations G] [--population P] [--seed S] [--steps N] [--batch B] [--lr X] [--threads N] [--out DIR] [--json]"))
 COMMAND(forward, N_("Run a model on the samples of a .npy file and write the outputs"), N_("loom forward MODEL --input X.npy --output Y.npy [--threads N] [--device cpu|vulkan[:N]]"))
+COMMAND(import, N_("Take the weights of a PyTorch state dict saved as safetensors into a model"), N_("loom import MODEL --weights FILE.safetensors [--map MAP.json] [--ignore-unmapped] --out FILE"))
 COMMAND(info, N_("Describe a model: grid, layers, links, sizes and shape problems"), N_("loom info MODEL | loom info --devices"))
 COMMAND(new, N_("Create a model file: an empty grid or a built-in example"), N_("loom new --grid D,R,C,L [--out MODEL] [--input-shape N[,N...]] [--force] | loom new --example NAME [--out MODEL] [--force] | loom new --list"))
 COMMAND(tick, N_("Run a model systolically for a number of ticks with the input held, writing a trace of every slot"), N_("loom tick MODEL --input X.npy --ticks N [--trace TRACE.jsonl] [--output Y.npy] [--threads N]"))

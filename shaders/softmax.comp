@@ -1,11 +1,14 @@
 #version 450
 // y = softmax(scale·x) over each row of `cols` entries; one workgroup a row.
-// The maximum and the sum reduce through a fixed tree in shared memory, so
+// backward != 0: dx = scale · y ⊙ (dy − ⟨y, dy⟩) from the forward's output y
+// (binding 0), as engine/layers/softmax-rows.c.
+// The maximum and the sums reduce through a fixed tree in shared memory, so
 // the order depends only on cols: runs are bit-identical.
 layout(local_size_x = 64) in;
 layout(std430, binding = 0) readonly buffer XBuf { float x[]; };
-layout(std430, binding = 1) writeonly buffer YBuf { float y[]; };
-layout(push_constant) uniform Push { uint rows, cols; float scale; } p;
+layout(std430, binding = 1) readonly buffer DyBuf { float dy[]; };
+layout(std430, binding = 2) writeonly buffer YBuf { float y[]; };
+layout(push_constant) uniform Push { uint rows, cols; float scale; uint backward; } p;
 
 shared float red[64];
 
@@ -13,6 +16,19 @@ void main() {
   uint row = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
   if (row >= p.rows) return; // whole workgroup: uniform control flow
   uint t = gl_LocalInvocationID.x, base = row * p.cols;
+  if (p.backward != 0) {
+    float dot = 0.0;
+    for (uint i = t; i < p.cols; i += 64u) dot += x[base + i] * dy[base + i];
+    red[t] = dot;
+    barrier();
+    for (uint s = 32u; s > 0u; s >>= 1) {
+      if (t < s) red[t] = red[t] + red[t + s];
+      barrier();
+    }
+    dot = red[0];
+    for (uint i = t; i < p.cols; i += 64u) y[base + i] = p.scale * x[base + i] * (dy[base + i] - dot);
+    return;
+  }
   float m = -3.402823466e38;
   for (uint i = t; i < p.cols; i += 64u) m = max(m, p.scale * x[base + i]);
   red[t] = m;

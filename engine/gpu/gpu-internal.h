@@ -147,6 +147,9 @@ int gpu_op_act(gpu_rec *rec, const gpu_act *a, const gpu_buf *x, const gpu_buf *
                loom_error *err);
 int gpu_op_softmax(gpu_rec *rec, const gpu_buf *x, gpu_buf *y, int64_t rows, int64_t cols, float scale,
                    loom_error *err);
+/* dx = scale · y ⊙ (dy − ⟨y, dy⟩) per row, from the forward's output y. */
+int gpu_op_softmax_backward(gpu_rec *rec, const gpu_buf *y, const gpu_buf *dy, gpu_buf *dx, int64_t rows,
+                            int64_t cols, float scale, loom_error *err);
 /* sums[c] += Σ_r x[r][c] (the dense bias gradient). */
 int gpu_op_colsum(gpu_rec *rec, const gpu_buf *x, gpu_buf *sums, int64_t rows, int64_t cols, loom_error *err);
 

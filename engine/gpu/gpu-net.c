@@ -199,6 +199,7 @@ LOOM_API loom_gpu_net *loom_gpu_net_new(loom_gpu *g, loom_net *net, int64_t batc
 }
 
 LOOM_API int loom_gpu_net_forward(loom_gpu_net *gn, const float *x, float *y, loom_error *err) {
+  if (!gn || !x || !y) return loom_error_set(err, LOOM_ERR_INVALID, _("no network, input or output given"));
   memcpy(gn->bufs[0].map, x, (size_t)(gn->batch * gn->in_numel) * sizeof(float));
   int rc = gpu_rec_submit(&gn->rec, err);
   if (rc) return rc;

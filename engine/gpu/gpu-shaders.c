@@ -48,7 +48,7 @@ const gpu_kernel_info gpu_kernels[GPU_K_COUNT] = {
   KERNEL(GPU_K_GEMV_I8, spv_gemv_i8, 5),
   KERNEL(GPU_K_GEMV_I4, spv_gemv_i4, 5),
   KERNEL(GPU_K_ACT, spv_act, 3),
-  KERNEL(GPU_K_SOFTMAX, spv_softmax, 2),
+  KERNEL(GPU_K_SOFTMAX, spv_softmax, 3),
   KERNEL(GPU_K_COLSUM, spv_colsum, 2),
   KERNEL(GPU_K_SGD, spv_sgd, 3),
   KERNEL(GPU_K_ADAM, spv_adam, 5),

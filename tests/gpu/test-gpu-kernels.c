@@ -3,7 +3,7 @@
  * docs/gpu.md): the dense layer's three products at float32, int8 and int4
  * (weights decoded in the shader from the packed bytes), its bias gradient
  * (bit-identical: same order), the activations forward and backward, the
- * softmax, and the SGD and Adam updates; and determinism: the same recording
+ * softmax forward and backward, and the SGD and Adam updates; and determinism: the same recording
  * run twice gives the same bits.
  */
 #include "gpu-test.h"
@@ -260,25 +260,47 @@ static void test_softmax(void) {
     loom_layer *l = loom_layer_new_by_name("softmax", &err);
     loom_shape in = loom_shape_1d(cols);
     if (!l || loom_layer_build(l, &in, 0, &err)) g_error("%s", err.message);
-    float *x = g_new(float, rows * cols), *y = g_new(float, rows * cols);
-    gpu_test_fill(x, rows * cols, -20, 20, c);
-    if (layer_forward(l, NULL, x, y, rows, &err)) g_error("%s", err.message);
-    gpu_buf bx, by;
-    gpu_test_buf(gpu, &bx, x, rows * cols);
-    gpu_test_buf(gpu, &by, NULL, rows * cols);
-    gpu_rec rec;
-    if (gpu_rec_begin(gpu, 1, &rec, &err) || gpu_op_softmax(&rec, &bx, &by, rows, cols, 1.0f, &err) ||
-        gpu_rec_end(&rec, &err) || gpu_rec_submit(&rec, &err))
+    int64_t n = rows * cols;
+    float *x = g_new(float, n), *y = g_new(float, n), *dy = g_new(float, n), *dx = g_new(float, n);
+    gpu_test_fill(x, n, -20, 20, c);
+    gpu_test_fill(dy, n, -1, 1, c + 50);
+    if (layer_forward(l, NULL, x, y, rows, &err) || layer_backward(l, NULL, x, y, dy, dx, rows, &err))
       g_error("%s", err.message);
-    double *tol = g_new(double, rows * cols);
-    for (int64_t i = 0; i < rows * cols; i++) tol[i] = 1e-5 * fabs(y[i]) + 1e-9;
-    gpu_test_compare("softmax", by.map, y, tol, rows * cols);
+    gpu_buf bx, by, bdy, bdx, bycpu;
+    gpu_test_buf(gpu, &bx, x, n);
+    gpu_test_buf(gpu, &by, NULL, n);
+    gpu_test_buf(gpu, &bdy, dy, n);
+    gpu_test_buf(gpu, &bdx, NULL, n);
+    /* The backward takes the CPU's y, so it is checked on its own. */
+    gpu_test_buf(gpu, &bycpu, y, n);
+    gpu_rec rec;
+    if (gpu_rec_begin(gpu, 2, &rec, &err) || gpu_op_softmax(&rec, &bx, &by, rows, cols, 1.0f, &err) ||
+        gpu_op_softmax_backward(&rec, &bycpu, &bdy, &bdx, rows, cols, 1.0f, &err) || gpu_rec_end(&rec, &err) ||
+        gpu_rec_submit(&rec, &err))
+      g_error("%s", err.message);
+    double *tol = g_new(double, n);
+    for (int64_t i = 0; i < n; i++) tol[i] = 1e-5 * fabs(y[i]) + 1e-9;
+    gpu_test_compare("softmax", by.map, y, tol, n);
+    /* dx = y·(dy − ⟨y, dy⟩): the float32 dot product of `cols` terms is
+     * within cols·2⁻²⁴·Σ|y·dy| of exact; then two roundings. */
+    for (int64_t r = 0; r < rows; r++) {
+      double absdot = 0;
+      for (int64_t i = 0; i < cols; i++) absdot += fabs((double)y[r * cols + i] * dy[r * cols + i]);
+      for (int64_t i = 0; i < cols; i++) {
+        int64_t e = r * cols + i;
+        tol[e] = 1e-5 * fabs(dx[e]) + fabs(y[e]) * (2.0 * (cols + 2) * EPS32 * (absdot + fabs(dy[e]))) + 1e-30;
+      }
+    }
+    double worst = gpu_test_compare("softmax backward", bdx.map, dx, tol, n);
+    g_test_message("softmax %lld x %lld backward: worst %.3f of the tolerance", (long long)rows, (long long)cols, worst);
     gpu_rec_free(&rec);
-    gpu_buf_free(gpu, &bx);
-    gpu_buf_free(gpu, &by);
+    gpu_buf *all[] = {&bx, &by, &bdy, &bdx, &bycpu};
+    for (size_t i = 0; i < G_N_ELEMENTS(all); i++) gpu_buf_free(gpu, all[i]);
     g_free(tol);
     g_free(x);
     g_free(y);
+    g_free(dy);
+    g_free(dx);
     loom_layer_free(l);
   }
 }

@@ -76,6 +76,38 @@ LOOM_API uint8_t *loom_model_to_safetensors(const loom_net *net, const loom_mode
 LOOM_API int loom_model_save_safetensors(const loom_net *net, const loom_model_extras *extras, const char *path,
                                          loom_error *err);
 
+/*
+ * Import of plain PyTorch weights (docs/safetensors.md, "Importing a state
+ * dict"): a safetensors file named like a state dict, mapped onto a network's
+ * weights. A mapping is tensor name → slot + the weight's path in that layer
+ * ("weight", "bias", "weight_ih_l0", "children[1].weight").
+ */
+typedef struct loom_import_map loom_import_map;
+/* JSON: {"0.weight": {"at": [z, y, x, l], "weight": "weight"}, ...}; errors name the key. */
+LOOM_API int loom_import_map_parse(const char *text, size_t len, const char *source, loom_import_map **out,
+                                   loom_error *err);
+LOOM_API int loom_import_map_load(const char *path, loom_import_map **out, loom_error *err);
+LOOM_API int64_t loom_import_map_n_entries(const loom_import_map *map);
+LOOM_API void loom_import_map_free(loom_import_map *map);
+
+/* Tensors of the file that no entry maps are skipped instead of an error. */
+#define LOOM_IMPORT_IGNORE_UNMAPPED 1u
+
+/*
+ * Copies the mapped tensors (F64, F32, F16 or BF16, converted to float32) into
+ * the weights' masters and morphs them to the layers' dtypes. map NULL: the
+ * nn.Sequential rule ("N.<path>" → the N-th distinct prefix's layer among the
+ * layers with weights, in flat order). Layers must be built (shapes inferred).
+ * Every mapped tensor must exist, be finite and have the weight's shape (rows
+ * × cols; a one-row weight as a vector; trailing dimensions flattened); an
+ * unmapped tensor of the file is an error unless flags has
+ * LOOM_IMPORT_IGNORE_UNMAPPED. On failure the network is unchanged.
+ */
+LOOM_API int loom_import_state_dict(loom_net *net, const char *path, const loom_import_map *map, unsigned flags,
+                                    loom_error *err);
+LOOM_API int loom_import_state_dict_from(loom_net *net, const loom_safetensors *st, const char *source,
+                                         const loom_import_map *map, unsigned flags, loom_error *err);
+
 #ifdef __cplusplus
 }
 #endif
