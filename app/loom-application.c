@@ -72,6 +72,8 @@ static const struct {
   {"win.show-training", {"<Control>t", NULL}},
   {"win.show-dna", {"<Control><Shift>d", NULL}},
   {"win.export-model", {"<Control><Shift>e", NULL}},
+  {"win.import-weights", {"<Control><Shift>i", NULL}},
+  {"win.import-weights-mapped", {"<Control><Shift><Alt>i", NULL}},
   {"win.systolic-tick", {"F7", NULL}},
   {"win.systolic-play", {"<Shift>F7", NULL}},
 };

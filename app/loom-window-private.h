@@ -139,6 +139,11 @@ void loom_window_dna_training_snapshot(LoomWindow *self, LoomTrainingSnapshot *s
 void loom_window_export_class_init(GtkWidgetClass *widget_class);
 /* The export dialog (win.export-model), shown; for tests. */
 LoomExportDialog *loom_window_show_export(LoomWindow *self);
+void loom_window_import_class_init(GtkWidgetClass *widget_class);
+/* The tensors of a PyTorch state dict in @path (safetensors) into the
+ * document's weights as one undoable command; @map_path: a mapping (NULL:
+ * the nn.Sequential rule). Errors name the tensor and the slot. */
+gboolean loom_window_import_weights(LoomWindow *self, const char *path, const char *map_path, GError **error);
 
 /* loom-window-systolic.c */
 void loom_window_systolic_class_init(GtkWidgetClass *widget_class);

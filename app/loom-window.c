@@ -455,6 +455,7 @@ static void loom_window_class_init(LoomWindowClass *klass) {
   loom_window_dna_class_init(widget_class);
   loom_window_systolic_class_init(widget_class);
   loom_window_export_class_init(widget_class);
+  loom_window_import_class_init(widget_class);
 }
 
 static void loom_window_init(LoomWindow *self) {

@@ -588,6 +588,84 @@ static void test_systolic(void) {
   g_assert_cmpint(loom_grid_view_get_color_mode(window->grid_view), ==, LOOM_GRID_VIEW_COLOR_LAYER_TYPE);
 }
 
+/* ---- import of PyTorch weights ---- */
+
+static loom_layer *dense(int64_t in, int64_t out) {
+  loom_layer *l = loom_layer_new_by_name("dense", NULL);
+  g_assert_nonnull(l);
+  g_assert_cmpint(loom_layer_set_int(l, "in_features", in, NULL), ==, LOOM_OK);
+  g_assert_cmpint(loom_layer_set_int(l, "out_features", out, NULL), ==, LOOM_OK);
+  return l;
+}
+
+static gboolean titled(gpointer title) { return g_strcmp0(loom_document_get_title(doc()), title) == 0; }
+
+/* torch's nn.Sequential(Linear(4, 8), ReLU(), Linear(8, 3)) saved as
+ * safetensors (tests/io/make_state_dict.py) into the same network in the
+ * window: its forward gives torch's output; one undo puts the weights back;
+ * a file named otherwise is refused until a mapping says where it goes. */
+static void test_import_weights(void) {
+  loom_net *net = loom_net_new(1, 1, 3, 1, NULL);
+  g_assert_cmpint(loom_net_place(net, (loom_coord){0, 0, 0, 0}, dense(4, 8), NULL), ==, LOOM_OK);
+  g_assert_cmpint(loom_net_place(net, (loom_coord){0, 0, 1, 0}, loom_layer_new_by_name("relu", NULL), NULL), ==, LOOM_OK);
+  g_assert_cmpint(loom_net_place(net, (loom_coord){0, 0, 2, 0}, dense(8, 3), NULL), ==, LOOM_OK);
+  loom_shape in = loom_shape_1d(4);
+  g_assert_cmpint(loom_net_set_input_shape(net, &in, NULL), ==, LOOM_OK);
+  g_assert_cmpint(loom_net_infer_shapes(net, 7, NULL), ==, 0);
+  g_autofree char *model = g_build_filename(tmp_dir, "mlp.loom.json", NULL);
+  g_assert_cmpint(loom_model_save(net, model, NULL), ==, LOOM_OK);
+  loom_net_free(net);
+  g_assert_false(loom_document_get_dirty(doc()));
+  g_autoptr(GFile) file = g_file_new_for_path(model);
+  loom_window_open_file(window, file);
+  gui_test_wait(titled, "mlp.loom.json", TIMEOUT_MS, "the MLP to open");
+  g_autofree char *before = net_json(loom_document_get_net(doc()));
+
+  const char *src = g_getenv("G_TEST_SRCDIR");
+  g_autofree char *dir = g_build_filename(src, "io", "state-dict", NULL);
+  g_autofree char *weights = g_build_filename(dir, "mlp-f32.safetensors", NULL);
+  g_autofree char *input = g_build_filename(dir, "input.npy", NULL);
+  g_autofree char *expected = g_build_filename(dir, "expected-f32.npy", NULL);
+  g_autoptr(GError) error = NULL;
+  loom_window_import_weights(window, weights, NULL, &error);
+  g_assert_no_error(error);
+  g_assert_cmpstr(loom_command_stack_get_undo_label(loom_document_get_commands(doc())), ==, "Import Weights");
+
+  loom_npy x = {0}, want = {0};
+  g_assert_cmpint(loom_npy_read(input, &x, NULL), ==, LOOM_OK);
+  g_assert_cmpint(loom_npy_read(expected, &want, NULL), ==, LOOM_OK);
+  loom_net *copy = loom_net_clone(loom_document_get_net(doc()), NULL);
+  loom_diag *diags = NULL;
+  loom_net_infer_shapes(copy, loom_net_seed(copy), &diags);
+  free(diags);
+  int64_t batch = loom_npy_numel(&x) / 4;
+  g_autofree float *y = g_new(float, (gsize)batch * 3);
+  loom_ctx ctx = {0};
+  g_assert_cmpint(loom_net_forward(copy, &ctx, x.data, batch, y, NULL), ==, LOOM_OK);
+  double scale = 0;
+  for (int64_t i = 0; i < batch * 3; i++) scale = fmax(scale, fabs(want.data[i]));
+  for (int64_t i = 0; i < batch * 3; i++) g_assert_cmpfloat(fabs(y[i] - want.data[i]), <=, 1e-5 * scale);
+  loom_net_free(copy);
+  loom_npy_clear(&x);
+  loom_npy_clear(&want);
+
+  activate("win.undo");
+  g_autofree char *undone = net_json(loom_document_get_net(doc()));
+  g_assert_cmpstr(undone, ==, before);
+
+  /* fc1/fc2 names: no nn.Sequential order to follow; with the mapping it goes. */
+  g_autofree char *named = g_build_filename(dir, "mlp-named.safetensors", NULL);
+  g_autofree char *map = g_build_filename(dir, "mlp-named.map.json", NULL);
+  g_autoptr(GError) refused = NULL;
+  g_assert_false(loom_window_import_weights(window, named, NULL, &refused));
+  g_test_message("refused: %s", refused->message);
+  g_assert_nonnull(strstr(refused->message, "mapping"));
+  g_autofree char *unchanged = net_json(loom_document_get_net(doc()));
+  g_assert_cmpstr(unchanged, ==, before);
+  g_autoptr(GError) mapped = NULL;
+  g_assert_true(loom_window_import_weights(window, named, map, &mapped));
+}
+
 /* Closing the window while the worker trains cancels it and joins it. */
 static void test_close_while_training(void) {
   g_autoptr(GError) error = NULL;
@@ -639,6 +717,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/training/dna-shift-arrow", test_dna_shift_arrow);
   g_test_add_func("/training/export", test_export);
   g_test_add_func("/training/systolic", test_systolic);
+  g_test_add_func("/training/import-weights", test_import_weights);
   g_test_add_func("/training/close-while-training", test_close_while_training);
   int status = g_test_run();
 

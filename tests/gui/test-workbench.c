@@ -150,7 +150,7 @@ static void test_menu_actions(void) {
     }
     g_object_unref(section);
   }
-  g_assert_cmpuint(n_items, ==, 12);
+  g_assert_cmpuint(n_items, ==, 14);
 
   g_auto(GStrv) accels = gtk_application_get_accels_for_action(GTK_APPLICATION(app), "win.new");
   g_assert_cmpstr(accels[0], ==, "<Control>n");
