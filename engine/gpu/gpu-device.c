@@ -229,21 +229,20 @@ static int pick_memory(loom_gpu *g, loom_error *err) {
   VkPhysicalDeviceMemoryProperties mp;
   vkGetPhysicalDeviceMemoryProperties(g->phys, &mp);
   const VkMemoryPropertyFlags host = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
-  int plain = -1;
+  int plain = -1, local = -1, cached = -1;
   for (uint32_t i = 0; i < mp.memoryTypeCount; i++) {
     VkMemoryPropertyFlags f = mp.memoryTypes[i].propertyFlags;
     if ((f & host) != host) continue;
-    if (f & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT) {
-      g->mem_type = i;
-      g->mem_device_local = true;
-      return LOOM_OK;
-    }
     if (plain < 0) plain = (int)i;
+    if (local < 0 && (f & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT)) local = (int)i;
+    if (cached < 0 && (f & VK_MEMORY_PROPERTY_HOST_CACHED_BIT)) cached = (int)i;
   }
   if (plain < 0)
     return loom_error_set(err, LOOM_ERR_UNSUPPORTED, _("Vulkan device %d (%s) has no host-visible coherent memory"),
                           g->info.index, g->info.name);
-  g->mem_type = (uint32_t)plain;
+  g->mem_device_local = local >= 0;
+  g->mem_type = (uint32_t)(local >= 0 ? local : plain);
+  g->mem_type_readback = cached >= 0 ? (uint32_t)cached : g->mem_type;
   return LOOM_OK;
 }
 

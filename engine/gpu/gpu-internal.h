@@ -49,6 +49,7 @@ struct loom_gpu {
   VkFence fence;
   uint32_t mem_type;   /* host-visible + coherent, device-local when there is one */
   bool mem_device_local;
+  uint32_t mem_type_readback; /* host-visible + coherent, host-cached when there is one */
   VkDeviceSize max_buffer_bytes;
   VkDescriptorSetLayout set_layout[GPU_K_COUNT];
   VkPipelineLayout pipe_layout[GPU_K_COUNT];
@@ -73,6 +74,9 @@ typedef struct gpu_buf {
 /* bytes >= 1; the size is checked against the device's limits first. `what`
  * names the buffer in messages ("the weights of layer dense at (0,0,0,0)"). */
 int gpu_buf_new(loom_gpu *g, size_t bytes, const char *what, gpu_buf *out, loom_error *err);
+/* The same in memory the host reads fast (cached): mapped device-local
+ * memory is write-combined, and reading it from the host is slow. */
+int gpu_buf_new_readback(loom_gpu *g, size_t bytes, const char *what, gpu_buf *out, loom_error *err);
 void gpu_buf_free(loom_gpu *g, gpu_buf *b);
 
 /* Dispatches recorded into one command buffer, each followed by a barrier
@@ -90,6 +94,8 @@ int gpu_rec_begin(loom_gpu *g, int max_dispatches, gpu_rec *rec, loom_error *err
 /* bufs: the kernel's n_bindings buffers in binding order. groups: x, y, z. */
 int gpu_rec_dispatch(gpu_rec *rec, gpu_kernel k, const gpu_buf *const *bufs, const void *push, size_t push_bytes,
                      const uint32_t groups[3], loom_error *err);
+/* Records a copy of `bytes` from src to dst after every dispatch before it. */
+void gpu_rec_copy(gpu_rec *rec, const gpu_buf *src, gpu_buf *dst, size_t bytes);
 int gpu_rec_end(gpu_rec *rec, loom_error *err);
 /* Submits the ended command buffer and waits for it (may be called again). */
 int gpu_rec_submit(gpu_rec *rec, loom_error *err);

@@ -38,6 +38,7 @@ struct loom_gpu_net {
   gnode *nodes;
   int n_bufs, out_buf;
   gpu_buf *bufs;
+  gpu_buf readback; /* the output, copied here by the command buffer */
   gpu_rec rec;
 };
 
@@ -122,6 +123,8 @@ static int record(loom_gpu_net *gn, loom_error *err) {
     case GN_SOFTMAX: rc = gpu_op_softmax(&gn->rec, x, y, n->rows, n->cols, 1.0f, err); break;
     }
   }
+  if (!rc)
+    gpu_rec_copy(&gn->rec, &gn->bufs[gn->out_buf], &gn->readback, (size_t)(gn->batch * gn->out_numel) * sizeof(float));
   if (!rc) rc = gpu_rec_end(&gn->rec, err);
   return rc;
 }
@@ -189,6 +192,9 @@ LOOM_API loom_gpu_net *loom_gpu_net_new(loom_gpu *g, loom_net *net, int64_t batc
   }
   gn->out_buf = n_nodes > 0 && out_of ? out_of[n_nodes - 1] : 0;
   free(out_of);
+  if (!rc)
+    rc = gpu_buf_new_readback(g, (size_t)(batch * gn->out_numel) * sizeof(float), _("the network output"),
+                              &gn->readback, err);
   if (!rc) rc = loom_gpu_net_upload_weights(gn, err);
   if (!rc) rc = record(gn, err);
   if (rc) {
@@ -203,7 +209,7 @@ LOOM_API int loom_gpu_net_forward(loom_gpu_net *gn, const float *x, float *y, lo
   memcpy(gn->bufs[0].map, x, (size_t)(gn->batch * gn->in_numel) * sizeof(float));
   int rc = gpu_rec_submit(&gn->rec, err);
   if (rc) return rc;
-  memcpy(y, gn->bufs[gn->out_buf].map, (size_t)(gn->batch * gn->out_numel) * sizeof(float));
+  memcpy(y, gn->readback.map, (size_t)(gn->batch * gn->out_numel) * sizeof(float));
   return LOOM_OK;
 }
 
@@ -220,6 +226,7 @@ LOOM_API void loom_gpu_net_free(loom_gpu_net *gn) {
       gpu_weights_free(gn->g, &gn->nodes[i].b);
     }
     for (int i = 0; gn->bufs && i < gn->n_bufs; i++) gpu_buf_free(gn->g, &gn->bufs[i]);
+    gpu_buf_free(gn->g, &gn->readback);
   }
   free(gn->nodes);
   free(gn->bufs);

@@ -11,7 +11,7 @@
 #include "core/i18n.h"
 #include "gpu/gpu-internal.h"
 
-int gpu_buf_new(loom_gpu *g, size_t bytes, const char *what, gpu_buf *out, loom_error *err) {
+static int buf_new(loom_gpu *g, size_t bytes, uint32_t mem_type, const char *what, gpu_buf *out, loom_error *err) {
   memset(out, 0, sizeof *out);
   if (bytes == 0) bytes = 4;
   bytes = (bytes + 3) & ~(size_t)3; /* packed weights are read as 32-bit words */
@@ -21,13 +21,14 @@ int gpu_buf_new(loom_gpu *g, size_t bytes, const char *what, gpu_buf *out, loom_
                           what, bytes, (unsigned long long)g->max_buffer_bytes, g->info.index, g->info.name);
   VkBufferCreateInfo bc = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
                            .size = bytes,
-                           .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT,
+                           .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+                                    VK_BUFFER_USAGE_TRANSFER_DST_BIT,
                            .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
   VkResult r = vkCreateBuffer(g->device, &bc, NULL, &out->buffer);
   if (r != VK_SUCCESS) return gpu_vk_error(g, err, r, what);
   VkMemoryRequirements req;
   vkGetBufferMemoryRequirements(g->device, out->buffer, &req);
-  if (!(req.memoryTypeBits & (1u << g->mem_type))) {
+  if (!(req.memoryTypeBits & (1u << mem_type))) {
     gpu_buf_free(g, out);
     return loom_error_set(err, LOOM_ERR_UNSUPPORTED,
                           _("%s: Vulkan device %d (%s) cannot place a storage buffer in host-visible memory"), what,
@@ -35,7 +36,7 @@ int gpu_buf_new(loom_gpu *g, size_t bytes, const char *what, gpu_buf *out, loom_
   }
   VkMemoryAllocateInfo ma = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
                              .allocationSize = req.size,
-                             .memoryTypeIndex = g->mem_type};
+                             .memoryTypeIndex = mem_type};
   r = vkAllocateMemory(g->device, &ma, NULL, &out->memory);
   if (r == VK_SUCCESS) r = vkBindBufferMemory(g->device, out->buffer, out->memory, 0);
   if (r == VK_SUCCESS) r = vkMapMemory(g->device, out->memory, 0, VK_WHOLE_SIZE, 0, &out->map);
@@ -46,6 +47,14 @@ int gpu_buf_new(loom_gpu *g, size_t bytes, const char *what, gpu_buf *out, loom_
   memset(out->map, 0, bytes);
   out->bytes = bytes;
   return LOOM_OK;
+}
+
+int gpu_buf_new(loom_gpu *g, size_t bytes, const char *what, gpu_buf *out, loom_error *err) {
+  return buf_new(g, bytes, g->mem_type, what, out, err);
+}
+
+int gpu_buf_new_readback(loom_gpu *g, size_t bytes, const char *what, gpu_buf *out, loom_error *err) {
+  return buf_new(g, bytes, g->mem_type_readback, what, out, err);
 }
 
 void gpu_buf_free(loom_gpu *g, gpu_buf *b) {
@@ -138,13 +147,26 @@ int gpu_rec_dispatch(gpu_rec *rec, gpu_kernel k, const gpu_buf *const *bufs, con
   return LOOM_OK;
 }
 
-int gpu_rec_end(gpu_rec *rec, loom_error *err) {
-  /* Host reads after the fence need the shader writes made available to the host. */
+void gpu_rec_copy(gpu_rec *rec, const gpu_buf *src, gpu_buf *dst, size_t bytes) {
+  /* The dispatch barrier made shader writes visible to shaders; a copy reads
+   * in the transfer stage. */
   VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
                         .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT,
-                        .dstAccessMask = VK_ACCESS_HOST_READ_BIT};
-  vkCmdPipelineBarrier(rec->cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0,
+                        .dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT};
+  vkCmdPipelineBarrier(rec->cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &mb, 0,
                        NULL, 0, NULL);
+  VkBufferCopy region = {.size = bytes};
+  vkCmdCopyBuffer(rec->cmd, src->buffer, dst->buffer, 1, &region);
+}
+
+int gpu_rec_end(gpu_rec *rec, loom_error *err) {
+  /* Host reads after the fence need the shader and copy writes made
+   * available to the host. */
+  VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+                        .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
+                        .dstAccessMask = VK_ACCESS_HOST_READ_BIT};
+  vkCmdPipelineBarrier(rec->cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                       VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, NULL, 0, NULL);
   VkResult r = vkEndCommandBuffer(rec->cmd);
   if (r != VK_SUCCESS) return gpu_vk_error(rec->g, err, r, _("ending a command buffer"));
   rec->ended = true;
