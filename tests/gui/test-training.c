@@ -425,7 +425,8 @@ static void test_dna_timeline(void) {
   g_assert_true(loom_dna_pane_export_matrix(window->dna_pane, csv, &error));
   g_autofree char *text = NULL;
   g_assert_true(g_file_get_contents(csv, &text, NULL, NULL));
-  g_assert_cmpuint(g_strv_length(g_strsplit(text, "\n", -1)), >=, (guint)loom_dna_result_n_a(r) + 1);
+  g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+  g_assert_cmpuint(g_strv_length(lines), >=, (guint)loom_dna_result_n_a(r) + 1);
 }
 
 /* A copy of the network with its last layer moved to the free slot: the

@@ -277,7 +277,7 @@ static void test_field_info(void) {
   loom_train_settings *s = loom_train_settings_new();
   int n = loom_train_settings_n_fields();
   g_assert_cmpint(n, ==, settings_n_fields);
-  g_autoptr(GHashTable) labels = g_hash_table_new(g_str_hash, g_str_equal);
+  g_autoptr(GHashTable) labels = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
   for (int i = 0; i < n; i++) {
     loom_setting_info info;
     g_assert_true(loom_train_settings_field_info(i, &info));
