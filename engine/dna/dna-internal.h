@@ -38,7 +38,7 @@ struct loom_dna_snapshot {
  * order), so equal inputs give equal results whatever the caller. */
 double dna_dot(const float *a, const float *b, int64_t n);
 
-/* The sorted-quantile profile of v[0..n) (n >= 1); scratch holds n floats. */
+/* The sorted-quantile profile of v[0..n) (1 <= n <= 2^31); scratch holds 2n floats. */
 void dna_quantiles(const float *v, int64_t n, float *scratch, float out[LOOM_DNA_QUANTILES]);
 /* A rows × cols tensor area-resampled to MAP_SIDE × MAP_SIDE. */
 void dna_map(const float *w, int64_t rows, int64_t cols, float out[DNA_MAP_CELLS]);

@@ -7,27 +7,27 @@
 #include <string.h>
 
 #include "dna/dna-internal.h"
+#include "kernels/cpu.h"
 
-#define DOT_LANES 16
-/* Float lanes are flushed into double lanes this often, so a long vector
- * keeps the accuracy of short float sums while the inner loop stays float
- * (it vectorises; the bench compares 10^8 products). */
+/* Float lanes are flushed into one double this often, so a long vector
+ * keeps the accuracy of short float sums while the inner loop stays float. */
 #define DOT_FLUSH 1024
 
+/* The kernels' 64-lane fused dot step (kernels/cpu.h) gives the same bits at
+ * every kernel level, so a DNA result does not depend on the CPU's vector
+ * width; the 64 independent lanes also hide the FMA latency, which is what
+ * makes 10^4 exact cosines of 10^4 weights fit the bench's budget. */
 double dna_dot(const float *a, const float *b, int64_t n) {
-  double total[DOT_LANES] = {0};
-  int64_t i = 0;
-  while (n - i >= DOT_LANES) {
-    float acc[DOT_LANES] = {0};
-    int64_t stop = n - i >= DOT_FLUSH ? i + DOT_FLUSH : i + (n - i) / DOT_LANES * DOT_LANES;
-    for (; i < stop; i += DOT_LANES)
-      for (int k = 0; k < DOT_LANES; k++) acc[k] += a[i + k] * b[i + k];
-    for (int k = 0; k < DOT_LANES; k++) total[k] += acc[k];
+  const loom_kernels *k = loom_kernels_get();
+  double total = 0;
+  for (int64_t i = 0; i < n; i += DOT_FLUSH) {
+    float acc[64] = {0};
+    k->dot_acc64(acc, a + i, b + i, n - i < DOT_FLUSH ? n - i : DOT_FLUSH);
+    double s = 0;
+    for (int j = 0; j < 64; j++) s += acc[j];
+    total += s;
   }
-  double s = 0;
-  for (int k = 0; k < DOT_LANES; k++) s += total[k];
-  for (; i < n; i++) s += (double)a[i] * b[i];
-  return s;
+  return total;
 }
 
 /* Maps float bits to unsigned keys that sort in the floats' numeric order. */
@@ -44,25 +44,37 @@ static float key_float(uint32_t k) {
   return f;
 }
 
-/* LSD radix sort, 4 passes of 8 bits: O(n) and independent of the data's
- * order, which matters when a snapshot sorts 10^6 weights per network. */
-static void radix_sort(uint32_t *keys, uint32_t *tmp, int64_t n) {
-  for (int shift = 0; shift < 32; shift += 8) {
-    int64_t count[257] = {0};
-    for (int64_t i = 0; i < n; i++) count[((keys[i] >> shift) & 0xffu) + 1]++;
-    for (int d = 0; d < 256; d++) count[d + 1] += count[d];
-    for (int64_t i = 0; i < n; i++) tmp[count[(keys[i] >> shift) & 0xffu]++] = keys[i];
+/* LSD radix sort, 3 passes of 11 bits with every histogram counted in one
+ * read: O(n) and independent of the data's order, which matters when a
+ * snapshot sorts 10^6 weights per network. The sorted keys end in `tmp`
+ * (an odd number of passes), which is returned. */
+#define RADIX_BITS 11
+#define RADIX_SIZE (1 << RADIX_BITS)
+static uint32_t *radix_sort(uint32_t *keys, uint32_t *tmp, int64_t n) {
+  _Static_assert(3 * RADIX_BITS >= 32, "three passes cover a 32-bit key");
+  /* n <= 2^31 (DNA_MAX_SLOT_VALUES), so 32-bit counts cannot overflow. */
+  uint32_t count[3][RADIX_SIZE] = {{0}};
+  for (int64_t i = 0; i < n; i++)
+    for (int p = 0; p < 3; p++) count[p][(keys[i] >> (p * RADIX_BITS)) & (RADIX_SIZE - 1)]++;
+  for (int p = 0; p < 3; p++) {
+    int64_t sum = 0;
+    for (int d = 0; d < RADIX_SIZE; d++) {
+      uint32_t c = count[p][d];
+      count[p][d] = (uint32_t)sum;
+      sum += c;
+    }
+    for (int64_t i = 0; i < n; i++) tmp[count[p][(keys[i] >> (p * RADIX_BITS)) & (RADIX_SIZE - 1)]++] = keys[i];
     uint32_t *swap = keys;
     keys = tmp;
     tmp = swap;
   }
-  /* Four passes: the sorted keys are back in the caller's `keys`. */
+  return keys;
 }
 
 void dna_quantiles(const float *v, int64_t n, float *scratch, float out[LOOM_DNA_QUANTILES]) {
   uint32_t *keys = (uint32_t *)scratch, *tmp = keys + n;
   for (int64_t i = 0; i < n; i++) keys[i] = float_key(v[i]);
-  radix_sort(keys, tmp, n);
+  const uint32_t *sorted = radix_sort(keys, tmp, n);
   for (int k = 0; k < LOOM_DNA_QUANTILES; k++) {
     /* The midpoint of the k-th of Q equal parts, linearly interpolated. */
     double p = ((double)k + 0.5) * (double)n / LOOM_DNA_QUANTILES - 0.5;
@@ -71,7 +83,7 @@ void dna_quantiles(const float *v, int64_t n, float *scratch, float out[LOOM_DNA
     int64_t lo = (int64_t)p;
     int64_t hi = lo + 1 < n ? lo + 1 : lo;
     double t = p - (double)lo;
-    out[k] = (float)((1 - t) * key_float(keys[lo]) + t * key_float(keys[hi]));
+    out[k] = (float)((1 - t) * key_float(sorted[lo]) + t * key_float(sorted[hi]));
   }
 }
 
@@ -90,9 +102,14 @@ void dna_map(const float *w, int64_t rows, int64_t cols, float out[DNA_MAP_CELLS
   for (int64_t r = 0; r < rows; r++) {
     double bins[LOOM_DNA_MAP_SIDE] = {0};
     const float *row = w + r * cols;
+    /* The first bin a column touches only moves forward, so it is tracked
+     * instead of divided out per weight; bins are still visited in the same
+     * order (column by column, bins ascending), so the sums are unchanged. */
+    int64_t bin = 0;
     for (int64_t c = 0; c < cols; c++) {
-      int64_t first = c * LOOM_DNA_MAP_SIDE / cols, last = (c * LOOM_DNA_MAP_SIDE + LOOM_DNA_MAP_SIDE - 1) / cols;
-      for (int64_t j = first; j <= last && j < LOOM_DNA_MAP_SIDE; j++) bins[j] += (double)overlap(c, j, cols) * row[c];
+      while ((bin + 1) * cols <= c * LOOM_DNA_MAP_SIDE) bin++;
+      for (int64_t j = bin; j < LOOM_DNA_MAP_SIDE && j * cols < (c + 1) * LOOM_DNA_MAP_SIDE; j++)
+        bins[j] += (double)overlap(c, j, cols) * row[c];
     }
     int64_t first = r * LOOM_DNA_MAP_SIDE / rows, last = (r * LOOM_DNA_MAP_SIDE + LOOM_DNA_MAP_SIDE - 1) / rows;
     for (int64_t i = first; i <= last && i < LOOM_DNA_MAP_SIDE; i++) {

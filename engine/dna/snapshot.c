@@ -64,8 +64,7 @@ static int sig_layout(dna_sig *s, loom_layer *layer, loom_error *err) {
  * dequantized weights `v`. */
 static int sig_numbers(dna_sig *s, float *v, bool keep_exact, loom_error *err) {
   int64_t n = s->info.values;
-  double ss = 0;
-  for (int64_t i = 0; i < n; i++) ss += (double)v[i] * v[i];
+  double ss = dna_dot(v, v, n);
   s->zero = ss == 0;
   float *scratch = malloc((size_t)n * 2 * sizeof(float));
   if (!scratch) return loom_error_set(err, LOOM_ERR_NOMEM, _("out of memory sorting %lld weights"), (long long)n);
