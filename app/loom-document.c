@@ -27,6 +27,13 @@ struct _LoomDocument {
   guint64 generation;
   gboolean recovered; /* recovered after a crash and not saved since */
   LoomTrainingExtras training; /* settings, trainer state; commands swap them */
+  struct {
+    const loom_net *net; /* NULL: none */
+    GBytes *state;
+    gint64 steps;
+    gpointer owner;
+    GDestroyNotify owner_free;
+  } live;
 };
 
 G_DEFINE_FINAL_TYPE(LoomDocument, loom_document, G_TYPE_OBJECT)
@@ -38,7 +45,7 @@ static char load_tag, save_tag;
 enum { PROP_0, PROP_FILE, PROP_TITLE, PROP_DIRTY, N_PROPS };
 static GParamSpec *properties[N_PROPS];
 
-enum { SIGNAL_CHANGED, N_SIGNALS };
+enum { SIGNAL_CHANGED, SIGNAL_LIVE_CHANGED, N_SIGNALS };
 static guint signals[N_SIGNALS];
 
 static void set_engine_error(GError **error, const loom_error *err) {
@@ -321,13 +328,57 @@ char *loom_document_to_json(LoomDocument *self, size_t *len, GError **error) {
   loom_model_extras extras = {0};
   GBytes *state = NULL;
   fill_extras(self, &extras, &state);
+  const loom_net *net = self->net;
+  if (self->live.net) {
+    net = self->live.net;
+    extras.train_steps = self->live.steps;
+    g_clear_pointer(&state, g_bytes_unref);
+    extras.train_state = NULL;
+    extras.train_state_len = 0;
+    if (self->live.state) {
+      state = g_bytes_ref(self->live.state);
+      gsize n;
+      extras.train_state = (void *)g_bytes_get_data(state, &n);
+      extras.train_state_len = n;
+    }
+  }
   loom_error err = {0};
-  char *json = loom_model_to_json_ex(self->net, &extras, len, &err);
+  char *json = loom_model_to_json_ex(net, &extras, len, &err);
   extras.train_state = NULL;
   loom_model_extras_clear(&extras);
   g_clear_pointer(&state, g_bytes_unref);
   if (!json) set_engine_error(error, &err);
   return json;
+}
+
+static void live_release(LoomDocument *self) {
+  if (self->live.owner_free) self->live.owner_free(self->live.owner);
+  memset(&self->live, 0, sizeof self->live);
+}
+
+void loom_document_set_live_training(LoomDocument *self, const loom_net *net, GBytes *state, gint64 steps,
+                                     gpointer owner, GDestroyNotify owner_free) {
+  g_return_if_fail(LOOM_IS_DOCUMENT(self));
+  g_return_if_fail(net != NULL);
+  live_release(self);
+  self->live.net = net;
+  self->live.state = state;
+  self->live.steps = steps;
+  self->live.owner = owner;
+  self->live.owner_free = owner_free;
+  g_signal_emit(self, signals[SIGNAL_LIVE_CHANGED], 0);
+}
+
+void loom_document_clear_live_training(LoomDocument *self) {
+  g_return_if_fail(LOOM_IS_DOCUMENT(self));
+  if (!self->live.net) return;
+  live_release(self);
+  g_signal_emit(self, signals[SIGNAL_LIVE_CHANGED], 0);
+}
+
+gboolean loom_document_get_needs_recovery(LoomDocument *self) {
+  g_return_val_if_fail(LOOM_IS_DOCUMENT(self), FALSE);
+  return loom_document_get_dirty(self) || (self->live.net && self->live.steps != self->training.steps);
 }
 
 const LoomTrainingExtras *loom_document_get_training(LoomDocument *self) {
@@ -408,6 +459,7 @@ loom_layer *loom_document_make_layer(LoomDocument *self, const char *type_name, 
 
 static void loom_document_finalize(GObject *object) {
   LoomDocument *self = LOOM_DOCUMENT(object);
+  live_release(self);
   g_clear_object(&self->commands);
   loom_net_free(self->net);
   g_clear_pointer(&self->diags, free);
@@ -446,6 +498,9 @@ static void loom_document_class_init(LoomDocumentClass *klass) {
   /* After every edit, undo or redo, once the diagnostics are up to date. */
   signals[SIGNAL_CHANGED] = g_signal_new("changed", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL,
                                          NULL, G_TYPE_NONE, 0);
+  /* Live training weights were set or cleared (loom_document_set_live_training). */
+  signals[SIGNAL_LIVE_CHANGED] = g_signal_new("live-changed", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL,
+                                              NULL, NULL, G_TYPE_NONE, 0);
 }
 
 static void loom_document_init(LoomDocument *self) {}

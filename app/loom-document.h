@@ -74,8 +74,22 @@ gboolean loom_document_get_recovered(LoomDocument *self);
 const char *loom_document_get_title(LoomDocument *self);
 
 /* The network with its training settings and state, as the model file
- * holds them (malloc'd; recovery copies). */
+ * holds them (malloc'd; recovery copies). While live training is set (below)
+ * it is the live weights, trainer state and step count instead. */
 char *loom_document_to_json(LoomDocument *self, size_t *len, GError **error);
+
+/* Live training: the newest weights a running worker published, which are
+ * not a command of the document yet (they become one when training pauses).
+ * Only recovery copies take them, so a crash while training loses at most an
+ * autosave interval of training; the network, Undo and the dirty flag do not
+ * change. @net and @state must stay unchanged until @owner_free(@owner) is
+ * called (the snapshot that holds them); each call emits "live-changed". */
+void loom_document_set_live_training(LoomDocument *self, const loom_net *net, GBytes *state, gint64 steps,
+                                     gpointer owner, GDestroyNotify owner_free);
+void loom_document_clear_live_training(LoomDocument *self);
+/* TRUE when a recovery copy is worth keeping: the document is dirty, or live
+ * training has weights it does not have. */
+gboolean loom_document_get_needs_recovery(LoomDocument *self);
 /* The training settings, the trainer state and the steps that made the
  * weights. Change them only through commands (loom-commands.h). */
 const LoomTrainingExtras *loom_document_get_training(LoomDocument *self);

@@ -163,7 +163,7 @@ static void entry_start(Entry *e, Job *job) {
 }
 
 static void start_write(Entry *e) {
-  if (!loom_document_get_dirty(e->document)) return;
+  if (!loom_document_get_needs_recovery(e->document)) return;
   /* Serialized here, where the network lives: the thread gets bytes only. */
   g_autoptr(GError) error = NULL;
   size_t len = 0;
@@ -227,7 +227,7 @@ static void drop_copy(Entry *e) {
 }
 
 static void on_document_changed(Entry *e) {
-  if (!loom_document_get_dirty(e->document)) {
+  if (!loom_document_get_needs_recovery(e->document)) {
     drop_copy(e);
     return;
   }
@@ -261,6 +261,9 @@ void loom_recovery_watch(LoomRecovery *self, LoomDocument *document) {
   g_hash_table_insert(self->entries, document, e);
   g_signal_connect_swapped(document, "changed", G_CALLBACK(on_document_changed), e);
   g_signal_connect_swapped(document, "notify::dirty", G_CALLBACK(on_document_changed), e);
+  /* Training's newest weights, up to 30 times a second: the debounce's
+   * longest deferral (MAX_DEFER_INTERVALS) still writes them regularly. */
+  g_signal_connect_swapped(document, "live-changed", G_CALLBACK(on_document_changed), e);
   if (e->id) {
     /* A restored copy: claim it for this process at once. */
     e->has_copy = TRUE;
@@ -271,7 +274,7 @@ void loom_recovery_watch(LoomRecovery *self, LoomDocument *document) {
     return;
   }
   e->id = g_uuid_string_random();
-  if (loom_document_get_dirty(document)) schedule(e);
+  if (loom_document_get_needs_recovery(document)) schedule(e);
 }
 
 void loom_recovery_forget(LoomRecovery *self, LoomDocument *document) {
@@ -363,7 +366,7 @@ void loom_recovery_set_interval(LoomRecovery *self, guint seconds) {
   while (g_hash_table_iter_next(&iter, NULL, (gpointer *)&e)) {
     g_clear_handle_id(&e->timer, g_source_remove);
     e->pending_since = 0;
-    if (seconds > 0 && loom_document_get_dirty(e->document)) schedule(e);
+    if (seconds > 0 && loom_document_get_needs_recovery(e->document)) schedule(e);
   }
   g_object_notify_by_pspec(G_OBJECT(self), properties[PROP_INTERVAL]);
 }

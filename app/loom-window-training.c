@@ -38,6 +38,7 @@ gboolean loom_window_training_locked(LoomWindow *self) {
 
 static void load_session(LoomWindow *self) {
   const LoomTrainingExtras *t = loom_document_get_training(self->document);
+  loom_document_clear_live_training(self->document);
   self->loaded_revision = loom_command_stack_get_revision(loom_document_get_commands(self->document));
   loom_training_session_load(self->training, loom_document_get_net(self->document), t->settings, t->state, t->steps);
   self->weights_pending = FALSE;
@@ -81,6 +82,8 @@ static gboolean push_result(LoomWindow *self, LoomTrainingSnapshot *snap, const 
   gint64 run = snap->net_step - t->steps;
   LoomCommand *cmd =
       loom_command_new_training_result(snap->net, snap->train_state, snap->net_step, MAX(run, 0), label);
+  /* The document is about to hold these weights itself. */
+  loom_document_clear_live_training(self->document);
   self->pushing_result = TRUE;
   gboolean ok = loom_document_execute(self->document, cmd, &error);
   self->pushing_result = FALSE;
@@ -110,6 +113,10 @@ static void on_snapshot(LoomWindow *self, LoomTrainingSnapshot *snap) {
   if (snap->net) {
     g_clear_pointer(&self->newest_weights, loom_training_snapshot_unref);
     self->newest_weights = loom_training_snapshot_ref(snap);
+    /* Autosave keeps what the worker has learnt while it runs. */
+    if (loom_window_training_locked(self))
+      loom_document_set_live_training(self->document, snap->net, snap->train_state, snap->net_step,
+                                      loom_training_snapshot_ref(snap), (GDestroyNotify)loom_training_snapshot_unref);
   }
   LoomTrainingState state = loom_training_session_get_state(self->training);
   gboolean answered = !loom_training_session_get_busy(self->training);
@@ -289,6 +296,7 @@ void loom_window_training_dispose(LoomWindow *self) {
     g_signal_handlers_disconnect_by_data(self->training_pane, self);
     loom_training_pane_set_session(self->training_pane, NULL);
   }
+  if (self->document) loom_document_clear_live_training(self->document);
   /* Joins the worker: closing the window cancels training cleanly. */
   g_clear_object(&self->training);
   g_clear_pointer(&self->newest_weights, loom_training_snapshot_unref);

@@ -6,7 +6,7 @@
  * refused hyperparameter stays at its field; a network that cannot train on
  * the data says why and cannot play; a huge learning rate stops training
  * with a toast naming the slot; Save while training saves the newest
- * weights; the exported settings make `loom train --config` draw the same
+ * weights, and so does autosave's recovery copy; the exported settings make `loom train --config` draw the same
  * curve; closing the window while training joins the worker. The cases run
  * in order on one window.
  */
@@ -17,6 +17,7 @@
 
 #include "gui-test.h"
 #include "loom-application.h"
+#include "loom-recovery.h"
 #include "loom-training-form.h"
 #include "loom-training-pane-private.h"
 #include "loom-window-private.h"
@@ -343,6 +344,54 @@ static void test_save_while_training(void) {
   loom_training_snapshot_unref(snap);
   activate("win.train-pause");
   wait_state(LOOM_TRAINING_PAUSED, "the pause");
+}
+
+static gboolean document_clean_copy_gone(gpointer data) {
+  LoomRecovery *recovery = loom_application_get_recovery(app);
+  g_autofree char *copy = loom_recovery_get_copy_path(recovery, doc());
+  return !loom_document_get_dirty(doc()) && !copy && !loom_recovery_get_busy(recovery);
+}
+
+/* The newest recovery copy's training steps, or -1 while there is none. */
+static gint64 copy_steps(void) {
+  LoomRecovery *recovery = loom_application_get_recovery(app);
+  g_autofree char *copy = loom_recovery_get_copy_path(recovery, doc());
+  if (!copy || loom_recovery_get_busy(recovery) || !g_file_test(copy, G_FILE_TEST_EXISTS)) return -1;
+  loom_net *net = NULL;
+  loom_model_extras extras = {0};
+  if (loom_model_load_ex(copy, 0, &net, &extras, NULL) != LOOM_OK) return -1;
+  gint64 steps = extras.train_steps;
+  g_assert_nonnull(extras.train_state); /* resuming from a copy continues the optimizer */
+  loom_net_free(net);
+  loom_model_extras_clear(&extras);
+  return steps;
+}
+
+static gboolean copy_ahead(gpointer saved_steps) { return copy_steps() > (gint64)GPOINTER_TO_SIZE(saved_steps); }
+
+/* Autosave while training runs: the document itself stays clean (the
+ * weights are not a command yet), but the recovery copy takes the worker's
+ * newest weights and optimizer state, so a crash loses at most an interval. */
+static void test_autosave_while_training(void) {
+  LoomRecovery *recovery = loom_application_get_recovery(app);
+  guint interval = loom_recovery_get_interval(recovery);
+  g_autofree char *path = g_build_filename(tmp_dir, "autosaved.loom.json", NULL);
+  g_autoptr(GFile) file = g_file_new_for_path(path);
+  loom_window_save_to_file(window, file);
+  gui_test_wait(document_clean_copy_gone, NULL, TIMEOUT_MS, "the save and no recovery copy");
+  gint64 saved = doc_steps();
+  loom_recovery_set_interval(recovery, 1);
+  activate("win.train-play");
+  gui_test_wait(copy_ahead, GSIZE_TO_POINTER((gsize)saved), TIMEOUT_MS, "a recovery copy of the running weights");
+  g_assert_true(loom_window_training_locked(window));
+  g_assert_false(loom_document_get_dirty(doc()));
+  g_assert_cmpint(doc_steps(), ==, saved);
+  activate("win.train-pause");
+  wait_state(LOOM_TRAINING_PAUSED, "the pause");
+  /* Paused, the weights are the document's: dirty, and the copy stays. */
+  g_assert_true(loom_document_get_dirty(doc()));
+  g_assert_cmpint(doc_steps(), >, saved);
+  loom_recovery_set_interval(recovery, interval);
 }
 
 static gboolean finished_run(gpointer data) {
@@ -711,6 +760,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/training/refused-value", test_refused_value);
   g_test_add_func("/training/size-mismatch", test_size_mismatch);
   g_test_add_func("/training/save-while-training", test_save_while_training);
+  g_test_add_func("/training/autosave-while-training", test_autosave_while_training);
   g_test_add_func("/training/settings-parity", test_settings_parity);
   g_test_add_func("/training/explosion-stops", test_explosion_stops);
   g_test_add_func("/training/dna-live-heatmap", test_dna_live_heatmap);
