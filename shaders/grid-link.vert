@@ -18,12 +18,14 @@ uniform int u_flow;        // 1: width and brightness follow a_flow
 layout(location = 0) in vec3 a_src;
 layout(location = 1) in vec3 a_dst;
 layout(location = 2) in vec4 a_color;
-layout(location = 3) in vec2 a_levels; // depth of source and destination
+layout(location = 3) in vec3 a_levels; // depth of source and destination; z: 1 for a feedback link
 layout(location = 4) in float a_flow;  // magnitude through the link relative to the largest, 0..1
 
 out vec4 v_color;
 out float v_dist;       // pixels from the ribbon's centre line (0 on the arrowhead)
 flat out float v_half;  // the ribbon's half width in pixels
+out float v_along;      // pixels along the ribbon from the source; -1 on the arrowhead
+flat out float v_dashed; // 1: a feedback link, drawn dashed
 
 // Keep in step with loom_grid_arc_point() in widgets/loom-grid-scene.c.
 vec3 arc_point(float t) {
@@ -49,6 +51,8 @@ void main() {
     v_color = vec4(0.0);
     v_dist = 0.0;
     v_half = 0.0;
+    v_along = -1.0;
+    v_dashed = 0.0;
     return;
   }
   bool selected = gl_InstanceID == u_selected;
@@ -90,6 +94,10 @@ void main() {
     side = 0.0;
     width = 0.0;
   }
+
+  // Dashes are measured in pixels along the ribbon; the arrowhead is solid.
+  v_along = gl_VertexID < ribbon ? t * len : -1.0;
+  v_dashed = a_levels.z;
 
   vec4 clip = clip_at(t);
   vec2 a = screen(clip_at(max(t - 0.01, 0.0)));

@@ -7,7 +7,7 @@
 
 #include "loom-grid-view-private.h"
 
-typedef enum { SWATCH_BLOCK, SWATCH_GAUGE, SWATCH_ARC } swatch_kind;
+typedef enum { SWATCH_BLOCK, SWATCH_GAUGE, SWATCH_ARC, SWATCH_DASHED_ARC } swatch_kind;
 
 typedef struct {
   swatch_kind kind;
@@ -40,10 +40,16 @@ static void draw_swatch(GtkDrawingArea *area, cairo_t *cr, int width, int height
     break;
   }
   case SWATCH_ARC:
+  case SWATCH_DASHED_ARC:
     cairo_set_line_width(cr, 2.5);
+    if (s->kind == SWATCH_DASHED_ARC) {
+      static const double dash[] = {4.0, 3.0}; /* the 3D view's 7/5 pixels, scaled to the swatch */
+      cairo_set_dash(cr, dash, 2, 0);
+    }
     cairo_move_to(cr, 1, height - 2);
     cairo_curve_to(cr, width * 0.3, 0, width * 0.7, 0, width - 3, height - 4);
     cairo_stroke(cr);
+    cairo_set_dash(cr, NULL, 0, 0);
     cairo_move_to(cr, width, height - 1);
     cairo_line_to(cr, width - 7, height - 3);
     cairo_line_to(cr, width - 2, height - 8);
@@ -249,6 +255,10 @@ void loom_grid_legend_update(GtkWidget *legend, const LoomGridScene *s, int colo
       if (!(s->merges_present & (G_GUINT64_CONSTANT(1) << m))) continue;
       loom_grid_merge_color((loom_merge)m, rgb);
       add_row(legend, SWATCH_ARC, rgb, 0.f, _(merge_labels[m]));
+    }
+    if (s->any_feedback) {
+      float grey[3] = {0.75f, 0.78f, 0.84f};
+      add_row(legend, SWATCH_DASHED_ARC, grey, 0.f, _("Dashed: feedback (previous tick)"));
     }
     if (extras && extras->link_flow) {
       float grey[3] = {0.75f, 0.78f, 0.84f};

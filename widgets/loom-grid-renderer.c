@@ -153,7 +153,7 @@ static void setup_link_vao(GLuint vao, GLuint vbo) {
   glVertexAttribPointer(0, 3, GL_FLOAT, GL_FALSE, stride, (void *)offsetof(LoomGridArc, src));
   glVertexAttribPointer(1, 3, GL_FLOAT, GL_FALSE, stride, (void *)offsetof(LoomGridArc, dst));
   glVertexAttribPointer(2, 4, GL_UNSIGNED_BYTE, GL_TRUE, stride, (void *)offsetof(LoomGridArc, rgba));
-  glVertexAttribPointer(3, 2, GL_FLOAT, GL_FALSE, stride, (void *)offsetof(LoomGridArc, src_z));
+  glVertexAttribPointer(3, 3, GL_FLOAT, GL_FALSE, stride, (void *)offsetof(LoomGridArc, src_z));
   for (GLuint i = 0; i < 4; i++) {
     glEnableVertexAttribArray(i);
     glVertexAttribDivisor(i, 1);

@@ -219,18 +219,16 @@ static gboolean coord_eq(loom_coord a, loom_coord b) {
 
 /* The link rules of loom_net_check_link, for a link already in the network
  * (check_link itself refuses any such link as a duplicate of itself). */
+/* The engine's own rules (loom_net_check_link judges a link of the network
+ * against the others): a backward link is valid only in a systolic network. */
 static gboolean link_valid(const loom_net *net, int index) {
-  const loom_link *k = loom_net_link(net, index);
-  if (!loom_net_contains(net, k->src) || !loom_net_contains(net, k->dst)) return FALSE;
-  if (!loom_merge_name(k->merge)) return FALSE;
-  if (!loom_net_layer_at(net, k->src) || !loom_net_layer_at(net, k->dst)) return FALSE;
-  int64_t fs = loom_net_flat_index(net, k->src), fd = loom_net_flat_index(net, k->dst);
-  if (fs >= fd) return FALSE;
-  for (int i = 0; i < index; i++) {
-    const loom_link *o = loom_net_link(net, i);
-    if (coord_eq(o->src, k->src) && coord_eq(o->dst, k->dst)) return FALSE;
-  }
-  return TRUE;
+  return loom_net_check_link(net, loom_net_link(net, index), NULL) == LOOM_OK;
+}
+
+/* A valid link pointing backwards (or to itself) feeds the previous tick's
+ * output back: only systolic networks have them. */
+static gboolean link_feedback(const loom_net *net, const loom_link *k) {
+  return loom_net_flat_index(net, k->src) >= loom_net_flat_index(net, k->dst);
 }
 
 /* Arrays grow to the largest network seen and are reused after that, so
@@ -323,7 +321,7 @@ static void dilate(guint8 *mask, int depth, int rows, int cols, int radius) {
 void loom_grid_scene_build(LoomGridScene *s, const loom_net *net, const loom_diag *diags, int n_diags) {
   s->n_boxes = s->n_cells = s->n_spine = s->n_arcs = 0;
   s->groups_present = s->dtypes_present = s->merges_present = 0;
-  s->any_problem = s->any_disabled = FALSE;
+  s->any_problem = s->any_disabled = s->any_feedback = FALSE;
   if (!net) {
     s->depth = s->rows = s->cols = s->layers_per_cell = 0;
     return;
@@ -416,6 +414,7 @@ void loom_grid_scene_build(LoomGridScene *s, const loom_net *net, const loom_dia
     a->src_z = (float)k->src.z;
     a->dst_z = (float)k->dst.z;
     float rgb[3];
+    a->feedback = 0.f;
     if (!link_valid(net, i) || link_has_problem(diags, n_diags, k)) {
       rgb[0] = LOOM_GRID_VIEW_PROBLEM_R;
       rgb[1] = LOOM_GRID_VIEW_PROBLEM_G;
@@ -423,6 +422,10 @@ void loom_grid_scene_build(LoomGridScene *s, const loom_net *net, const loom_dia
       s->any_problem = TRUE;
     } else {
       loom_grid_merge_color(k->merge, rgb);
+      if (link_feedback(net, k)) {
+        a->feedback = 1.f;
+        s->any_feedback = TRUE;
+      }
     }
     to_rgba8(rgb, a->rgba);
     if ((int)k->merge >= 0 && (int)k->merge < 64) s->merges_present |= G_GUINT64_CONSTANT(1) << k->merge;

@@ -41,6 +41,7 @@ typedef struct {
   float src[3], dst[3];
   guint8 rgba[4];
   float src_z, dst_z; /* depth levels of the ends, for the Z-slice */
+  float feedback;     /* 1: a feedback link of a systolic network (drawn dashed), else 0 */
 } LoomGridArc;
 
 typedef struct {
@@ -71,7 +72,7 @@ typedef struct {
 
   /* For the legend: which groups (by loom_grid_group_index) and dtypes occur. */
   guint64 groups_present, dtypes_present, merges_present;
-  gboolean any_problem, any_disabled;
+  gboolean any_problem, any_disabled, any_feedback;
 
   /* Capacities (elements) of the arrays above, reused by the next build. */
   gsize cap_slots, cap_cells, cap_arcs, cap_levels, cap_grid;

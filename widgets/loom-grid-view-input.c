@@ -138,6 +138,7 @@ static void update_rubber(LoomGridView *self, double x, double y) {
   a->rgba[2] = (guint8)(LOOM_GRID_VIEW_HIGHLIGHT_B * 255.f);
   a->rgba[3] = 255;
   a->src_z = a->dst_z = (float)self->link_src.z;
+  a->feedback = 0.f;
   self->rubber = TRUE;
 }
 

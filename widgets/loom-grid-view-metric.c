@@ -223,6 +223,7 @@ void loom_grid_view_set_shift_arrow(LoomGridView *self, const loom_coord *from, 
     a->rgba[3] = 255;
     a->src_z = (float)from->z;
     a->dst_z = (float)to->z;
+    a->feedback = 0.f;
   }
   redraw(self);
 }

@@ -269,6 +269,46 @@ static void test_link_drawn(void) {
   }
 }
 
+/* A feedback link of a systolic network: drawn in its merge colour, never
+ * the problem red, and dashed: along the arc the colour comes and goes,
+ * where the same link pointing forwards is solid. */
+static int arc_hits(int samples, float r, float g, float b) {
+  Pixels p = read_back();
+  int hits = 0;
+  for (int i = 0; i < samples; i++) {
+    float point[3];
+    double x, y;
+    g_assert_true(loom_grid_view_link_point(view, 0, 0.1 + 0.6 * i / (samples - 1), point));
+    g_assert_true(loom_grid_view_project_point(view, point, &x, &y));
+    hits += found_near(&p, x, y, 0, r, g, b, 12);
+  }
+  g_bytes_unref(p.bytes);
+  return hits;
+}
+
+static void test_feedback_dashed(void) {
+  const int samples = 60;
+  int hits[2];
+  for (int feedback = 0; feedback < 2; feedback++) {
+    loom_net *net = small_net(FALSE);
+    loom_error err = {0};
+    g_assert_cmpint(loom_net_set_execution(net, LOOM_EXEC_SYSTOLIC, &err), ==, LOOM_OK);
+    loom_link link = {at(0, 0, 0, 0), at(1, 0, 1, 1), LOOM_MERGE_ADD};
+    if (feedback) link = (loom_link){at(1, 0, 1, 1), at(0, 0, 0, 0), LOOM_MERGE_ADD};
+    g_assert_cmpint(loom_net_add_link(net, &link, &err), ==, LOOM_OK);
+    show_net(net);
+    hits[feedback] = arc_hits(samples, LOOM_GRID_VIEW_ADD_R, LOOM_GRID_VIEW_ADD_G, LOOM_GRID_VIEW_ADD_B);
+    g_assert_cmpint(arc_hits(samples, LOOM_GRID_VIEW_PROBLEM_R, LOOM_GRID_VIEW_PROBLEM_G, LOOM_GRID_VIEW_PROBLEM_B),
+                    ==, 0);
+    loom_grid_view_set_net(view, NULL);
+    loom_net_free(net);
+  }
+  g_test_message("arc samples in the link colour: forward %d, feedback %d of %d", hits[0], hits[1], samples);
+  g_assert_cmpint(hits[0], >=, samples * 9 / 10);
+  g_assert_cmpint(hits[1], >=, samples / 3);
+  g_assert_cmpint(hits[1], <=, samples * 3 / 4);
+}
+
 static void test_problem_red(void) {
   loom_net *net = small_net(FALSE);
   show_net(net);
@@ -882,6 +922,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/grid-view/color-mode", test_color_mode);
   g_test_add_func("/grid-view/link-drawn", test_link_drawn);
   g_test_add_func("/grid-view/problem-red", test_problem_red);
+  g_test_add_func("/grid-view/feedback-dashed", test_feedback_dashed);
   g_test_add_func("/grid-view/export-png", test_export_png);
   g_test_add_func("/grid-view/big-net", test_big_net);
   g_test_add_func("/grid-view/colormap", test_colormap);
