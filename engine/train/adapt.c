@@ -136,7 +136,11 @@ LOOM_API loom_adapt_event loom_adapt_tracker_push(loom_adapt_tracker *t, int64_t
   }
   if (t->count < t->cap) return LOOM_ADAPT_NONE; /* both windows full first */
   bool acc_drop = has_acc && s->short_accuracy < s->long_accuracy - c->drop;
-  bool loss_jump = c->loss_jump > 0.0 && isfinite(s->short_loss) && isfinite(s->long_loss) &&
+  /* Only without accuracies: a converged classifier's loss is tiny, so
+   * noise doubles it all the time while its accuracy stands, and recovery is
+   * judged by accuracy, so every such jump would be a change recovered on
+   * the next push. */
+  bool loss_jump = !has_acc && c->loss_jump > 0.0 && isfinite(s->short_loss) && isfinite(s->long_loss) &&
                    s->short_loss > c->loss_jump * s->long_loss;
   if (!acc_drop && !loss_jump) return LOOM_ADAPT_NONE;
   s->in_change = true;

@@ -98,6 +98,28 @@ static void test_drop_and_recovery(void) {
   loom_adapt_tracker_free(t);
 }
 
+/* A converged classifier: accuracy steady near 1, loss tiny and noisy (it
+ * doubles and halves). Loss spikes are not task changes when accuracies
+ * exist; only the accuracy rule speaks. */
+static void test_classifier_loss_noise(void) {
+  loom_error err = {0};
+  loom_adapt_tracker *t = loom_adapt_tracker_new(NULL, &err);
+  g_assert_nonnull(t);
+  events ev = {0};
+  for (int64_t s = 0; s < 2000; s++) {
+    double loss = (s / 7) % 5 == 0 ? 0.05 : 0.005; /* the short mean up to 2.6× the long one */
+    push(t, s, loss, 0.98 + 0.01 * wobble(s), &ev);
+  }
+  g_assert_cmpint(ev.changes, ==, 0);
+  g_assert_cmpint(ev.recoveries, ==, 0);
+  /* The same losses without accuracies do flag (the regression rule). */
+  loom_adapt_tracker_reset(t);
+  events reg = {0};
+  for (int64_t s = 0; s < 2000; s++) push(t, s, (s / 7) % 5 == 0 ? 0.05 : 0.005, NAN, &reg);
+  g_assert_cmpint(reg.changes, >, 0);
+  loom_adapt_tracker_free(t);
+}
+
 static void test_regression_loss(void) {
   loom_error err = {0};
   loom_adapt_config cfg = loom_adapt_config_default();
@@ -161,6 +183,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/adapt/steady", test_steady);
   g_test_add_func("/adapt/drop-and-recovery", test_drop_and_recovery);
   g_test_add_func("/adapt/regression", test_regression_loss);
+  g_test_add_func("/adapt/classifier-loss-noise", test_classifier_loss_noise);
   g_test_add_func("/adapt/bad-config", test_bad_config);
   return g_test_run();
 }

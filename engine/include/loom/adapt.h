@@ -13,7 +13,10 @@
  *
  * Task change (while not already in one), either rule:
  *  - accuracy: short mean < long mean − drop (both windows have accuracies);
- *  - loss: short mean > loss_jump × long mean (loss_jump 0 turns it off).
+ *  - loss, only when the run has no accuracy (regression): short mean >
+ *    loss_jump × long mean (loss_jump 0 turns it off). With accuracies a
+ *    loss spike alone is noise, not a change: a converged classifier's tiny
+ *    loss doubles often while its accuracy stands.
  * The level before the change is the long window's mean accuracy (or, when
  * the run has no accuracy, its mean loss) at that push.
  * Recovery: the short-window accuracy is back at or above
