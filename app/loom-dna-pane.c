@@ -29,6 +29,7 @@ struct _LoomDnaPane {
   loom_dna_result *result;
   gboolean live;
   gboolean updating;       /* the drop-downs are being rebuilt */
+  gboolean stale;          /* sources changed while hidden: rebuild when mapped */
 
   GtkDropDown *a_dropdown, *b_dropdown;
   GtkSpinButton *threshold_spin;
@@ -64,7 +65,15 @@ static guint index_of(LoomDnaPane *self, Source *s) {
   return s && g_ptr_array_find(self->sources, s, &i) ? i : 0;
 }
 
+/* Training adds a snapshot many times a minute; rebuilding two drop-down
+ * models each time costs the main thread milliseconds for a pane that is
+ * usually hidden, so a hidden pane only notes it and rebuilds when shown. */
 static void rebuild_dropdowns(LoomDnaPane *self) {
+  if (!gtk_widget_get_mapped(GTK_WIDGET(self))) {
+    self->stale = TRUE;
+    return;
+  }
+  self->stale = FALSE;
   self->updating = TRUE;
   g_autoptr(GtkStringList) model = gtk_string_list_new(NULL);
   for (guint i = 0; i < self->sources->len; i++)
@@ -77,6 +86,8 @@ static void rebuild_dropdowns(LoomDnaPane *self) {
   GtkAdjustment *adj = gtk_range_get_adjustment(GTK_RANGE(self->timeline_scale));
   gtk_adjustment_set_upper(adj, snaps > 0 ? snaps - 1 : 0);
   gtk_widget_set_sensitive(GTK_WIDGET(self->timeline_scale), snaps > 1);
+  if (self->b && self->b->kind == LOOM_DNA_SOURCE_SNAPSHOT)
+    gtk_range_set_value(GTK_RANGE(self->timeline_scale), index_of(self, self->b) - 1);
   self->updating = FALSE;
 }
 
@@ -270,13 +281,8 @@ void loom_dna_pane_add_snapshot(LoomDnaPane *self, LoomSharedDna *dna) {
   gboolean b_follows = !self->b || self->b->kind == LOOM_DNA_SOURCE_CURRENT || self->b == g_ptr_array_index(self->sources, n);
   if (!self->a || (n == 0 && self->a->kind == LOOM_DNA_SOURCE_CURRENT)) self->a = g_ptr_array_index(self->sources, 1);
   if (b_follows) self->b = g_ptr_array_index(self->sources, n + 1);
-  rebuild_dropdowns(self);
-  if (b_follows) {
-    self->updating = TRUE;
-    gtk_range_set_value(GTK_RANGE(self->timeline_scale), n);
-    self->updating = FALSE;
-    if (gtk_widget_get_mapped(GTK_WIDGET(self))) compare(self);
-  }
+  rebuild_dropdowns(self); /* B's place on the timeline too */
+  if (b_follows && gtk_widget_get_mapped(GTK_WIDGET(self))) compare(self);
   update_heatmap(self);
 }
 
@@ -375,7 +381,9 @@ gboolean loom_dna_pane_export_matrix(LoomDnaPane *self, const char *path, GError
 
 static void loom_dna_pane_map(GtkWidget *widget) {
   GTK_WIDGET_CLASS(loom_dna_pane_parent_class)->map(widget);
-  compare(LOOM_DNA_PANE(widget)); /* what changed while it was hidden */
+  /* What changed while it was hidden. */
+  if (LOOM_DNA_PANE(widget)->stale) rebuild_dropdowns(LOOM_DNA_PANE(widget));
+  compare(LOOM_DNA_PANE(widget));
 }
 
 static void loom_dna_pane_dispose(GObject *object) {
