@@ -40,6 +40,8 @@ struct _LoomCommand {
   const char *label; /* N_() */
   char *label_owned; /* translated already; wins over label */
   TrainingEdit *training;
+  gint64 steps_run;   /* a training result's updates, for its label */
+  gboolean continues; /* loom_command_set_continues */
   loom_coord at, to;
   SlotState slot;
   /* Parameter edits: the new value until the first run, then the command
@@ -362,6 +364,14 @@ LoomCommand *loom_command_new_set_link_merge(int link_index, loom_merge merge) {
   return cmd;
 }
 
+static void label_training_run(LoomCommand *cmd) {
+  g_autofree char *count = loom_format_count(cmd->steps_run);
+  g_free(cmd->label_owned);
+  cmd->label_owned = g_strdup_printf(g_dngettext(GETTEXT_PACKAGE, "Training: %s step", "Training: %s steps",
+                                                 (gulong)CLAMP(cmd->steps_run, 0, G_MAXLONG)),
+                                     count);
+}
+
 LoomCommand *loom_command_new_training_result(const loom_net *trained, GBytes *state, gint64 steps,
                                               gint64 steps_run, const char *label) {
   g_return_val_if_fail(trained != NULL, NULL);
@@ -369,15 +379,18 @@ LoomCommand *loom_command_new_training_result(const loom_net *trained, GBytes *s
   if (!edit) return NULL;
   LoomCommand *cmd = cmd_new(CMD_TRAINING, NULL);
   cmd->training = edit;
+  cmd->steps_run = steps_run;
   if (label) {
     cmd->label_owned = g_strdup(label);
     return cmd;
   }
-  g_autofree char *count = loom_format_count(steps_run);
-  cmd->label_owned = g_strdup_printf(g_dngettext(GETTEXT_PACKAGE, "Training: %s step", "Training: %s steps",
-                                                 (gulong)CLAMP(steps_run, 0, G_MAXLONG)),
-                                     count);
+  label_training_run(cmd);
   return cmd;
+}
+
+void loom_command_set_continues(LoomCommand *cmd) {
+  g_return_if_fail(cmd != NULL && cmd->kind == CMD_TRAINING);
+  cmd->continues = TRUE;
 }
 
 LoomCommand *loom_command_new_set_training_settings(const loom_train_settings *settings) {
@@ -536,6 +549,18 @@ gboolean loom_command_stack_push(LoomCommandStack *self, LoomCommand *cmd, GErro
     return set_error(error, &e);
   }
   StackFlags before = stack_flags(self);
+  LoomCommand *top = self->index > 0 ? g_ptr_array_index(self->commands, self->index - 1) : NULL;
+  if (cmd->continues && top && top->continues && self->index == self->commands->len &&
+      self->clean_index != (gint64)self->index) {
+    /* top still holds the state before its run; cmd holds the one between
+     * the runs, which no undo step reaches any more. */
+    top->steps_run += cmd->steps_run;
+    label_training_run(top);
+    loom_command_free(cmd);
+    self->revision++;
+    stack_changed(self, before);
+    return TRUE;
+  }
   if (self->clean_index > (gint64)self->index) self->clean_index = -1;
   g_ptr_array_set_size(self->commands, self->index);
   g_ptr_array_add(self->commands, cmd);

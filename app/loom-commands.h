@@ -69,6 +69,11 @@ typedef struct {
  */
 LoomCommand *loom_command_new_training_result(const loom_net *trained, GBytes *state, gint64 steps,
                                               gint64 steps_run, const char *label);
+/* Marks a training result as a continuation. Pushed right after another
+ * continuation — nothing in between, no redo history, and the state between
+ * them not the saved one — the two become one undo step whose label counts
+ * both runs: ten clicks on Step are one "Training: 10 steps". */
+void loom_command_set_continues(LoomCommand *cmd);
 /* New training settings (copied). */
 LoomCommand *loom_command_new_set_training_settings(const loom_train_settings *settings);
 

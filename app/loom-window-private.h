@@ -53,6 +53,7 @@ struct _LoomWindow {
   guint training_tick;                  /* polls the session while it is busy */
   gboolean weights_pending;             /* the worker's weights differ from the document's */
   gboolean reset_pending;               /* ... because Reset drew them anew */
+  gboolean run_played;                  /* ... and Play ran since (not only Step) */
   gboolean pushing_result;              /* the document changes by the worker's weights */
   guint64 alerted_serial;               /* the stop last announced */
   guint64 loaded_revision;              /* the document's revision the worker has */

@@ -82,6 +82,8 @@ static gboolean push_result(LoomWindow *self, LoomTrainingSnapshot *snap, const 
   gint64 run = snap->net_step - t->steps;
   LoomCommand *cmd =
       loom_command_new_training_result(snap->net, snap->train_state, snap->net_step, MAX(run, 0), label);
+  /* Steps add up to one undo step; a played run is one of its own. */
+  if (cmd && !label && !self->run_played) loom_command_set_continues(cmd);
   /* The document is about to hold these weights itself. */
   loom_document_clear_live_training(self->document);
   self->pushing_result = TRUE;
@@ -123,7 +125,7 @@ static void on_snapshot(LoomWindow *self, LoomTrainingSnapshot *snap) {
   if (answered && self->weights_pending && snap->net &&
       (state == LOOM_TRAINING_PAUSED || state == LOOM_TRAINING_FINISHED || state == LOOM_TRAINING_STOPPED)) {
     const char *label = self->reset_pending ? _("Reset Weights") : NULL;
-    if (push_result(self, snap, label)) self->weights_pending = self->reset_pending = FALSE;
+    if (push_result(self, snap, label)) self->weights_pending = self->reset_pending = self->run_played = FALSE;
   }
   if (state == LOOM_TRAINING_STOPPED && answered && snap->serial != self->alerted_serial) {
     self->alerted_serial = snap->serial;
@@ -192,7 +194,7 @@ static void update_monitor(LoomWindow *self, LoomTrainingSnapshot *snap) {
 
 static void win_train_play(GtkWidget *widget, const char *action, GVariant *param) {
   LoomWindow *self = LOOM_WINDOW(widget);
-  self->weights_pending = TRUE;
+  self->weights_pending = self->run_played = TRUE;
   loom_training_session_play(self->training);
   watch_session(self);
 }

@@ -293,6 +293,67 @@ static void test_stack(Fixture *f, gconstpointer data) {
   g_assert_false(loom_command_stack_get_can_redo(f->stack));
 }
 
+/* A copy of the fixture's net with the first weight of (0,0,0,0) set to v:
+ * what a training run hands back. */
+static loom_net *trained(const loom_net *net, float v) {
+  loom_net *copy = loom_net_clone(net, NULL);
+  g_assert_nonnull(copy);
+  loom_weights *w = loom_layer_weights(loom_net_layer_at(copy, at(0, 0, 0, 0)), 0);
+  loom_weights_master(w)[0] = v;
+  loom_weights_touch(w);
+  return copy;
+}
+
+static void push_result(Fixture *f, float v, gint64 steps, gint64 run, gboolean continues) {
+  loom_net *copy = trained(f->net, v);
+  LoomCommand *cmd = loom_command_new_training_result(copy, NULL, steps, run, NULL);
+  if (continues) loom_command_set_continues(cmd);
+  g_assert_true(loom_command_stack_push(f->stack, cmd, NULL));
+  loom_net_free(copy);
+}
+
+/* Continuations (single Steps) merge into one undo step that takes them all
+ * back; not across the saved state, not into a played run. */
+static void test_training_steps_merge(Fixture *f, gconstpointer data) {
+  LoomTrainingExtras extras = {0};
+  loom_command_stack_set_extras(f->stack, &extras);
+  g_autofree char *start = json(f->net);
+  push_result(f, 1.f, 1, 1, TRUE);
+  push_result(f, 2.f, 2, 1, TRUE);
+  push_result(f, 3.f, 3, 1, TRUE);
+  g_assert_cmpstr(loom_command_stack_get_undo_label(f->stack), ==, "Training: 3 steps");
+  g_autofree char *three = json(f->net);
+  g_assert_true(loom_command_stack_undo(f->stack, NULL));
+  g_assert_false(loom_command_stack_get_can_undo(f->stack));
+  g_autofree char *undone = json(f->net);
+  g_assert_cmpstr(undone, ==, start);
+  g_assert_cmpint(extras.steps, ==, 0);
+  g_assert_true(loom_command_stack_redo(f->stack, NULL));
+  g_autofree char *redone = json(f->net);
+  g_assert_cmpstr(redone, ==, three);
+  g_assert_cmpint(extras.steps, ==, 3);
+
+  /* Saved after three steps: the fourth stays its own step, so undo still
+   * reaches the saved state. */
+  loom_command_stack_mark_clean(f->stack);
+  push_result(f, 4.f, 4, 1, TRUE);
+  g_assert_cmpstr(loom_command_stack_get_undo_label(f->stack), ==, "Training: 1 step");
+  g_assert_true(loom_command_stack_undo(f->stack, NULL));
+  g_assert_false(loom_command_stack_get_dirty(f->stack));
+  g_assert_true(loom_command_stack_redo(f->stack, NULL));
+
+  /* A played run (no continuation) is an undo step of its own, and a step
+   * after it does not merge into it. */
+  push_result(f, 5.f, 104, 100, FALSE);
+  push_result(f, 6.f, 105, 1, TRUE);
+  g_assert_cmpstr(loom_command_stack_get_undo_label(f->stack), ==, "Training: 1 step");
+  g_assert_true(loom_command_stack_undo(f->stack, NULL));
+  g_assert_cmpstr(loom_command_stack_get_undo_label(f->stack), ==, "Training: 100 steps");
+  loom_command_stack_set_extras(f->stack, NULL);
+  g_clear_pointer(&extras.state, g_bytes_unref);
+  if (extras.settings) loom_train_settings_free(extras.settings);
+}
+
 /* A long mixed history undone to the start gives back the first state. */
 static void test_history(Fixture *f, gconstpointer data) {
   g_autofree char *start = json(f->net);
@@ -341,5 +402,6 @@ int main(int argc, char **argv) {
   ADD("input-shape", test_input_shape);
   ADD("stack", test_stack);
   ADD("history", test_history);
+  ADD("training-steps-merge", test_training_steps_merge);
   return g_test_run();
 }

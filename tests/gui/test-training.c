@@ -184,6 +184,25 @@ static void test_step(void) {
   g_assert_cmpint(doc_steps(), ==, steps + 1);
   g_assert_cmpuint(plot_points("loss"), ==, n + 1);
   g_assert_cmpstr(loom_command_stack_get_undo_label(loom_document_get_commands(doc())), ==, "Training: 1 step");
+
+  /* A second Step joins the first: one undo step takes both back. */
+  g_autofree char *before = NULL;
+  LoomCommandStack *stack = loom_document_get_commands(doc());
+  g_assert_true(loom_document_undo(doc(), NULL));
+  before = net_json(loom_document_get_net(doc()));
+  g_assert_true(loom_document_redo(doc(), NULL));
+  gui_test_wait(settled, NULL, TIMEOUT_MS, "the worker to reload");
+  activate("win.train-step");
+  gui_test_wait(doc_steps_are, GSIZE_TO_POINTER(steps + 2), TIMEOUT_MS, "a second step");
+  wait_state(LOOM_TRAINING_PAUSED, "the second step to end");
+  g_assert_cmpstr(loom_command_stack_get_undo_label(stack), ==, "Training: 2 steps");
+  g_assert_true(loom_document_undo(doc(), NULL));
+  g_assert_cmpint(doc_steps(), ==, steps);
+  g_autofree char *after_undo = net_json(loom_document_get_net(doc()));
+  g_assert_cmpstr(after_undo, ==, before);
+  g_assert_true(loom_document_redo(doc(), NULL));
+  g_assert_cmpint(doc_steps(), ==, steps + 2);
+  gui_test_wait(settled, NULL, TIMEOUT_MS, "the worker to reload");
 }
 
 static gboolean undo_label_is(gpointer label) {
