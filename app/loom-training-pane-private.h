@@ -46,8 +46,6 @@ struct _LoomTrainingPane {
   GtkToggleButton *metric_log_button;
   LoomBoundaryView *boundary_view;
   GtkLabel *data_label;
-  LoomSlotMonitor *slot_monitor;
-  GtkStack *right_stack; /* the decision boundary or the selected slot */
 };
 
 /* loom-training-pane-views.c */

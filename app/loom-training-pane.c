@@ -116,11 +116,6 @@ const loom_train_settings *loom_training_pane_get_settings(LoomTrainingPane *sel
   return loom_training_form_get_settings(self->form);
 }
 
-LoomSlotMonitor *loom_training_pane_get_slot_monitor(LoomTrainingPane *self) {
-  g_return_val_if_fail(LOOM_IS_TRAINING_PANE(self), NULL);
-  return self->slot_monitor;
-}
-
 LoomPlot *loom_training_pane_get_plot(LoomTrainingPane *self, const char *which) {
   g_return_val_if_fail(LOOM_IS_TRAINING_PANE(self), NULL);
   if (g_strcmp0(which, "loss") == 0) return self->loss_plot;
@@ -225,7 +220,6 @@ static void loom_training_pane_class_init(LoomTrainingPaneClass *klass) {
   g_type_ensure(LOOM_TYPE_TRAINING_FORM);
   g_type_ensure(LOOM_TYPE_PLOT);
   g_type_ensure(LOOM_TYPE_BOUNDARY_VIEW);
-  g_type_ensure(LOOM_TYPE_SLOT_MONITOR);
   gtk_widget_class_set_layout_manager_type(widget_class, GTK_TYPE_BIN_LAYOUT);
   gtk_widget_class_set_template_from_resource(widget_class, "/org/loomworkbench/Workbench/loom-training-pane.ui");
   gtk_widget_class_bind_template_child(widget_class, LoomTrainingPane, paned);
@@ -243,8 +237,6 @@ static void loom_training_pane_class_init(LoomTrainingPaneClass *klass) {
   gtk_widget_class_bind_template_child(widget_class, LoomTrainingPane, metric_log_button);
   gtk_widget_class_bind_template_child(widget_class, LoomTrainingPane, boundary_view);
   gtk_widget_class_bind_template_child(widget_class, LoomTrainingPane, data_label);
-  gtk_widget_class_bind_template_child(widget_class, LoomTrainingPane, slot_monitor);
-  gtk_widget_class_bind_template_child(widget_class, LoomTrainingPane, right_stack);
   gtk_widget_class_set_accessible_role(widget_class, GTK_ACCESSIBLE_ROLE_GROUP);
 }
 

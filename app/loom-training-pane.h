@@ -14,7 +14,6 @@
 
 #include "loom-grid-view.h"
 #include "loom-plot.h"
-#include "loom-slot-monitor.h"
 #include "loom-training-session.h"
 
 G_BEGIN_DECLS
@@ -37,8 +36,6 @@ const loom_train_settings *loom_training_pane_get_settings(LoomTrainingPane *sel
 void loom_training_pane_set_heatmap_metric(LoomTrainingPane *self, const char *name);
 const char *loom_training_pane_get_heatmap_metric(LoomTrainingPane *self);
 const char *const *loom_training_pane_metric_names(void);
-/* The selected slot's live histograms and sparklines; the window feeds it. */
-LoomSlotMonitor *loom_training_pane_get_slot_monitor(LoomTrainingPane *self);
 /* The "loss" or "accuracy" plot (for export). */
 LoomPlot *loom_training_pane_get_plot(LoomTrainingPane *self, const char *which);
 /* Forgets the curves (a new document). */

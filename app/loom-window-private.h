@@ -73,7 +73,7 @@ struct _LoomWindow {
   LoomDnaPane *dna_pane;
   LoomSystolicPane *systolic_pane;
   LoomTrainingData *systolic_data; /* whose first sample the mesh holds */
-  LoomSlotMonitor *slot_monitor; /* the training pane's */
+  LoomSlotMonitor *slot_monitor; /* in the inspector: the selected slot while it trains */
   GtkLabel *grid_label;
   GtkLabel *hint_label;
   LoomPalette *palette;

@@ -156,6 +156,7 @@ void loom_window_training_selection_changed(LoomWindow *self) {
     title = g_strdup_printf(_("%s at %s"), loom_layer_type_label(loom_layer_get_type(loom_net_layer_at(net, at))),
                             loom_coord_format(at, where, sizeof where));
   loom_slot_monitor_reset(self->slot_monitor, title);
+  gtk_widget_set_visible(GTK_WIDGET(self->slot_monitor), FALSE);
   if (sel) {
     loom_slot_monitor_add_series(self->slot_monitor, _("Activation mean"));
     loom_slot_monitor_add_series(self->slot_monitor, _("Activation std"));
@@ -173,6 +174,7 @@ static void update_monitor(LoomWindow *self, LoomTrainingSnapshot *snap) {
     const loom_layer_stats *s = &snap->layers[k];
     if (s->at.z != at.z || s->at.y != at.y || s->at.x != at.x || s->at.l != at.l) continue;
     if (snap->points->len == 0) break; /* no new step */
+    gtk_widget_set_visible(GTK_WIDGET(self->slot_monitor), TRUE);
     loom_slot_monitor_push(self->slot_monitor, MON_ACT_MEAN, s->act_mean);
     loom_slot_monitor_push(self->slot_monitor, MON_ACT_STD, s->act_std);
     loom_slot_monitor_push(self->slot_monitor, MON_GRAD, s->has_weights_stats ? s->grad_norm : NAN);
@@ -281,7 +283,11 @@ void loom_window_training_init(LoomWindow *self) {
   g_action_map_add_action_entries(G_ACTION_MAP(self), training_state_actions, G_N_ELEMENTS(training_state_actions),
                                   self);
   self->training = loom_training_session_new(NULL);
-  self->slot_monitor = loom_training_pane_get_slot_monitor(self->training_pane);
+  /* The selected slot's live statistics live in the inspector, beside the
+   * slot's own facts; hidden until training has data for it. */
+  self->slot_monitor = LOOM_SLOT_MONITOR(loom_slot_monitor_new());
+  gtk_widget_set_visible(GTK_WIDGET(self->slot_monitor), FALSE);
+  loom_inspector_set_live_widget(self->inspector, GTK_WIDGET(self->slot_monitor));
   loom_training_pane_set_session(self->training_pane, self->training);
   loom_training_pane_set_grid_view(self->training_pane, self->grid_view);
   g_signal_connect_swapped(self->training, "snapshot", G_CALLBACK(on_snapshot), self);

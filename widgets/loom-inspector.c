@@ -17,6 +17,9 @@ struct _LoomInspector {
   GtkWidget *dtype_label, *dtype_drop;
   GtkStringList *dtype_model;
   GtkWidget *info_count, *info_size, *info_flops, *info_in, *info_out;
+  GtkWidget *live_section; /* "Live Statistics" and the application's widget */
+  GtkWidget *live;
+  GBinding *live_binding;
 
   const loom_layer *layer;
   const loom_layer_type *type; /* the type the rows were built for */
@@ -272,6 +275,13 @@ static GtkWidget *build_page(LoomInspector *self) {
   gtk_widget_set_visible(self->diag_box, FALSE);
   gtk_box_append(GTK_BOX(box), self->diag_box);
 
+  /* First after the title: while a layer trains its parameters cannot
+   * change, and what it does is the news. */
+  self->live_section = gtk_box_new(GTK_ORIENTATION_VERTICAL, 10);
+  gtk_box_append(GTK_BOX(self->live_section), heading(_("Live Statistics")));
+  gtk_widget_set_visible(self->live_section, FALSE);
+  gtk_box_append(GTK_BOX(box), self->live_section);
+
   gtk_box_append(GTK_BOX(box), heading(_("Parameters")));
   self->params_box = gtk_box_new(GTK_ORIENTATION_VERTICAL, 8);
   self->no_params = dim_label(_("This layer type has no parameters."));
@@ -314,6 +324,24 @@ static GtkWidget *build_page(LoomInspector *self) {
   gtk_scrolled_window_set_policy(GTK_SCROLLED_WINDOW(scroller), GTK_POLICY_NEVER, GTK_POLICY_AUTOMATIC);
   gtk_scrolled_window_set_child(GTK_SCROLLED_WINDOW(scroller), box);
   return scroller;
+}
+
+void loom_inspector_set_live_widget(LoomInspector *self, GtkWidget *widget) {
+  g_return_if_fail(LOOM_IS_INSPECTOR(self));
+  g_return_if_fail(widget == NULL || GTK_IS_WIDGET(widget));
+  if (self->live == widget) return;
+  if (self->live_binding) g_binding_unbind(self->live_binding);
+  self->live_binding = NULL;
+  if (self->live) gtk_box_remove(GTK_BOX(self->live_section), self->live);
+  self->live = widget;
+  if (widget) {
+    gtk_box_append(GTK_BOX(self->live_section), widget);
+    /* The section shows while the widget does: it hides itself when it has
+     * nothing to say. */
+    self->live_binding = g_object_bind_property(widget, "visible", self->live_section, "visible", G_BINDING_SYNC_CREATE);
+  } else {
+    gtk_widget_set_visible(self->live_section, FALSE);
+  }
 }
 
 static void ensure_css(GtkWidget *widget) {

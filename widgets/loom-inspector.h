@@ -16,6 +16,11 @@
  *   loom_inspector_set_layer(LOOM_INSPECTOR(insp), loom_net_layer_at(net, at), at);
  *   loom_inspector_set_diagnostics(LOOM_INSPECTOR(insp), diags, n_diags);
  *
+ * Under the title the application can show one widget of its own under
+ * "Live Statistics" (loom_inspector_set_live_widget: the
+ * workbench's slot monitor while training has data); the section shows
+ * while that widget is visible.
+ *
  * The inspector never modifies the layer: each edit is a signal, so the
  * application can turn it into an undoable command. The layer is borrowed;
  * set it again (or NULL) whenever the net changes.
@@ -42,5 +47,8 @@ const loom_layer *loom_inspector_get_layer(LoomInspector *self);
 /* The problems of the last loom_net_infer_shapes (copied); those at the
  * shown slot (or naming it as a link's other end) are listed. */
 void loom_inspector_set_diagnostics(LoomInspector *self, const loom_diag *diags, int n_diags);
+/* @widget (NULL: none) goes under the layer's title; the inspector holds it
+ * while set. */
+void loom_inspector_set_live_widget(LoomInspector *self, GtkWidget *widget);
 
 G_END_DECLS

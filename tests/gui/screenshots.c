@@ -129,7 +129,7 @@ static gboolean paused(gpointer data) {
 }
 
 /* The spiral example trained for a while: curves, the activation heatmap on
- * the grid, the decision boundary. */
+ * the grid, the decision boundary, a slot's live statistics. */
 static void test_training(void) {
   g_autoptr(GError) error = NULL;
   /* The errors case left unsaved edits: no "Save Changes?" here. */
@@ -137,7 +137,9 @@ static void test_training(void) {
   g_assert_no_error(error);
   loom_window_set_document(window, spiral);
   gui_test_wait(paused, NULL, 20000, "the example to be ready");
-  loom_grid_view_set_selection(grid_view(), NULL);
+  /* A hidden layer selected: the inspector shows its live statistics. */
+  loom_coord hidden = loom_net_layer_coord(loom_document_get_net(spiral), 2);
+  loom_grid_view_set_selection(grid_view(), &hidden);
   loom_training_pane_set_heatmap_metric(window->training_pane, "activation-rms");
   gtk_widget_activate_action(GTK_WIDGET(window), "win.train-play", NULL);
   gui_test_wait(trained_enough, GINT_TO_POINTER(1), 20000, "training to start");

@@ -174,6 +174,30 @@ static void test_play_pause(void) {
 
 static gboolean doc_steps_are(gpointer n) { return doc_steps() == (gint64)GPOINTER_TO_SIZE(n); }
 
+static gboolean monitor_has_values(gpointer n) {
+  return loom_slot_monitor_get_n_values(window->slot_monitor, 0) >= GPOINTER_TO_UINT(n);
+}
+
+/* The selected slot's statistics appear in the inspector while it trains:
+ * hidden before any data, then sparklines that grow with the steps. */
+static void test_slot_monitor(void) {
+  loom_coord at = loom_net_layer_coord(loom_document_get_net(doc()), 0);
+  loom_grid_view_set_selection(window->grid_view, &at);
+  gui_test_spin(50);
+  g_assert_false(gtk_widget_get_visible(GTK_WIDGET(window->slot_monitor)));
+  g_assert_true(gtk_widget_is_ancestor(GTK_WIDGET(window->slot_monitor), GTK_WIDGET(window->inspector)));
+  activate("win.train-play");
+  gui_test_wait(monitor_has_values, GUINT_TO_POINTER(5), TIMEOUT_MS, "the slot monitor to fill");
+  g_assert_true(gtk_widget_get_mapped(GTK_WIDGET(window->slot_monitor)));
+  activate("win.train-pause");
+  wait_state(LOOM_TRAINING_PAUSED, "the pause");
+  /* Another slot starts empty and hidden again. */
+  loom_grid_view_set_selection(window->grid_view, NULL);
+  gui_test_spin(50);
+  g_assert_false(gtk_widget_get_visible(GTK_WIDGET(window->slot_monitor)));
+  g_assert_cmpuint(loom_slot_monitor_get_n_values(window->slot_monitor, 0), ==, 0);
+}
+
 static void test_step(void) {
   gint64 steps = doc_steps();
   gsize n = plot_points("loss");
@@ -773,6 +797,7 @@ int main(int argc, char **argv) {
 
   g_test_add_func("/training/setup", test_setup);
   g_test_add_func("/training/play-pause", test_play_pause);
+  g_test_add_func("/training/slot-monitor", test_slot_monitor);
   g_test_add_func("/training/step", test_step);
   g_test_add_func("/training/reset", test_reset);
   g_test_add_func("/training/learning-rate-live", test_learning_rate_live);
