@@ -25,6 +25,7 @@ typedef enum {
   GPU_K_COLSUM,
   GPU_K_SGD,
   GPU_K_ADAM,
+  GPU_K_LOSS,
   GPU_K_COUNT
 } gpu_kernel;
 
@@ -167,3 +168,47 @@ int gpu_op_sgd(gpu_rec *rec, const loom_optim_config *c, bool first, double lr, 
                gpu_buf *mom, int64_t n, loom_error *err);
 int gpu_op_adam(gpu_rec *rec, const loom_optim_config *c, int64_t step, double lr, gpu_buf *param,
                 const gpu_buf *grad, gpu_buf *m, gpu_buf *v, gpu_buf *vmax, int64_t n, loom_error *err);
+
+#include "loom/loss.h"
+/* dy = ∂loss/∂y of the network output y (rows × cols) for mse, cross_entropy
+ * (targets: int32 labels, one a row) or bce_logits (float targets), mean
+ * reduction over `valid` rows; rows from valid on get dy = 0. Other losses
+ * are refused naming the loss. */
+int gpu_op_loss_grad(gpu_rec *rec, const loom_loss_spec *spec, const gpu_buf *y, const gpu_buf *targets, gpu_buf *dy,
+                     int64_t rows, int64_t valid, int64_t cols, loom_error *err);
+
+/* ---- a network on the device (gpu-net.c) ---------------------------------- */
+
+typedef enum { GN_PASS, GN_DENSE, GN_ACT, GN_SOFTMAX } gnode_kind;
+
+/* One plan node. Sizes are per sample, so one preparation serves every
+ * batch up to the one its buffers were made for. */
+typedef struct {
+  gnode_kind kind;
+  loom_layer *layer;
+  int in, out; /* activation buffers: 0 is the network input */
+  gpu_weights w, b;
+  bool has_bias;
+  int64_t pos, n, k; /* dense: rows per sample (positions), out, in features */
+  gpu_act act;
+  int64_t numel;        /* values of the output per sample */
+  int64_t rows, cols;   /* softmax: rows per sample, entries a row */
+} gnode;
+
+struct loom_gpu_net {
+  loom_gpu *g;
+  loom_net *net;
+  int64_t batch, in_numel, out_numel;
+  int n_nodes;
+  gnode *nodes;
+  int n_bufs, out_buf;
+  gpu_buf *bufs;
+  gpu_buf readback; /* the output, copied here by the command buffer */
+  gpu_rec rec;
+};
+
+/* Records the forward of `batch` samples (≤ gn->batch) into rec: one
+ * dispatch per enabled node. */
+int gpu_net_record_forward(loom_gpu_net *gn, gpu_rec *rec, int64_t batch, loom_error *err);
+/* Records a fill of a whole buffer with zeros, visible to later dispatches. */
+void gpu_rec_zero(gpu_rec *rec, gpu_buf *b);

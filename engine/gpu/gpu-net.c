@@ -16,32 +16,6 @@
 #include "layers/softmax-rows.h"
 #include "net/net-plan.h"
 
-typedef enum { GN_PASS, GN_DENSE, GN_ACT, GN_SOFTMAX } gnode_kind;
-
-typedef struct {
-  gnode_kind kind;
-  loom_layer *layer;
-  int in, out; /* activation buffers: 0 is the network input */
-  gpu_weights w, b;
-  bool has_bias;
-  int64_t m, n, k; /* dense: rows (batch × positions), out, in features */
-  gpu_act act;
-  int64_t numel; /* values of the output, whole batch */
-  int64_t rows, cols;
-} gnode;
-
-struct loom_gpu_net {
-  loom_gpu *g;
-  loom_net *net;
-  int64_t batch, in_numel, out_numel;
-  int n_nodes;
-  gnode *nodes;
-  int n_bufs, out_buf;
-  gpu_buf *bufs;
-  gpu_buf readback; /* the output, copied here by the command buffer */
-  gpu_rec rec;
-};
-
 static int unsupported(const net_node *nd, const char *why, loom_error *err) {
   char where[128];
   return loom_error_set(err, LOOM_ERR_UNSUPPORTED, _("%s: the Vulkan backend %s"),
@@ -56,7 +30,7 @@ static int classify(loom_gpu_net *gn, const net_node *nd, gnode *out, loom_error
                           _("slot %s: the Vulkan backend does not run links (merges) yet; run this network on the CPU"),
                           loom_coord_format(nd->coord, at, sizeof at));
   out->layer = nd->layer;
-  out->numel = gn->batch * loom_shape_numel(&nd->out);
+  out->numel = loom_shape_numel(&nd->out);
   if (!nd->enabled) {
     out->kind = GN_PASS;
     return LOOM_OK;
@@ -69,14 +43,14 @@ static int classify(loom_gpu_net *gn, const net_node *nd, gnode *out, loom_error
     out->kind = GN_DENSE;
     out->k = loom_layer_get_int(l, "in_features");
     out->n = loom_layer_get_int(l, "out_features");
-    out->m = gn->batch * (loom_shape_numel(&nd->in) / out->k);
+    out->pos = loom_shape_numel(&nd->in) / out->k;
     out->has_bias = l->n_weights > 1;
     return LOOM_OK;
   }
   if (!strcmp(name, "softmax")) {
     out->kind = GN_SOFTMAX;
     out->cols = rows_last_dim(&nd->in);
-    out->rows = gn->batch * rows_per_sample(&nd->in);
+    out->rows = rows_per_sample(&nd->in);
     return LOOM_OK;
   }
   if (gpu_act_of(l, &out->act)) {
@@ -106,8 +80,8 @@ LOOM_API int loom_gpu_net_upload_weights(loom_gpu_net *gn, loom_error *err) {
   return LOOM_OK;
 }
 
-static int record(loom_gpu_net *gn, loom_error *err) {
-  int rc = gpu_rec_begin(gn->g, gn->n_nodes, &gn->rec, err);
+int gpu_net_record_forward(loom_gpu_net *gn, gpu_rec *rec, int64_t batch, loom_error *err) {
+  int rc = LOOM_OK;
   for (int i = 0; !rc && i < gn->n_nodes; i++) {
     gnode *n = &gn->nodes[i];
     gpu_buf *x = &gn->bufs[n->in], *y = &gn->bufs[n->out];
@@ -115,14 +89,20 @@ static int record(loom_gpu_net *gn, loom_error *err) {
     case GN_PASS: break;
     case GN_DENSE: {
       gpu_gemm op = {.a = x, .lda = (uint32_t)n->k, .b = &n->w, .tb = true, .bias = n->has_bias ? &n->b.data : NULL,
-                     .c = y, .ldc = (uint32_t)n->n, .m = n->m, .n = n->n, .k = n->k};
-      rc = gpu_op_gemm(&gn->rec, &op, err);
+                     .c = y, .ldc = (uint32_t)n->n, .m = batch * n->pos, .n = n->n, .k = n->k};
+      rc = gpu_op_gemm(rec, &op, err);
       break;
     }
-    case GN_ACT: rc = gpu_op_act(&gn->rec, &n->act, x, NULL, y, n->numel, err); break;
-    case GN_SOFTMAX: rc = gpu_op_softmax(&gn->rec, x, y, n->rows, n->cols, 1.0f, err); break;
+    case GN_ACT: rc = gpu_op_act(rec, &n->act, x, NULL, y, batch * n->numel, err); break;
+    case GN_SOFTMAX: rc = gpu_op_softmax(rec, x, y, batch * n->rows, n->cols, 1.0f, err); break;
     }
   }
+  return rc;
+}
+
+static int record(loom_gpu_net *gn, loom_error *err) {
+  int rc = gpu_rec_begin(gn->g, gn->n_nodes, &gn->rec, err);
+  if (!rc) rc = gpu_net_record_forward(gn, &gn->rec, gn->batch, err);
   if (!rc)
     gpu_rec_copy(&gn->rec, &gn->bufs[gn->out_buf], &gn->readback, (size_t)(gn->batch * gn->out_numel) * sizeof(float));
   if (!rc) rc = gpu_rec_end(&gn->rec, err);
@@ -185,7 +165,7 @@ LOOM_API loom_gpu_net *loom_gpu_net_new(loom_gpu *g, loom_net *net, int64_t batc
       char where[128];
       snprintf(what, sizeof what, _("the output of %s"), layer_where(n->layer, where, sizeof where));
       n->out = gn->n_bufs;
-      rc = gpu_buf_new(g, (size_t)n->numel * sizeof(float), what, &gn->bufs[gn->n_bufs], err);
+      rc = gpu_buf_new(g, (size_t)(batch * n->numel) * sizeof(float), what, &gn->bufs[gn->n_bufs], err);
       if (!rc) gn->n_bufs++;
     }
     out_of[i] = n->out;

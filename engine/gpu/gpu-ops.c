@@ -210,3 +210,31 @@ int gpu_op_adam(gpu_rec *rec, const loom_optim_config *c, int64_t step, double l
   gpu_groups_1d(n, 256, groups);
   return gpu_rec_dispatch(rec, GPU_K_ADAM, bufs, &push, sizeof push, groups, err);
 }
+
+int gpu_op_loss_grad(gpu_rec *rec, const loom_loss_spec *spec, const gpu_buf *y, const gpu_buf *targets, gpu_buf *dy,
+                     int64_t rows, int64_t valid, int64_t cols, loom_error *err) {
+  if (rows * cols > GPU_MAX_INDEX) return too_large(_("a loss gradient"), rows * cols, err);
+  uint32_t kind;
+  switch (spec->kind) {
+  case LOOM_LOSS_MSE: kind = 0; break;
+  case LOOM_LOSS_CROSS_ENTROPY: kind = 1; break;
+  case LOOM_LOSS_BCE_LOGITS: kind = 2; break;
+  default:
+    return loom_error_set(err, LOOM_ERR_UNSUPPORTED,
+                          _("loss: the Vulkan backend does not compute the %s loss yet (mse, cross_entropy and "
+                            "bce_logits)"),
+                          loom_loss_name(spec->kind));
+  }
+  /* The CPU scales by 1/n in double and rounds the product once; the
+   * float32 inverse here adds at most one rounding. */
+  double inv = kind == 1 ? 1.0 / (double)valid : 1.0 / (double)(valid * cols);
+  struct {
+    uint32_t rows, cols, kind, valid;
+    float inv, eps;
+  } push = {(uint32_t)rows, (uint32_t)cols, kind, (uint32_t)valid, (float)inv,
+            kind == 1 ? (float)spec->label_smoothing : 0.0f};
+  const gpu_buf *bufs[3] = {y, targets, dy};
+  uint32_t groups[3];
+  gpu_groups_1d(rows, 1, groups);
+  return gpu_rec_dispatch(rec, GPU_K_LOSS, bufs, &push, sizeof push, groups, err);
+}

@@ -191,3 +191,19 @@ void gpu_rec_free(gpu_rec *rec) {
   if (rec->pool) vkDestroyDescriptorPool(rec->g->device, rec->pool, NULL);
   memset(rec, 0, sizeof *rec);
 }
+
+void gpu_rec_zero(gpu_rec *rec, gpu_buf *b) {
+  /* Earlier dispatches may still read or write the buffer (a gradient of the
+   * previous layer); the fill waits for them, and later dispatches for it. */
+  VkMemoryBarrier before = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+                            .srcAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT,
+                            .dstAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT};
+  vkCmdPipelineBarrier(rec->cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &before,
+                       0, NULL, 0, NULL);
+  vkCmdFillBuffer(rec->cmd, b->buffer, 0, VK_WHOLE_SIZE, 0);
+  VkMemoryBarrier after = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+                           .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
+                           .dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT};
+  vkCmdPipelineBarrier(rec->cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &after, 0,
+                       NULL, 0, NULL);
+}

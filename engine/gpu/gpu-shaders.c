@@ -38,6 +38,10 @@ static const uint32_t spv_adam[] =
 #include "adam.spv.inc"
   ;
 
+static const uint32_t spv_loss[] =
+#include "loss.spv.inc"
+  ;
+
 #define KERNEL(ident, array, bindings) [ident] = {#array, array, sizeof array, bindings}
 
 const gpu_kernel_info gpu_kernels[GPU_K_COUNT] = {
@@ -52,4 +56,5 @@ const gpu_kernel_info gpu_kernels[GPU_K_COUNT] = {
   KERNEL(GPU_K_COLSUM, spv_colsum, 2),
   KERNEL(GPU_K_SGD, spv_sgd, 3),
   KERNEL(GPU_K_ADAM, spv_adam, 5),
+  KERNEL(GPU_K_LOSS, spv_loss, 3),
 };
