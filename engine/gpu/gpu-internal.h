@@ -26,6 +26,7 @@ typedef enum {
   GPU_K_SGD,
   GPU_K_ADAM,
   GPU_K_LOSS,
+  GPU_K_NORM,
   GPU_K_COUNT
 } gpu_kernel;
 
@@ -169,6 +170,23 @@ int gpu_op_sgd(gpu_rec *rec, const loom_optim_config *c, bool first, double lr, 
 int gpu_op_adam(gpu_rec *rec, const loom_optim_config *c, int64_t step, double lr, gpu_buf *param,
                 const gpu_buf *grad, gpu_buf *m, gpu_buf *v, gpu_buf *vmax, int64_t n, loom_error *err);
 
+/* layernorm / rmsnorm over rows of d values (shaders/norm.comp). w, b
+ * may be NULL (no affine, or rmsnorm's missing bias); stats holds 2 floats
+ * a row, written by the forward and read by both backward passes. */
+typedef struct {
+  bool layernorm;
+  float eps;
+  int64_t rows, d;
+  const gpu_buf *w, *b;
+  gpu_buf *stats;
+} gpu_norm;
+int gpu_op_norm_forward(gpu_rec *rec, const gpu_norm *n, const gpu_buf *x, gpu_buf *y, loom_error *err);
+int gpu_op_norm_backward(gpu_rec *rec, const gpu_norm *n, const gpu_buf *x, const gpu_buf *dy, gpu_buf *dx,
+                         loom_error *err);
+/* dw = Σ_rows dy·x̂ and db = Σ_rows dy, written whole (db may be NULL). */
+int gpu_op_norm_params(gpu_rec *rec, const gpu_norm *n, const gpu_buf *x, const gpu_buf *dy, gpu_buf *dw,
+                       gpu_buf *db, loom_error *err);
+
 #include "loom/loss.h"
 /* dy = ∂loss/∂y of the network output y (rows × cols) for mse, cross_entropy
  * (targets: int32 labels, one a row) or bce_logits (float targets), mean
@@ -179,7 +197,7 @@ int gpu_op_loss_grad(gpu_rec *rec, const loom_loss_spec *spec, const gpu_buf *y,
 
 /* ---- a network on the device (gpu-net.c) ---------------------------------- */
 
-typedef enum { GN_PASS, GN_DENSE, GN_ACT, GN_SOFTMAX } gnode_kind;
+typedef enum { GN_PASS, GN_DENSE, GN_ACT, GN_SOFTMAX, GN_NORM } gnode_kind;
 
 /* One plan node. Sizes are per sample, so one preparation serves every
  * batch up to the one its buffers were made for. */
@@ -192,7 +210,10 @@ typedef struct {
   int64_t pos, n, k; /* dense: rows per sample (positions), out, in features */
   gpu_act act;
   int64_t numel;        /* values of the output per sample */
-  int64_t rows, cols;   /* softmax: rows per sample, entries a row */
+  int64_t rows, cols;   /* softmax, norm: rows per sample, entries a row */
+  bool layernorm, has_weight; /* norm */
+  float eps;
+  gpu_buf stats;        /* norm: mean and rstd of every row of the batch */
 } gnode;
 
 struct loom_gpu_net {
@@ -207,6 +228,8 @@ struct loom_gpu_net {
   gpu_rec rec;
 };
 
+/* The norm operation of a GN_NORM node at `batch` samples. */
+gpu_norm gpu_node_norm(gnode *n, int64_t batch);
 /* Records the forward of `batch` samples (≤ gn->batch) into rec: one
  * dispatch per enabled node. */
 int gpu_net_record_forward(loom_gpu_net *gn, gpu_rec *rec, int64_t batch, loom_error *err);

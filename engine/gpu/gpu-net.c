@@ -53,12 +53,24 @@ static int classify(loom_gpu_net *gn, const net_node *nd, gnode *out, loom_error
     out->rows = rows_per_sample(&nd->in);
     return LOOM_OK;
   }
+  if (!strcmp(name, "layernorm") || !strcmp(name, "rmsnorm")) {
+    out->kind = GN_NORM;
+    out->layernorm = name[0] == 'l';
+    out->eps = (float)loom_layer_get_float(l, "eps");
+    /* "over": 0 the last dimension, 1 the whole sample (engine/layers/norm.c) */
+    out->cols = loom_layer_get_int(l, "over") == 1 ? loom_shape_numel(&nd->in) : nd->in.d[nd->in.rank - 1];
+    out->rows = loom_shape_numel(&nd->in) / out->cols;
+    out->has_weight = l->n_weights > 0;
+    out->has_bias = l->n_weights > 1;
+    return LOOM_OK;
+  }
   if (gpu_act_of(l, &out->act)) {
     out->kind = GN_ACT;
     return LOOM_OK;
   }
   char why[160];
-  snprintf(why, sizeof why, _("does not run %s layers yet (it runs dense, softmax and the element-wise activations)"),
+  snprintf(why, sizeof why, _("does not run %s layers yet (it runs dense, layernorm, rmsnorm, softmax and the element-wise "
+             "activations)"),
            name);
   return unsupported(nd, why, err);
 }
@@ -66,7 +78,7 @@ static int classify(loom_gpu_net *gn, const net_node *nd, gnode *out, loom_error
 LOOM_API int loom_gpu_net_upload_weights(loom_gpu_net *gn, loom_error *err) {
   for (int i = 0; i < gn->n_nodes; i++) {
     gnode *n = &gn->nodes[i];
-    if (n->kind != GN_DENSE) continue;
+    if (n->kind != GN_DENSE && !(n->kind == GN_NORM && n->has_weight)) continue;
     int rc = gpu_weights_upload(gn->g, loom_layer_weights(n->layer, 0), &n->w, err);
     if (!rc && n->has_bias) {
       loom_weights *b = loom_layer_weights(n->layer, 1);
@@ -78,6 +90,11 @@ LOOM_API int loom_gpu_net_upload_weights(loom_gpu_net *gn, loom_error *err) {
     if (rc) return rc;
   }
   return LOOM_OK;
+}
+
+gpu_norm gpu_node_norm(gnode *n, int64_t batch) {
+  return (gpu_norm){.layernorm = n->layernorm, .eps = n->eps, .rows = batch * n->rows, .d = n->cols,
+                    .w = n->has_weight ? &n->w.data : NULL, .b = n->has_bias ? &n->b.data : NULL, .stats = &n->stats};
 }
 
 int gpu_net_record_forward(loom_gpu_net *gn, gpu_rec *rec, int64_t batch, loom_error *err) {
@@ -95,6 +112,11 @@ int gpu_net_record_forward(loom_gpu_net *gn, gpu_rec *rec, int64_t batch, loom_e
     }
     case GN_ACT: rc = gpu_op_act(rec, &n->act, x, NULL, y, batch * n->numel, err); break;
     case GN_SOFTMAX: rc = gpu_op_softmax(rec, x, y, batch * n->rows, n->cols, 1.0f, err); break;
+    case GN_NORM: {
+      gpu_norm op = gpu_node_norm(n, batch);
+      rc = gpu_op_norm_forward(rec, &op, x, y, err);
+      break;
+    }
     }
   }
   return rc;
@@ -167,6 +189,8 @@ LOOM_API loom_gpu_net *loom_gpu_net_new(loom_gpu *g, loom_net *net, int64_t batc
       n->out = gn->n_bufs;
       rc = gpu_buf_new(g, (size_t)(batch * n->numel) * sizeof(float), what, &gn->bufs[gn->n_bufs], err);
       if (!rc) gn->n_bufs++;
+      if (!rc && n->kind == GN_NORM)
+        rc = gpu_buf_new(g, (size_t)(batch * n->rows * 2) * sizeof(float), what, &n->stats, err);
     }
     out_of[i] = n->out;
   }
@@ -204,6 +228,7 @@ LOOM_API void loom_gpu_net_free(loom_gpu_net *gn) {
     for (int i = 0; gn->nodes && i < gn->n_nodes; i++) {
       gpu_weights_free(gn->g, &gn->nodes[i].w);
       gpu_weights_free(gn->g, &gn->nodes[i].b);
+      gpu_buf_free(gn->g, &gn->nodes[i].stats);
     }
     for (int i = 0; gn->bufs && i < gn->n_bufs; i++) gpu_buf_free(gn->g, &gn->bufs[i]);
     gpu_buf_free(gn->g, &gn->readback);

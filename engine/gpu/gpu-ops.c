@@ -238,3 +238,33 @@ int gpu_op_loss_grad(gpu_rec *rec, const loom_loss_spec *spec, const gpu_buf *y,
   gpu_groups_1d(rows, 1, groups);
   return gpu_rec_dispatch(rec, GPU_K_LOSS, bufs, &push, sizeof push, groups, err);
 }
+
+static int norm_dispatch(gpu_rec *rec, const gpu_norm *n, uint32_t mode, const gpu_buf *x, const gpu_buf *dy,
+                         gpu_buf *out, gpu_buf *db, loom_error *err) {
+  if (n->rows * n->d > GPU_MAX_INDEX) return too_large(_("a normalization"), n->rows * n->d, err);
+  struct {
+    uint32_t rows, d, mode, layernorm, has_w, has_b;
+    float eps;
+  } push = {(uint32_t)n->rows, (uint32_t)n->d, mode, n->layernorm, n->w != NULL, mode == 2 ? db != NULL : n->b != NULL,
+            n->eps};
+  const gpu_buf *dummy = rec->g->dummy;
+  const gpu_buf *bufs[7] = {x, dy ? dy : dummy, n->w ? n->w : dummy, n->b ? n->b : dummy, n->stats, out,
+                            db ? db : dummy};
+  uint32_t groups[3];
+  gpu_groups_1d(mode == 2 ? (n->d + 63) / 64 : n->rows, 1, groups);
+  return gpu_rec_dispatch(rec, GPU_K_NORM, bufs, &push, sizeof push, groups, err);
+}
+
+int gpu_op_norm_forward(gpu_rec *rec, const gpu_norm *n, const gpu_buf *x, gpu_buf *y, loom_error *err) {
+  return norm_dispatch(rec, n, 0, x, NULL, y, NULL, err);
+}
+
+int gpu_op_norm_backward(gpu_rec *rec, const gpu_norm *n, const gpu_buf *x, const gpu_buf *dy, gpu_buf *dx,
+                         loom_error *err) {
+  return norm_dispatch(rec, n, 1, x, dy, dx, NULL, err);
+}
+
+int gpu_op_norm_params(gpu_rec *rec, const gpu_norm *n, const gpu_buf *x, const gpu_buf *dy, gpu_buf *dw,
+                       gpu_buf *db, loom_error *err) {
+  return norm_dispatch(rec, n, 2, x, dy, dw, db, err);
+}

@@ -42,6 +42,10 @@ static const uint32_t spv_loss[] =
 #include "loss.spv.inc"
   ;
 
+static const uint32_t spv_norm[] =
+#include "norm.spv.inc"
+  ;
+
 #define KERNEL(ident, array, bindings) [ident] = {#array, array, sizeof array, bindings}
 
 const gpu_kernel_info gpu_kernels[GPU_K_COUNT] = {
@@ -57,4 +61,5 @@ const gpu_kernel_info gpu_kernels[GPU_K_COUNT] = {
   KERNEL(GPU_K_SGD, spv_sgd, 3),
   KERNEL(GPU_K_ADAM, spv_adam, 5),
   KERNEL(GPU_K_LOSS, spv_loss, 3),
+  KERNEL(GPU_K_NORM, spv_norm, 7),
 };

@@ -143,7 +143,7 @@ gpu_train *gpu_train_new(loom_gpu *gpu, loom_net *net, int64_t max_batch, const 
                      &t->targets, err);
   for (int k = 0; !rc && k < gn->n_nodes; k++) {
     gnode *n = &gn->nodes[k];
-    if (n->kind != GN_DENSE) continue;
+    if (n->kind != GN_DENSE && !(n->kind == GN_NORM && n->has_weight)) continue;
     for (int idx = 0; !rc && idx < (n->has_bias ? 2 : 1); idx++) {
       gt_tensor *tt = &t->tensors[t->n_tensors];
       tt->w = loom_layer_weights(n->layer, idx);
@@ -228,6 +228,13 @@ static int record_backward(gpu_train *t, int k, bool need_input_grad, loom_error
     return need_input_grad ? gpu_op_act(&t->rec, &n->act, x, dy, dx, b * n->numel, err) : LOOM_OK;
   case GN_SOFTMAX:
     return need_input_grad ? gpu_op_softmax_backward(&t->rec, y, dy, dx, b * n->rows, n->cols, 1.0f, err) : LOOM_OK;
+  case GN_NORM: {
+    gpu_norm op = gpu_node_norm(n, b);
+    gt_tensor *tw = tensor_of(t, k, 0), *tb = tensor_of(t, k, 1);
+    if (tw) rc = gpu_op_norm_params(&t->rec, &op, x, dy, &tw->grad, tb ? &tb->grad : NULL, err);
+    if (!rc && need_input_grad) rc = gpu_op_norm_backward(&t->rec, &op, x, dy, dx, err);
+    return rc;
+  }
   }
   return LOOM_OK;
 }

@@ -89,6 +89,13 @@ static void test_chain(void) {
   loom_net_free(net);
 }
 
+static void test_norms(void) {
+  loom_net *net = gpu_test_norm_net(12, 5);
+  compare_forward(net, "norms", 6);
+  compare_forward(net, "norms", 1);
+  loom_net_free(net);
+}
+
 static void expect_refusal(const char *example, const char *needle) {
   loom_error err = {0};
   loom_net *net = NULL;
@@ -135,6 +142,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/gpu/net/devices", test_device_list);
   g_test_add_func("/gpu/net/examples", test_examples);
   g_test_add_func("/gpu/net/chain", test_chain);
+  g_test_add_func("/gpu/net/norms", test_norms);
   g_test_add_func("/gpu/net/refusals", test_refusals);
   int rc = g_test_run();
   loom_gpu_free(gpu);
