@@ -1,16 +1,17 @@
 #version 450
 // C (M×N) = op(A)·op(B) [+ C] [+ bias per column]: every matrix product of
 // the dense layer (forward x·Wᵀ, input gradient dy·W, weight gradient dyᵀ·x).
-// A is float32; B is float32 (BDTYPE 0) or packed int8 (1) / int4 (2) with
-// a scale per stored row (or one per tensor), decoded here from exactly the
-// CPU's packed layout (docs/dtypes.md: LSB-first codes, rows padded to a
-// byte, the buffer padded to a whole 32-bit word).
+// A is float32; B is float32 (BDTYPE 0) or packed (BDTYPE 1) at any dtype of
+// at most 16 bits, its kind and bits push constants, decoded here from
+// exactly the CPU's packed layout (decode.glsl) with a scale per stored row
+// (or one per tensor) for the scaled kinds.
 // Each output sums its K products in ascending k, so a result depends only on
 // the inputs and the device: runs are bit-identical.
 // SMALL_M: one invocation per output and no shared memory, for products with
 // few rows (a batch-1 forward is a matrix-vector product): nothing waits at a
 // barrier, which is what a layer at batch 1 spends its time on otherwise.
 #extension GL_EXT_control_flow_attributes : enable
+#extension GL_GOOGLE_include_directive : require
 #ifndef BDTYPE
 #define BDTYPE 0
 #endif
@@ -35,7 +36,12 @@ layout(push_constant) uniform Push {
   uint M, N, K;
   uint lda, ldb, ldc; // elements for float operands, bytes per stored row for packed B
   uint trans_a, trans_b, accumulate, has_bias, per_tensor;
+  uint kind, nbits; // packed B (decode.glsl)
 } p;
+
+#if BDTYPE != 0
+#include "decode.glsl"
+#endif
 
 
 float load_a(uint m, uint k) {
@@ -48,18 +54,7 @@ float stored_b(uint r, uint col) {
 #if BDTYPE == 0
   return b[r * p.ldb + col];
 #else
-#if BDTYPE == 1
-  uint byte_index = r * p.ldb + col;
-  uint shift = (byte_index & 3u) * 8u;
-  int q = bitfieldExtract(int(bw[byte_index >> 2]), int(shift), 8);
-#else
-  uint byte_index = r * p.ldb + (col >> 1);
-  uint shift = (byte_index & 3u) * 8u + (col & 1u) * 4u;
-  int q = bitfieldExtract(int(bw[byte_index >> 2]), int(shift), 4);
-#endif
-  // float(q)·s is exact before its one rounding, as the CPU's
-  // float32(double(q)·double(s)).
-  return float(q) * scale[p.per_tensor != 0 ? 0u : r];
+  return decode_weight(r, col, p.ldb, p.kind, p.nbits, p.per_tensor != 0);
 #endif
 }
 

@@ -15,11 +15,9 @@
 /* One entry per compute pipeline; gpu-shaders.c holds the table. */
 typedef enum {
   GPU_K_GEMM_F32,
-  GPU_K_GEMM_I8,
-  GPU_K_GEMM_I4,
-  GPU_K_GEMV_F32, /* the same product, one invocation per output (few rows) */
-  GPU_K_GEMV_I8,
-  GPU_K_GEMV_I4,
+  GPU_K_GEMM_PACKED, /* B at any dtype of ≤ 16 bits, decoded (shaders/decode.glsl) */
+  GPU_K_GEMV_F32, /* the same products, one invocation per output (few rows) */
+  GPU_K_GEMV_PACKED,
   GPU_K_ACT,
   GPU_K_SOFTMAX,
   GPU_K_COLSUM,
@@ -118,8 +116,11 @@ typedef struct {
   bool per_tensor;
 } gpu_weights;
 
-/* Whether weights of dtype d can be decoded on the device. */
+/* Whether weights of dtype d can be decoded on the device: float32 and every
+ * dtype of at most 16 bits. */
 bool gpu_dtype_supported(loom_dtype d);
+/* decode.glsl's kind of a packed dtype. */
+uint32_t gpu_decode_kind(loom_dtype d);
 /* Morphs w and copies its packed bytes and scales; allocates on first use
  * (out zeroed) and reuses the buffers while the dtype and shape stay. */
 int gpu_weights_upload(loom_gpu *g, loom_weights *w, gpu_weights *out, loom_error *err);

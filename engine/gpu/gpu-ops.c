@@ -14,22 +14,36 @@
 #define GPU_GEMV_MAX_ROWS 8
 
 bool gpu_dtype_supported(loom_dtype d) {
-  return d == LOOM_DTYPE_FLOAT32 || d == LOOM_DTYPE_INT8 || d == LOOM_DTYPE_INT4;
+  const loom_dtype_traits *t = loom_dtype_traits_get(d);
+  /* Wider codes (32/64-bit integers, float64) would need a second rounding
+   * or doubles in the shader: not decoded yet. */
+  return t && (d == LOOM_DTYPE_FLOAT32 || t->bits <= 16);
 }
 
-static int64_t row_bytes(loom_dtype d, int64_t cols) {
+uint32_t gpu_decode_kind(loom_dtype d) {
   switch (d) {
-  case LOOM_DTYPE_INT8: return cols;
-  case LOOM_DTYPE_INT4: return (cols * 4 + 7) / 8;
-  default: return cols * 4;
+  case LOOM_DTYPE_FLOAT16: return 3;
+  case LOOM_DTYPE_BFLOAT16: return 4;
+  case LOOM_DTYPE_FP8_E4M3: return 5;
+  case LOOM_DTYPE_FP8_E5M2: return 6;
+  case LOOM_DTYPE_FP4: return 7;
+  default: break;
+  }
+  switch (loom_dtype_traits_get(d)->kind) {
+  case LOOM_DTYPE_KIND_UNSIGNED: return 1;
+  case LOOM_DTYPE_KIND_BINARY: return 2;
+  default: return 0; /* signed and ternary: two's complement */
   }
 }
+
+static int64_t row_bytes(loom_dtype d, int64_t cols) { return (int64_t)loom_dtype_row_bytes(d, cols); }
 
 int gpu_weights_upload(loom_gpu *g, loom_weights *w, gpu_weights *out, loom_error *err) {
   loom_dtype d = loom_weights_dtype(w);
   if (!gpu_dtype_supported(d))
     return loom_error_set(err, LOOM_ERR_UNSUPPORTED,
-                          _("%s: the Vulkan backend does not decode %s weights yet (float32, int8 and int4 only)"),
+                          _("%s: the Vulkan backend does not decode %s weights yet (float32 and the dtypes of at most "
+                            "16 bits only)"),
                           loom_weights_label(w), loom_dtype_name(d));
   int rc = loom_weights_morph(w, err);
   if (rc) return rc;
@@ -39,7 +53,8 @@ int gpu_weights_upload(loom_gpu *g, loom_weights *w, gpu_weights *out, loom_erro
   int64_t nscales = 0;
   const float *scales = loom_weights_scales(w, &nscales);
   int64_t rb = row_bytes(d, cols);
-  if (!packed || (int64_t)nbytes != rows * rb || (d != LOOM_DTYPE_FLOAT32 && (!scales || nscales < 1)))
+  bool scaled = loom_dtype_traits_get(d)->scaled;
+  if (!packed || (int64_t)nbytes != rows * rb || (scaled && (!scales || nscales < 1)))
     return loom_error_set(err, LOOM_ERR_INVALID, _("%s: the packed copy is not the expected %lld × %lld bytes"),
                           loom_weights_label(w), (long long)rows, (long long)rb);
   if (rows * rb > GPU_MAX_INDEX)
@@ -88,13 +103,13 @@ int gpu_op_gemm(gpu_rec *rec, const gpu_gemm *op, loom_error *err) {
   /* Few rows (a forward at a small batch): one invocation per output beats
    * the tiled kernel, whose 64×64 tiles would sit mostly idle. */
   bool small = op->m <= GPU_GEMV_MAX_ROWS;
-  gpu_kernel k = op->b->dtype == LOOM_DTYPE_INT8   ? (small ? GPU_K_GEMV_I8 : GPU_K_GEMM_I8)
-               : op->b->dtype == LOOM_DTYPE_INT4   ? (small ? GPU_K_GEMV_I4 : GPU_K_GEMM_I4)
-                                                   : (small ? GPU_K_GEMV_F32 : GPU_K_GEMM_F32);
+  bool packed = op->b->dtype != LOOM_DTYPE_FLOAT32;
+  gpu_kernel k = packed ? (small ? GPU_K_GEMV_PACKED : GPU_K_GEMM_PACKED) : (small ? GPU_K_GEMV_F32 : GPU_K_GEMM_F32);
   struct {
-    uint32_t m, n, k, lda, ldb, ldc, ta, tb, accumulate, has_bias, per_tensor;
+    uint32_t m, n, k, lda, ldb, ldc, ta, tb, accumulate, has_bias, per_tensor, kind, nbits;
   } push = {(uint32_t)op->m, (uint32_t)op->n, (uint32_t)op->k, op->lda, op->b->ld, op->ldc, op->ta, op->tb,
-            op->accumulate, op->bias != NULL, op->b->per_tensor};
+            op->accumulate, op->bias != NULL, op->b->per_tensor,
+            packed ? gpu_decode_kind(op->b->dtype) : 0, packed ? (uint32_t)loom_dtype_traits_get(op->b->dtype)->bits : 0};
   const gpu_buf *dummy = rec->g->dummy;
   const gpu_buf *bufs[5] = {op->a, &op->b->data, op->b->scales.buffer ? &op->b->scales : dummy,
                             op->bias ? op->bias : dummy, op->c};

@@ -7,20 +7,14 @@
 static const uint32_t spv_gemm_f32[] =
 #include "gemm-f32.spv.inc"
   ;
-static const uint32_t spv_gemm_i8[] =
-#include "gemm-i8.spv.inc"
-  ;
-static const uint32_t spv_gemm_i4[] =
-#include "gemm-i4.spv.inc"
+static const uint32_t spv_gemm_packed[] =
+#include "gemm-packed.spv.inc"
   ;
 static const uint32_t spv_gemv_f32[] =
 #include "gemv-f32.spv.inc"
   ;
-static const uint32_t spv_gemv_i8[] =
-#include "gemv-i8.spv.inc"
-  ;
-static const uint32_t spv_gemv_i4[] =
-#include "gemv-i4.spv.inc"
+static const uint32_t spv_gemv_packed[] =
+#include "gemv-packed.spv.inc"
   ;
 static const uint32_t spv_act[] =
 #include "act.spv.inc"
@@ -50,11 +44,9 @@ static const uint32_t spv_norm[] =
 
 const gpu_kernel_info gpu_kernels[GPU_K_COUNT] = {
   KERNEL(GPU_K_GEMM_F32, spv_gemm_f32, 5),
-  KERNEL(GPU_K_GEMM_I8, spv_gemm_i8, 5),
-  KERNEL(GPU_K_GEMM_I4, spv_gemm_i4, 5),
+  KERNEL(GPU_K_GEMM_PACKED, spv_gemm_packed, 5),
   KERNEL(GPU_K_GEMV_F32, spv_gemv_f32, 5),
-  KERNEL(GPU_K_GEMV_I8, spv_gemv_i8, 5),
-  KERNEL(GPU_K_GEMV_I4, spv_gemv_i4, 5),
+  KERNEL(GPU_K_GEMV_PACKED, spv_gemv_packed, 5),
   KERNEL(GPU_K_ACT, spv_act, 3),
   KERNEL(GPU_K_SOFTMAX, spv_softmax, 3),
   KERNEL(GPU_K_COLSUM, spv_colsum, 2),
