@@ -25,6 +25,7 @@ typedef enum {
   GPU_K_ADAM,
   GPU_K_LOSS,
   GPU_K_NORM,
+  GPU_K_EMBED,
   GPU_K_COUNT
 } gpu_kernel;
 
@@ -188,6 +189,12 @@ int gpu_op_norm_backward(gpu_rec *rec, const gpu_norm *n, const gpu_buf *x, cons
 int gpu_op_norm_params(gpu_rec *rec, const gpu_norm *n, const gpu_buf *x, const gpu_buf *dy, gpu_buf *dw,
                        gpu_buf *db, loom_error *err);
 
+/* y = table[x[t]] for `tokens` indices (checked on the host), or with dy
+ * the table gradient dtable[x[t]] += dy[t], tokens ascending (out: dtable,
+ * zeroed by the caller for a fresh gradient). */
+int gpu_op_embed(gpu_rec *rec, const gpu_weights *table, const gpu_buf *x, const gpu_buf *dy, gpu_buf *out,
+                 int64_t tokens, loom_error *err);
+
 #include "loom/loss.h"
 /* dy = ∂loss/∂y of the network output y (rows × cols) for mse, cross_entropy
  * (targets: int32 labels, one a row) or bce_logits (float targets), mean
@@ -198,7 +205,7 @@ int gpu_op_loss_grad(gpu_rec *rec, const loom_loss_spec *spec, const gpu_buf *y,
 
 /* ---- a network on the device (gpu-net.c) ---------------------------------- */
 
-typedef enum { GN_PASS, GN_DENSE, GN_ACT, GN_SOFTMAX, GN_NORM } gnode_kind;
+typedef enum { GN_PASS, GN_DENSE, GN_ACT, GN_SOFTMAX, GN_NORM, GN_EMBED } gnode_kind;
 
 /* One plan node. Sizes are per sample, so one preparation serves every
  * batch up to the one its buffers were made for. */
@@ -208,7 +215,8 @@ typedef struct {
   int in, out; /* activation buffers: 0 is the network input */
   gpu_weights w, b;
   bool has_bias;
-  int64_t pos, n, k; /* dense: rows per sample (positions), out, in features */
+  int64_t pos, n, k; /* dense: rows per sample (positions), out, in features;
+                        embedding: tokens per sample, dim, vocab */
   gpu_act act;
   int64_t numel;        /* values of the output per sample */
   int64_t rows, cols;   /* softmax, norm: rows per sample, entries a row */
@@ -229,6 +237,10 @@ struct loom_gpu_net {
   gpu_rec rec;
 };
 
+/* Checks the token indices of every embedding that reads the network input
+ * x (batch samples): integers in [0, vocab), else an error naming the slot,
+ * the sample and the position — the device does not check them. */
+int gpu_net_check_input(const loom_gpu_net *gn, const float *x, int64_t batch, loom_error *err);
 /* The norm operation of a GN_NORM node at `batch` samples. */
 gpu_norm gpu_node_norm(gnode *n, int64_t batch);
 /* Records the forward of `batch` samples (≤ gn->batch) into rec: one

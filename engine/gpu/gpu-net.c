@@ -6,6 +6,7 @@
  * Slots the device cannot run are refused with their coordinates; nothing
  * falls back to the CPU behind the caller's back.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +54,13 @@ static int classify(loom_gpu_net *gn, const net_node *nd, gnode *out, loom_error
     out->rows = rows_per_sample(&nd->in);
     return LOOM_OK;
   }
+  if (!strcmp(name, "embedding")) {
+    out->kind = GN_EMBED;
+    out->pos = loom_shape_numel(&nd->in);
+    out->n = loom_layer_get_int(l, "embedding_dim");
+    out->k = loom_layer_get_int(l, "num_embeddings");
+    return LOOM_OK;
+  }
   if (!strcmp(name, "layernorm") || !strcmp(name, "rmsnorm")) {
     out->kind = GN_NORM;
     out->layernorm = name[0] == 'l';
@@ -69,8 +77,8 @@ static int classify(loom_gpu_net *gn, const net_node *nd, gnode *out, loom_error
     return LOOM_OK;
   }
   char why[160];
-  snprintf(why, sizeof why, _("does not run %s layers yet (it runs dense, layernorm, rmsnorm, softmax and the element-wise "
-             "activations)"),
+  snprintf(why, sizeof why, _("does not run %s layers yet (it runs dense, embedding, layernorm, rmsnorm, softmax and the "
+             "element-wise activations)"),
            name);
   return unsupported(nd, why, err);
 }
@@ -78,7 +86,7 @@ static int classify(loom_gpu_net *gn, const net_node *nd, gnode *out, loom_error
 LOOM_API int loom_gpu_net_upload_weights(loom_gpu_net *gn, loom_error *err) {
   for (int i = 0; i < gn->n_nodes; i++) {
     gnode *n = &gn->nodes[i];
-    if (n->kind != GN_DENSE && !(n->kind == GN_NORM && n->has_weight)) continue;
+    if (n->kind != GN_DENSE && n->kind != GN_EMBED && !(n->kind == GN_NORM && n->has_weight)) continue;
     int rc = gpu_weights_upload(gn->g, loom_layer_weights(n->layer, 0), &n->w, err);
     if (!rc && n->has_bias) {
       loom_weights *b = loom_layer_weights(n->layer, 1);
@@ -117,6 +125,7 @@ int gpu_net_record_forward(loom_gpu_net *gn, gpu_rec *rec, int64_t batch, loom_e
       rc = gpu_op_norm_forward(rec, &op, x, y, err);
       break;
     }
+    case GN_EMBED: rc = gpu_op_embed(rec, &n->w, x, NULL, y, batch * n->pos, err); break;
     }
   }
   return rc;
@@ -181,6 +190,13 @@ LOOM_API loom_gpu_net *loom_gpu_net_new(loom_gpu *g, loom_net *net, int64_t batc
     rc = classify(gn, &plan[i], n, err);
     if (rc) break;
     n->in = plan[i].pred < 0 ? 0 : out_of[plan[i].pred];
+    if (n->kind == GN_EMBED && n->in != 0) {
+      /* Token indices are checked on the host before each submission. */
+      rc = unsupported(&plan[i], _("runs an embedding only on the network's input (its token indices are checked "
+                                   "on the host)"),
+                       err);
+      break;
+    }
     if (n->kind == GN_PASS) {
       n->out = n->in;
     } else {
@@ -208,8 +224,27 @@ LOOM_API loom_gpu_net *loom_gpu_net_new(loom_gpu *g, loom_net *net, int64_t batc
   return gn;
 }
 
+int gpu_net_check_input(const loom_gpu_net *gn, const float *x, int64_t batch, loom_error *err) {
+  for (int i = 0; i < gn->n_nodes; i++) {
+    const gnode *n = &gn->nodes[i];
+    if (n->kind != GN_EMBED || n->in != 0) continue;
+    for (int64_t j = 0; j < batch * n->pos; j++) {
+      float v = x[j];
+      if (isfinite(v) && v == floorf(v) && v >= 0.0f && v < (float)n->k) continue;
+      char where[128];
+      return loom_error_set(err, LOOM_ERR_RANGE,
+                            _("%s: sample %lld, position %lld: token index %g is not an integer in 0…%lld"),
+                            layer_where(n->layer, where, sizeof where), (long long)(j / n->pos),
+                            (long long)(j % n->pos), (double)v, (long long)(n->k - 1));
+    }
+  }
+  return LOOM_OK;
+}
+
 LOOM_API int loom_gpu_net_forward(loom_gpu_net *gn, const float *x, float *y, loom_error *err) {
   if (!gn || !x || !y) return loom_error_set(err, LOOM_ERR_INVALID, _("no network, input or output given"));
+  int check = gpu_net_check_input(gn, x, gn->batch, err);
+  if (check) return check;
   memcpy(gn->bufs[0].map, x, (size_t)(gn->batch * gn->in_numel) * sizeof(float));
   int rc = gpu_rec_submit(&gn->rec, err);
   if (rc) return rc;

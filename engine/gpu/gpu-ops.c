@@ -283,3 +283,20 @@ int gpu_op_norm_params(gpu_rec *rec, const gpu_norm *n, const gpu_buf *x, const 
                        gpu_buf *db, loom_error *err) {
   return norm_dispatch(rec, n, 2, x, dy, dw, db, err);
 }
+
+int gpu_op_embed(gpu_rec *rec, const gpu_weights *table, const gpu_buf *x, const gpu_buf *dy, gpu_buf *out,
+                 int64_t tokens, loom_error *err) {
+  int64_t dim = table->cols;
+  if (tokens * dim > GPU_MAX_INDEX || table->rows * dim > GPU_MAX_INDEX)
+    return too_large(_("an embedding"), tokens * dim, err);
+  bool f32 = table->dtype == LOOM_DTYPE_FLOAT32;
+  struct {
+    uint32_t tokens, dim, mode, ldb, kind, nbits, per_tensor;
+  } push = {(uint32_t)tokens, (uint32_t)dim, dy != NULL, table->ld, f32 ? 8u : gpu_decode_kind(table->dtype),
+            f32 ? 32u : (uint32_t)loom_dtype_traits_get(table->dtype)->bits, table->per_tensor};
+  const gpu_buf *dummy = rec->g->dummy;
+  const gpu_buf *bufs[5] = {x, &table->data, table->scales.buffer ? &table->scales : dummy, dy ? dy : dummy, out};
+  uint32_t groups[3];
+  gpu_groups_1d(dy ? dim : tokens * dim, 256, groups);
+  return gpu_rec_dispatch(rec, GPU_K_EMBED, bufs, &push, sizeof push, groups, err);
+}

@@ -40,6 +40,10 @@ static const uint32_t spv_norm[] =
 #include "norm.spv.inc"
   ;
 
+static const uint32_t spv_embed[] =
+#include "embed.spv.inc"
+  ;
+
 #define KERNEL(ident, array, bindings) [ident] = {#array, array, sizeof array, bindings}
 
 const gpu_kernel_info gpu_kernels[GPU_K_COUNT] = {
@@ -54,4 +58,5 @@ const gpu_kernel_info gpu_kernels[GPU_K_COUNT] = {
   KERNEL(GPU_K_ADAM, spv_adam, 5),
   KERNEL(GPU_K_LOSS, spv_loss, 3),
   KERNEL(GPU_K_NORM, spv_norm, 7),
+  KERNEL(GPU_K_EMBED, spv_embed, 5),
 };

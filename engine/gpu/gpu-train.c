@@ -143,7 +143,7 @@ gpu_train *gpu_train_new(loom_gpu *gpu, loom_net *net, int64_t max_batch, const 
                      &t->targets, err);
   for (int k = 0; !rc && k < gn->n_nodes; k++) {
     gnode *n = &gn->nodes[k];
-    if (n->kind != GN_DENSE && !(n->kind == GN_NORM && n->has_weight)) continue;
+    if (n->kind != GN_DENSE && n->kind != GN_EMBED && !(n->kind == GN_NORM && n->has_weight)) continue;
     for (int idx = 0; !rc && idx < (n->has_bias ? 2 : 1); idx++) {
       gt_tensor *tt = &t->tensors[t->n_tensors];
       tt->w = loom_layer_weights(n->layer, idx);
@@ -228,6 +228,14 @@ static int record_backward(gpu_train *t, int k, bool need_input_grad, loom_error
     return need_input_grad ? gpu_op_act(&t->rec, &n->act, x, dy, dx, b * n->numel, err) : LOOM_OK;
   case GN_SOFTMAX:
     return need_input_grad ? gpu_op_softmax_backward(&t->rec, y, dy, dx, b * n->rows, n->cols, 1.0f, err) : LOOM_OK;
+  case GN_EMBED: {
+    gt_tensor *tw = tensor_of(t, k, 0);
+    gpu_rec_zero(&t->rec, &tw->grad);
+    rc = gpu_op_embed(&t->rec, &n->w, x, dy, &tw->grad, b * n->pos, err);
+    /* Token indices are discrete: no gradient flows into them. */
+    if (!rc && need_input_grad) gpu_rec_zero(&t->rec, dx);
+    return rc;
+  }
   case GN_NORM: {
     gpu_norm op = gpu_node_norm(n, b);
     gt_tensor *tw = tensor_of(t, k, 0), *tb = tensor_of(t, k, 1);
@@ -298,6 +306,7 @@ int gpu_train_step(gpu_train *t, const loom_train_config *cfg, const float *x, i
       if (labels[i] < 0 || labels[i] >= t->width)
         return loom_error_set(err, LOOM_ERR_RANGE, _("sample %lld: label %d outside [0, %lld)"), (long long)i,
                               labels[i], (long long)t->width);
+  if ((rc = gpu_net_check_input(t->gn, x, rows, err))) return rc;
   t->rows = rows;
   memcpy(t->gn->bufs[0].map, x, (size_t)(rows * t->gn->in_numel) * sizeof(float));
   if (labelled) memcpy(t->targets.map, labels, (size_t)rows * sizeof(int32_t));

@@ -106,3 +106,38 @@ static inline loom_net *gpu_test_norm_net(int64_t in_features, int64_t out) {
   }
   return net;
 }
+
+/* embedding (vocab 9 × 5, at `table`) → dense 5→8 → tanh → dense 8→3 over
+ * 4 tokens a sample: output [4, 3]. */
+static inline loom_net *gpu_test_embed_net(loom_dtype table) {
+  loom_error err = {0};
+  loom_net *net = loom_net_new(1, 1, 4, 1, &err);
+  if (!net) g_error("%s", err.message);
+  loom_shape in = loom_shape_1d(4);
+  if (loom_net_set_input_shape(net, &in, &err)) g_error("%s", err.message);
+  static const char *const types[] = {"embedding", "dense", "tanh", "dense"};
+  for (int x = 0; x < 4; x++) {
+    loom_layer *l = loom_layer_new_by_name(types[x], &err);
+    if (!l) g_error("%s", err.message);
+    int rc = 0;
+    if (x == 0)
+      rc = loom_layer_set_int(l, "num_embeddings", 9, &err) || loom_layer_set_int(l, "embedding_dim", 5, &err) ||
+           loom_layer_set_dtype(l, table, &err);
+    if (x == 1) rc = loom_layer_set_int(l, "in_features", 5, &err) || loom_layer_set_int(l, "out_features", 8, &err);
+    if (x == 3) rc = loom_layer_set_int(l, "in_features", 8, &err) || loom_layer_set_int(l, "out_features", 3, &err);
+    if (rc || loom_net_place(net, (loom_coord){0, 0, x, 0}, l, &err)) g_error("%s", err.message);
+  }
+  loom_diag *diags = NULL;
+  if (loom_net_infer_shapes(net, 5, &diags)) g_error("%s", diags[0].message);
+  free(diags);
+  return net;
+}
+
+/* Token indices in [0, 9), each sample's targets a smooth function of them. */
+static inline void gpu_test_tokens(float *x, int64_t n, uint64_t seed) {
+  uint64_t s = seed * 2862933555777941757ull + 3037000493ull;
+  for (int64_t i = 0; i < n; i++) {
+    s = s * 6364136223846793005ull + 1442695040888963407ull;
+    x[i] = (float)((s >> 33) % 9);
+  }
+}

@@ -6,8 +6,8 @@
  * three losses the device computes (cross-entropy: spiral, mse: xor,
  * bce_logits: playground), SGD with momentum, Adam and AdamW, a short last
  * batch of an epoch, int4 weights trained quantization-aware (playground-int4)
- * a disabled slot (spiral), and layernorm / rmsnorm with and without affine
- * weights (norms). Two device runs are bit-identical. What the
+ * a disabled slot (spiral), layernorm / rmsnorm with and without affine
+ * weights (norms) and an embedding table (token data, mse). Two device runs are bit-identical. What the
  * device cannot train is refused with the slot or the field named.
  */
 #include "gpu-test.h"
@@ -158,6 +158,25 @@ static void test_norms_adam(void) {
   parity_net("norms", gpu_test_norm_net(2, 2), data_for("spiral"), LOOM_OPTIM_ADAM);
 }
 
+/* Token data for the embedding net: 100 samples of 4 tokens, 12 targets. */
+static loom_dataset *token_data(void) {
+  loom_error err = {0};
+  loom_shape in = loom_shape_1d(4);
+  loom_dataset *ds = loom_dataset_new(100, &in, LOOM_TARGET_VECTOR, 12, 0, &err);
+  if (!ds) g_error("%s", err.message);
+  gpu_test_tokens(ds->inputs, 400, 8);
+  for (int64_t i = 0; i < 100; i++)
+    for (int j = 0; j < 12; j++) ds->targets[i * 12 + j] = (float)sin(0.7 * ds->inputs[i * 4 + j / 3] + j);
+  return ds;
+}
+
+static void test_embedding_sgd(void) {
+  parity_net("embedding", gpu_test_embed_net(LOOM_DTYPE_FLOAT32), token_data(), LOOM_OPTIM_SGD);
+}
+static void test_embedding_adam(void) {
+  parity_net("embedding", gpu_test_embed_net(LOOM_DTYPE_FLOAT32), token_data(), LOOM_OPTIM_ADAM);
+}
+
 static void test_spiral_sgd(void) { parity("spiral", LOOM_OPTIM_SGD); }
 static void test_spiral_adam(void) { parity("spiral", LOOM_OPTIM_ADAM); }
 /* SGD, not Adam, where a loss gradient is checked alone: Adam's step does
@@ -264,6 +283,8 @@ int main(int argc, char **argv) {
   g_test_add_func("/gpu/train/playground-int4-adam", test_playground_int4_adam);
   g_test_add_func("/gpu/train/norms-sgd", test_norms_sgd);
   g_test_add_func("/gpu/train/norms-adam", test_norms_adam);
+  g_test_add_func("/gpu/train/embedding-sgd", test_embedding_sgd);
+  g_test_add_func("/gpu/train/embedding-adam", test_embedding_adam);
   g_test_add_func("/gpu/train/spiral-accuracy", test_spiral_accuracy);
   g_test_add_func("/gpu/train/refusals", test_refusals);
   int rc = g_test_run();
