@@ -26,6 +26,7 @@ typedef enum {
   GPU_K_LOSS,
   GPU_K_NORM,
   GPU_K_EMBED,
+  GPU_K_MERGE,
   GPU_K_COUNT
 } gpu_kernel;
 
@@ -195,6 +196,16 @@ int gpu_op_norm_params(gpu_rec *rec, const gpu_norm *n, const gpu_buf *x, const 
 int gpu_op_embed(gpu_rec *rec, const gpu_weights *table, const gpu_buf *x, const gpu_buf *dy, gpu_buf *out,
                  int64_t tokens, loom_error *err);
 
+/* A segment of a merge: for every sample b < batch,
+ * dst[b·dst_stride + dst_off + j] (= or +=) src[b·src_stride + src_off + j], j < len. */
+typedef struct {
+  const gpu_buf *src;
+  gpu_buf *dst;
+  int64_t batch, len, src_stride, src_off, dst_stride, dst_off;
+  bool add;
+} gpu_segment;
+int gpu_op_segment(gpu_rec *rec, const gpu_segment *s, loom_error *err);
+
 #include "loom/loss.h"
 /* dy = ∂loss/∂y of the network output y (rows × cols) for mse, cross_entropy
  * (targets: int32 labels, one a row) or bce_logits (float targets), mean
@@ -223,6 +234,19 @@ typedef struct {
   bool layernorm, has_weight; /* norm */
   float eps;
   gpu_buf stats;        /* norm: mean and rstd of every row of the batch */
+  /* Remote links: the node reads buffer `in`, its own, made from the spine
+   * input (buffer `base`) and the merges that take effect: those after the
+   * last replace (a replace discards what came before it, on the CPU too),
+   * the replace itself first. */
+  int base;
+  int64_t in_numel, base_numel; /* per sample */
+  int n_merges;
+  struct gmerge {
+    int src;           /* activation buffer of the link's source */
+    loom_merge mode;
+    int64_t src_numel, before_numel;
+  } *merges;
+  bool base_used;      /* no replace: the spine input is the merge's start */
 } gnode;
 
 struct loom_gpu_net {
@@ -243,6 +267,8 @@ struct loom_gpu_net {
 int gpu_net_check_input(const loom_gpu_net *gn, const float *x, int64_t batch, loom_error *err);
 /* The norm operation of a GN_NORM node at `batch` samples. */
 gpu_norm gpu_node_norm(gnode *n, int64_t batch);
+/* The most dispatches gpu_net_record_forward records. */
+int gpu_net_forward_dispatches(const loom_gpu_net *gn);
 /* Records the forward of `batch` samples (≤ gn->batch) into rec: one
  * dispatch per enabled node. */
 int gpu_net_record_forward(loom_gpu_net *gn, gpu_rec *rec, int64_t batch, loom_error *err);

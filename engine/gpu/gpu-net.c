@@ -26,9 +26,9 @@ static int unsupported(const net_node *nd, const char *why, loom_error *err) {
 /* Classifies one plan node; fails for what the device cannot run. */
 static int classify(loom_gpu_net *gn, const net_node *nd, gnode *out, loom_error *err) {
   char at[48];
-  if (nd->n_merges > 0 || nd->n_feedback > 0)
+  if (nd->n_feedback > 0)
     return loom_error_set(err, LOOM_ERR_UNSUPPORTED,
-                          _("slot %s: the Vulkan backend does not run links (merges) yet; run this network on the CPU"),
+                          _("slot %s: the Vulkan backend does not run feedback links; run this network on the CPU"),
                           loom_coord_format(nd->coord, at, sizeof at));
   out->layer = nd->layer;
   out->numel = loom_shape_numel(&nd->out);
@@ -83,6 +83,61 @@ static int classify(loom_gpu_net *gn, const net_node *nd, gnode *out, loom_error
   return unsupported(nd, why, err);
 }
 
+/* The merges that take effect (from the last replace on) and the node's own
+ * buffer for its merged input. */
+static int setup_merges(loom_gpu_net *gn, const net_node *nd, gnode *n, const int *out_of, loom_error *err) {
+  int first = 0;
+  for (int m = 0; m < nd->n_merges; m++)
+    if (nd->merges[m].mode == LOOM_MERGE_REPLACE) first = m;
+  n->base_used = nd->merges[first].mode != LOOM_MERGE_REPLACE;
+  n->merges = calloc((size_t)(nd->n_merges - first), sizeof *n->merges);
+  if (!n->merges) return loom_error_set(err, LOOM_ERR_NOMEM, _("out of memory for a network on the device"));
+  for (int m = first; m < nd->n_merges; m++) {
+    const net_merge *g = &nd->merges[m];
+    n->merges[n->n_merges++] = (struct gmerge){.src = out_of[g->src_node], .mode = g->mode,
+                                               .src_numel = g->src_numel, .before_numel = g->before_numel};
+  }
+  char what[160], where[128];
+  snprintf(what, sizeof what, _("the merged input of %s"), layer_where(nd->layer, where, sizeof where));
+  n->in = gn->n_bufs;
+  int rc = gpu_buf_new(gn->g, (size_t)(gn->batch * n->in_numel) * sizeof(float), what, &gn->bufs[gn->n_bufs], err);
+  if (!rc) gn->n_bufs++;
+  return rc;
+}
+
+/* Builds the merged input: the start (spine input, or the replacing link),
+ * then adds and concatenations in order; lengths only grow from the start. */
+static int record_merges(loom_gpu_net *gn, gpu_rec *rec, const gnode *n, int64_t batch, loom_error *err) {
+  gpu_buf *dst = &gn->bufs[n->in];
+  int64_t len = 0;
+  int m = 0, rc = LOOM_OK;
+  gpu_segment seg = {.dst = dst, .batch = batch, .dst_stride = n->in_numel};
+  if (n->base_used) {
+    seg.src = &gn->bufs[n->base];
+    seg.len = seg.src_stride = len = n->base_numel;
+  } else {
+    seg.src = &gn->bufs[n->merges[0].src];
+    seg.len = seg.src_stride = len = n->merges[0].src_numel;
+    m = 1;
+  }
+  rc = gpu_op_segment(rec, &seg, err);
+  for (; !rc && m < n->n_merges; m++) {
+    const struct gmerge *g = &n->merges[m];
+    seg = (gpu_segment){.src = &gn->bufs[g->src], .dst = dst, .batch = batch, .src_stride = g->src_numel,
+                        .dst_stride = n->in_numel};
+    if (g->mode == LOOM_MERGE_ADD) {
+      seg.len = len;
+      seg.add = true;
+    } else {
+      seg.len = g->src_numel;
+      seg.dst_off = len;
+      len += g->src_numel;
+    }
+    rc = gpu_op_segment(rec, &seg, err);
+  }
+  return rc;
+}
+
 LOOM_API int loom_gpu_net_upload_weights(loom_gpu_net *gn, loom_error *err) {
   for (int i = 0; i < gn->n_nodes; i++) {
     gnode *n = &gn->nodes[i];
@@ -105,11 +160,19 @@ gpu_norm gpu_node_norm(gnode *n, int64_t batch) {
                     .w = n->has_weight ? &n->w.data : NULL, .b = n->has_bias ? &n->b.data : NULL, .stats = &n->stats};
 }
 
+int gpu_net_forward_dispatches(const loom_gpu_net *gn) {
+  int d = gn->n_nodes;
+  for (int i = 0; i < gn->n_nodes; i++)
+    if (gn->nodes[i].n_merges > 0) d += gn->nodes[i].n_merges + 1;
+  return d;
+}
+
 int gpu_net_record_forward(loom_gpu_net *gn, gpu_rec *rec, int64_t batch, loom_error *err) {
   int rc = LOOM_OK;
   for (int i = 0; !rc && i < gn->n_nodes; i++) {
     gnode *n = &gn->nodes[i];
     gpu_buf *x = &gn->bufs[n->in], *y = &gn->bufs[n->out];
+    if (n->n_merges > 0 && (rc = record_merges(gn, rec, n, batch, err))) break;
     switch (n->kind) {
     case GN_PASS: break;
     case GN_DENSE: {
@@ -132,7 +195,7 @@ int gpu_net_record_forward(loom_gpu_net *gn, gpu_rec *rec, int64_t batch, loom_e
 }
 
 static int record(loom_gpu_net *gn, loom_error *err) {
-  int rc = gpu_rec_begin(gn->g, gn->n_nodes, &gn->rec, err);
+  int rc = gpu_rec_begin(gn->g, gpu_net_forward_dispatches(gn), &gn->rec, err);
   if (!rc) rc = gpu_net_record_forward(gn, &gn->rec, gn->batch, err);
   if (!rc)
     gpu_rec_copy(&gn->rec, &gn->bufs[gn->out_buf], &gn->readback, (size_t)(gn->batch * gn->out_numel) * sizeof(float));
@@ -157,7 +220,8 @@ LOOM_API loom_gpu_net *loom_gpu_net_new(loom_gpu *g, loom_net *net, int64_t batc
   loom_gpu_net *gn = calloc(1, sizeof *gn);
   int n_nodes = net_plan_n_nodes(net);
   if (gn) gn->nodes = calloc((size_t)n_nodes + 1, sizeof *gn->nodes);
-  if (gn) gn->bufs = calloc((size_t)n_nodes + 1, sizeof *gn->bufs);
+  /* the input, each node's output and each merged input */
+  if (gn) gn->bufs = calloc(2 * (size_t)n_nodes + 1, sizeof *gn->bufs);
   if (!gn || !gn->nodes || !gn->bufs) {
     loom_error_set(err, LOOM_ERR_NOMEM, _("out of memory for a network of %d slots on the device"), n_nodes);
     loom_gpu_net_free(gn);
@@ -189,7 +253,13 @@ LOOM_API loom_gpu_net *loom_gpu_net_new(loom_gpu *g, loom_net *net, int64_t batc
     gnode *n = &gn->nodes[i];
     rc = classify(gn, &plan[i], n, err);
     if (rc) break;
-    n->in = plan[i].pred < 0 ? 0 : out_of[plan[i].pred];
+    n->in = n->base = plan[i].pred < 0 ? 0 : out_of[plan[i].pred];
+    n->in_numel = loom_shape_numel(&plan[i].in);
+    n->base_numel = loom_shape_numel(&plan[i].base_in);
+    if (plan[i].n_merges > 0) {
+      rc = setup_merges(gn, &plan[i], n, out_of, err);
+      if (rc) break;
+    }
     if (n->kind == GN_EMBED && n->in != 0) {
       /* Token indices are checked on the host before each submission. */
       rc = unsupported(&plan[i], _("runs an embedding only on the network's input (its token indices are checked "
@@ -264,6 +334,7 @@ LOOM_API void loom_gpu_net_free(loom_gpu_net *gn) {
       gpu_weights_free(gn->g, &gn->nodes[i].w);
       gpu_weights_free(gn->g, &gn->nodes[i].b);
       gpu_buf_free(gn->g, &gn->nodes[i].stats);
+      free(gn->nodes[i].merges);
     }
     for (int i = 0; gn->bufs && i < gn->n_bufs; i++) gpu_buf_free(gn->g, &gn->bufs[i]);
     gpu_buf_free(gn->g, &gn->readback);

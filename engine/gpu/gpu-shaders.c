@@ -44,6 +44,10 @@ static const uint32_t spv_embed[] =
 #include "embed.spv.inc"
   ;
 
+static const uint32_t spv_merge[] =
+#include "merge.spv.inc"
+  ;
+
 #define KERNEL(ident, array, bindings) [ident] = {#array, array, sizeof array, bindings}
 
 const gpu_kernel_info gpu_kernels[GPU_K_COUNT] = {
@@ -59,4 +63,5 @@ const gpu_kernel_info gpu_kernels[GPU_K_COUNT] = {
   KERNEL(GPU_K_LOSS, spv_loss, 3),
   KERNEL(GPU_K_NORM, spv_norm, 7),
   KERNEL(GPU_K_EMBED, spv_embed, 5),
+  KERNEL(GPU_K_MERGE, spv_merge, 2),
 };

@@ -36,6 +36,12 @@ struct gpu_train {
   int64_t max_batch, rows, width;
   gpu_buf *grads;   /* per activation buffer of gn: the gradient at it */
   bool *has_grad;   /* whether the last step computed grads[i] */
+  /* Per activation buffer: read by more than one node or by a link, so its
+   * gradient is a sum: zeroed at the start of the backward, then added to. */
+  bool *acc;
+  /* Per node: the gradient at its input when that is such a sum (the node
+   * writes here, then it is added in); unused otherwise. */
+  gpu_buf *gpriv;
   gpu_buf targets;  /* int32 labels or float targets */
   int n_tensors;
   gt_tensor *tensors;
@@ -107,6 +113,74 @@ int gpu_train_download(gpu_train *t, loom_error *err) {
   return LOOM_OK;
 }
 
+/* Which gradients are sums (t->acc) and the private input gradients of the
+ * nodes that read such a buffer without a merge. */
+static int plan_sums(gpu_train *t, loom_error *err) {
+  loom_gpu_net *gn = t->gn;
+  int *readers = calloc((size_t)gn->n_bufs, sizeof *readers);
+  if (!readers) return loom_error_set(err, LOOM_ERR_NOMEM, _("out of memory for a network on the device"));
+  readers[gn->out_buf]++; /* the loss */
+  for (int k = 0; k < gn->n_nodes; k++) {
+    const gnode *n = &gn->nodes[k];
+    if (n->n_merges > 0) {
+      if (n->base_used) t->acc[n->base] = true;
+      for (int m = 0; m < n->n_merges; m++) t->acc[n->merges[m].src] = true;
+    } else if (n->kind != GN_PASS) {
+      readers[n->in]++;
+    }
+  }
+  for (int j = 0; j < gn->n_bufs; j++)
+    if (readers[j] > 1) t->acc[j] = true;
+  free(readers);
+  int rc = LOOM_OK;
+  for (int k = 0; !rc && k < gn->n_nodes; k++) {
+    const gnode *n = &gn->nodes[k];
+    if (n->kind != GN_PASS && n->n_merges == 0 && t->acc[n->in])
+      rc = gpu_buf_new(t->g, gn->bufs[n->in].bytes, _("the gradient at a layer's input"), &t->gpriv[k], err);
+  }
+  return rc;
+}
+
+/* Where node k writes the gradient at its input. */
+static gpu_buf *input_grad(gpu_train *t, int k) {
+  const gnode *n = &t->gn->nodes[k];
+  return t->gpriv[k].buffer ? &t->gpriv[k] : &t->grads[n->in];
+}
+
+/* Adds node k's input gradient into the gradients it is a part of: the
+ * merge's parts back to the spine input and the link sources (the CPU's
+ * merge_backward), or a private input gradient into its buffer's sum. */
+static int record_distribute(gpu_train *t, int k, loom_error *err) {
+  loom_gpu_net *gn = t->gn;
+  const gnode *n = &gn->nodes[k];
+  int64_t b = t->rows;
+  if (n->n_merges == 0) {
+    if (!t->gpriv[k].buffer) return LOOM_OK;
+    gpu_segment s = {.src = &t->gpriv[k], .dst = &t->grads[n->in], .batch = b, .len = n->in_numel,
+                     .src_stride = n->in_numel, .dst_stride = n->in_numel, .add = true};
+    t->has_grad[n->in] = true;
+    return gpu_op_segment(&t->rec, &s, err);
+  }
+  const gpu_buf *gm = &t->grads[n->in];
+  int rc = LOOM_OK;
+  for (int m = n->n_merges - 1; !rc && m >= 0; m--) {
+    const struct gmerge *g = &n->merges[m];
+    /* a concatenated source sits after what came before it; the rest start at 0 */
+    int64_t off = g->mode == LOOM_MERGE_CONCAT ? g->before_numel : 0;
+    gpu_segment s = {.src = gm, .dst = &t->grads[g->src], .batch = b, .len = g->src_numel,
+                     .src_stride = n->in_numel, .src_off = off, .dst_stride = g->src_numel, .add = true};
+    t->has_grad[g->src] = true;
+    rc = gpu_op_segment(&t->rec, &s, err);
+  }
+  if (!rc && n->base_used) {
+    gpu_segment s = {.src = gm, .dst = &t->grads[n->base], .batch = b, .len = n->base_numel,
+                     .src_stride = n->in_numel, .dst_stride = n->base_numel, .add = true};
+    t->has_grad[n->base] = true;
+    rc = gpu_op_segment(&t->rec, &s, err);
+  }
+  return rc;
+}
+
 gpu_train *gpu_train_new(loom_gpu *gpu, loom_net *net, int64_t max_batch, const loom_train_config *cfg,
                          loom_error *err) {
   if (gpu_train_check_config(cfg, err)) return NULL;
@@ -122,7 +196,11 @@ gpu_train *gpu_train_new(loom_gpu *gpu, loom_net *net, int64_t max_batch, const 
     t->has_grad = calloc((size_t)gn->n_bufs, sizeof *t->has_grad);
     t->tensors = calloc((size_t)gn->n_nodes * 2 + 1, sizeof *t->tensors);
   }
-  if (!t || !t->grads || !t->has_grad || !t->tensors) {
+  if (t) {
+    t->acc = calloc((size_t)gn->n_bufs, sizeof *t->acc);
+    t->gpriv = calloc((size_t)gn->n_nodes + 1, sizeof *t->gpriv);
+  }
+  if (!t || !t->grads || !t->has_grad || !t->tensors || !t->acc || !t->gpriv) {
     loom_error_set(err, LOOM_ERR_NOMEM, _("out of memory for a network of %d slots on the device"), gn->n_nodes);
     if (t) gpu_train_free(t);
     else loom_gpu_net_free(gn);
@@ -137,6 +215,7 @@ gpu_train *gpu_train_new(loom_gpu *gpu, loom_net *net, int64_t max_batch, const 
   /* Buffer 0 is the network input: its gradient is needed only when a
    * disabled slot before the first layer reports it (the trainer's norms). */
   if (!rc) rc = gpu_buf_new(gpu, gn->bufs[0].bytes, _("the gradient at the network input"), &t->grads[0], err);
+  if (!rc) rc = plan_sums(t, err);
   /* Labels are one int32 a sample; float targets the output's width. */
   if (!rc)
     rc = gpu_buf_new(gpu, (size_t)(max_batch * (t->width > 0 ? t->width : 1)) * sizeof(float), _("the targets"),
@@ -177,10 +256,13 @@ void gpu_train_free(gpu_train *t) {
     gpu_buf_free(g, &tt->s3);
   }
   for (int i = 0; t->grads && i < t->gn->n_bufs; i++) gpu_buf_free(g, &t->grads[i]);
+  for (int k = 0; t->gpriv && k < t->gn->n_nodes; k++) gpu_buf_free(g, &t->gpriv[k]);
   gpu_buf_free(g, &t->targets);
   loom_gpu_net_free(t->gn);
   free(t->grads);
   free(t->has_grad);
+  free(t->acc);
+  free(t->gpriv);
   free(t->tensors);
   free(t);
 }
@@ -197,7 +279,7 @@ static int record_backward(gpu_train *t, int k, bool need_input_grad, loom_error
   loom_gpu_net *gn = t->gn;
   gnode *n = &gn->nodes[k];
   gpu_buf *x = &gn->bufs[n->in], *y = &gn->bufs[n->out];
-  gpu_buf *dy = &t->grads[n->out], *dx = &t->grads[n->in];
+  gpu_buf *dy = &t->grads[n->out], *dx = input_grad(t, k);
   int64_t b = t->rows;
   int rc = LOOM_OK;
   switch (n->kind) {
@@ -250,27 +332,36 @@ static int record_backward(gpu_train *t, int k, bool need_input_grad, loom_error
 static int record_step(gpu_train *t, const loom_train_config *cfg, double lr, loom_error *err) {
   loom_gpu_net *gn = t->gn;
   gpu_rec_free(&t->rec);
-  /* forward (1 a node), loss, backward (≤ 3 a node), update (1 a tensor) */
-  int max = 4 * gn->n_nodes + t->n_tensors + 1;
+  /* forward, loss, backward (≤ 3 a node, and a merge's segments), update (1 a tensor) */
+  int max = gpu_net_forward_dispatches(gn) + 1 + t->n_tensors;
+  for (int k = 0; k < gn->n_nodes; k++) max += 4 + gn->nodes[k].n_merges;
   int rc = gpu_rec_begin(t->g, max, &t->rec, err);
   if (!rc) rc = gpu_net_record_forward(gn, &t->rec, t->rows, err);
+  /* The sums start from zero; the loss gradient is the first part of its
+   * buffer's, so it may come after. */
+  for (int j = 0; !rc && j < gn->n_bufs; j++)
+    if (t->acc[j]) gpu_rec_zero(&t->rec, &t->grads[j]);
   if (!rc)
     rc = gpu_op_loss_grad(&t->rec, &cfg->loss, &gn->bufs[gn->out_buf], &t->targets, &t->grads[gn->out_buf], t->rows,
                           t->rows, t->width, err);
   memset(t->has_grad, 0, (size_t)gn->n_bufs * sizeof *t->has_grad);
   t->has_grad[gn->out_buf] = true;
-  /* A chain: node k's input is read by node k alone, so its gradient is
-   * written once, by node k. The network input's gradient is wanted only
-   * when a disabled slot before the first layer reports it. */
-  bool input_wanted = false;
+  /* Links point forward, so every reader of a node's output comes after it:
+   * in reverse order a node's output gradient is complete when its turn
+   * comes. The network input's gradient is wanted only when a disabled slot
+   * before the first layer reports it, or a link adds to it. */
+  bool input_wanted = t->acc[0];
   for (int k = 0; k < gn->n_nodes; k++)
     if (gn->nodes[k].kind == GN_PASS && gn->nodes[k].out == 0) input_wanted = true;
   for (int k = gn->n_nodes - 1; !rc && k >= 0; k--) {
     gnode *n = &gn->nodes[k];
-    if (n->kind == GN_PASS) continue;
-    bool need = n->in != 0 || input_wanted;
-    rc = record_backward(t, k, need, err);
-    if (need) t->has_grad[n->in] = true;
+    if (n->kind != GN_PASS) {
+      bool need = n->in != 0 || input_wanted;
+      rc = record_backward(t, k, need, err);
+      if (need && n->n_merges == 0 && !t->gpriv[k].buffer) t->has_grad[n->in] = true;
+      if (need && n->n_merges > 0) t->has_grad[n->in] = true;
+    }
+    if (!rc) rc = record_distribute(t, k, err);
   }
   t->steps++;
   for (int i = 0; !rc && i < t->n_tensors; i++) {

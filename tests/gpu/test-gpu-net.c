@@ -1,7 +1,8 @@
 /*
  * A whole network's forward on the device (one command buffer) against the
  * CPU's loom_net_forward, for the built-in examples made of dense layers and
- * activations (float32 and int4 weights), a net ending in a softmax, the
+ * activations (float32 and int4 weights), remote links (add, concat: hop,
+ * playground-skip), a net ending in a softmax, the
  * same submission twice (bit-identical), and the refusals: a layer type or a
  * link the device cannot run is an error naming the slot, never a silent
  * CPU fallback.
@@ -42,7 +43,7 @@ static void compare_forward(loom_net *net, const char *what, int64_t batch) {
 }
 
 static void test_examples(void) {
-  static const char *const names[] = {"xor", "spiral", "playground", "playground-int4"};
+  static const char *const names[] = {"xor", "spiral", "playground", "playground-int4", "hop", "playground-skip"};
   for (size_t i = 0; i < G_N_ELEMENTS(names); i++) {
     loom_error err = {0};
     loom_net *net = NULL;
@@ -144,7 +145,6 @@ static void expect_refusal(const char *example, const char *needle) {
 static void test_refusals(void) {
   expect_refusal("cnn", "conv2d");
   expect_refusal("cnn", "(0,0,0,0)");
-  expect_refusal("playground-skip", "links");
   expect_refusal("feedback", "systolic");
 }
 

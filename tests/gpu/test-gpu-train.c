@@ -20,6 +20,7 @@ static loom_dataset *data_for(const char *example) {
   loom_dataset *ds = NULL;
   if (!strcmp(example, "spiral")) ds = loom_gen_spiral(50, 2, 0.1, 7, &err);
   else if (!strcmp(example, "xor")) ds = loom_gen_xor(100, 0.1, 7, &err);
+  else if (!strcmp(example, "hop")) ds = loom_gen_clusters(100, 4, 8, 0.3, 7, &err);
   else ds = loom_gen_circles(100, 0.5, 0.1, 7, &err);
   if (!ds) g_error("%s", err.message);
   return ds;
@@ -184,6 +185,45 @@ static void test_spiral_adam(void) { parity("spiral", LOOM_OPTIM_ADAM); }
 static void test_xor_sgd(void) { parity("xor", LOOM_OPTIM_SGD); }
 static void test_playground_adamw(void) { parity("playground", LOOM_OPTIM_ADAMW); }
 static void test_playground_int4_adam(void) { parity("playground-int4", LOOM_OPTIM_ADAM); }
+/* Remote links: an add and a concatenation whose sources the spine reads too. */
+static void test_hop_sgd(void) { parity("hop", LOOM_OPTIM_SGD); }
+static void test_hop_adam(void) { parity("hop", LOOM_OPTIM_ADAM); }
+static void test_playground_skip_sgd(void) { parity("playground-skip", LOOM_OPTIM_SGD); }
+
+/* A replacing link into a disabled slot and an add from the first layer:
+ * dense 2→12 → tanh → dense 12→6 → [disabled dense 6→6: replaced by tanh's
+ * 12, passed through] → dense 12→2 with dense(0)'s 12 added to its input.
+ * The dense 12→6's output is read by nobody (the replace discards it): its
+ * gradients are zero on both sides. */
+static void test_replace_links(void) {
+  loom_error err = {0};
+  loom_net *net = loom_net_new(1, 1, 5, 1, &err);
+  g_assert_nonnull(net);
+  loom_shape in = loom_shape_1d(2);
+  g_assert_cmpint(loom_net_set_input_shape(net, &in, &err), ==, 0);
+  const char *types[] = {"dense", "tanh", "dense", "dense", "dense"};
+  const int64_t io[][2] = {{2, 12}, {0, 0}, {12, 6}, {6, 6}, {12, 2}};
+  for (int x = 0; x < 5; x++) {
+    loom_layer *l = loom_layer_new_by_name(types[x], &err);
+    g_assert_nonnull(l);
+    if (io[x][0]) {
+      g_assert_cmpint(loom_layer_set_int(l, "in_features", io[x][0], &err), ==, 0);
+      g_assert_cmpint(loom_layer_set_int(l, "out_features", io[x][1], &err), ==, 0);
+    }
+    if (loom_net_place(net, (loom_coord){0, 0, x, 0}, l, &err)) g_error("%s", err.message);
+  }
+  loom_link replace = {.src = {0, 0, 1, 0}, .dst = {0, 0, 3, 0}, .merge = LOOM_MERGE_REPLACE};
+  loom_link add = {.src = {0, 0, 0, 0}, .dst = {0, 0, 4, 0}, .merge = LOOM_MERGE_ADD};
+  if (loom_net_set_enabled(net, (loom_coord){0, 0, 3, 0}, false, &err) || loom_net_add_link(net, &replace, &err) ||
+      loom_net_add_link(net, &add, &err))
+    g_error("%s", err.message);
+  loom_diag *diags = NULL;
+  if (loom_net_infer_shapes(net, 4, &diags)) g_error("%s", diags[0].message);
+  free(diags);
+  loom_dataset *ds = loom_gen_spiral(50, 2, 0.1, 7, &err);
+  g_assert_nonnull(ds);
+  parity_net("replace-links", net, ds, LOOM_OPTIM_SGD);
+}
 
 /* An epoch-long run of the spiral: the device reaches the CPU's accuracy. */
 static void test_spiral_accuracy(void) {
@@ -281,6 +321,10 @@ int main(int argc, char **argv) {
   g_test_add_func("/gpu/train/xor-sgd", test_xor_sgd);
   g_test_add_func("/gpu/train/playground-adamw", test_playground_adamw);
   g_test_add_func("/gpu/train/playground-int4-adam", test_playground_int4_adam);
+  g_test_add_func("/gpu/train/hop-sgd", test_hop_sgd);
+  g_test_add_func("/gpu/train/hop-adam", test_hop_adam);
+  g_test_add_func("/gpu/train/playground-skip-sgd", test_playground_skip_sgd);
+  g_test_add_func("/gpu/train/replace-links", test_replace_links);
   g_test_add_func("/gpu/train/norms-sgd", test_norms_sgd);
   g_test_add_func("/gpu/train/norms-adam", test_norms_adam);
   g_test_add_func("/gpu/train/embedding-sgd", test_embedding_sgd);
