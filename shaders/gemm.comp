@@ -10,13 +10,18 @@
 // SMALL_M: one invocation per output and no shared memory, for products with
 // few rows (a batch-1 forward is a matrix-vector product): nothing waits at a
 // barrier, which is what a layer at batch 1 spends its time on otherwise.
+// ROWDOT: few rows and B transposed (the forward x·Wᵀ, W stored out × in):
+// one workgroup per output column n, its 64 invocations reading W's row n
+// side by side (coalesced, where SMALL_M has each invocation walk a row of
+// its own), each summing k ≡ t (mod 64) ascending for up to 8 rows of A,
+// then a fixed tree: the order depends only on K, so runs are bit-identical.
 #extension GL_EXT_control_flow_attributes : enable
 #extension GL_GOOGLE_include_directive : require
 #ifndef BDTYPE
 #define BDTYPE 0
 #endif
 
-#ifdef SMALL_M
+#if defined(SMALL_M) || defined(ROWDOT)
 layout(local_size_x = 64) in;
 #else
 layout(local_size_x = 16, local_size_y = 16) in;
@@ -63,7 +68,35 @@ float load_b(uint k, uint n) {
   return p.trans_b != 0 ? stored_b(n, k) : stored_b(k, n);
 }
 
-#ifdef SMALL_M
+#ifdef ROWDOT
+const uint MAXM = 8u;
+shared float red[MAXM][64];
+
+void main() {
+  uint n = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x, t = gl_LocalInvocationID.x;
+  if (n >= p.N) return; // whole workgroup: uniform control flow
+  float acc[MAXM];
+  [[unroll]] for (uint m = 0; m < MAXM; m++) acc[m] = 0.0;
+  for (uint k = t; k < p.K; k += 64u) {
+    float w = stored_b(n, k);
+    [[unroll]] for (uint m = 0; m < MAXM; m++)
+      if (m < p.M) acc[m] += a[m * p.lda + k] * w;
+  }
+  [[unroll]] for (uint m = 0; m < MAXM; m++) red[m][t] = acc[m];
+  barrier();
+  for (uint s = 32u; s > 0u; s >>= 1) {
+    if (t < s)
+      [[unroll]] for (uint m = 0; m < MAXM; m++) red[m][t] = red[m][t] + red[m][t + s];
+    barrier();
+  }
+  if (t < p.M) {
+    float v = red[t][0];
+    if (p.accumulate != 0) v = c[t * p.ldc + n] + v;
+    if (p.has_bias != 0) v = v + bias[n];
+    c[t * p.ldc + n] = v;
+  }
+}
+#elif defined(SMALL_M)
 void main() {
   uint n = gl_GlobalInvocationID.x, m = gl_WorkGroupID.y;
   if (n >= p.N || m >= p.M) return;

@@ -18,6 +18,8 @@ typedef enum {
   GPU_K_GEMM_PACKED, /* B at any dtype of ≤ 16 bits, decoded (shaders/decode.glsl) */
   GPU_K_GEMV_F32, /* the same products, one invocation per output (few rows) */
   GPU_K_GEMV_PACKED,
+  GPU_K_ROWDOT_F32, /* few rows, B transposed: a workgroup per output column */
+  GPU_K_ROWDOT_PACKED,
   GPU_K_ACT,
   GPU_K_SOFTMAX,
   GPU_K_COLSUM,

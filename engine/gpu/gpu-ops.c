@@ -104,7 +104,12 @@ int gpu_op_gemm(gpu_rec *rec, const gpu_gemm *op, loom_error *err) {
    * the tiled kernel, whose 64×64 tiles would sit mostly idle. */
   bool small = op->m <= GPU_GEMV_MAX_ROWS;
   bool packed = op->b->dtype != LOOM_DTYPE_FLOAT32;
-  gpu_kernel k = packed ? (small ? GPU_K_GEMV_PACKED : GPU_K_GEMM_PACKED) : (small ? GPU_K_GEMV_F32 : GPU_K_GEMM_F32);
+  /* With B transposed (a weight row per output), a workgroup per output
+   * reads the row coalesced; A must not be transposed (rows of A contiguous). */
+  bool rowdot = small && op->tb && !op->ta;
+  gpu_kernel k = rowdot  ? (packed ? GPU_K_ROWDOT_PACKED : GPU_K_ROWDOT_F32)
+               : small   ? (packed ? GPU_K_GEMV_PACKED : GPU_K_GEMV_F32)
+                         : (packed ? GPU_K_GEMM_PACKED : GPU_K_GEMM_F32);
   struct {
     uint32_t m, n, k, lda, ldb, ldc, ta, tb, accumulate, has_bias, per_tensor, kind, nbits;
   } push = {(uint32_t)op->m, (uint32_t)op->n, (uint32_t)op->k, op->lda, op->b->ld, op->ldc, op->ta, op->tb,
@@ -114,6 +119,7 @@ int gpu_op_gemm(gpu_rec *rec, const gpu_gemm *op, loom_error *err) {
   const gpu_buf *bufs[5] = {op->a, &op->b->data, op->b->scales.buffer ? &op->b->scales : dummy,
                             op->bias ? op->bias : dummy, op->c};
   uint32_t groups[3] = {(uint32_t)((op->n + 63) / 64), (uint32_t)(small ? op->m : (op->m + 63) / 64), 1};
+  if (rowdot) gpu_groups_1d(op->n, 1, groups);
   if (groups[0] > 65535 || groups[1] > 65535) return too_large(_("a matrix product"), op->m * op->n, err);
   return gpu_rec_dispatch(rec, k, bufs, &push, sizeof push, groups, err);
 }

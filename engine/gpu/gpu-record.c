@@ -7,9 +7,13 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/i18n.h"
 #include "gpu/gpu-internal.h"
+
+/* How long a submission is waited for by polling before blocking. */
+#define GPU_SPIN_NS 2000000LL
 
 static int buf_new(loom_gpu *g, size_t bytes, uint32_t mem_type, const char *what, gpu_buf *out, loom_error *err) {
   memset(out, 0, sizeof *out);
@@ -180,7 +184,20 @@ int gpu_rec_submit(gpu_rec *rec, loom_error *err) {
   VkResult r = vkResetFences(g->device, 1, &g->fence);
   if (r == VK_SUCCESS) r = vkQueueSubmit(g->queue, 1, &si, g->fence);
   if (r != VK_SUCCESS) return gpu_vk_error(g, err, r, _("submitting a command buffer"));
-  r = vkWaitForFences(g->device, 1, &g->fence, VK_TRUE, UINT64_MAX);
+  /* A short submission finishes in tens of microseconds; a blocking wait
+   * can add as much again in the driver's wake-up. Poll first, for at most
+   * GPU_SPIN_NS, then block. */
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (;;) {
+    r = vkGetFenceStatus(g->device, g->fence);
+    if (r != VK_NOT_READY) break;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    if ((t1.tv_sec - t0.tv_sec) * 1000000000LL + (t1.tv_nsec - t0.tv_nsec) > GPU_SPIN_NS) {
+      r = vkWaitForFences(g->device, 1, &g->fence, VK_TRUE, UINT64_MAX);
+      break;
+    }
+  }
   if (r != VK_SUCCESS) return gpu_vk_error(g, err, r, _("waiting for the device"));
   return LOOM_OK;
 }

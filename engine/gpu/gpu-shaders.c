@@ -48,6 +48,13 @@ static const uint32_t spv_merge[] =
 #include "merge.spv.inc"
   ;
 
+static const uint32_t spv_rowdot_f32[] =
+#include "rowdot-f32.spv.inc"
+  ;
+static const uint32_t spv_rowdot_packed[] =
+#include "rowdot-packed.spv.inc"
+  ;
+
 #define KERNEL(ident, array, bindings) [ident] = {#array, array, sizeof array, bindings}
 
 const gpu_kernel_info gpu_kernels[GPU_K_COUNT] = {
@@ -55,6 +62,8 @@ const gpu_kernel_info gpu_kernels[GPU_K_COUNT] = {
   KERNEL(GPU_K_GEMM_PACKED, spv_gemm_packed, 5),
   KERNEL(GPU_K_GEMV_F32, spv_gemv_f32, 5),
   KERNEL(GPU_K_GEMV_PACKED, spv_gemv_packed, 5),
+  KERNEL(GPU_K_ROWDOT_F32, spv_rowdot_f32, 5),
+  KERNEL(GPU_K_ROWDOT_PACKED, spv_rowdot_packed, 5),
   KERNEL(GPU_K_ACT, spv_act, 3),
   KERNEL(GPU_K_SOFTMAX, spv_softmax, 3),
   KERNEL(GPU_K_COLSUM, spv_colsum, 2),
