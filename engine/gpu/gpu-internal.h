@@ -53,6 +53,7 @@ struct loom_gpu {
   VkFence fence;
   uint32_t mem_type;   /* host-visible + coherent, device-local when there is one */
   bool mem_device_local;
+  bool rowdot; /* few-row products with B transposed use the ROWDOT kernels */
   uint32_t mem_type_readback; /* host-visible + coherent, host-cached when there is one */
   VkDeviceSize max_buffer_bytes;
   VkDescriptorSetLayout set_layout[GPU_K_COUNT];

@@ -106,7 +106,7 @@ int gpu_op_gemm(gpu_rec *rec, const gpu_gemm *op, loom_error *err) {
   bool packed = op->b->dtype != LOOM_DTYPE_FLOAT32;
   /* With B transposed (a weight row per output), a workgroup per output
    * reads the row coalesced; A must not be transposed (rows of A contiguous). */
-  bool rowdot = small && op->tb && !op->ta;
+  bool rowdot = rec->g->rowdot && small && op->tb && !op->ta;
   gpu_kernel k = rowdot  ? (packed ? GPU_K_ROWDOT_PACKED : GPU_K_ROWDOT_F32)
                : small   ? (packed ? GPU_K_GEMV_PACKED : GPU_K_GEMV_F32)
                          : (packed ? GPU_K_GEMM_PACKED : GPU_K_GEMM_F32);

@@ -167,8 +167,14 @@ static void check_dense(int64_t m, int64_t k, int64_t n, loom_dtype dtype, uint6
 static void test_dense(gconstpointer data) {
   loom_dtype dtype = (loom_dtype)GPOINTER_TO_INT(data);
   static const int64_t cases[][3] = {{1, 1, 1}, {3, 5, 7}, {1, 67, 65}, {5, 130, 3}, {70, 17, 66}};
-  for (size_t c = 0; c < G_N_ELEMENTS(cases); c++)
-    check_dense(cases[c][0], cases[c][1], cases[c][2], dtype, 100 + c);
+  /* Few-row products take one of two kernels by device kind: test both. */
+  bool chosen = gpu->rowdot;
+  for (int rowdot = 0; rowdot < 2; rowdot++) {
+    gpu->rowdot = rowdot;
+    for (size_t c = 0; c < G_N_ELEMENTS(cases); c++)
+      check_dense(cases[c][0], cases[c][1], cases[c][2], dtype, 100 + c);
+  }
+  gpu->rowdot = chosen;
 }
 
 /* Per-tensor scales take the other branch of the decode. */
