@@ -409,6 +409,9 @@ static void test_decode_exhaustive(void) {
     for (int64_t r = 0; r < rows; r++) {
       float want = (float)loom_dtype_decode((loom_dtype)d, (uint64_t)r, t->scaled ? scales[r] : 1.0f) + 0.0f;
       bool same = isnan(want) ? isnan(got[r]) : memcmp(&want, &got[r], sizeof want) == 0;
+      /* Devices may flush float32 subnormals to zero in arithmetic (NVIDIA
+       * does, lavapipe does not): bfloat16's subnormal codes, below 2⁻¹²⁶. */
+      if (!same && fpclassify(want) == FP_SUBNORMAL && got[r] == 0.0f) same = true;
       if (!same)
         g_error("%s code 0x%llx: %.9g on the device, %.9g on the CPU", t->name, (unsigned long long)r, got[r], want);
     }
