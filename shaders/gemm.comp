@@ -82,11 +82,15 @@ void main() {
     [[unroll]] for (uint m = 0; m < MAXM; m++)
       if (m < p.M) acc[m] += a[m * p.lda + k] * w;
   }
-  [[unroll]] for (uint m = 0; m < MAXM; m++) red[m][t] = acc[m];
+  // Only the M rows in use go through shared memory: at batch 1 that is
+  // one row, not eight.
+  [[unroll]] for (uint m = 0; m < MAXM; m++)
+    if (m < p.M) red[m][t] = acc[m];
   barrier();
   for (uint s = 32u; s > 0u; s >>= 1) {
     if (t < s)
-      [[unroll]] for (uint m = 0; m < MAXM; m++) red[m][t] = red[m][t] + red[m][t + s];
+      [[unroll]] for (uint m = 0; m < MAXM; m++)
+        if (m < p.M) red[m][t] = red[m][t] + red[m][t + s];
     barrier();
   }
   if (t < p.M) {
