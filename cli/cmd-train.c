@@ -4,6 +4,7 @@
  *   [--warmup N[:start=F]] [--momentum X] [--nesterov] [--weight-decay X]
  *   [--betas B1,B2] [--method backprop|tween] [--loss NAME] [--regression]
  *   [--seed S] [--threads N] [--out FILE] [--save-config FILE] [--json]
+ *   [--device cpu|vulkan[:N]]
  *
  * A thin front-end: the options become training settings (loom/settings.h)
  * — those of --config FILE, else those the model file carries when no --data
@@ -11,6 +12,9 @@
  * them; the engine makes the data and the configuration from the settings.
  * One line per epoch (a JSON object per line with --json), the final test
  * accuracy last. 20% of the data (seeded) is held out for testing.
+ * --device vulkan runs every step on a Vulkan device (docs/gpu.md "Training
+ * on the device"); a network or configuration it cannot train is refused
+ * with the slot or field named, never trained on the CPU instead.
  */
 #include <errno.h>
 #include <glib/gi18n.h>
@@ -92,7 +96,7 @@ static int train_loop(loom_trainer *tr, bool json) {
 /* The options as given (NULL / false when absent). */
 typedef struct {
   const char *model, *config, *save_config, *data, *epochs, *batch, *optim, *lr, *sched, *method, *seed, *threads,
-    *out, *loss, *warmup, *momentum, *decay, *betas;
+    *out, *loss, *warmup, *momentum, *decay, *betas, *device;
   bool json, regression, nesterov;
 } train_args;
 
@@ -115,7 +119,8 @@ static int parse_args(int argc, char **argv, train_args *a) {
         (r = cli_option_value("--loss", argc, argv, &i, &a->loss)) ||
         (r = cli_option_value("--seed", argc, argv, &i, &a->seed)) ||
         (r = cli_option_value("--threads", argc, argv, &i, &a->threads)) ||
-        (r = cli_option_value("--out", argc, argv, &i, &a->out))) {
+        (r = cli_option_value("--out", argc, argv, &i, &a->out)) ||
+        (r = cli_option_value("--device", argc, argv, &i, &a->device))) {
       if (r < 0) return cli_usage_error("train", _("option '%s' needs a value"), argv[i]);
       continue;
     }
@@ -137,6 +142,8 @@ typedef struct {
   uint64_t seed;
   double lr;
   loom_train_method method;
+  bool use_gpu;
+  int device;
 } train_values;
 
 static int check_values(const train_args *a, train_values *v) {
@@ -161,6 +168,9 @@ static int check_values(const train_args *a, train_values *v) {
   if (a->optim && loom_optim_from_name(a->optim, &k, &err)) return cli_usage_error("train", "%s", err.message);
   loom_loss_kind lk;
   if (a->loss && loom_loss_from_name(a->loss, &lk, &err)) return cli_usage_error("train", "%s", err.message);
+  v->device = -1;
+  if (a->device && loom_gpu_parse_device(a->device, &v->use_gpu, &v->device, &err))
+    return cli_usage_error("train", "%s", err.message);
   return 0;
 }
 
@@ -231,8 +241,9 @@ static int check_runs(const char *path, loom_net *net, uint64_t seed) {
   return nd != 0;
 }
 
-static int run(const train_args *a, loom_net *net, loom_train_settings *s) {
+static int run(const train_args *a, const train_values *v, loom_net *net, loom_train_settings *s) {
   loom_error err = {0};
+  loom_gpu *gpu = NULL;
   loom_dataset *train = NULL, *test = NULL;
   loom_pool *pool = NULL;
   loom_trainer *tr = NULL;
@@ -252,6 +263,16 @@ static int run(const train_args *a, loom_net *net, loom_train_settings *s) {
     cli_error("train", "%s: %s", a->model, err.message);
     goto done;
   }
+  if (v->use_gpu) {
+    if (!(gpu = loom_gpu_new(v->device, &err))) {
+      cli_error("train", "%s", err.message);
+      goto done;
+    }
+    if (loom_trainer_set_device(tr, gpu, &err)) {
+      cli_error("train", "%s: %s", a->model, err.message);
+      goto done;
+    }
+  }
   if (train_loop(tr, a->json)) goto done;
   const loom_epoch_stats *e = loom_trainer_last_epoch(tr);
   char acc[32];
@@ -270,6 +291,7 @@ static int run(const train_args *a, loom_net *net, loom_train_settings *s) {
   status = 0;
 done:
   loom_trainer_free(tr);
+  loom_gpu_free(gpu);
   loom_pool_free(pool);
   loom_dataset_free(train);
   loom_dataset_free(test);
@@ -291,7 +313,7 @@ int cmd_train(int argc, char **argv) {
   }
   if (!(rc = base_settings(&a, &extras, &s)) && !(rc = apply_options(&a, &v, s)) &&
       !(rc = check_runs(a.model, net, s->seed)))
-    rc = run(&a, net, s);
+    rc = run(&a, &v, net, s);
   loom_net_free(net);
   loom_model_extras_clear(&extras);
   loom_train_settings_free(s);

@@ -1,21 +1,27 @@
 #version 450
 // C (M×N) = op(A)·op(B) [+ C] [+ bias per column]: every matrix product of
 // the dense layer (forward x·Wᵀ, input gradient dy·W, weight gradient dyᵀ·x).
-// A is float32; B is float32 (BDTYPE 0) or packed int8 (1) / int4 (2) with
-// a scale per stored row (or one per tensor), decoded here from exactly the
-// CPU's packed layout (docs/dtypes.md: LSB-first codes, rows padded to a
-// byte, the buffer padded to a whole 32-bit word).
+// A is float32; B is float32 (BDTYPE 0) or packed (BDTYPE 1) at any dtype of
+// at most 16 bits, its kind and bits push constants, decoded here from
+// exactly the CPU's packed layout (decode.glsl) with a scale per stored row
+// (or one per tensor) for the scaled kinds.
 // Each output sums its K products in ascending k, so a result depends only on
 // the inputs and the device: runs are bit-identical.
 // SMALL_M: one invocation per output and no shared memory, for products with
 // few rows (a batch-1 forward is a matrix-vector product): nothing waits at a
 // barrier, which is what a layer at batch 1 spends its time on otherwise.
+// ROWDOT: few rows and B transposed (the forward x·Wᵀ, W stored out × in):
+// one workgroup per output column n, its 64 invocations reading W's row n
+// side by side (coalesced, where SMALL_M has each invocation walk a row of
+// its own), each summing k ≡ t (mod 64) ascending for up to 8 rows of A,
+// then a fixed tree: the order depends only on K, so runs are bit-identical.
 #extension GL_EXT_control_flow_attributes : enable
+#extension GL_GOOGLE_include_directive : require
 #ifndef BDTYPE
 #define BDTYPE 0
 #endif
 
-#ifdef SMALL_M
+#if defined(SMALL_M) || defined(ROWDOT)
 layout(local_size_x = 64) in;
 #else
 layout(local_size_x = 16, local_size_y = 16) in;
@@ -35,7 +41,12 @@ layout(push_constant) uniform Push {
   uint M, N, K;
   uint lda, ldb, ldc; // elements for float operands, bytes per stored row for packed B
   uint trans_a, trans_b, accumulate, has_bias, per_tensor;
+  uint kind, nbits; // packed B (decode.glsl)
 } p;
+
+#if BDTYPE != 0
+#include "decode.glsl"
+#endif
 
 
 float load_a(uint m, uint k) {
@@ -48,18 +59,7 @@ float stored_b(uint r, uint col) {
 #if BDTYPE == 0
   return b[r * p.ldb + col];
 #else
-#if BDTYPE == 1
-  uint byte_index = r * p.ldb + col;
-  uint shift = (byte_index & 3u) * 8u;
-  int q = bitfieldExtract(int(bw[byte_index >> 2]), int(shift), 8);
-#else
-  uint byte_index = r * p.ldb + (col >> 1);
-  uint shift = (byte_index & 3u) * 8u + (col & 1u) * 4u;
-  int q = bitfieldExtract(int(bw[byte_index >> 2]), int(shift), 4);
-#endif
-  // float(q)·s is exact before its one rounding, as the CPU's
-  // float32(double(q)·double(s)).
-  return float(q) * scale[p.per_tensor != 0 ? 0u : r];
+  return decode_weight(r, col, p.ldb, p.kind, p.nbits, p.per_tensor != 0);
 #endif
 }
 
@@ -68,7 +68,39 @@ float load_b(uint k, uint n) {
   return p.trans_b != 0 ? stored_b(n, k) : stored_b(k, n);
 }
 
-#ifdef SMALL_M
+#ifdef ROWDOT
+const uint MAXM = 8u;
+shared float red[MAXM][64];
+
+void main() {
+  uint n = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x, t = gl_LocalInvocationID.x;
+  if (n >= p.N) return; // whole workgroup: uniform control flow
+  float acc[MAXM];
+  [[unroll]] for (uint m = 0; m < MAXM; m++) acc[m] = 0.0;
+  for (uint k = t; k < p.K; k += 64u) {
+    float w = stored_b(n, k);
+    [[unroll]] for (uint m = 0; m < MAXM; m++)
+      if (m < p.M) acc[m] += a[m * p.lda + k] * w;
+  }
+  // Only the M rows in use go through shared memory: at batch 1 that is
+  // one row, not eight.
+  [[unroll]] for (uint m = 0; m < MAXM; m++)
+    if (m < p.M) red[m][t] = acc[m];
+  barrier();
+  for (uint s = 32u; s > 0u; s >>= 1) {
+    if (t < s)
+      [[unroll]] for (uint m = 0; m < MAXM; m++)
+        if (m < p.M) red[m][t] = red[m][t] + red[m][t + s];
+    barrier();
+  }
+  if (t < p.M) {
+    float v = red[t][0];
+    if (p.accumulate != 0) v = c[t * p.ldc + n] + v;
+    if (p.has_bias != 0) v = v + bias[n];
+    c[t * p.ldc + n] = v;
+  }
+}
+#elif defined(SMALL_M)
 void main() {
   uint n = gl_GlobalInvocationID.x, m = gl_WorkGroupID.y;
   if (n >= p.N || m >= p.M) return;

@@ -240,6 +240,10 @@ static int pick_memory(loom_gpu *g, loom_error *err) {
   if (plain < 0)
     return loom_error_set(err, LOOM_ERR_UNSUPPORTED, _("Vulkan device %d (%s) has no host-visible coherent memory"),
                           g->info.index, g->info.name);
+  /* The workgroup-per-output product for few rows needs a GPU's many
+   * threads; on a software device its barriers cost more than the
+   * uncoalesced reads it avoids (lavapipe: 10× slower). */
+  g->rowdot = g->info.kind != LOOM_GPU_CPU;
   g->mem_device_local = local >= 0;
   g->mem_type = (uint32_t)(local >= 0 ? local : plain);
   g->mem_type_readback = cached >= 0 ? (uint32_t)cached : g->mem_type;

@@ -15,16 +15,20 @@
 /* One entry per compute pipeline; gpu-shaders.c holds the table. */
 typedef enum {
   GPU_K_GEMM_F32,
-  GPU_K_GEMM_I8,
-  GPU_K_GEMM_I4,
-  GPU_K_GEMV_F32, /* the same product, one invocation per output (few rows) */
-  GPU_K_GEMV_I8,
-  GPU_K_GEMV_I4,
+  GPU_K_GEMM_PACKED, /* B at any dtype of ≤ 16 bits, decoded (shaders/decode.glsl) */
+  GPU_K_GEMV_F32, /* the same products, one invocation per output (few rows) */
+  GPU_K_GEMV_PACKED,
+  GPU_K_ROWDOT_F32, /* few rows, B transposed: a workgroup per output column */
+  GPU_K_ROWDOT_PACKED,
   GPU_K_ACT,
   GPU_K_SOFTMAX,
   GPU_K_COLSUM,
   GPU_K_SGD,
   GPU_K_ADAM,
+  GPU_K_LOSS,
+  GPU_K_NORM,
+  GPU_K_EMBED,
+  GPU_K_MERGE,
   GPU_K_COUNT
 } gpu_kernel;
 
@@ -49,6 +53,7 @@ struct loom_gpu {
   VkFence fence;
   uint32_t mem_type;   /* host-visible + coherent, device-local when there is one */
   bool mem_device_local;
+  bool rowdot; /* few-row products with B transposed use the ROWDOT kernels */
   uint32_t mem_type_readback; /* host-visible + coherent, host-cached when there is one */
   VkDeviceSize max_buffer_bytes;
   VkDescriptorSetLayout set_layout[GPU_K_COUNT];
@@ -116,8 +121,11 @@ typedef struct {
   bool per_tensor;
 } gpu_weights;
 
-/* Whether weights of dtype d can be decoded on the device. */
+/* Whether weights of dtype d can be decoded on the device: float32 and every
+ * dtype of at most 16 bits. */
 bool gpu_dtype_supported(loom_dtype d);
+/* decode.glsl's kind of a packed dtype. */
+uint32_t gpu_decode_kind(loom_dtype d);
 /* Morphs w and copies its packed bytes and scales; allocates on first use
  * (out zeroed) and reuses the buffers while the dtype and shape stay. */
 int gpu_weights_upload(loom_gpu *g, loom_weights *w, gpu_weights *out, loom_error *err);
@@ -167,3 +175,105 @@ int gpu_op_sgd(gpu_rec *rec, const loom_optim_config *c, bool first, double lr, 
                gpu_buf *mom, int64_t n, loom_error *err);
 int gpu_op_adam(gpu_rec *rec, const loom_optim_config *c, int64_t step, double lr, gpu_buf *param,
                 const gpu_buf *grad, gpu_buf *m, gpu_buf *v, gpu_buf *vmax, int64_t n, loom_error *err);
+
+/* layernorm / rmsnorm over rows of d values (shaders/norm.comp). w, b
+ * may be NULL (no affine, or rmsnorm's missing bias); stats holds 2 floats
+ * a row, written by the forward and read by both backward passes. */
+typedef struct {
+  bool layernorm;
+  float eps;
+  int64_t rows, d;
+  const gpu_buf *w, *b;
+  gpu_buf *stats;
+} gpu_norm;
+int gpu_op_norm_forward(gpu_rec *rec, const gpu_norm *n, const gpu_buf *x, gpu_buf *y, loom_error *err);
+int gpu_op_norm_backward(gpu_rec *rec, const gpu_norm *n, const gpu_buf *x, const gpu_buf *dy, gpu_buf *dx,
+                         loom_error *err);
+/* dw = Σ_rows dy·x̂ and db = Σ_rows dy, written whole (db may be NULL). */
+int gpu_op_norm_params(gpu_rec *rec, const gpu_norm *n, const gpu_buf *x, const gpu_buf *dy, gpu_buf *dw,
+                       gpu_buf *db, loom_error *err);
+
+/* y = table[x[t]] for `tokens` indices (checked on the host), or with dy
+ * the table gradient dtable[x[t]] += dy[t], tokens ascending (out: dtable,
+ * zeroed by the caller for a fresh gradient). */
+int gpu_op_embed(gpu_rec *rec, const gpu_weights *table, const gpu_buf *x, const gpu_buf *dy, gpu_buf *out,
+                 int64_t tokens, loom_error *err);
+
+/* A segment of a merge: for every sample b < batch,
+ * dst[b·dst_stride + dst_off + j] (= or +=) src[b·src_stride + src_off + j], j < len. */
+typedef struct {
+  const gpu_buf *src;
+  gpu_buf *dst;
+  int64_t batch, len, src_stride, src_off, dst_stride, dst_off;
+  bool add;
+} gpu_segment;
+int gpu_op_segment(gpu_rec *rec, const gpu_segment *s, loom_error *err);
+
+#include "loom/loss.h"
+/* dy = ∂loss/∂y of the network output y (rows × cols) for mse, cross_entropy
+ * (targets: int32 labels, one a row) or bce_logits (float targets), mean
+ * reduction over `valid` rows; rows from valid on get dy = 0. Other losses
+ * are refused naming the loss. */
+int gpu_op_loss_grad(gpu_rec *rec, const loom_loss_spec *spec, const gpu_buf *y, const gpu_buf *targets, gpu_buf *dy,
+                     int64_t rows, int64_t valid, int64_t cols, loom_error *err);
+
+/* ---- a network on the device (gpu-net.c) ---------------------------------- */
+
+typedef enum { GN_PASS, GN_DENSE, GN_ACT, GN_SOFTMAX, GN_NORM, GN_EMBED } gnode_kind;
+
+/* One plan node. Sizes are per sample, so one preparation serves every
+ * batch up to the one its buffers were made for. */
+typedef struct {
+  gnode_kind kind;
+  loom_layer *layer;
+  int in, out; /* activation buffers: 0 is the network input */
+  gpu_weights w, b;
+  bool has_bias;
+  int64_t pos, n, k; /* dense: rows per sample (positions), out, in features;
+                        embedding: tokens per sample, dim, vocab */
+  gpu_act act;
+  int64_t numel;        /* values of the output per sample */
+  int64_t rows, cols;   /* softmax, norm: rows per sample, entries a row */
+  bool layernorm, has_weight; /* norm */
+  float eps;
+  gpu_buf stats;        /* norm: mean and rstd of every row of the batch */
+  /* Remote links: the node reads buffer `in`, its own, made from the spine
+   * input (buffer `base`) and the merges that take effect: those after the
+   * last replace (a replace discards what came before it, on the CPU too),
+   * the replace itself first. */
+  int base;
+  int64_t in_numel, base_numel; /* per sample */
+  int n_merges;
+  struct gmerge {
+    int src;           /* activation buffer of the link's source */
+    loom_merge mode;
+    int64_t src_numel, before_numel;
+  } *merges;
+  bool base_used;      /* no replace: the spine input is the merge's start */
+} gnode;
+
+struct loom_gpu_net {
+  loom_gpu *g;
+  loom_net *net;
+  int64_t batch, in_numel, out_numel;
+  int n_nodes;
+  gnode *nodes;
+  int n_bufs, out_buf;
+  gpu_buf *bufs;
+  gpu_buf readback; /* the output, copied here by the command buffer */
+  gpu_rec rec;
+};
+
+/* Checks the token indices of every embedding that reads the network input
+ * x (batch samples): integers in [0, vocab), else an error naming the slot,
+ * the sample and the position — the device does not check them. */
+int gpu_net_check_input(const loom_gpu_net *gn, const float *x, int64_t batch, loom_error *err);
+/* The norm operation of a GN_NORM node at `batch` samples. */
+gpu_norm gpu_node_norm(gnode *n, int64_t batch);
+/* The most dispatches gpu_net_record_forward records. */
+int gpu_net_forward_dispatches(const loom_gpu_net *gn);
+/* Records the forward of `batch` samples (≤ gn->batch) into rec: one
+ * dispatch per enabled node. */
+int gpu_net_record_forward(loom_gpu_net *gn, gpu_rec *rec, int64_t batch, loom_error *err);
+/* Records a fill of a whole buffer with zeros, visible to later dispatches. */
+void gpu_rec_zero(gpu_rec *rec, gpu_buf *b);

@@ -6,6 +6,7 @@
  * Slots the device cannot run are refused with their coordinates; nothing
  * falls back to the CPU behind the caller's back.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,32 +17,6 @@
 #include "layers/softmax-rows.h"
 #include "net/net-plan.h"
 
-typedef enum { GN_PASS, GN_DENSE, GN_ACT, GN_SOFTMAX } gnode_kind;
-
-typedef struct {
-  gnode_kind kind;
-  loom_layer *layer;
-  int in, out; /* activation buffers: 0 is the network input */
-  gpu_weights w, b;
-  bool has_bias;
-  int64_t m, n, k; /* dense: rows (batch × positions), out, in features */
-  gpu_act act;
-  int64_t numel; /* values of the output, whole batch */
-  int64_t rows, cols;
-} gnode;
-
-struct loom_gpu_net {
-  loom_gpu *g;
-  loom_net *net;
-  int64_t batch, in_numel, out_numel;
-  int n_nodes;
-  gnode *nodes;
-  int n_bufs, out_buf;
-  gpu_buf *bufs;
-  gpu_buf readback; /* the output, copied here by the command buffer */
-  gpu_rec rec;
-};
-
 static int unsupported(const net_node *nd, const char *why, loom_error *err) {
   char where[128];
   return loom_error_set(err, LOOM_ERR_UNSUPPORTED, _("%s: the Vulkan backend %s"),
@@ -51,12 +26,12 @@ static int unsupported(const net_node *nd, const char *why, loom_error *err) {
 /* Classifies one plan node; fails for what the device cannot run. */
 static int classify(loom_gpu_net *gn, const net_node *nd, gnode *out, loom_error *err) {
   char at[48];
-  if (nd->n_merges > 0 || nd->n_feedback > 0)
+  if (nd->n_feedback > 0)
     return loom_error_set(err, LOOM_ERR_UNSUPPORTED,
-                          _("slot %s: the Vulkan backend does not run links (merges) yet; run this network on the CPU"),
+                          _("slot %s: the Vulkan backend does not run feedback links; run this network on the CPU"),
                           loom_coord_format(nd->coord, at, sizeof at));
   out->layer = nd->layer;
-  out->numel = gn->batch * loom_shape_numel(&nd->out);
+  out->numel = loom_shape_numel(&nd->out);
   if (!nd->enabled) {
     out->kind = GN_PASS;
     return LOOM_OK;
@@ -69,14 +44,32 @@ static int classify(loom_gpu_net *gn, const net_node *nd, gnode *out, loom_error
     out->kind = GN_DENSE;
     out->k = loom_layer_get_int(l, "in_features");
     out->n = loom_layer_get_int(l, "out_features");
-    out->m = gn->batch * (loom_shape_numel(&nd->in) / out->k);
+    out->pos = loom_shape_numel(&nd->in) / out->k;
     out->has_bias = l->n_weights > 1;
     return LOOM_OK;
   }
   if (!strcmp(name, "softmax")) {
     out->kind = GN_SOFTMAX;
     out->cols = rows_last_dim(&nd->in);
-    out->rows = gn->batch * rows_per_sample(&nd->in);
+    out->rows = rows_per_sample(&nd->in);
+    return LOOM_OK;
+  }
+  if (!strcmp(name, "embedding")) {
+    out->kind = GN_EMBED;
+    out->pos = loom_shape_numel(&nd->in);
+    out->n = loom_layer_get_int(l, "embedding_dim");
+    out->k = loom_layer_get_int(l, "num_embeddings");
+    return LOOM_OK;
+  }
+  if (!strcmp(name, "layernorm") || !strcmp(name, "rmsnorm")) {
+    out->kind = GN_NORM;
+    out->layernorm = name[0] == 'l';
+    out->eps = (float)loom_layer_get_float(l, "eps");
+    /* "over": 0 the last dimension, 1 the whole sample (engine/layers/norm.c) */
+    out->cols = loom_layer_get_int(l, "over") == 1 ? loom_shape_numel(&nd->in) : nd->in.d[nd->in.rank - 1];
+    out->rows = loom_shape_numel(&nd->in) / out->cols;
+    out->has_weight = l->n_weights > 0;
+    out->has_bias = l->n_weights > 1;
     return LOOM_OK;
   }
   if (gpu_act_of(l, &out->act)) {
@@ -84,15 +77,71 @@ static int classify(loom_gpu_net *gn, const net_node *nd, gnode *out, loom_error
     return LOOM_OK;
   }
   char why[160];
-  snprintf(why, sizeof why, _("does not run %s layers yet (it runs dense, softmax and the element-wise activations)"),
+  snprintf(why, sizeof why, _("does not run %s layers yet (it runs dense, embedding, layernorm, rmsnorm, softmax and the "
+             "element-wise activations)"),
            name);
   return unsupported(nd, why, err);
+}
+
+/* The merges that take effect (from the last replace on) and the node's own
+ * buffer for its merged input. */
+static int setup_merges(loom_gpu_net *gn, const net_node *nd, gnode *n, const int *out_of, loom_error *err) {
+  int first = 0;
+  for (int m = 0; m < nd->n_merges; m++)
+    if (nd->merges[m].mode == LOOM_MERGE_REPLACE) first = m;
+  n->base_used = nd->merges[first].mode != LOOM_MERGE_REPLACE;
+  n->merges = calloc((size_t)(nd->n_merges - first), sizeof *n->merges);
+  if (!n->merges) return loom_error_set(err, LOOM_ERR_NOMEM, _("out of memory for a network on the device"));
+  for (int m = first; m < nd->n_merges; m++) {
+    const net_merge *g = &nd->merges[m];
+    n->merges[n->n_merges++] = (struct gmerge){.src = out_of[g->src_node], .mode = g->mode,
+                                               .src_numel = g->src_numel, .before_numel = g->before_numel};
+  }
+  char what[160], where[128];
+  snprintf(what, sizeof what, _("the merged input of %s"), layer_where(nd->layer, where, sizeof where));
+  n->in = gn->n_bufs;
+  int rc = gpu_buf_new(gn->g, (size_t)(gn->batch * n->in_numel) * sizeof(float), what, &gn->bufs[gn->n_bufs], err);
+  if (!rc) gn->n_bufs++;
+  return rc;
+}
+
+/* Builds the merged input: the start (spine input, or the replacing link),
+ * then adds and concatenations in order; lengths only grow from the start. */
+static int record_merges(loom_gpu_net *gn, gpu_rec *rec, const gnode *n, int64_t batch, loom_error *err) {
+  gpu_buf *dst = &gn->bufs[n->in];
+  int64_t len = 0;
+  int m = 0, rc = LOOM_OK;
+  gpu_segment seg = {.dst = dst, .batch = batch, .dst_stride = n->in_numel};
+  if (n->base_used) {
+    seg.src = &gn->bufs[n->base];
+    seg.len = seg.src_stride = len = n->base_numel;
+  } else {
+    seg.src = &gn->bufs[n->merges[0].src];
+    seg.len = seg.src_stride = len = n->merges[0].src_numel;
+    m = 1;
+  }
+  rc = gpu_op_segment(rec, &seg, err);
+  for (; !rc && m < n->n_merges; m++) {
+    const struct gmerge *g = &n->merges[m];
+    seg = (gpu_segment){.src = &gn->bufs[g->src], .dst = dst, .batch = batch, .src_stride = g->src_numel,
+                        .dst_stride = n->in_numel};
+    if (g->mode == LOOM_MERGE_ADD) {
+      seg.len = len;
+      seg.add = true;
+    } else {
+      seg.len = g->src_numel;
+      seg.dst_off = len;
+      len += g->src_numel;
+    }
+    rc = gpu_op_segment(rec, &seg, err);
+  }
+  return rc;
 }
 
 LOOM_API int loom_gpu_net_upload_weights(loom_gpu_net *gn, loom_error *err) {
   for (int i = 0; i < gn->n_nodes; i++) {
     gnode *n = &gn->nodes[i];
-    if (n->kind != GN_DENSE) continue;
+    if (n->kind != GN_DENSE && n->kind != GN_EMBED && !(n->kind == GN_NORM && n->has_weight)) continue;
     int rc = gpu_weights_upload(gn->g, loom_layer_weights(n->layer, 0), &n->w, err);
     if (!rc && n->has_bias) {
       loom_weights *b = loom_layer_weights(n->layer, 1);
@@ -106,23 +155,48 @@ LOOM_API int loom_gpu_net_upload_weights(loom_gpu_net *gn, loom_error *err) {
   return LOOM_OK;
 }
 
-static int record(loom_gpu_net *gn, loom_error *err) {
-  int rc = gpu_rec_begin(gn->g, gn->n_nodes, &gn->rec, err);
+gpu_norm gpu_node_norm(gnode *n, int64_t batch) {
+  return (gpu_norm){.layernorm = n->layernorm, .eps = n->eps, .rows = batch * n->rows, .d = n->cols,
+                    .w = n->has_weight ? &n->w.data : NULL, .b = n->has_bias ? &n->b.data : NULL, .stats = &n->stats};
+}
+
+int gpu_net_forward_dispatches(const loom_gpu_net *gn) {
+  int d = gn->n_nodes;
+  for (int i = 0; i < gn->n_nodes; i++)
+    if (gn->nodes[i].n_merges > 0) d += gn->nodes[i].n_merges + 1;
+  return d;
+}
+
+int gpu_net_record_forward(loom_gpu_net *gn, gpu_rec *rec, int64_t batch, loom_error *err) {
+  int rc = LOOM_OK;
   for (int i = 0; !rc && i < gn->n_nodes; i++) {
     gnode *n = &gn->nodes[i];
     gpu_buf *x = &gn->bufs[n->in], *y = &gn->bufs[n->out];
+    if (n->n_merges > 0 && (rc = record_merges(gn, rec, n, batch, err))) break;
     switch (n->kind) {
     case GN_PASS: break;
     case GN_DENSE: {
       gpu_gemm op = {.a = x, .lda = (uint32_t)n->k, .b = &n->w, .tb = true, .bias = n->has_bias ? &n->b.data : NULL,
-                     .c = y, .ldc = (uint32_t)n->n, .m = n->m, .n = n->n, .k = n->k};
-      rc = gpu_op_gemm(&gn->rec, &op, err);
+                     .c = y, .ldc = (uint32_t)n->n, .m = batch * n->pos, .n = n->n, .k = n->k};
+      rc = gpu_op_gemm(rec, &op, err);
       break;
     }
-    case GN_ACT: rc = gpu_op_act(&gn->rec, &n->act, x, NULL, y, n->numel, err); break;
-    case GN_SOFTMAX: rc = gpu_op_softmax(&gn->rec, x, y, n->rows, n->cols, 1.0f, err); break;
+    case GN_ACT: rc = gpu_op_act(rec, &n->act, x, NULL, y, batch * n->numel, err); break;
+    case GN_SOFTMAX: rc = gpu_op_softmax(rec, x, y, batch * n->rows, n->cols, 1.0f, err); break;
+    case GN_NORM: {
+      gpu_norm op = gpu_node_norm(n, batch);
+      rc = gpu_op_norm_forward(rec, &op, x, y, err);
+      break;
+    }
+    case GN_EMBED: rc = gpu_op_embed(rec, &n->w, x, NULL, y, batch * n->pos, err); break;
     }
   }
+  return rc;
+}
+
+static int record(loom_gpu_net *gn, loom_error *err) {
+  int rc = gpu_rec_begin(gn->g, gpu_net_forward_dispatches(gn), &gn->rec, err);
+  if (!rc) rc = gpu_net_record_forward(gn, &gn->rec, gn->batch, err);
   if (!rc)
     gpu_rec_copy(&gn->rec, &gn->bufs[gn->out_buf], &gn->readback, (size_t)(gn->batch * gn->out_numel) * sizeof(float));
   if (!rc) rc = gpu_rec_end(&gn->rec, err);
@@ -146,7 +220,8 @@ LOOM_API loom_gpu_net *loom_gpu_net_new(loom_gpu *g, loom_net *net, int64_t batc
   loom_gpu_net *gn = calloc(1, sizeof *gn);
   int n_nodes = net_plan_n_nodes(net);
   if (gn) gn->nodes = calloc((size_t)n_nodes + 1, sizeof *gn->nodes);
-  if (gn) gn->bufs = calloc((size_t)n_nodes + 1, sizeof *gn->bufs);
+  /* the input, each node's output and each merged input */
+  if (gn) gn->bufs = calloc(2 * (size_t)n_nodes + 1, sizeof *gn->bufs);
   if (!gn || !gn->nodes || !gn->bufs) {
     loom_error_set(err, LOOM_ERR_NOMEM, _("out of memory for a network of %d slots on the device"), n_nodes);
     loom_gpu_net_free(gn);
@@ -178,15 +253,30 @@ LOOM_API loom_gpu_net *loom_gpu_net_new(loom_gpu *g, loom_net *net, int64_t batc
     gnode *n = &gn->nodes[i];
     rc = classify(gn, &plan[i], n, err);
     if (rc) break;
-    n->in = plan[i].pred < 0 ? 0 : out_of[plan[i].pred];
+    n->in = n->base = plan[i].pred < 0 ? 0 : out_of[plan[i].pred];
+    n->in_numel = loom_shape_numel(&plan[i].in);
+    n->base_numel = loom_shape_numel(&plan[i].base_in);
+    if (plan[i].n_merges > 0) {
+      rc = setup_merges(gn, &plan[i], n, out_of, err);
+      if (rc) break;
+    }
+    if (n->kind == GN_EMBED && n->in != 0) {
+      /* Token indices are checked on the host before each submission. */
+      rc = unsupported(&plan[i], _("runs an embedding only on the network's input (its token indices are checked "
+                                   "on the host)"),
+                       err);
+      break;
+    }
     if (n->kind == GN_PASS) {
       n->out = n->in;
     } else {
       char where[128];
       snprintf(what, sizeof what, _("the output of %s"), layer_where(n->layer, where, sizeof where));
       n->out = gn->n_bufs;
-      rc = gpu_buf_new(g, (size_t)n->numel * sizeof(float), what, &gn->bufs[gn->n_bufs], err);
+      rc = gpu_buf_new(g, (size_t)(batch * n->numel) * sizeof(float), what, &gn->bufs[gn->n_bufs], err);
       if (!rc) gn->n_bufs++;
+      if (!rc && n->kind == GN_NORM)
+        rc = gpu_buf_new(g, (size_t)(batch * n->rows * 2) * sizeof(float), what, &n->stats, err);
     }
     out_of[i] = n->out;
   }
@@ -204,8 +294,27 @@ LOOM_API loom_gpu_net *loom_gpu_net_new(loom_gpu *g, loom_net *net, int64_t batc
   return gn;
 }
 
+int gpu_net_check_input(const loom_gpu_net *gn, const float *x, int64_t batch, loom_error *err) {
+  for (int i = 0; i < gn->n_nodes; i++) {
+    const gnode *n = &gn->nodes[i];
+    if (n->kind != GN_EMBED || n->in != 0) continue;
+    for (int64_t j = 0; j < batch * n->pos; j++) {
+      float v = x[j];
+      if (isfinite(v) && v == floorf(v) && v >= 0.0f && v < (float)n->k) continue;
+      char where[128];
+      return loom_error_set(err, LOOM_ERR_RANGE,
+                            _("%s: sample %lld, position %lld: token index %g is not an integer in 0…%lld"),
+                            layer_where(n->layer, where, sizeof where), (long long)(j / n->pos),
+                            (long long)(j % n->pos), (double)v, (long long)(n->k - 1));
+    }
+  }
+  return LOOM_OK;
+}
+
 LOOM_API int loom_gpu_net_forward(loom_gpu_net *gn, const float *x, float *y, loom_error *err) {
   if (!gn || !x || !y) return loom_error_set(err, LOOM_ERR_INVALID, _("no network, input or output given"));
+  int check = gpu_net_check_input(gn, x, gn->batch, err);
+  if (check) return check;
   memcpy(gn->bufs[0].map, x, (size_t)(gn->batch * gn->in_numel) * sizeof(float));
   int rc = gpu_rec_submit(&gn->rec, err);
   if (rc) return rc;
@@ -224,6 +333,8 @@ LOOM_API void loom_gpu_net_free(loom_gpu_net *gn) {
     for (int i = 0; gn->nodes && i < gn->n_nodes; i++) {
       gpu_weights_free(gn->g, &gn->nodes[i].w);
       gpu_weights_free(gn->g, &gn->nodes[i].b);
+      gpu_buf_free(gn->g, &gn->nodes[i].stats);
+      free(gn->nodes[i].merges);
     }
     for (int i = 0; gn->bufs && i < gn->n_bufs; i++) gpu_buf_free(gn->g, &gn->bufs[i]);
     gpu_buf_free(gn->g, &gn->readback);

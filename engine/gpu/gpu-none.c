@@ -57,3 +57,24 @@ LOOM_API int loom_gpu_net_forward(loom_gpu_net *gn, const float *x, float *y, lo
 LOOM_API int64_t loom_gpu_net_batch(const loom_gpu_net *gn) { return 0; }
 LOOM_API int loom_gpu_net_n_dispatches(const loom_gpu_net *gn) { return 0; }
 LOOM_API void loom_gpu_net_free(loom_gpu_net *gn) {}
+
+/* The trainer's device step (gpu-train.h). */
+#include "gpu/gpu-train.h"
+
+gpu_train *gpu_train_new(loom_gpu *gpu, loom_net *net, int64_t max_batch, const loom_train_config *cfg,
+                         loom_error *err) {
+  not_built(err);
+  return NULL;
+}
+void gpu_train_free(gpu_train *t) {}
+int gpu_train_check_config(const loom_train_config *cfg, loom_error *err) { return not_built(err); }
+int gpu_train_step(gpu_train *t, const loom_train_config *cfg, const float *x, int64_t rows, const int32_t *labels,
+                   const float *targets, double lr, loom_error *err) {
+  return not_built(err);
+}
+const float *gpu_train_output(const gpu_train *t) { return NULL; }
+const float *gpu_train_node_output(const gpu_train *t, int node) { return NULL; }
+const float *gpu_train_node_grad(const gpu_train *t, int node) { return NULL; }
+const float *gpu_train_tensor_grad(const gpu_train *t, int node, int index) { return NULL; }
+int gpu_train_download(gpu_train *t, loom_error *err) { return not_built(err); }
+int gpu_train_upload(gpu_train *t, bool packed_only, loom_error *err) { return not_built(err); }

@@ -14,22 +14,36 @@
 #define GPU_GEMV_MAX_ROWS 8
 
 bool gpu_dtype_supported(loom_dtype d) {
-  return d == LOOM_DTYPE_FLOAT32 || d == LOOM_DTYPE_INT8 || d == LOOM_DTYPE_INT4;
+  const loom_dtype_traits *t = loom_dtype_traits_get(d);
+  /* Wider codes (32/64-bit integers, float64) would need a second rounding
+   * or doubles in the shader: not decoded yet. */
+  return t && (d == LOOM_DTYPE_FLOAT32 || t->bits <= 16);
 }
 
-static int64_t row_bytes(loom_dtype d, int64_t cols) {
+uint32_t gpu_decode_kind(loom_dtype d) {
   switch (d) {
-  case LOOM_DTYPE_INT8: return cols;
-  case LOOM_DTYPE_INT4: return (cols * 4 + 7) / 8;
-  default: return cols * 4;
+  case LOOM_DTYPE_FLOAT16: return 3;
+  case LOOM_DTYPE_BFLOAT16: return 4;
+  case LOOM_DTYPE_FP8_E4M3: return 5;
+  case LOOM_DTYPE_FP8_E5M2: return 6;
+  case LOOM_DTYPE_FP4: return 7;
+  default: break;
+  }
+  switch (loom_dtype_traits_get(d)->kind) {
+  case LOOM_DTYPE_KIND_UNSIGNED: return 1;
+  case LOOM_DTYPE_KIND_BINARY: return 2;
+  default: return 0; /* signed and ternary: two's complement */
   }
 }
+
+static int64_t row_bytes(loom_dtype d, int64_t cols) { return (int64_t)loom_dtype_row_bytes(d, cols); }
 
 int gpu_weights_upload(loom_gpu *g, loom_weights *w, gpu_weights *out, loom_error *err) {
   loom_dtype d = loom_weights_dtype(w);
   if (!gpu_dtype_supported(d))
     return loom_error_set(err, LOOM_ERR_UNSUPPORTED,
-                          _("%s: the Vulkan backend does not decode %s weights yet (float32, int8 and int4 only)"),
+                          _("%s: the Vulkan backend does not decode %s weights yet (float32 and the dtypes of at most "
+                            "16 bits only)"),
                           loom_weights_label(w), loom_dtype_name(d));
   int rc = loom_weights_morph(w, err);
   if (rc) return rc;
@@ -39,7 +53,8 @@ int gpu_weights_upload(loom_gpu *g, loom_weights *w, gpu_weights *out, loom_erro
   int64_t nscales = 0;
   const float *scales = loom_weights_scales(w, &nscales);
   int64_t rb = row_bytes(d, cols);
-  if (!packed || (int64_t)nbytes != rows * rb || (d != LOOM_DTYPE_FLOAT32 && (!scales || nscales < 1)))
+  bool scaled = loom_dtype_traits_get(d)->scaled;
+  if (!packed || (int64_t)nbytes != rows * rb || (scaled && (!scales || nscales < 1)))
     return loom_error_set(err, LOOM_ERR_INVALID, _("%s: the packed copy is not the expected %lld × %lld bytes"),
                           loom_weights_label(w), (long long)rows, (long long)rb);
   if (rows * rb > GPU_MAX_INDEX)
@@ -88,17 +103,23 @@ int gpu_op_gemm(gpu_rec *rec, const gpu_gemm *op, loom_error *err) {
   /* Few rows (a forward at a small batch): one invocation per output beats
    * the tiled kernel, whose 64×64 tiles would sit mostly idle. */
   bool small = op->m <= GPU_GEMV_MAX_ROWS;
-  gpu_kernel k = op->b->dtype == LOOM_DTYPE_INT8   ? (small ? GPU_K_GEMV_I8 : GPU_K_GEMM_I8)
-               : op->b->dtype == LOOM_DTYPE_INT4   ? (small ? GPU_K_GEMV_I4 : GPU_K_GEMM_I4)
-                                                   : (small ? GPU_K_GEMV_F32 : GPU_K_GEMM_F32);
+  bool packed = op->b->dtype != LOOM_DTYPE_FLOAT32;
+  /* With B transposed (a weight row per output), a workgroup per output
+   * reads the row coalesced; A must not be transposed (rows of A contiguous). */
+  bool rowdot = rec->g->rowdot && small && op->tb && !op->ta;
+  gpu_kernel k = rowdot  ? (packed ? GPU_K_ROWDOT_PACKED : GPU_K_ROWDOT_F32)
+               : small   ? (packed ? GPU_K_GEMV_PACKED : GPU_K_GEMV_F32)
+                         : (packed ? GPU_K_GEMM_PACKED : GPU_K_GEMM_F32);
   struct {
-    uint32_t m, n, k, lda, ldb, ldc, ta, tb, accumulate, has_bias, per_tensor;
+    uint32_t m, n, k, lda, ldb, ldc, ta, tb, accumulate, has_bias, per_tensor, kind, nbits;
   } push = {(uint32_t)op->m, (uint32_t)op->n, (uint32_t)op->k, op->lda, op->b->ld, op->ldc, op->ta, op->tb,
-            op->accumulate, op->bias != NULL, op->b->per_tensor};
+            op->accumulate, op->bias != NULL, op->b->per_tensor,
+            packed ? gpu_decode_kind(op->b->dtype) : 0, packed ? (uint32_t)loom_dtype_traits_get(op->b->dtype)->bits : 0};
   const gpu_buf *dummy = rec->g->dummy;
   const gpu_buf *bufs[5] = {op->a, &op->b->data, op->b->scales.buffer ? &op->b->scales : dummy,
                             op->bias ? op->bias : dummy, op->c};
   uint32_t groups[3] = {(uint32_t)((op->n + 63) / 64), (uint32_t)(small ? op->m : (op->m + 63) / 64), 1};
+  if (rowdot) gpu_groups_1d(op->n, 1, groups);
   if (groups[0] > 65535 || groups[1] > 65535) return too_large(_("a matrix product"), op->m * op->n, err);
   return gpu_rec_dispatch(rec, k, bufs, &push, sizeof push, groups, err);
 }
@@ -209,4 +230,93 @@ int gpu_op_adam(gpu_rec *rec, const loom_optim_config *c, int64_t step, double l
   uint32_t groups[3];
   gpu_groups_1d(n, 256, groups);
   return gpu_rec_dispatch(rec, GPU_K_ADAM, bufs, &push, sizeof push, groups, err);
+}
+
+int gpu_op_loss_grad(gpu_rec *rec, const loom_loss_spec *spec, const gpu_buf *y, const gpu_buf *targets, gpu_buf *dy,
+                     int64_t rows, int64_t valid, int64_t cols, loom_error *err) {
+  if (rows * cols > GPU_MAX_INDEX) return too_large(_("a loss gradient"), rows * cols, err);
+  uint32_t kind;
+  switch (spec->kind) {
+  case LOOM_LOSS_MSE: kind = 0; break;
+  case LOOM_LOSS_CROSS_ENTROPY: kind = 1; break;
+  case LOOM_LOSS_BCE_LOGITS: kind = 2; break;
+  default:
+    return loom_error_set(err, LOOM_ERR_UNSUPPORTED,
+                          _("loss: the Vulkan backend does not compute the %s loss yet (mse, cross_entropy and "
+                            "bce_logits)"),
+                          loom_loss_name(spec->kind));
+  }
+  /* The CPU scales by 1/n in double and rounds the product once; the
+   * float32 inverse here adds at most one rounding. */
+  double inv = kind == 1 ? 1.0 / (double)valid : 1.0 / (double)(valid * cols);
+  struct {
+    uint32_t rows, cols, kind, valid;
+    float inv, eps;
+  } push = {(uint32_t)rows, (uint32_t)cols, kind, (uint32_t)valid, (float)inv,
+            kind == 1 ? (float)spec->label_smoothing : 0.0f};
+  const gpu_buf *bufs[3] = {y, targets, dy};
+  uint32_t groups[3];
+  gpu_groups_1d(rows, 1, groups);
+  return gpu_rec_dispatch(rec, GPU_K_LOSS, bufs, &push, sizeof push, groups, err);
+}
+
+static int norm_dispatch(gpu_rec *rec, const gpu_norm *n, uint32_t mode, const gpu_buf *x, const gpu_buf *dy,
+                         gpu_buf *out, gpu_buf *db, loom_error *err) {
+  if (n->rows * n->d > GPU_MAX_INDEX) return too_large(_("a normalization"), n->rows * n->d, err);
+  struct {
+    uint32_t rows, d, mode, layernorm, has_w, has_b;
+    float eps;
+  } push = {(uint32_t)n->rows, (uint32_t)n->d, mode, n->layernorm, n->w != NULL, mode == 2 ? db != NULL : n->b != NULL,
+            n->eps};
+  const gpu_buf *dummy = rec->g->dummy;
+  const gpu_buf *bufs[7] = {x, dy ? dy : dummy, n->w ? n->w : dummy, n->b ? n->b : dummy, n->stats, out,
+                            db ? db : dummy};
+  uint32_t groups[3];
+  gpu_groups_1d(mode == 2 ? (n->d + 63) / 64 : n->rows, 1, groups);
+  return gpu_rec_dispatch(rec, GPU_K_NORM, bufs, &push, sizeof push, groups, err);
+}
+
+int gpu_op_norm_forward(gpu_rec *rec, const gpu_norm *n, const gpu_buf *x, gpu_buf *y, loom_error *err) {
+  return norm_dispatch(rec, n, 0, x, NULL, y, NULL, err);
+}
+
+int gpu_op_norm_backward(gpu_rec *rec, const gpu_norm *n, const gpu_buf *x, const gpu_buf *dy, gpu_buf *dx,
+                         loom_error *err) {
+  return norm_dispatch(rec, n, 1, x, dy, dx, NULL, err);
+}
+
+int gpu_op_norm_params(gpu_rec *rec, const gpu_norm *n, const gpu_buf *x, const gpu_buf *dy, gpu_buf *dw,
+                       gpu_buf *db, loom_error *err) {
+  return norm_dispatch(rec, n, 2, x, dy, dw, db, err);
+}
+
+int gpu_op_embed(gpu_rec *rec, const gpu_weights *table, const gpu_buf *x, const gpu_buf *dy, gpu_buf *out,
+                 int64_t tokens, loom_error *err) {
+  int64_t dim = table->cols;
+  if (tokens * dim > GPU_MAX_INDEX || table->rows * dim > GPU_MAX_INDEX)
+    return too_large(_("an embedding"), tokens * dim, err);
+  bool f32 = table->dtype == LOOM_DTYPE_FLOAT32;
+  struct {
+    uint32_t tokens, dim, mode, ldb, kind, nbits, per_tensor;
+  } push = {(uint32_t)tokens, (uint32_t)dim, dy != NULL, table->ld, f32 ? 8u : gpu_decode_kind(table->dtype),
+            f32 ? 32u : (uint32_t)loom_dtype_traits_get(table->dtype)->bits, table->per_tensor};
+  const gpu_buf *dummy = rec->g->dummy;
+  const gpu_buf *bufs[5] = {x, &table->data, table->scales.buffer ? &table->scales : dummy, dy ? dy : dummy, out};
+  uint32_t groups[3];
+  gpu_groups_1d(dy ? dim : tokens * dim, 256, groups);
+  return gpu_rec_dispatch(rec, GPU_K_EMBED, bufs, &push, sizeof push, groups, err);
+}
+
+int gpu_op_segment(gpu_rec *rec, const gpu_segment *s, loom_error *err) {
+  if (s->batch * s->len < 1) return LOOM_OK;
+  if (s->batch * s->dst_stride > GPU_MAX_INDEX || s->batch * s->src_stride > GPU_MAX_INDEX)
+    return too_large(_("a link's merge"), s->batch * s->dst_stride, err);
+  struct {
+    uint32_t batch, len, src_stride, src_off, dst_stride, dst_off, add;
+  } push = {(uint32_t)s->batch, (uint32_t)s->len, (uint32_t)s->src_stride, (uint32_t)s->src_off,
+            (uint32_t)s->dst_stride, (uint32_t)s->dst_off, s->add};
+  const gpu_buf *bufs[2] = {s->src, s->dst};
+  uint32_t groups[3];
+  gpu_groups_1d(s->batch * s->len, 256, groups);
+  return gpu_rec_dispatch(rec, GPU_K_MERGE, bufs, &push, sizeof push, groups, err);
 }

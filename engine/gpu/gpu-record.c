@@ -7,9 +7,13 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/i18n.h"
 #include "gpu/gpu-internal.h"
+
+/* How long a submission is waited for by polling before blocking. */
+#define GPU_SPIN_NS 2000000LL
 
 static int buf_new(loom_gpu *g, size_t bytes, uint32_t mem_type, const char *what, gpu_buf *out, loom_error *err) {
   memset(out, 0, sizeof *out);
@@ -180,7 +184,20 @@ int gpu_rec_submit(gpu_rec *rec, loom_error *err) {
   VkResult r = vkResetFences(g->device, 1, &g->fence);
   if (r == VK_SUCCESS) r = vkQueueSubmit(g->queue, 1, &si, g->fence);
   if (r != VK_SUCCESS) return gpu_vk_error(g, err, r, _("submitting a command buffer"));
-  r = vkWaitForFences(g->device, 1, &g->fence, VK_TRUE, UINT64_MAX);
+  /* A short submission finishes in tens of microseconds; a blocking wait
+   * can add as much again in the driver's wake-up. Poll first, for at most
+   * GPU_SPIN_NS, then block. */
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (;;) {
+    r = vkGetFenceStatus(g->device, g->fence);
+    if (r != VK_NOT_READY) break;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    if ((t1.tv_sec - t0.tv_sec) * 1000000000LL + (t1.tv_nsec - t0.tv_nsec) > GPU_SPIN_NS) {
+      r = vkWaitForFences(g->device, 1, &g->fence, VK_TRUE, UINT64_MAX);
+      break;
+    }
+  }
   if (r != VK_SUCCESS) return gpu_vk_error(g, err, r, _("waiting for the device"));
   return LOOM_OK;
 }
@@ -190,4 +207,20 @@ void gpu_rec_free(gpu_rec *rec) {
   if (rec->cmd) vkFreeCommandBuffers(rec->g->device, rec->g->cmd_pool, 1, &rec->cmd);
   if (rec->pool) vkDestroyDescriptorPool(rec->g->device, rec->pool, NULL);
   memset(rec, 0, sizeof *rec);
+}
+
+void gpu_rec_zero(gpu_rec *rec, gpu_buf *b) {
+  /* Earlier dispatches may still read or write the buffer (a gradient of the
+   * previous layer); the fill waits for them, and later dispatches for it. */
+  VkMemoryBarrier before = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+                            .srcAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT,
+                            .dstAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT};
+  vkCmdPipelineBarrier(rec->cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &before,
+                       0, NULL, 0, NULL);
+  vkCmdFillBuffer(rec->cmd, b->buffer, 0, VK_WHOLE_SIZE, 0);
+  VkMemoryBarrier after = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+                           .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
+                           .dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT};
+  vkCmdPipelineBarrier(rec->cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &after, 0,
+                       NULL, 0, NULL);
 }

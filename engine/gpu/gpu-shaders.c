@@ -7,20 +7,14 @@
 static const uint32_t spv_gemm_f32[] =
 #include "gemm-f32.spv.inc"
   ;
-static const uint32_t spv_gemm_i8[] =
-#include "gemm-i8.spv.inc"
-  ;
-static const uint32_t spv_gemm_i4[] =
-#include "gemm-i4.spv.inc"
+static const uint32_t spv_gemm_packed[] =
+#include "gemm-packed.spv.inc"
   ;
 static const uint32_t spv_gemv_f32[] =
 #include "gemv-f32.spv.inc"
   ;
-static const uint32_t spv_gemv_i8[] =
-#include "gemv-i8.spv.inc"
-  ;
-static const uint32_t spv_gemv_i4[] =
-#include "gemv-i4.spv.inc"
+static const uint32_t spv_gemv_packed[] =
+#include "gemv-packed.spv.inc"
   ;
 static const uint32_t spv_act[] =
 #include "act.spv.inc"
@@ -38,18 +32,45 @@ static const uint32_t spv_adam[] =
 #include "adam.spv.inc"
   ;
 
+static const uint32_t spv_loss[] =
+#include "loss.spv.inc"
+  ;
+
+static const uint32_t spv_norm[] =
+#include "norm.spv.inc"
+  ;
+
+static const uint32_t spv_embed[] =
+#include "embed.spv.inc"
+  ;
+
+static const uint32_t spv_merge[] =
+#include "merge.spv.inc"
+  ;
+
+static const uint32_t spv_rowdot_f32[] =
+#include "rowdot-f32.spv.inc"
+  ;
+static const uint32_t spv_rowdot_packed[] =
+#include "rowdot-packed.spv.inc"
+  ;
+
 #define KERNEL(ident, array, bindings) [ident] = {#array, array, sizeof array, bindings}
 
 const gpu_kernel_info gpu_kernels[GPU_K_COUNT] = {
   KERNEL(GPU_K_GEMM_F32, spv_gemm_f32, 5),
-  KERNEL(GPU_K_GEMM_I8, spv_gemm_i8, 5),
-  KERNEL(GPU_K_GEMM_I4, spv_gemm_i4, 5),
+  KERNEL(GPU_K_GEMM_PACKED, spv_gemm_packed, 5),
   KERNEL(GPU_K_GEMV_F32, spv_gemv_f32, 5),
-  KERNEL(GPU_K_GEMV_I8, spv_gemv_i8, 5),
-  KERNEL(GPU_K_GEMV_I4, spv_gemv_i4, 5),
+  KERNEL(GPU_K_GEMV_PACKED, spv_gemv_packed, 5),
+  KERNEL(GPU_K_ROWDOT_F32, spv_rowdot_f32, 5),
+  KERNEL(GPU_K_ROWDOT_PACKED, spv_rowdot_packed, 5),
   KERNEL(GPU_K_ACT, spv_act, 3),
   KERNEL(GPU_K_SOFTMAX, spv_softmax, 3),
   KERNEL(GPU_K_COLSUM, spv_colsum, 2),
   KERNEL(GPU_K_SGD, spv_sgd, 3),
   KERNEL(GPU_K_ADAM, spv_adam, 5),
+  KERNEL(GPU_K_LOSS, spv_loss, 3),
+  KERNEL(GPU_K_NORM, spv_norm, 7),
+  KERNEL(GPU_K_EMBED, spv_embed, 5),
+  KERNEL(GPU_K_MERGE, spv_merge, 2),
 };

@@ -113,6 +113,10 @@ LOOM_API int loom_trainer_export_state(const loom_trainer *tr, void **bytes, siz
   if (!tr || !bytes || !len) return loom_error_set(err, LOOM_ERR_INVALID, _("no trainer or output given"));
   *bytes = NULL;
   *len = 0;
+  if (loom_trainer_on_device(tr))
+    return loom_error_set(err, LOOM_ERR_UNSUPPORTED,
+                          _("the training state of a run on a Vulkan device is not exported yet: its optimizer state "
+                            "lives on the device"));
   wbuf w = {0};
   uint8_t header[STATE_HEADER] = {0};
   w_bytes(&w, header, sizeof header);

@@ -173,6 +173,7 @@ LOOM_API int loom_trainer_set_config(loom_trainer *tr, const loom_train_config *
                             "training run instead"),
                           f->name, was, now);
   }
+  if (tr->dev && (rc = gpu_train_check_config(cfg, err))) return rc;
   if (tr->opt && (rc = loom_optim_set_config(tr->opt, &cfg->optim, err))) return rc;
   tr->cfg = *cfg;
   /* more epochs continue a run that ended by its count; early stopping and NaN stops stay */

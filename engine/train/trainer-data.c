@@ -147,8 +147,7 @@ void train_view_clear(train_data_view *v) {
   v->conv_cap = 0;
 }
 
-int train_view_loss(train_data_view *v, const loom_batch *b, const float *y, double *loss, float *dy,
-                    int64_t *correct, int64_t *counted, const float **targets_out, loom_error *err) {
+int train_view_targets(train_data_view *v, const loom_batch *b, const float **out, loom_error *err) {
   const float *targets = b->targets;
   int64_t n = b->size, w = v->width;
   if (v->convert) {
@@ -168,8 +167,18 @@ int train_view_loss(train_data_view *v, const loom_batch *b, const float *y, dou
     }
     targets = v->conv;
   }
+  *out = targets;
+  return LOOM_OK;
+}
+
+int train_view_loss(train_data_view *v, const loom_batch *b, const float *y, double *loss, float *dy,
+                    int64_t *correct, int64_t *counted, const float **targets_out, loom_error *err) {
+  const float *targets = NULL;
+  int64_t n = b->size, w = v->width;
+  int rc = train_view_targets(v, b, &targets, err);
+  if (rc) return rc;
   if (targets_out) *targets_out = loom_loss_uses_labels(v->spec.kind) ? NULL : targets;
-  int rc = loom_loss_eval(&v->spec, y, n, w, b->labels, targets, b->head_mask, loss, dy, err);
+  rc = loom_loss_eval(&v->spec, y, n, w, b->labels, targets, b->head_mask, loss, dy, err);
   if (rc) return rc;
   switch (v->spec.kind) {
   case LOOM_LOSS_CROSS_ENTROPY:

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "gpu/gpu-train.h"
 #include "loom/train.h"
 #include "net/net-plan.h"
 
@@ -26,6 +27,9 @@ int train_view_init(train_data_view *v, const loom_dataset *ds, const loom_loss_
 void train_view_clear(train_data_view *v);
 /* Loss (and dy if not NULL), accuracy counts added to *correct / *counted.
  * *targets_out (may be NULL) receives the float targets used (NULL for labels). */
+/* The batch's float targets as the loss sees them (labels converted when
+ * the view converts; b->targets otherwise, NULL for label losses). */
+int train_view_targets(train_data_view *v, const loom_batch *b, const float **out, loom_error *err);
 int train_view_loss(train_data_view *v, const loom_batch *b, const float *y, double *loss, float *dy,
                     int64_t *correct, int64_t *counted, const float **targets_out, loom_error *err);
 
@@ -85,6 +89,11 @@ struct loom_trainer {
   /* stopped by early stopping or a NaN/inf (not by the epoch count) */
   bool halted;
 
+  /* Training on a Vulkan device (trainer-device.c): the step runs there, and
+   * the statistics read the device's buffers of the last step. */
+  gpu_train *dev;
+  int64_t dev_batch;
+
   loom_step_stats last;
   loom_epoch_stats last_epoch;
   bool has_epoch;
@@ -96,6 +105,21 @@ struct loom_trainer {
   int bad_epochs;
   loom_net *best_net;
 };
+
+/* The last step's samples, a node's output and the gradient at it: from the
+ * network's buffers, or from the device's when it trained the step. */
+static inline int64_t trainer_batch(const loom_trainer *tr) {
+  return tr->dev ? tr->dev_batch : net_plan_batch(tr->net);
+}
+static inline const float *trainer_node_out(const loom_trainer *tr, int k) {
+  return tr->dev ? gpu_train_node_output(tr->dev, k) : net_plan_nodes(tr->net)[k].out_ptr;
+}
+static inline const float *trainer_node_grad_out(const loom_trainer *tr, int k) {
+  return tr->dev ? gpu_train_node_grad(tr->dev, k) : net_plan_nodes(tr->net)[k].grad_out;
+}
+/* The step on the device: batch, loss, statistics, checks and the update,
+ * leaving the host's masters updated and re-morphed (trainer-device.c). */
+int trainer_device_step(loom_trainer *tr, const loom_batch *b, loom_error *err);
 
 /* Re-reads masters and gradient pointers of every tensor (layers may
  * reallocate when the net is re-inferred). */

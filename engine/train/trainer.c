@@ -233,6 +233,7 @@ LOOM_API void loom_trainer_free(loom_trainer *tr) {
   loom_optim_free(tr->opt);
   tween_free(tr->tween);
   loom_net_free(tr->best_net);
+  gpu_train_free(tr->dev);
   free(tr);
 }
 
@@ -272,6 +273,7 @@ LOOM_API int loom_trainer_restore_best(loom_trainer *tr, loom_error *err) {
   if (!tr->best_net) return loom_error_set(err, LOOM_ERR_INVALID, _("no best epoch has been kept (patience is 0)"));
   int rc = copy_weights(tr->net, tr->best_net, err);
   if (!rc) rc = trainer_morph_all(tr, err);
+  if (!rc && tr->dev) rc = gpu_train_upload(tr->dev, false, err); /* the next step starts from them */
   return rc;
 }
 
@@ -385,23 +387,31 @@ LOOM_API int loom_trainer_step(loom_trainer *tr, loom_step_stats *stats, loom_er
   tr->ctx.step = (uint64_t)tr->steps;
   tr->ctx.training = true;
   trainer_backup_reset(tr);
-  loom_net_zero_grad(tr->net);
-  if ((rc = loom_net_forward(tr->net, &tr->ctx, b.inputs, b.size, tr->y, err))) return rc;
-  const float *targets = NULL;
-  if ((rc = train_view_loss(&tr->view, &b, tr->y, &s->loss, tr->dy, &s->correct, &s->counted, &targets, err)))
-    return rc;
-  trainer_activation_stats(tr);
-  if ((rc = trainer_check_activations(tr, s->loss, err))) return rc;
-  if (tr->cfg.method == LOOM_TRAIN_BACKPROP)
-    rc = backprop_update(tr, s->lr, err);
-  else
-    rc = tween_step(tr, &b, targets, s->lr, err);
-  if (rc) {
-    if (rc == LOOM_ERR_NONFINITE) tr->finished = tr->halted = true;
-    return rc;
+  if (tr->dev) {
+    rc = trainer_device_step(tr, &b, err);
+    if (rc) {
+      if (rc == LOOM_ERR_NONFINITE) tr->finished = tr->halted = true;
+      return rc;
+    }
+  } else {
+    loom_net_zero_grad(tr->net);
+    if ((rc = loom_net_forward(tr->net, &tr->ctx, b.inputs, b.size, tr->y, err))) return rc;
+    const float *targets = NULL;
+    if ((rc = train_view_loss(&tr->view, &b, tr->y, &s->loss, tr->dy, &s->correct, &s->counted, &targets, err)))
+      return rc;
+    trainer_activation_stats(tr);
+    if ((rc = trainer_check_activations(tr, s->loss, err))) return rc;
+    if (tr->cfg.method == LOOM_TRAIN_BACKPROP)
+      rc = backprop_update(tr, s->lr, err);
+    else
+      rc = tween_step(tr, &b, targets, s->lr, err);
+    if (rc) {
+      if (rc == LOOM_ERR_NONFINITE) tr->finished = tr->halted = true;
+      return rc;
+    }
+    if ((rc = trainer_weight_pass(tr, err))) return rc;
+    if ((rc = trainer_morph_updated(tr, err))) return rc;
   }
-  if ((rc = trainer_weight_pass(tr, err))) return rc;
-  if ((rc = trainer_morph_updated(tr, err))) return rc;
   trainer_layer_norms(tr);
   trainer_weight_stats(tr);
   tr->steps++;

@@ -68,3 +68,76 @@ static inline void gpu_test_fill(float *v, int64_t n, double lo, double hi, uint
     v[i] = (float)(lo + (hi - lo) * (double)(s >> 11) / 9007199254740992.0);
   }
 }
+
+#include "loom/loom.h"
+
+/* dense → layernorm → tanh → dense → rmsnorm → relu → rmsnorm (no affine)
+ * → dense, in_features → out: every normalization the device runs, with
+ * affine weights moved off their initial ones and zeros. */
+static inline loom_net *gpu_test_norm_net(int64_t in_features, int64_t out) {
+  loom_error err = {0};
+  loom_net *net = loom_net_new(1, 1, 8, 1, &err);
+  if (!net) g_error("%s", err.message);
+  loom_shape in = loom_shape_1d(in_features);
+  if (loom_net_set_input_shape(net, &in, &err)) g_error("%s", err.message);
+  static const char *const types[] = {"dense", "layernorm", "tanh", "dense", "rmsnorm", "relu", "rmsnorm", "dense"};
+  const int64_t sizes[][2] = {{in_features, 24}, {0, 0}, {0, 0}, {24, 16}, {0, 0}, {0, 0}, {0, 0}, {16, out}};
+  for (int x = 0; x < 8; x++) {
+    loom_layer *l = loom_layer_new_by_name(types[x], &err);
+    if (!l) g_error("%s", err.message);
+    if (sizes[x][0] && (loom_layer_set_int(l, "in_features", sizes[x][0], &err) ||
+                        loom_layer_set_int(l, "out_features", sizes[x][1], &err)))
+      g_error("%s", err.message);
+    if (x == 6 && loom_layer_set_bool(l, "elementwise_affine", false, &err)) g_error("%s", err.message);
+    if (x == 4 && loom_layer_set_float(l, "eps", 1e-3, &err)) g_error("%s", err.message);
+    if (loom_net_place(net, (loom_coord){0, 0, x, 0}, l, &err)) g_error("%s", err.message);
+  }
+  loom_diag *diags = NULL;
+  if (loom_net_infer_shapes(net, 5, &diags)) g_error("%s", diags[0].message);
+  free(diags);
+  for (int x = 1; x <= 4; x += 3) {
+    loom_layer *l = loom_net_layer_at(net, (loom_coord){0, 0, x, 0});
+    for (int t = 0; t < loom_layer_n_weights(l); t++) {
+      loom_weights *w = loom_layer_weights(l, t);
+      float *m = loom_weights_master(w);
+      gpu_test_fill(m, loom_weights_count(w), t == 0 ? 0.5 : -0.3, t == 0 ? 1.5 : 0.3, 90 + x * 2 + t);
+      loom_weights_touch(w);
+    }
+  }
+  return net;
+}
+
+/* embedding (vocab 9 × 5, at `table`) → dense 5→8 → tanh → dense 8→3 over
+ * 4 tokens a sample: output [4, 3]. */
+static inline loom_net *gpu_test_embed_net(loom_dtype table) {
+  loom_error err = {0};
+  loom_net *net = loom_net_new(1, 1, 4, 1, &err);
+  if (!net) g_error("%s", err.message);
+  loom_shape in = loom_shape_1d(4);
+  if (loom_net_set_input_shape(net, &in, &err)) g_error("%s", err.message);
+  static const char *const types[] = {"embedding", "dense", "tanh", "dense"};
+  for (int x = 0; x < 4; x++) {
+    loom_layer *l = loom_layer_new_by_name(types[x], &err);
+    if (!l) g_error("%s", err.message);
+    int rc = 0;
+    if (x == 0)
+      rc = loom_layer_set_int(l, "num_embeddings", 9, &err) || loom_layer_set_int(l, "embedding_dim", 5, &err) ||
+           loom_layer_set_dtype(l, table, &err);
+    if (x == 1) rc = loom_layer_set_int(l, "in_features", 5, &err) || loom_layer_set_int(l, "out_features", 8, &err);
+    if (x == 3) rc = loom_layer_set_int(l, "in_features", 8, &err) || loom_layer_set_int(l, "out_features", 3, &err);
+    if (rc || loom_net_place(net, (loom_coord){0, 0, x, 0}, l, &err)) g_error("%s", err.message);
+  }
+  loom_diag *diags = NULL;
+  if (loom_net_infer_shapes(net, 5, &diags)) g_error("%s", diags[0].message);
+  free(diags);
+  return net;
+}
+
+/* Token indices in [0, 9), each sample's targets a smooth function of them. */
+static inline void gpu_test_tokens(float *x, int64_t n, uint64_t seed) {
+  uint64_t s = seed * 2862933555777941757ull + 3037000493ull;
+  for (int64_t i = 0; i < n; i++) {
+    s = s * 6364136223846793005ull + 1442695040888963407ull;
+    x[i] = (float)((s >> 33) % 9);
+  }
+}

@@ -1,8 +1,10 @@
 /*
- * loom info --devices and loom forward --device end to end: the playground
- * example gives the same outputs on vulkan as on the CPU (within the network
- * tolerance of docs/gpu.md), and a network the device cannot run is refused
- * with the slot named, exit status 1. Skips without a Vulkan device.
+ * loom info --devices, loom forward --device and loom train --device end to
+ * end: the playground example gives the same outputs on vulkan as on the
+ * CPU (within the network tolerance of docs/gpu.md), the spiral example
+ * trains to the same per-epoch losses (docs/gpu.md "Training on the
+ * device"), and a network or configuration the device cannot run is refused
+ * with the slot or field named, exit status 1. Skips without a Vulkan device.
  */
 #include <glib/gstdio.h>
 #include <math.h>
@@ -107,6 +109,51 @@ static void test_forward_parity(void) {
   g_free(yg);
 }
 
+/* The "loss" of every --json epoch line. */
+static int epoch_losses(const char *out, double *loss, int max) {
+  int n = 0;
+  for (const char *p = strstr(out, "\"loss\": "); p && n < max; p = strstr(p + 1, "\"loss\": "))
+    loss[n++] = g_ascii_strtod(p + 8, NULL);
+  return n;
+}
+
+static void test_train(void) {
+  char *model = make_example("spiral");
+  double cpu[8], dev[8];
+  CliResult r = run((const char *[]){"train", model, "--epochs", "3", "--json", "--device", "cpu", NULL});
+  if (r.status) g_error("%s", r.err);
+  int nc = epoch_losses(r.out, cpu, 8);
+  cli_result_clear(&r);
+  r = run((const char *[]){"train", model, "--epochs", "3", "--json", "--device", "vulkan", NULL});
+  if (r.status) g_error("%s", r.err);
+  int ng = epoch_losses(r.out, dev, 8);
+  g_assert_nonnull(strstr(r.out, "final_test_accuracy"));
+  cli_result_clear(&r);
+  g_assert_cmpint(nc, ==, 3);
+  g_assert_cmpint(ng, ==, nc);
+  for (int i = 0; i < nc; i++) {
+    g_test_message("epoch %d: loss %.9g on the CPU, %.9g on the device", i + 1, cpu[i], dev[i]);
+    g_assert_cmpfloat(fabs(cpu[i] - dev[i]), <=, 1e-5 * fabs(cpu[i]));
+  }
+  /* What the device cannot train is refused, naming the field or the slot. */
+  r = run((const char *[]){"train", model, "--epochs", "1", "--optimizer", "rmsprop", "--device", "vulkan", NULL});
+  g_assert_cmpint(r.status, ==, 1);
+  g_assert_nonnull(strstr(r.err, "optim.kind"));
+  cli_result_clear(&r);
+  char *cnn = make_example("cnn");
+  r = run((const char *[]){"train", cnn, "--epochs", "1", "--device", "vulkan", NULL});
+  g_assert_cmpint(r.status, ==, 1);
+  g_assert_nonnull(strstr(r.err, "conv2d"));
+  g_assert_nonnull(strstr(r.err, "(0,0,0,0)"));
+  cli_result_clear(&r);
+  r = run((const char *[]){"train", model, "--device", "tpu", NULL});
+  g_assert_cmpint(r.status, ==, 2);
+  g_assert_nonnull(strstr(r.err, "unknown device 'tpu'"));
+  cli_result_clear(&r);
+  g_free(cnn);
+  g_free(model);
+}
+
 int main(int argc, char **argv) {
   gboolean tap = FALSE;
   for (int i = 1; i < argc; i++)
@@ -125,8 +172,9 @@ int main(int argc, char **argv) {
   tmp_dir = g_dir_make_tmp("loom-gpu-cli-XXXXXX", NULL);
   g_test_add_func("/gpu/cli/devices", test_devices);
   g_test_add_func("/gpu/cli/forward", test_forward_parity);
+  g_test_add_func("/gpu/cli/train", test_train);
   int rc = g_test_run();
-  static const char *const made[] = {"playground.loom.json", "cnn.loom.json", "x.npy", "yc.npy", "yg.npy"};
+  static const char *const made[] = {"playground.loom.json", "cnn.loom.json", "spiral.loom.json", "x.npy", "yc.npy", "yg.npy"};
   for (size_t i = 0; i < G_N_ELEMENTS(made); i++) {
     char *path = g_build_filename(tmp_dir, made[i], NULL);
     g_unlink(path);

@@ -1,7 +1,8 @@
 /*
  * A whole network's forward on the device (one command buffer) against the
  * CPU's loom_net_forward, for the built-in examples made of dense layers and
- * activations (float32 and int4 weights), a net ending in a softmax, the
+ * activations (float32 and int4 weights), remote links (add, concat: hop,
+ * playground-skip), a net ending in a softmax, the
  * same submission twice (bit-identical), and the refusals: a layer type or a
  * link the device cannot run is an error naming the slot, never a silent
  * CPU fallback.
@@ -42,7 +43,7 @@ static void compare_forward(loom_net *net, const char *what, int64_t batch) {
 }
 
 static void test_examples(void) {
-  static const char *const names[] = {"xor", "spiral", "playground", "playground-int4"};
+  static const char *const names[] = {"xor", "spiral", "playground", "playground-int4", "hop", "playground-skip"};
   for (size_t i = 0; i < G_N_ELEMENTS(names); i++) {
     loom_error err = {0};
     loom_net *net = NULL;
@@ -89,6 +90,47 @@ static void test_chain(void) {
   loom_net_free(net);
 }
 
+static void test_norms(void) {
+  loom_net *net = gpu_test_norm_net(12, 5);
+  compare_forward(net, "norms", 6);
+  compare_forward(net, "norms", 1);
+  loom_net_free(net);
+}
+
+/* Token inputs: the table at float32, int8 and fp8; an index out of range
+ * is refused before the submission, naming the slot, sample and position. */
+static void test_embedding(void) {
+  static const loom_dtype tables[] = {LOOM_DTYPE_FLOAT32, LOOM_DTYPE_INT8, LOOM_DTYPE_FP8_E4M3};
+  for (size_t i = 0; i < G_N_ELEMENTS(tables); i++) {
+    loom_net *net = gpu_test_embed_net(tables[i]);
+    loom_error err = {0};
+    int64_t batch = 6;
+    float x[6 * 4], y[6 * 12];
+    gpu_test_tokens(x, 24, 3);
+    loom_gpu_net *gn = loom_gpu_net_new(gpu, net, batch, &err);
+    if (!gn) g_error("%s", err.message);
+    float *y_cpu = g_new(float, 72);
+    if (loom_net_forward(net, NULL, x, batch, y_cpu, &err) || loom_gpu_net_forward(gn, x, y, &err))
+      g_error("%s", err.message);
+    double scale = 0, tol[72];
+    for (int j = 0; j < 72; j++) scale = MAX(scale, fabs(y_cpu[j]));
+    for (int j = 0; j < 72; j++) tol[j] = 2e-5 * fabs(y_cpu[j]) + 2e-6 * scale + 1e-30;
+    char what[64];
+    snprintf(what, sizeof what, "embedding %s", loom_dtype_name(tables[i]));
+    double worst = gpu_test_compare(what, y, y_cpu, tol, 72);
+    g_test_message("%s: worst %.3f of the tolerance", what, worst);
+    x[13] = 9.0f;
+    g_assert_cmpint(loom_gpu_net_forward(gn, x, y, &err), ==, LOOM_ERR_RANGE);
+    if (!strstr(err.message, "(0,0,0,0)") || !strstr(err.message, "sample 3, position 1"))
+      g_error("unexpected: %s", err.message);
+    x[13] = 2.5f;
+    g_assert_cmpint(loom_gpu_net_forward(gn, x, y, &err), ==, LOOM_ERR_RANGE);
+    g_free(y_cpu);
+    loom_gpu_net_free(gn);
+    loom_net_free(net);
+  }
+}
+
 static void expect_refusal(const char *example, const char *needle) {
   loom_error err = {0};
   loom_net *net = NULL;
@@ -103,7 +145,6 @@ static void expect_refusal(const char *example, const char *needle) {
 static void test_refusals(void) {
   expect_refusal("cnn", "conv2d");
   expect_refusal("cnn", "(0,0,0,0)");
-  expect_refusal("playground-skip", "links");
   expect_refusal("feedback", "systolic");
 }
 
@@ -135,6 +176,8 @@ int main(int argc, char **argv) {
   g_test_add_func("/gpu/net/devices", test_device_list);
   g_test_add_func("/gpu/net/examples", test_examples);
   g_test_add_func("/gpu/net/chain", test_chain);
+  g_test_add_func("/gpu/net/norms", test_norms);
+  g_test_add_func("/gpu/net/embedding", test_embedding);
   g_test_add_func("/gpu/net/refusals", test_refusals);
   int rc = g_test_run();
   loom_gpu_free(gpu);

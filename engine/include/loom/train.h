@@ -23,6 +23,7 @@
 #include "dataset.h"
 #include "error.h"
 #include "export.h"
+#include "gpu.h"
 #include "loss.h"
 #include "net.h"
 #include "optim.h"
@@ -277,6 +278,20 @@ LOOM_API int loom_trainer_export_state(const loom_trainer *tr, void **bytes, siz
  * trainer is unchanged.
  */
 LOOM_API int loom_trainer_import_state(loom_trainer *tr, const void *bytes, size_t len, loom_error *err);
+
+/*
+ * Runs the steps on a Vulkan device (docs/gpu.md "Training on the device"),
+ * or back on the CPU with gpu NULL; only before the first step. The device
+ * runs forward, loss gradient, backward and update as one submission; after
+ * each step the host's masters hold the updated weights, so statistics,
+ * checkpoints and evaluation (on the CPU) work as ever. Refused, with the
+ * slot or the configuration field named: a slot the device cannot run, a
+ * method other than backprop, RMSprop, clip_norm > 0, multi-head CE.
+ * Training-state export and import are refused while on a device (the
+ * optimizer state lives there).
+ */
+LOOM_API int loom_trainer_set_device(loom_trainer *tr, loom_gpu *gpu, loom_error *err);
+LOOM_API bool loom_trainer_on_device(const loom_trainer *tr);
 
 /* Evaluates `net` on `ds` (inference mode, batches of batch_size, in order). */
 LOOM_API int loom_evaluate(loom_net *net, loom_pool *pool, const loom_dataset *ds, const loom_loss_spec *spec,

@@ -1,0 +1,465 @@
+/*
+ * A training step on the device (gpu-train.h, docs/gpu.md "Training on the
+ * device"): the forward of gpu-net.c, then the loss gradient, the backward
+ * of every node in reverse order and the optimizer's update, recorded into
+ * one command buffer and submitted once.
+ *
+ * The step is recorded again for every step: the learning rate, Adam's bias
+ * corrections and the batch size are push constants of the kernels, and
+ * they change from step to step. Recording a few dozen dispatches costs the
+ * host microseconds; keeping one recording and reading those values from a
+ * buffer is the way to save them (docs/gpu.md "Not done yet").
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/i18n.h"
+#include "gpu/gpu-internal.h"
+#include "gpu/gpu-train.h"
+#include "layers/layer-impl.h"
+
+/* One trainable tensor of an enabled node. */
+typedef struct {
+  loom_weights *w;   /* the host's store */
+  gpu_weights *dev;  /* the copy the forward reads (the node's w or b) */
+  bool own_master;   /* dev is packed: the float32 master lives in `master` */
+  gpu_buf master, grad, s1, s2, s3; /* s*: optimizer state */
+  gpu_buf rb_param, rb_grad; /* host-cached copies made at the end of a step */
+  bool has_momentum; /* SGD: the momentum buffer holds a step (the CPU's flag) */
+  int node, index;
+  int64_t n;
+} gt_tensor;
+
+struct gpu_train {
+  loom_gpu *g;
+  loom_gpu_net *gn;
+  int64_t max_batch, rows, width;
+  gpu_buf *grads;   /* per activation buffer of gn: the gradient at it */
+  bool *has_grad;   /* whether the last step computed grads[i] */
+  /* Per activation buffer: read by more than one node or by a link, so its
+   * gradient is a sum: zeroed at the start of the backward, then added to. */
+  bool *acc;
+  /* Per node: the gradient at its input when that is such a sum (the node
+   * writes here, then it is added in); unused otherwise. */
+  gpu_buf *gpriv;
+  gpu_buf targets;  /* int32 labels or float targets */
+  /* Host-cached copies of every activation and gradient buffer, made by the
+   * step's command buffer: mapped device-local memory is write-combined,
+   * and the host reading the statistics from it directly cost the H100 a
+   * training step of 100 ms instead of a few. */
+  gpu_buf *rb_bufs, *rb_grads;
+  int n_tensors;
+  gt_tensor *tensors;
+  int64_t steps;    /* optimizer steps done on the device */
+  gpu_rec rec;
+};
+
+int gpu_train_check_config(const loom_train_config *cfg, loom_error *err) {
+  if (cfg->method != LOOM_TRAIN_BACKPROP)
+    return loom_error_set(err, LOOM_ERR_UNSUPPORTED,
+                          _("method: the Vulkan backend trains with backprop only, not %s"),
+                          loom_train_method_name(cfg->method));
+  if (cfg->optim.kind != LOOM_OPTIM_SGD && cfg->optim.kind != LOOM_OPTIM_ADAM && cfg->optim.kind != LOOM_OPTIM_ADAMW)
+    return loom_error_set(err, LOOM_ERR_UNSUPPORTED,
+                          _("optim.kind: the Vulkan backend has no %s kernel yet (sgd, adam and adamw)"),
+                          loom_optim_name(cfg->optim.kind));
+  if (cfg->clip_norm > 0)
+    return loom_error_set(err, LOOM_ERR_UNSUPPORTED,
+                          _("clip_norm: the Vulkan backend does not clip gradients yet; set clip_norm to 0"));
+  if (cfg->loss.kind != LOOM_LOSS_MSE && cfg->loss.kind != LOOM_LOSS_CROSS_ENTROPY &&
+      cfg->loss.kind != LOOM_LOSS_BCE_LOGITS)
+    return loom_error_set(err, LOOM_ERR_UNSUPPORTED,
+                          _("loss: the Vulkan backend does not compute the %s loss yet (mse, cross_entropy and "
+                            "bce_logits)"),
+                          loom_loss_name(cfg->loss.kind));
+  return LOOM_OK;
+}
+
+static int tensor_setup(gpu_train *t, gt_tensor *tt, const loom_optim_config *oc, loom_error *err) {
+  loom_gpu *g = t->g;
+  const char *label = loom_weights_label(tt->w);
+  size_t bytes = (size_t)tt->n * sizeof(float);
+  tt->own_master = tt->dev->dtype != LOOM_DTYPE_FLOAT32;
+  int rc = tt->own_master ? gpu_buf_new(g, bytes, label, &tt->master, err) : LOOM_OK;
+  if (!rc) rc = gpu_buf_new(g, bytes, label, &tt->grad, err);
+  bool adam = oc->kind != LOOM_OPTIM_SGD;
+  /* State for whatever the optimizer may need: momentum can be switched on
+   * between steps (loom_trainer_set_config). */
+  if (!rc) rc = gpu_buf_new(g, bytes, label, &tt->s1, err);
+  if (!rc && adam) rc = gpu_buf_new(g, bytes, label, &tt->s2, err);
+  if (!rc && adam) rc = gpu_buf_new(g, bytes, label, &tt->s3, err);
+  if (!rc) rc = gpu_buf_new_readback(g, bytes, label, &tt->rb_param, err);
+  if (!rc) rc = gpu_buf_new_readback(g, bytes, label, &tt->rb_grad, err);
+  return rc;
+}
+
+static gpu_buf *param_buf(gt_tensor *tt) { return tt->own_master ? &tt->master : &tt->dev->data; }
+
+int gpu_train_upload(gpu_train *t, bool packed_only, loom_error *err) {
+  for (int i = 0; i < t->n_tensors; i++) {
+    gt_tensor *tt = &t->tensors[i];
+    if (packed_only && !tt->own_master) continue;
+    /* gpu_weights_upload morphs and copies the packed bytes: for float32
+     * those are the master itself. */
+    int rc = gpu_weights_upload(t->g, tt->w, tt->dev, err);
+    if (rc) return rc;
+    if (tt->own_master && !packed_only)
+      memcpy(tt->master.map, loom_weights_master_const(tt->w), (size_t)tt->n * sizeof(float));
+  }
+  return LOOM_OK;
+}
+
+int gpu_train_download(gpu_train *t, loom_error *err) {
+  for (int i = 0; i < t->n_tensors; i++) {
+    gt_tensor *tt = &t->tensors[i];
+    float *m = loom_weights_master(tt->w);
+    if (!m) return loom_error_set(err, LOOM_ERR_INVALID, _("%s: no master weights"), loom_weights_label(tt->w));
+    memcpy(m, tt->rb_param.map, (size_t)tt->n * sizeof(float));
+    loom_weights_touch(tt->w);
+  }
+  return LOOM_OK;
+}
+
+/* Which gradients are sums (t->acc) and the private input gradients of the
+ * nodes that read such a buffer without a merge. */
+static int plan_sums(gpu_train *t, loom_error *err) {
+  loom_gpu_net *gn = t->gn;
+  int *readers = calloc((size_t)gn->n_bufs, sizeof *readers);
+  if (!readers) return loom_error_set(err, LOOM_ERR_NOMEM, _("out of memory for a network on the device"));
+  readers[gn->out_buf]++; /* the loss */
+  for (int k = 0; k < gn->n_nodes; k++) {
+    const gnode *n = &gn->nodes[k];
+    if (n->n_merges > 0) {
+      if (n->base_used) t->acc[n->base] = true;
+      for (int m = 0; m < n->n_merges; m++) t->acc[n->merges[m].src] = true;
+    } else if (n->kind != GN_PASS) {
+      readers[n->in]++;
+    }
+  }
+  for (int j = 0; j < gn->n_bufs; j++)
+    if (readers[j] > 1) t->acc[j] = true;
+  free(readers);
+  int rc = LOOM_OK;
+  for (int k = 0; !rc && k < gn->n_nodes; k++) {
+    const gnode *n = &gn->nodes[k];
+    if (n->kind != GN_PASS && n->n_merges == 0 && t->acc[n->in])
+      rc = gpu_buf_new(t->g, gn->bufs[n->in].bytes, _("the gradient at a layer's input"), &t->gpriv[k], err);
+  }
+  return rc;
+}
+
+/* Where node k writes the gradient at its input. */
+static gpu_buf *input_grad(gpu_train *t, int k) {
+  const gnode *n = &t->gn->nodes[k];
+  return t->gpriv[k].buffer ? &t->gpriv[k] : &t->grads[n->in];
+}
+
+/* Adds node k's input gradient into the gradients it is a part of: the
+ * merge's parts back to the spine input and the link sources (the CPU's
+ * merge_backward), or a private input gradient into its buffer's sum. */
+static int record_distribute(gpu_train *t, int k, loom_error *err) {
+  loom_gpu_net *gn = t->gn;
+  const gnode *n = &gn->nodes[k];
+  int64_t b = t->rows;
+  if (n->n_merges == 0) {
+    if (!t->gpriv[k].buffer) return LOOM_OK;
+    gpu_segment s = {.src = &t->gpriv[k], .dst = &t->grads[n->in], .batch = b, .len = n->in_numel,
+                     .src_stride = n->in_numel, .dst_stride = n->in_numel, .add = true};
+    t->has_grad[n->in] = true;
+    return gpu_op_segment(&t->rec, &s, err);
+  }
+  const gpu_buf *gm = &t->grads[n->in];
+  int rc = LOOM_OK;
+  for (int m = n->n_merges - 1; !rc && m >= 0; m--) {
+    const struct gmerge *g = &n->merges[m];
+    /* a concatenated source sits after what came before it; the rest start at 0 */
+    int64_t off = g->mode == LOOM_MERGE_CONCAT ? g->before_numel : 0;
+    gpu_segment s = {.src = gm, .dst = &t->grads[g->src], .batch = b, .len = g->src_numel,
+                     .src_stride = n->in_numel, .src_off = off, .dst_stride = g->src_numel, .add = true};
+    t->has_grad[g->src] = true;
+    rc = gpu_op_segment(&t->rec, &s, err);
+  }
+  if (!rc && n->base_used) {
+    gpu_segment s = {.src = gm, .dst = &t->grads[n->base], .batch = b, .len = n->base_numel,
+                     .src_stride = n->in_numel, .dst_stride = n->base_numel, .add = true};
+    t->has_grad[n->base] = true;
+    rc = gpu_op_segment(&t->rec, &s, err);
+  }
+  return rc;
+}
+
+gpu_train *gpu_train_new(loom_gpu *gpu, loom_net *net, int64_t max_batch, const loom_train_config *cfg,
+                         loom_error *err) {
+  if (gpu_train_check_config(cfg, err)) return NULL;
+  loom_gpu_net *gn = loom_gpu_net_new(gpu, net, max_batch, err);
+  if (!gn) return NULL;
+  gpu_train *t = calloc(1, sizeof *t);
+  if (t) {
+    t->g = gpu;
+    t->gn = gn;
+    t->max_batch = max_batch;
+    t->width = gn->out_numel;
+    t->grads = calloc((size_t)gn->n_bufs, sizeof *t->grads);
+    t->has_grad = calloc((size_t)gn->n_bufs, sizeof *t->has_grad);
+    t->tensors = calloc((size_t)gn->n_nodes * 2 + 1, sizeof *t->tensors);
+  }
+  if (t) {
+    t->rb_bufs = calloc((size_t)gn->n_bufs, sizeof *t->rb_bufs);
+    t->rb_grads = calloc((size_t)gn->n_bufs, sizeof *t->rb_grads);
+    t->acc = calloc((size_t)gn->n_bufs, sizeof *t->acc);
+    t->gpriv = calloc((size_t)gn->n_nodes + 1, sizeof *t->gpriv);
+  }
+  if (!t || !t->grads || !t->has_grad || !t->tensors || !t->acc || !t->gpriv || !t->rb_bufs || !t->rb_grads) {
+    loom_error_set(err, LOOM_ERR_NOMEM, _("out of memory for a network of %d slots on the device"), gn->n_nodes);
+    if (t) gpu_train_free(t);
+    else loom_gpu_net_free(gn);
+    return NULL;
+  }
+  int rc = LOOM_OK;
+  char what[160];
+  for (int i = 1; !rc && i < gn->n_bufs; i++) {
+    snprintf(what, sizeof what, _("a gradient of %d bytes"), (int)gn->bufs[i].bytes);
+    rc = gpu_buf_new(gpu, gn->bufs[i].bytes, what, &t->grads[i], err);
+  }
+  /* Buffer 0 is the network input: its gradient is needed only when a
+   * disabled slot before the first layer reports it (the trainer's norms). */
+  if (!rc) rc = gpu_buf_new(gpu, gn->bufs[0].bytes, _("the gradient at the network input"), &t->grads[0], err);
+  for (int i = 0; !rc && i < gn->n_bufs; i++) {
+    rc = gpu_buf_new_readback(gpu, gn->bufs[i].bytes, _("a copy for the host"), &t->rb_bufs[i], err);
+    if (!rc) rc = gpu_buf_new_readback(gpu, gn->bufs[i].bytes, _("a copy for the host"), &t->rb_grads[i], err);
+  }
+  if (!rc) rc = plan_sums(t, err);
+  /* Labels are one int32 a sample; float targets the output's width. */
+  if (!rc)
+    rc = gpu_buf_new(gpu, (size_t)(max_batch * (t->width > 0 ? t->width : 1)) * sizeof(float), _("the targets"),
+                     &t->targets, err);
+  for (int k = 0; !rc && k < gn->n_nodes; k++) {
+    gnode *n = &gn->nodes[k];
+    if (n->kind != GN_DENSE && n->kind != GN_EMBED && !(n->kind == GN_NORM && n->has_weight)) continue;
+    for (int idx = 0; !rc && idx < (n->has_bias ? 2 : 1); idx++) {
+      gt_tensor *tt = &t->tensors[t->n_tensors];
+      tt->w = loom_layer_weights(n->layer, idx);
+      tt->dev = idx == 0 ? &n->w : &n->b;
+      tt->node = k;
+      tt->index = idx;
+      tt->n = loom_weights_count(tt->w);
+      rc = tensor_setup(t, tt, &cfg->optim, err);
+      t->n_tensors++;
+    }
+  }
+  if (!rc) rc = gpu_train_upload(t, false, err);
+  if (rc) {
+    gpu_train_free(t);
+    return NULL;
+  }
+  return t;
+}
+
+void gpu_train_free(gpu_train *t) {
+  if (!t) return;
+  loom_gpu *g = t->g;
+  vkDeviceWaitIdle(g->device);
+  gpu_rec_free(&t->rec);
+  for (int i = 0; i < t->n_tensors; i++) {
+    gt_tensor *tt = &t->tensors[i];
+    gpu_buf_free(g, &tt->master);
+    gpu_buf_free(g, &tt->grad);
+    gpu_buf_free(g, &tt->s1);
+    gpu_buf_free(g, &tt->s2);
+    gpu_buf_free(g, &tt->s3);
+    gpu_buf_free(g, &tt->rb_param);
+    gpu_buf_free(g, &tt->rb_grad);
+  }
+  for (int i = 0; t->rb_bufs && t->rb_grads && i < t->gn->n_bufs; i++) {
+    gpu_buf_free(g, &t->rb_bufs[i]);
+    gpu_buf_free(g, &t->rb_grads[i]);
+  }
+  free(t->rb_bufs);
+  free(t->rb_grads);
+  for (int i = 0; t->grads && i < t->gn->n_bufs; i++) gpu_buf_free(g, &t->grads[i]);
+  for (int k = 0; t->gpriv && k < t->gn->n_nodes; k++) gpu_buf_free(g, &t->gpriv[k]);
+  gpu_buf_free(g, &t->targets);
+  loom_gpu_net_free(t->gn);
+  free(t->grads);
+  free(t->has_grad);
+  free(t->acc);
+  free(t->gpriv);
+  free(t->tensors);
+  free(t);
+}
+
+static gt_tensor *tensor_of(const gpu_train *t, int node, int index) {
+  for (int i = 0; i < t->n_tensors; i++)
+    if (t->tensors[i].node == node && t->tensors[i].index == index) return &t->tensors[i];
+  return NULL;
+}
+
+/* The backward of node k: parameter gradients, and the gradient at its
+ * input when something reads it. */
+static int record_backward(gpu_train *t, int k, bool need_input_grad, loom_error *err) {
+  loom_gpu_net *gn = t->gn;
+  gnode *n = &gn->nodes[k];
+  gpu_buf *x = &gn->bufs[n->in], *y = &gn->bufs[n->out];
+  gpu_buf *dy = &t->grads[n->out], *dx = input_grad(t, k);
+  int64_t b = t->rows;
+  int rc = LOOM_OK;
+  switch (n->kind) {
+  case GN_PASS: return LOOM_OK;
+  case GN_DENSE: {
+    int64_t m = b * n->pos;
+    gt_tensor *tw = tensor_of(t, k, 0), *tb = tensor_of(t, k, 1);
+    /* dW = dyᵀ·x (N×K), written whole: the CPU zeroes gradients before each
+     * step and adds one product, which is this sum in another order. */
+    gpu_weights xv = gpu_weights_view(x, m, n->k);
+    gpu_gemm dw = {.a = dy, .lda = (uint32_t)n->n, .ta = true, .b = &xv, .c = &tw->grad, .ldc = (uint32_t)n->k,
+                   .m = n->n, .n = n->k, .k = m};
+    rc = gpu_op_gemm(&t->rec, &dw, err);
+    if (!rc && tb) {
+      gpu_rec_zero(&t->rec, &tb->grad);
+      rc = gpu_op_colsum(&t->rec, dy, &tb->grad, m, n->n, err);
+    }
+    if (!rc && need_input_grad) {
+      /* dx = dy·W through the forward's copy: with packed weights that is the
+       * dequantized W, the straight-through estimator of the CPU. */
+      gpu_gemm op = {.a = dy, .lda = (uint32_t)n->n, .b = &n->w, .c = dx, .ldc = (uint32_t)n->k, .m = m, .n = n->k,
+                     .k = n->n};
+      rc = gpu_op_gemm(&t->rec, &op, err);
+    }
+    return rc;
+  }
+  case GN_ACT:
+    return need_input_grad ? gpu_op_act(&t->rec, &n->act, x, dy, dx, b * n->numel, err) : LOOM_OK;
+  case GN_SOFTMAX:
+    return need_input_grad ? gpu_op_softmax_backward(&t->rec, y, dy, dx, b * n->rows, n->cols, 1.0f, err) : LOOM_OK;
+  case GN_EMBED: {
+    gt_tensor *tw = tensor_of(t, k, 0);
+    gpu_rec_zero(&t->rec, &tw->grad);
+    rc = gpu_op_embed(&t->rec, &n->w, x, dy, &tw->grad, b * n->pos, err);
+    /* Token indices are discrete: no gradient flows into them. */
+    if (!rc && need_input_grad) gpu_rec_zero(&t->rec, dx);
+    return rc;
+  }
+  case GN_NORM: {
+    gpu_norm op = gpu_node_norm(n, b);
+    gt_tensor *tw = tensor_of(t, k, 0), *tb = tensor_of(t, k, 1);
+    if (tw) rc = gpu_op_norm_params(&t->rec, &op, x, dy, &tw->grad, tb ? &tb->grad : NULL, err);
+    if (!rc && need_input_grad) rc = gpu_op_norm_backward(&t->rec, &op, x, dy, dx, err);
+    return rc;
+  }
+  }
+  return LOOM_OK;
+}
+
+static int record_step(gpu_train *t, const loom_train_config *cfg, double lr, loom_error *err) {
+  loom_gpu_net *gn = t->gn;
+  gpu_rec_free(&t->rec);
+  /* forward, loss, backward (≤ 3 a node, and a merge's segments), update (1 a tensor) */
+  int max = gpu_net_forward_dispatches(gn) + 1 + t->n_tensors;
+  for (int k = 0; k < gn->n_nodes; k++) max += 4 + gn->nodes[k].n_merges;
+  int rc = gpu_rec_begin(t->g, max, &t->rec, err);
+  if (!rc) rc = gpu_net_record_forward(gn, &t->rec, t->rows, err);
+  /* The sums start from zero; the loss gradient is the first part of its
+   * buffer's, so it may come after. */
+  for (int j = 0; !rc && j < gn->n_bufs; j++)
+    if (t->acc[j]) gpu_rec_zero(&t->rec, &t->grads[j]);
+  if (!rc)
+    rc = gpu_op_loss_grad(&t->rec, &cfg->loss, &gn->bufs[gn->out_buf], &t->targets, &t->grads[gn->out_buf], t->rows,
+                          t->rows, t->width, err);
+  memset(t->has_grad, 0, (size_t)gn->n_bufs * sizeof *t->has_grad);
+  t->has_grad[gn->out_buf] = true;
+  /* Links point forward, so every reader of a node's output comes after it:
+   * in reverse order a node's output gradient is complete when its turn
+   * comes. The network input's gradient is wanted only when a disabled slot
+   * before the first layer reports it, or a link adds to it. */
+  bool input_wanted = t->acc[0];
+  for (int k = 0; k < gn->n_nodes; k++)
+    if (gn->nodes[k].kind == GN_PASS && gn->nodes[k].out == 0) input_wanted = true;
+  for (int k = gn->n_nodes - 1; !rc && k >= 0; k--) {
+    gnode *n = &gn->nodes[k];
+    if (n->kind != GN_PASS) {
+      bool need = n->in != 0 || input_wanted;
+      rc = record_backward(t, k, need, err);
+      if (need && n->n_merges == 0 && !t->gpriv[k].buffer) t->has_grad[n->in] = true;
+      if (need && n->n_merges > 0) t->has_grad[n->in] = true;
+    }
+    if (!rc) rc = record_distribute(t, k, err);
+  }
+  t->steps++;
+  for (int i = 0; !rc && i < t->n_tensors; i++) {
+    gt_tensor *tt = &t->tensors[i];
+    if (cfg->optim.kind == LOOM_OPTIM_SGD)
+      rc = gpu_op_sgd(&t->rec, &cfg->optim, !tt->has_momentum, lr, param_buf(tt), &tt->grad,
+                      cfg->optim.momentum != 0 ? &tt->s1 : NULL, tt->n, err);
+    else
+      rc = gpu_op_adam(&t->rec, &cfg->optim, t->steps, lr, param_buf(tt), &tt->grad, &tt->s1, &tt->s2,
+                       cfg->optim.amsgrad ? &tt->s3 : NULL, tt->n, err);
+  }
+  if (!rc) {
+    gpu_rec_copy(&t->rec, &gn->bufs[gn->out_buf], &gn->readback, (size_t)(t->rows * t->width) * sizeof(float));
+    /* What the host reads after the step: activations and gradients for the
+     * statistics, the updated parameters for the host's masters. */
+    for (int i = 1; i < gn->n_bufs; i++) {
+      size_t bytes = gn->bufs[i].bytes / (size_t)t->max_batch * (size_t)t->rows;
+      gpu_rec_copy(&t->rec, &gn->bufs[i], &t->rb_bufs[i], bytes);
+      if (t->has_grad[i]) gpu_rec_copy(&t->rec, &t->grads[i], &t->rb_grads[i], bytes);
+    }
+    if (t->has_grad[0])
+      gpu_rec_copy(&t->rec, &t->grads[0], &t->rb_grads[0], gn->bufs[0].bytes / (size_t)t->max_batch * (size_t)t->rows);
+    for (int i = 0; i < t->n_tensors; i++) {
+      gt_tensor *tt = &t->tensors[i];
+      gpu_rec_copy(&t->rec, &tt->grad, &tt->rb_grad, (size_t)tt->n * sizeof(float));
+      gpu_rec_copy(&t->rec, param_buf(tt), &tt->rb_param, (size_t)tt->n * sizeof(float));
+    }
+  }
+  if (!rc) rc = gpu_rec_end(&t->rec, err);
+  if (rc) t->steps--;
+  return rc;
+}
+
+int gpu_train_step(gpu_train *t, const loom_train_config *cfg, const float *x, int64_t rows, const int32_t *labels,
+                   const float *targets, double lr, loom_error *err) {
+  if (rows < 1 || rows > t->max_batch)
+    return loom_error_set(err, LOOM_ERR_INVALID, _("a batch of %lld samples on a device prepared for %lld"),
+                          (long long)rows, (long long)t->max_batch);
+  int rc = gpu_train_check_config(cfg, err);
+  if (rc) return rc;
+  bool labelled = cfg->loss.kind == LOOM_LOSS_CROSS_ENTROPY;
+  if (labelled ? !labels : !targets)
+    return loom_error_set(err, LOOM_ERR_INVALID, labelled ? _("loss: cross_entropy needs class labels")
+                                                          : _("loss: %s needs float targets"),
+                          loom_loss_name(cfg->loss.kind));
+  if (labelled)
+    for (int64_t i = 0; i < rows; i++)
+      if (labels[i] < 0 || labels[i] >= t->width)
+        return loom_error_set(err, LOOM_ERR_RANGE, _("sample %lld: label %d outside [0, %lld)"), (long long)i,
+                              labels[i], (long long)t->width);
+  if ((rc = gpu_net_check_input(t->gn, x, rows, err))) return rc;
+  t->rows = rows;
+  memcpy(t->gn->bufs[0].map, x, (size_t)(rows * t->gn->in_numel) * sizeof(float));
+  if (labelled) memcpy(t->targets.map, labels, (size_t)rows * sizeof(int32_t));
+  else memcpy(t->targets.map, targets, (size_t)(rows * t->width) * sizeof(float));
+  rc = record_step(t, cfg, lr, err);
+  if (!rc) rc = gpu_rec_submit(&t->rec, err);
+  if (!rc && cfg->optim.kind == LOOM_OPTIM_SGD && (float)cfg->optim.momentum != 0.0f)
+    for (int i = 0; i < t->n_tensors; i++) t->tensors[i].has_momentum = true;
+  return rc;
+}
+
+const float *gpu_train_output(const gpu_train *t) { return t->gn->readback.map; }
+
+const float *gpu_train_node_output(const gpu_train *t, int node) {
+  int b = t->gn->nodes[node].out;
+  /* buffer 0 (a disabled slot before the first layer) is the input the host wrote */
+  return b == 0 ? t->gn->bufs[0].map : t->rb_bufs[b].map;
+}
+
+const float *gpu_train_node_grad(const gpu_train *t, int node) {
+  int b = t->gn->nodes[node].out;
+  return t->has_grad[b] ? t->rb_grads[b].map : NULL;
+}
+
+const float *gpu_train_tensor_grad(const gpu_train *t, int node, int index) {
+  gt_tensor *tt = tensor_of(t, node, index);
+  return tt ? tt->rb_grad.map : NULL;
+}

@@ -1,0 +1,26 @@
+#version 450
+// One segment of a remote link's merge (engine/net/exec.c), for every
+// sample b of the batch:
+//   dst[b·dst_stride + dst_off + j] (= or +=) src[b·src_stride + src_off + j],  j < len
+// The forward builds a merged input from the spine input and the link
+// sources (copy, add, concat); the backward adds the merged input's gradient
+// back into theirs. Each output element has one writer per dispatch, so
+// there is no race and no atomics: runs are bit-identical.
+layout(local_size_x = 256) in;
+layout(std430, binding = 0) readonly buffer SrcBuf { float src[]; };
+layout(std430, binding = 1) buffer DstBuf { float dst[]; };
+layout(push_constant) uniform Push { uint batch, len, src_stride, src_off, dst_stride, dst_off, add; } p;
+
+void main() {
+  uint i = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * 256u + gl_LocalInvocationID.x;
+  if (i >= p.batch * p.len) return;
+  uint b = i / p.len, j = i % p.len;
+  float v = src[b * p.src_stride + p.src_off + j];
+  uint o = b * p.dst_stride + p.dst_off + j;
+  if (p.add != 0u) {
+    precise float s = dst[o] + v;
+    dst[o] = s;
+  } else {
+    dst[o] = v;
+  }
+}
