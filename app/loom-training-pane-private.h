@@ -34,6 +34,9 @@ struct _LoomTrainingPane {
   GtkWidget *paned;
   LoomTrainingForm *form;
   GtkLabel *status_label;
+  GtkDropDown *device_dropdown; /* "CPU", then each Vulkan device; hidden without one */
+  GArray *device_indices;       /* int: the Vulkan index of entry k + 1 */
+  gboolean device_updating;
   GtkLabel *message_label;
   GtkProgressBar *progress;
   GtkToggleButton *play_button;

@@ -41,6 +41,7 @@ static void update_status(LoomTrainingPane *self) {
   LoomTrainingSnapshot *snap = self->session ? loom_training_session_get_latest(self->session) : NULL;
   LoomTrainingState state = self->session ? loom_training_session_get_state(self->session) : LOOM_TRAINING_IDLE;
   gboolean running = state == LOOM_TRAINING_RUNNING;
+  gtk_widget_set_sensitive(GTK_WIDGET(self->device_dropdown), !running); /* chosen between runs */
   gtk_button_set_icon_name(GTK_BUTTON(self->play_button),
                            running ? "media-playback-pause-symbolic" : "media-playback-start-symbolic");
   gtk_widget_set_tooltip_text(GTK_WIDGET(self->play_button), running ? _("Pause (F5)") : _("Play (F5)"));
@@ -143,6 +144,7 @@ static void loom_training_pane_finalize(GObject *object) {
   g_array_unref(self->points);
   g_array_unref(self->epochs);
   g_array_unref(self->events);
+  g_array_unref(self->device_indices);
   g_clear_object(&self->session_signals);
   g_clear_object(&self->session);
   G_OBJECT_CLASS(loom_training_pane_parent_class)->finalize(object);
@@ -199,6 +201,42 @@ const char *loom_training_pane_get_heatmap_metric(LoomTrainingPane *self) {
   return self->metric == 0 ? "none" : loom_training_pane_metric_names()[self->metric - 1];
 }
 
+/* ---- the device: the CPU or a Vulkan device (docs/gpu.md) ---- */
+
+static void on_device_selected(LoomTrainingPane *self) {
+  if (self->device_updating) return;
+  guint selected = gtk_drop_down_get_selected(self->device_dropdown);
+  /* Entry 0 is the CPU. */
+  int device = selected == GTK_INVALID_LIST_POSITION || selected == 0 || selected > self->device_indices->len
+                   ? -1
+                   : g_array_index(self->device_indices, int, selected - 1);
+  gtk_widget_activate_action(GTK_WIDGET(self), "win.train-device", "i", device);
+}
+
+/* Lists the devices once: without a Vulkan device there is no choice. */
+static void build_device_list(LoomTrainingPane *self) {
+  g_autoptr(GtkStringList) model = gtk_string_list_new(NULL);
+  gtk_string_list_append(model, _("CPU"));
+  loom_gpu_device_info *devices = NULL;
+  int n = 0;
+  if (loom_gpu_compiled() && loom_gpu_list_devices(&devices, &n, NULL) == LOOM_OK) {
+    for (int i = 0; i < n; i++) {
+      if (!devices[i].has_compute) continue;
+      g_array_append_val(self->device_indices, devices[i].index);
+      /* Translators: an entry of the training device list: the Vulkan device's name. */
+      g_autofree char *label = g_strdup_printf(_("Vulkan: %s"), devices[i].name);
+      gtk_string_list_append(model, label);
+    }
+  }
+  free(devices);
+  self->device_updating = TRUE;
+  gtk_drop_down_set_model(self->device_dropdown, G_LIST_MODEL(model));
+  gtk_drop_down_set_selected(self->device_dropdown, 0);
+  self->device_updating = FALSE;
+  gtk_widget_set_visible(GTK_WIDGET(self->device_dropdown), self->device_indices->len > 0);
+  g_signal_connect_swapped(self->device_dropdown, "notify::selected", G_CALLBACK(on_device_selected), self);
+}
+
 static void loom_training_pane_class_init(LoomTrainingPaneClass *klass) {
   GObjectClass *object_class = G_OBJECT_CLASS(klass);
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS(klass);
@@ -225,6 +263,7 @@ static void loom_training_pane_class_init(LoomTrainingPaneClass *klass) {
   gtk_widget_class_bind_template_child(widget_class, LoomTrainingPane, paned);
   gtk_widget_class_bind_template_child(widget_class, LoomTrainingPane, form);
   gtk_widget_class_bind_template_child(widget_class, LoomTrainingPane, status_label);
+  gtk_widget_class_bind_template_child(widget_class, LoomTrainingPane, device_dropdown);
   gtk_widget_class_bind_template_child(widget_class, LoomTrainingPane, message_label);
   gtk_widget_class_bind_template_child(widget_class, LoomTrainingPane, progress);
   gtk_widget_class_bind_template_child(widget_class, LoomTrainingPane, play_button);
@@ -257,6 +296,8 @@ static void loom_training_pane_init(LoomTrainingPane *self) {
   gtk_drop_down_set_model(self->metric_dropdown, G_LIST_MODEL(metrics));
   g_signal_connect_swapped(self->metric_dropdown, "notify::selected", G_CALLBACK(on_metric_selected), self);
   loom_training_pane_views_init(self);
+  self->device_indices = g_array_new(FALSE, FALSE, sizeof(int));
+  build_device_list(self);
   gtk_accessible_update_property(GTK_ACCESSIBLE(self), GTK_ACCESSIBLE_PROPERTY_LABEL, _("Training"), -1);
   update_status(self);
 }

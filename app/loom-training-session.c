@@ -125,6 +125,13 @@ void loom_training_session_reset(LoomTrainingSession *self, guint64 seed) {
   post(self, cmd);
 }
 
+void loom_training_session_set_device(LoomTrainingSession *self, int device) {
+  g_return_if_fail(LOOM_IS_TRAINING_SESSION(self));
+  WorkerCommand *cmd = worker_command_new(WORKER_DEVICE);
+  cmd->device = device < 0 ? -1 : device;
+  post(self, cmd);
+}
+
 void loom_training_session_watch(LoomTrainingSession *self, const loom_coord *at) {
   g_return_if_fail(LOOM_IS_TRAINING_SESSION(self));
   WorkerCommand *cmd = worker_command_new(WORKER_WATCH);

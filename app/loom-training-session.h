@@ -49,6 +49,11 @@ void loom_training_session_step_epoch(LoomTrainingSession *self); /* to the end 
 void loom_training_session_reset(LoomTrainingSession *self, guint64 seed);
 /* Asks for the activations of @at (NULL: none) in the snapshots. */
 void loom_training_session_watch(LoomTrainingSession *self, const loom_coord *at);
+/* Where the steps run: -1 the CPU (the default), else the Vulkan device of
+ * that index (loom_gpu_list_devices). The trainer starts over there from the
+ * current weights; what the device cannot train makes the state INVALID
+ * with the slot or setting named (docs/gpu.md). */
+void loom_training_session_set_device(LoomTrainingSession *self, int device);
 
 /* Takes the newest snapshot, if any, and emits "snapshot" with it. Returns
  * TRUE when there was one. Never blocks on the worker. */

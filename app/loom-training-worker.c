@@ -52,6 +52,9 @@ struct _Worker {
   gint64 prev_explosions;
   gboolean has_watch;
   loom_coord watch;
+  int device;    /* -1: the CPU; else the Vulkan device every step runs on */
+  loom_gpu *gpu; /* open while device >= 0 */
+  int gpu_index;
 
   LoomTrainingSnapshot *pending; /* being filled: points, epochs, events */
   guint64 serial;
@@ -250,6 +253,27 @@ static void drop_trainer(Worker *w) {
 }
 
 /* A new trainer on the current weights; with @state, the checkpoint's. */
+/* The fresh trainer onto the chosen device. The optimizer's state lives
+ * where the steps run, so a checkpoint's cannot follow it there: the run
+ * goes on from the weights, marked on the plot. A network or configuration
+ * the device cannot train is refused with the slot or field named; it is
+ * never trained on the CPU instead. */
+static gboolean to_device(Worker *w, gboolean had_state, loom_error *err) {
+  if (!w->gpu || w->gpu_index != w->device) {
+    loom_gpu_free(w->gpu);
+    w->gpu_index = w->device;
+    if (!(w->gpu = loom_gpu_new(w->device, err))) return FALSE;
+  }
+  if (loom_trainer_set_device(w->trainer, w->gpu, err)) return FALSE;
+  w->prev_lr = NAN;
+  w->prev_explosions = 0;
+  if (w->adapt) loom_adapt_tracker_reset(w->adapt);
+  if (had_state)
+    add_event(w, total_steps(w), LOOM_TRAINING_EVENT_RESTART,
+              g_strdup(_("On the device: the optimizer starts afresh")));
+  return TRUE;
+}
+
 static gboolean make_trainer(Worker *w, GBytes *state, loom_error *err) {
   drop_trainer(w);
   if (ensure_pool(w, err)) return FALSE;
@@ -257,6 +281,7 @@ static gboolean make_trainer(Worker *w, GBytes *state, loom_error *err) {
   if (loom_train_settings_make_config(w->settings, w->net, w->data->train, &cfg, err)) return FALSE;
   w->trainer = loom_trainer_new(w->net, w->data->train, w->data->test, &cfg, w->pool, err);
   if (!w->trainer) return FALSE;
+  if (w->device >= 0) return to_device(w, state != NULL, err);
   if (state) {
     gsize len;
     const void *bytes = g_bytes_get_data(state, &len);
@@ -475,6 +500,31 @@ static void reset_weights(Worker *w, guint64 seed) {
   publish(w, TRUE);
 }
 
+/* A new device: the trainer starts over on it from the current weights. */
+static void set_device(Worker *w, int device) {
+  /* Every command is answered with a snapshot: the session counts on it. */
+  if (w->device == device) {
+    publish(w, TRUE);
+    return;
+  }
+  w->device = device;
+  if (w->state == LOOM_TRAINING_RUNNING) w->stop_at_epoch = -1;
+  /* No trainer: nothing loaded, or the network or data are refused anyway. A
+   * trainer the device refused is still there, on the CPU. */
+  if (w->net && w->data && w->trainer) {
+    loom_error err = {0};
+    if (!make_trainer(w, NULL, &err)) {
+      set_state(w, LOOM_TRAINING_INVALID, err.message);
+    } else {
+      if (w->state != LOOM_TRAINING_RUNNING) set_state(w, LOOM_TRAINING_PAUSED, NULL);
+      add_event(w, total_steps(w), LOOM_TRAINING_EVENT_RESTART,
+                device < 0 ? g_strdup(_("On the CPU"))
+                           : g_strdup_printf(_("On Vulkan device %d"), device));
+    }
+  }
+  publish(w, TRUE);
+}
+
 /* Runs one command; returns FALSE on QUIT. */
 static gboolean handle(Worker *w, WorkerCommand *cmd) {
   w->command_seq = cmd->seq;
@@ -516,6 +566,9 @@ static gboolean handle(Worker *w, WorkerCommand *cmd) {
     w->watch = cmd->watch;
     publish(w, TRUE);
     break;
+  case WORKER_DEVICE:
+    set_device(w, cmd->device);
+    break;
   case WORKER_QUIT:
     return FALSE;
   }
@@ -556,6 +609,7 @@ Worker *worker_start(const char *datasets_dir, WorkerPublishFunc publish_func, g
   w->datasets_dir = g_strdup(datasets_dir);
   w->state = LOOM_TRAINING_IDLE;
   w->stop_at_epoch = -1;
+  w->device = -1;
   w->pending = loom_training_snapshot_new();
   loom_adapt_config acfg = loom_adapt_config_default();
   w->adapt = loom_adapt_tracker_new(&acfg, NULL);
@@ -572,6 +626,7 @@ void worker_stop(Worker *w) {
   g_thread_join(w->thread);
   g_async_queue_unref(w->queue);
   if (w->trainer) loom_trainer_free(w->trainer);
+  loom_gpu_free(w->gpu); /* after the trainer, which used it */
   if (w->pool) loom_pool_free(w->pool);
   if (w->adapt) loom_adapt_tracker_free(w->adapt);
   if (w->net) loom_net_free(w->net);

@@ -22,6 +22,7 @@ typedef enum {
   WORKER_STEP_EPOCH,
   WORKER_RESET,
   WORKER_WATCH,
+  WORKER_DEVICE,
   WORKER_QUIT,
 } WorkerCommandKind;
 
@@ -35,6 +36,7 @@ typedef struct {
   guint64 seed;                   /* RESET */
   gboolean has_watch;             /* WATCH */
   loom_coord watch;
+  int device;                     /* DEVICE: -1 the CPU, else a Vulkan device index */
 } WorkerCommand;
 
 WorkerCommand *worker_command_new(WorkerCommandKind kind);

@@ -226,6 +226,14 @@ static void win_train_step_epoch(GtkWidget *widget, const char *action, GVariant
   watch_session(self);
 }
 
+/* Where the steps run (-1 the CPU, else a Vulkan device index); the pane's
+ * device list activates it. Not while a run is under way. */
+static void win_train_device(GtkWidget *widget, const char *action, GVariant *param) {
+  LoomWindow *self = LOOM_WINDOW(widget);
+  loom_training_session_set_device(self->training, g_variant_get_int32(param));
+  watch_session(self);
+}
+
 /* Draws the weights anew from the training seed: the run starts over. */
 static void win_train_reset(GtkWidget *widget, const char *action, GVariant *param) {
   LoomWindow *self = LOOM_WINDOW(widget);
@@ -252,6 +260,7 @@ void loom_window_training_update_actions(LoomWindow *self) {
   gtk_widget_action_set_enabled(GTK_WIDGET(self), "win.train-step", ready && !running);
   gtk_widget_action_set_enabled(GTK_WIDGET(self), "win.train-step-epoch", ready && !running);
   gtk_widget_action_set_enabled(GTK_WIDGET(self), "win.train-reset", ready && !running);
+  gtk_widget_action_set_enabled(GTK_WIDGET(self), "win.train-device", !running);
 }
 
 void loom_window_training_class_init(GtkWidgetClass *widget_class) {
@@ -261,6 +270,7 @@ void loom_window_training_class_init(GtkWidgetClass *widget_class) {
   gtk_widget_class_install_action(widget_class, "win.train-step", NULL, win_train_step);
   gtk_widget_class_install_action(widget_class, "win.train-step-epoch", NULL, win_train_step_epoch);
   gtk_widget_class_install_action(widget_class, "win.train-reset", NULL, win_train_reset);
+  gtk_widget_class_install_action(widget_class, "win.train-device", "i", win_train_device);
   loom_window_training_files_class_init(widget_class);
 }
 

@@ -775,6 +775,51 @@ static void test_close_while_training(void) {
   while (g_main_context_iteration(NULL, FALSE)) {}
 }
 
+static gboolean state_settled(gpointer data) { return !loom_training_session_get_busy(session()); }
+
+/* Training on a Vulkan device (lavapipe here): the device list offers it,
+ * Step runs there and hands the weights back as ever; a network the device
+ * cannot run is refused with its slot named, and the CPU takes it again. */
+static void test_device(void) {
+  loom_gpu_device_info *devices = NULL;
+  int n = 0;
+  if (!loom_gpu_compiled() || loom_gpu_list_devices(&devices, &n, NULL) != LOOM_OK || n == 0) {
+    free(devices);
+    g_test_skip("no Vulkan device");
+    return;
+  }
+  free(devices);
+  g_assert_true(gtk_widget_get_visible(GTK_WIDGET(pane()->device_dropdown)));
+  g_autoptr(GError) error = NULL;
+  g_autoptr(LoomDocument) xor = loom_document_new_for_example("xor", &error);
+  g_assert_no_error(error);
+  loom_window_set_document(window, xor);
+  wait_state(LOOM_TRAINING_PAUSED, "the xor example");
+  gtk_drop_down_set_selected(pane()->device_dropdown, 1); /* as the user picks it */
+  gui_test_wait(state_settled, NULL, TIMEOUT_MS, "the trainer on the device");
+  g_assert_cmpint(loom_training_session_get_state(session()), ==, LOOM_TRAINING_PAUSED);
+  gint64 steps = doc_steps();
+  g_autofree char *before = net_json(loom_document_get_net(doc()));
+  activate("win.train-step");
+  gui_test_wait(doc_steps_are, GSIZE_TO_POINTER(steps + 1), TIMEOUT_MS, "a step on the device");
+  g_autofree char *after = net_json(loom_document_get_net(doc()));
+  g_assert_cmpstr(before, !=, after);
+
+  /* The CNN's convolutions do not run there: refused, naming the slot. */
+  g_autoptr(LoomDocument) cnn = loom_document_new_for_example("cnn", &error);
+  g_assert_no_error(error);
+  loom_window_set_document(window, cnn);
+  wait_state(LOOM_TRAINING_INVALID, "the refusal");
+  LoomTrainingSnapshot *snap = loom_training_session_get_latest(session());
+  g_assert_nonnull(snap->message);
+  g_test_message("refused: %s", snap->message);
+  g_assert_nonnull(strstr(snap->message, "(0,"));
+  g_assert_false(play_enabled());
+  gtk_drop_down_set_selected(pane()->device_dropdown, 0);
+  wait_state(LOOM_TRAINING_PAUSED, "the CPU to take the CNN");
+  g_assert_true(play_enabled());
+}
+
 static void remove_tree(const char *dir) {
   g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
   for (const char *name; d && (name = g_dir_read_name(d));) {
@@ -813,6 +858,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/training/export", test_export);
   g_test_add_func("/training/systolic", test_systolic);
   g_test_add_func("/training/import-weights", test_import_weights);
+  g_test_add_func("/training/device", test_device);
   g_test_add_func("/training/close-while-training", test_close_while_training);
   int status = g_test_run();
 
