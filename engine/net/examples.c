@@ -340,7 +340,8 @@ static const example examples[] = {
    N_("A systolic network whose tanh layer feeds its previous output back into the dense layer before it; with a "
       "held input the loop settles to a fixed point, its error halving at least every two ticks. It runs only "
       "systolically (loom tick, the systolic mode)."),
-   1, 1, 3, 1, build_feedback, {"data.source=clusters", "data.noise=0.3", "optimizer.lr=0.005", "batch=16"}},
+   1, 1, 3, 1, build_feedback,
+   {"data.source=clusters", "data.noise=0.3", "optimizer.lr=0.005", "batch=16", "epochs=20", "ticks=8"}},
   {"transformer", N_("Tiny transformer"),
    N_("A pre-norm transformer block (RMSNorm, causal attention with rotary positions and grouped keys, SwiGLU, two "
       "residuals) in one cell learns to predict the next character of a short tale at every position."),

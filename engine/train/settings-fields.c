@@ -118,6 +118,7 @@ const settings_field settings_fields[] = {
     U64("seed", seed, N_("Seed")),
     INT("threads", threads, 0, 1024, N_("Threads")),
     NUM("clip_norm", clip_norm, SU_NONE, 0, INF, false, false, SS_ALL, 0, N_("Clip gradient norm")),
+    INT64("ticks", ticks, SU_ZERO, 1, LOOM_TRAIN_MAX_TICKS, SS_ALL, 0, N_("Ticks (systolic)")),
     BOOL("shuffle", shuffle, SS_ALL, 0, N_("Shuffle")),
     BOOL("drop_last", drop_last, SS_ALL, 0, N_("Drop last batch")),
     INT("patience", patience, 0, 1000000, N_("Early-stopping patience")),

@@ -285,15 +285,14 @@ int trainer_report_nonfinite(loom_trainer *tr, loom_nonfinite_where where, train
 }
 
 int trainer_check_activations(loom_trainer *tr, double loss, loom_error *err) {
-  loom_net *net = tr->net;
-  int64_t batch = net_plan_batch(net);
+  int64_t batch = tr->act_batch;
   if (isfinite(loss)) return LOOM_OK;
-  const net_node *nodes = net_plan_nodes(net);
+  const net_node *nodes = net_plan_nodes(tr->net);
   for (int k = 0; k < tr->n_nodes; k++) {
     const net_node *n = &nodes[k];
     if (!n->enabled) continue;
     int64_t per = loom_shape_numel(&n->out);
-    int64_t i = trainer_first_nonfinite(n->out_ptr, batch * per);
+    int64_t i = trainer_first_nonfinite(tr->acts[k], batch * per);
     if (i >= 0) return trainer_report_nonfinite(tr, LOOM_NONFINITE_ACTIVATION, TRAINER_BAD_OUTPUT, k, -1, i, per, err);
   }
   tr->last.nonfinite = LOOM_NONFINITE_LOSS;
@@ -301,18 +300,17 @@ int trainer_check_activations(loom_trainer *tr, double loss, loom_error *err) {
 }
 
 int trainer_gradient_pass(loom_trainer *tr, loom_error *err) {
-  loom_net *net = tr->net;
-  int64_t batch = net_plan_batch(net);
+  int64_t batch = tr->act_batch;
   /* Backward computes the last layer first, so that is where a NaN appears first. */
-  const net_node *nodes = net_plan_nodes(net);
+  const net_node *nodes = net_plan_nodes(tr->net);
   for (int k = tr->n_nodes - 1; k >= 0; k--) {
     const net_node *n = &nodes[k];
     int64_t per = loom_shape_numel(&n->out);
-    double og = train_sum_squares(n->grad_out, batch * per);
+    double og = train_sum_squares(tr->out_grads[k], batch * per);
     tr->lstats[k].out_grad_norm = sqrt(og);
     if (!isfinite(og))
       return trainer_report_nonfinite(tr, LOOM_NONFINITE_GRADIENT, TRAINER_BAD_OUTPUT_GRADIENT, k, -1,
-                                      trainer_first_nonfinite(n->grad_out, batch * per), per, err);
+                                      trainer_first_nonfinite(tr->out_grads[k], batch * per), per, err);
     for (int t = 0; t < tr->n_tensors; t++) {
       train_tensor *tt = &tr->tensors[t];
       if (tt->node != k) continue;

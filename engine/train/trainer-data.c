@@ -202,6 +202,14 @@ int train_view_loss(train_data_view *v, const loom_batch *b, const float *y, dou
 
 LOOM_API int loom_evaluate(loom_net *net, loom_pool *pool, const loom_dataset *ds, const loom_loss_spec *spec,
                            int64_t batch_size, loom_eval_result *out, loom_error *err) {
+  return loom_evaluate_ticks(net, pool, ds, spec, batch_size, 0, out, err);
+}
+
+LOOM_API int loom_evaluate_ticks(loom_net *net, loom_pool *pool, const loom_dataset *ds, const loom_loss_spec *spec,
+                                 int64_t batch_size, int64_t ticks, loom_eval_result *out, loom_error *err) {
+  if (ticks < 0 || ticks > LOOM_TRAIN_MAX_TICKS)
+    return loom_error_set(err, LOOM_ERR_INVALID, _("ticks must be 0 (one per slot) or 1 to %d, got %lld"),
+                          LOOM_TRAIN_MAX_TICKS, (long long)ticks);
   if (!net || !ds || !spec || !out)
     return loom_error_set(err, LOOM_ERR_INVALID, _("no network, dataset, loss or result given"));
   if (batch_size < 1)
@@ -219,16 +227,23 @@ LOOM_API int loom_evaluate(loom_net *net, loom_pool *pool, const loom_dataset *d
   if (!batches) rc = err ? err->code : LOOM_ERR_NOMEM;
   loom_ctx ctx = {.pool = pool, .training = false};
   double sum = 0.0;
+  bool systolic = loom_net_execution(net) == LOOM_EXEC_SYSTOLIC;
+  loom_systolic *runner = NULL;
   for (int64_t i = 0; !rc && i < loom_batcher_n_batches(batches); i++) {
     loom_batch b;
     double loss;
     if ((rc = loom_batcher_get(batches, i, &b, err))) break;
-    if ((rc = loom_net_forward(net, &ctx, b.inputs, b.size, y, err))) break;
+    if (systolic)
+      rc = train_systolic_run(net, &runner, &ctx, b.inputs, b.size, train_ticks_for(net, ticks), false, y, err);
+    else
+      rc = loom_net_forward(net, &ctx, b.inputs, b.size, y, err);
+    if (rc) break;
     if ((rc = train_view_loss(&v, &b, y, &loss, NULL, &out->correct, &out->counted, NULL, err))) break;
     sum += loss * (double)b.size;
     out->samples += b.size;
   }
   free(y);
+  loom_systolic_free(runner);
   loom_batcher_free(batches);
   train_view_clear(&v);
   if (rc) return rc;

@@ -48,12 +48,12 @@ static double dead_fraction(int64_t *cand, const float *v, int64_t batch, int64_
 
 void trainer_activation_stats(loom_trainer *tr) {
   const net_node *nodes = net_plan_nodes(tr->net);
-  int64_t batch = net_plan_batch(tr->net);
+  int64_t batch = tr->act_batch;
   for (int k = 0; k < tr->n_nodes; k++) {
     loom_layer_stats *st = &tr->lstats[k];
     int64_t per = loom_shape_numel(&nodes[k].out), count = batch * per;
     train_moments m;
-    train_moments_of(nodes[k].out_ptr, count, &m);
+    train_moments_of(tr->acts[k], count, &m);
     if (count > 0) {
       double n = (double)count, mean = m.sum / n;
       /* population variance from the sums; rounding can leave it just below 0 */
@@ -66,7 +66,7 @@ void trainer_activation_stats(loom_trainer *tr) {
     }
     st->act_min = m.min;
     st->act_max = m.max;
-    st->dead_fraction = per <= tr->unit_cap ? dead_fraction(tr->dead_units, nodes[k].out_ptr, batch, per) : 0.0;
+    st->dead_fraction = per <= tr->unit_cap ? dead_fraction(tr->dead_units, tr->acts[k], batch, per) : 0.0;
   }
 }
 

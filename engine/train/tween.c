@@ -199,7 +199,7 @@ static int output_delta(loom_trainer *tr, tween_state *s, int64_t batch, loom_er
 
 static int chain_deltas(loom_trainer *tr, tween_state *s, int64_t batch, loom_error *err) {
   loom_net *net = tr->net;
-  int rc = loom_net_backward(net, &tr->ctx, tr->dy, NULL, err);
+  int rc = trainer_backward(tr, err);
   if (rc) return rc;
   trainer_refresh_tensors(tr);
   if ((rc = trainer_gradient_pass(tr, err))) return rc;

@@ -2,8 +2,8 @@
  * The gallery's examples train with the settings they open with
  * (loom_example_settings), as the workbench's Play does: every example runs
  * a few steps without an error or a non-finite loss, and the three
- * Playground examples reach a fixed accuracy within their configured
- * epochs, the same for every run of the seed (docs/training.md "The
+ * Playground examples and the systolic feedback example reach a fixed
+ * accuracy within their configured epochs, the same for every run of the seed (docs/training.md "The
  * Playground examples").
  */
 #include <glib.h>
@@ -49,23 +49,13 @@ static void run_close(run *r) {
   loom_net_free(r->net);
 }
 
-/* Every dataflow example: the first steps succeed and every loss is finite. */
+/* Every example, systolic ones too (backprop through their ticks): the first
+ * steps succeed and every loss is finite. */
 static void test_every_example_steps(void) {
   for (int i = 0; i < loom_example_count(); i++) {
     const char *name = loom_example_name(i);
     run r;
     run_open(&r, name);
-    if (loom_net_execution(r.net) == LOOM_EXEC_SYSTOLIC) {
-      /* The trainer runs dataflow networks only (systolic ones train by BPTT
-       * through loom_systolic): Play must refuse with the reason, not crash
-       * or produce NaN. */
-      loom_step_stats st;
-      loom_error err = {0};
-      g_assert_cmpint(loom_trainer_step(r.trainer, &st, &err), !=, LOOM_OK);
-      g_assert_nonnull(strstr(err.message, "systolic"));
-      run_close(&r);
-      continue;
-    }
     for (int s = 0; s < 5 && !loom_trainer_finished(r.trainer); s++) {
       loom_step_stats st;
       loom_error err = {0};
@@ -83,15 +73,19 @@ typedef struct {
   int64_t steps;
 } outcome;
 
+static outcome run_to_end(run *r, const char *name) {
+  loom_epoch_stats e = {0};
+  loom_error err = {0};
+  while (!loom_trainer_finished(r->trainer))
+    if (loom_trainer_run_epoch(r->trainer, &e, &err)) g_error("example %s: %s", name, err.message);
+  g_assert_true(e.has_test);
+  return (outcome){e.test.loss, e.test.accuracy, e.train.accuracy, loom_trainer_steps(r->trainer)};
+}
+
 static outcome train_to_end(const char *name) {
   run r;
   run_open(&r, name);
-  loom_epoch_stats e = {0};
-  loom_error err = {0};
-  while (!loom_trainer_finished(r.trainer))
-    if (loom_trainer_run_epoch(r.trainer, &e, &err)) g_error("example %s: %s", name, err.message);
-  g_assert_true(e.has_test);
-  outcome o = {e.test.loss, e.test.accuracy, e.train.accuracy, loom_trainer_steps(r.trainer)};
+  outcome o = run_to_end(&r, name);
   /* Playground: 250 training points on batches of 10, for the configured epochs */
   g_assert_cmpint(r.settings->batch, ==, 10);
   g_assert_cmpfloat(r.settings->lr, ==, 0.03);
@@ -119,11 +113,29 @@ static void test_playground(void) { check_playground("playground", 0.95); }
 static void test_playground_int4(void) { check_playground("playground-int4", 0.95); }
 static void test_playground_skip(void) { check_playground("playground-skip", 0.95); }
 
+/* The feedback example trains by backprop through its 8 ticks (its settings)
+ * on clusters to well above chance, the same for every run of the seed. */
+static void test_feedback(void) {
+  outcome o[2];
+  for (int i = 0; i < 2; i++) {
+    run r;
+    run_open(&r, "feedback");
+    g_assert_cmpint(loom_trainer_config(r.trainer)->ticks, ==, 8);
+    o[i] = run_to_end(&r, "feedback");
+    run_close(&r);
+  }
+  g_test_message("feedback: test accuracy %.4f, test loss %.4f after %lld steps", o[0].test_accuracy, o[0].loss,
+                 (long long)o[0].steps);
+  g_assert_true(memcmp(&o[0], &o[1], sizeof o[0]) == 0);
+  g_assert_cmpfloat(o[0].test_accuracy, >=, 0.9);
+}
+
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/examples/every-example-steps", test_every_example_steps);
   g_test_add_func("/examples/playground", test_playground);
   g_test_add_func("/examples/playground-int4", test_playground_int4);
   g_test_add_func("/examples/playground-skip", test_playground_skip);
+  g_test_add_func("/examples/feedback", test_feedback);
   return g_test_run();
 }
