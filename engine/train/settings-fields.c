@@ -47,7 +47,8 @@ static const char *const norm_names[] = {"none", "minmax", "zscore", NULL};
 static const char *const header_names[] = {"auto", "yes", "no", NULL};
 static const char *const target_names[] = {"class", "vector", NULL};
 static const char *const optim_names[] = {"sgd", "adam", "adamw", "rmsprop", NULL};
-static const char *const loss_names[] = {"auto", "mse", "cross_entropy", "bce_logits", "multi_head_ce", NULL};
+static const char *const loss_names[] = {"auto", "mse", "cross_entropy", "bce_logits", "multi_head_ce",
+                                         "multi_head_nll", NULL};
 
 _Static_assert(sizeof(loom_train_method) == sizeof(int), "enums are stored as int");
 _Static_assert(sizeof(loom_schedule_kind) == sizeof(int), "enums are stored as int");

@@ -42,13 +42,14 @@ LOOM_API int loom_train_pick_loss(const loom_net *net, const loom_dataset *ds, l
     return LOOM_OK;
   }
   int64_t heads = ds->target_width, classes = ds->n_classes;
-  if (heads > 1 || ds->head_mask) { /* a head mask: only multi-head CE reads it */
+  if (heads > 1 || ds->head_mask) { /* a head mask: only the multi-head losses read it */
     if (w != heads * classes)
       return loom_error_set(err, LOOM_ERR_SHAPE,
                             _("the model gives %lld outputs per sample but the data has %lld heads of %lld classes "
                               "(expected %lld outputs)"),
                             (long long)w, (long long)heads, (long long)classes, (long long)(heads * classes));
-    spec->kind = LOOM_LOSS_MULTI_HEAD_CE;
+    /* a grid softmax already gives each head a distribution: NLL, not CE (which would softmax it again) */
+    spec->kind = loom_layer_outputs_probabilities(last) ? LOOM_LOSS_MULTI_HEAD_NLL : LOOM_LOSS_MULTI_HEAD_CE;
     spec->heads = heads;
     return LOOM_OK;
   }
@@ -92,15 +93,17 @@ int train_view_init(train_data_view *v, const loom_dataset *ds, const loom_loss_
   v->width = width;
   const char *loss = loom_loss_name(spec->kind);
   if (!loss) return loom_error_set(err, LOOM_ERR_INVALID, _("unknown loss kind %d"), (int)spec->kind);
-  if (ds->head_mask && spec->kind != LOOM_LOSS_MULTI_HEAD_CE)
+  bool multi_head = spec->kind == LOOM_LOSS_MULTI_HEAD_CE || spec->kind == LOOM_LOSS_MULTI_HEAD_NLL;
+  if (ds->head_mask && !multi_head)
     return loom_error_set(err, LOOM_ERR_INVALID,
-                          _("the data has a head mask, which only the loss multi_head_ce uses (the loss is %s)"), loss);
+                          _("the data has a head mask, which only the losses multi_head_ce and multi_head_nll use (the loss is %s)"),
+                          loss);
   bool labels = ds->target_kind == LOOM_TARGET_CLASS;
   if (loom_loss_uses_labels(spec->kind)) {
     if (!labels)
       return loom_error_set(err, LOOM_ERR_INVALID,
                             _("the loss %s needs class labels but the data has target vectors (use mse)"), loss);
-    int64_t heads = spec->kind == LOOM_LOSS_MULTI_HEAD_CE ? spec->heads : 1;
+    int64_t heads = multi_head ? spec->heads : 1;
     if (heads < 1 || ds->target_width != heads)
       return loom_error_set(err, LOOM_ERR_SHAPE,
                             dngettext(GETTEXT_PACKAGE,
@@ -176,7 +179,8 @@ int train_view_loss(train_data_view *v, const loom_batch *b, const float *y, dou
     *correct += loom_count_correct_argmax(y, b->labels, n, w);
     *counted += n;
     break;
-  case LOOM_LOSS_MULTI_HEAD_CE: {
+  case LOOM_LOSS_MULTI_HEAD_CE:
+  case LOOM_LOSS_MULTI_HEAD_NLL: {
     loom_head_counts hc = {0};
     loom_count_correct_heads(y, b->labels, b->head_mask, n, v->spec.heads, w / v->spec.heads, &hc, NULL, NULL);
     *correct += hc.correct;

@@ -77,7 +77,7 @@ LOOM_API int loom_train_config_validate(const loom_train_config *c, loom_error *
                           LOOM_TRAIN_MAX_TICKS, (long long)c->ticks);
   if (!in_range(c->min_delta, 0, INFINITY))
     return loom_error_set(err, LOOM_ERR_INVALID, _("min_delta must be a finite value >= 0, got %g"), c->min_delta);
-  if (c->loss.kind == LOOM_LOSS_MULTI_HEAD_CE && c->loss.heads < 1)
+  if ((c->loss.kind == LOOM_LOSS_MULTI_HEAD_CE || c->loss.kind == LOOM_LOSS_MULTI_HEAD_NLL) && c->loss.heads < 1)
     return loom_error_set(err, LOOM_ERR_INVALID, _("loss.heads must be at least 1, got %lld"), (long long)c->loss.heads);
   if (!in_range(c->loss.label_smoothing, 0, 1))
     return loom_error_set(err, LOOM_ERR_INVALID, _("loss.label_smoothing must lie in [0, 1], got %g"), c->loss.label_smoothing);
