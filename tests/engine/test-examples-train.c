@@ -2,8 +2,9 @@
  * The gallery's examples train with the settings they open with
  * (loom_example_settings), as the workbench's Play does: every example runs
  * a few steps without an error or a non-finite loss, and the three
- * Playground examples and the systolic feedback example reach a fixed
- * accuracy within their configured epochs, the same for every run of the seed (docs/training.md "The
+ * Playground examples, the systolic feedback example, the multi-agent and
+ * the multi-modal example reach a fixed accuracy within their configured
+ * epochs, the same for every run of the seed (docs/training.md "The
  * Playground examples").
  */
 #include <glib.h>
@@ -113,22 +114,41 @@ static void test_playground(void) { check_playground("playground", 0.95); }
 static void test_playground_int4(void) { check_playground("playground-int4", 0.95); }
 static void test_playground_skip(void) { check_playground("playground-skip", 0.95); }
 
-/* The feedback example trains by backprop through its 8 ticks (its settings)
- * on clusters to well above chance, the same for every run of the seed. */
-static void test_feedback(void) {
+/* Trains the example to the end of its configured epochs twice (the same to
+ * the bit) and checks its test accuracy. */
+static outcome check_trains(const char *name, double min_test_accuracy, loom_loss_kind loss) {
   outcome o[2];
   for (int i = 0; i < 2; i++) {
     run r;
-    run_open(&r, "feedback");
-    g_assert_cmpint(loom_trainer_config(r.trainer)->ticks, ==, 8);
-    o[i] = run_to_end(&r, "feedback");
+    run_open(&r, name);
+    g_assert_cmpint(loom_trainer_config(r.trainer)->loss.kind, ==, loss);
+    o[i] = run_to_end(&r, name);
     run_close(&r);
   }
-  g_test_message("feedback: test accuracy %.4f, test loss %.4f after %lld steps", o[0].test_accuracy, o[0].loss,
+  g_test_message("%s: test accuracy %.4f, test loss %.4f after %lld steps", name, o[0].test_accuracy, o[0].loss,
                  (long long)o[0].steps);
   g_assert_true(memcmp(&o[0], &o[1], sizeof o[0]) == 0);
-  g_assert_cmpfloat(o[0].test_accuracy, >=, 0.9);
+  if (!(o[0].test_accuracy >= min_test_accuracy))
+    g_error("%s reaches a test accuracy of %g, expected at least %g", name, o[0].test_accuracy, min_test_accuracy);
+  return o[0];
 }
+
+/* The feedback example trains by backprop through its 8 ticks (its settings)
+ * on two clusters, far above chance (0.5). */
+static void test_feedback(void) {
+  run r;
+  run_open(&r, "feedback");
+  g_assert_cmpint(loom_trainer_config(r.trainer)->ticks, ==, 8);
+  run_close(&r);
+  check_trains("feedback", 0.9, LOOM_LOSS_CROSS_ENTROPY);
+}
+
+/* Three agents × four actions on the recall task: the grid softmax's rows
+ * train through the multi-head NLL (chance per head: 0.25). */
+static void test_multi_agent(void) { check_trains("multi-agent", 0.9, LOOM_LOSS_MULTI_HEAD_NLL); }
+
+/* The conv2d, LSTM and attention views of a digit, concatenated (chance: 0.1). */
+static void test_multi_modal(void) { check_trains("multi-modal", 0.9, LOOM_LOSS_CROSS_ENTROPY); }
 
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
@@ -137,5 +157,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/examples/playground-int4", test_playground_int4);
   g_test_add_func("/examples/playground-skip", test_playground_skip);
   g_test_add_func("/examples/feedback", test_feedback);
+  g_test_add_func("/examples/multi-agent", test_multi_agent);
+  g_test_add_func("/examples/multi-modal", test_multi_modal);
   return g_test_run();
 }
