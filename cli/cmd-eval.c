@@ -1,7 +1,10 @@
 /*
- * loom eval MODEL --data NAME|FILE.csv [--loss NAME] [--seed S] [--threads N] [--json]
+ * loom eval MODEL --data NAME|FILE.csv [--loss NAME] [--seed S] [--threads N] [--ticks N] [--json]
  *
- * Evaluates on the held-out 20% (the same seeded split `loom train` uses).
+ * Evaluates on the held-out 20% (the same seeded split `loom train` uses). A
+ * systolic model runs --ticks ticks per batch; without it, the ticks of the
+ * training settings the model carries (what `loom train` trained it with),
+ * else one per slot.
  */
 #include <errno.h>
 #include <glib/gi18n.h>
@@ -10,6 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <loom/model.h>
+#include <loom/settings.h>
+
 #include "cli-data.h"
 #include "cli-model.h"
 #include "commands.h"
@@ -17,14 +23,15 @@
 int cmd_eval(int argc, char **argv);
 
 int cmd_eval(int argc, char **argv) {
-  const char *model = NULL, *data = NULL, *seed_t = NULL, *threads_t = NULL, *loss_t = NULL;
+  const char *model = NULL, *data = NULL, *seed_t = NULL, *threads_t = NULL, *loss_t = NULL, *ticks_t = NULL;
   bool json = false, regression = false;
   for (int i = 1; i < argc; i++) {
     int r;
     if ((r = cli_option_value("--data", argc, argv, &i, &data)) ||
         (r = cli_option_value("--loss", argc, argv, &i, &loss_t)) ||
         (r = cli_option_value("--seed", argc, argv, &i, &seed_t)) ||
-        (r = cli_option_value("--threads", argc, argv, &i, &threads_t))) {
+        (r = cli_option_value("--threads", argc, argv, &i, &threads_t)) ||
+        (r = cli_option_value("--ticks", argc, argv, &i, &ticks_t))) {
       if (r < 0) return cli_usage_error("eval", _("option '%s' needs a value"), argv[i]);
       continue;
     }
@@ -40,9 +47,18 @@ int cmd_eval(int argc, char **argv) {
   if (seed_t && !cli_parse_uint64(seed_t, &seed)) return cli_usage_error("eval", _("--seed needs a non-negative integer, not '%s'"), seed_t);
   if (threads_t && (!cli_parse_uint64(threads_t, &threads) || threads < 1 || threads > 1024))
     return cli_usage_error("eval", _("--threads needs an integer from 1 to %d, not '%s'"), 1024, threads_t);
-  loom_net *net = cli_load_model("eval", model);
-  if (!net) return 1;
+  uint64_t ticks = 0;
+  if (ticks_t && (!cli_parse_uint64(ticks_t, &ticks) || ticks < 1 || ticks > LOOM_TRAIN_MAX_TICKS))
+    return cli_usage_error("eval", _("--ticks needs an integer from 1 to %d, not '%s'"), LOOM_TRAIN_MAX_TICKS, ticks_t);
+  loom_net *net = NULL;
+  loom_model_extras extras = {0};
   loom_error err = {0};
+  if (loom_model_load_ex(model, LOOM_MODEL_STRICT, &net, &extras, &err)) {
+    cli_error("eval", "%s", err.message);
+    return 1;
+  }
+  if (!ticks_t && extras.settings) ticks = (uint64_t)extras.settings->ticks; /* as it was trained */
+  loom_model_extras_clear(&extras);
   loom_dataset *train = NULL, *test = NULL;
   loom_pool *pool = NULL;
   loom_loss_spec spec = {0};
@@ -68,7 +84,7 @@ int cmd_eval(int argc, char **argv) {
     status = cli_usage_error("eval", "%s", err.message);
     goto done;
   }
-  if (!(pool = loom_pool_new((int)threads, &err)) || loom_evaluate(net, pool, test, &spec, 256, &r, &err)) {
+  if (!(pool = loom_pool_new((int)threads, &err)) || loom_evaluate_ticks(net, pool, test, &spec, 256, (int64_t)ticks, &r, &err)) {
     cli_error("eval", "%s: %s", model, err.message);
     goto done;
   }

@@ -47,7 +47,8 @@ static int infer(loom_net *net, loom_error *err) {
 static bool sample_right(const loom_loss_spec *spec, const float *y, int64_t w, const int32_t *labels,
                          const uint8_t *mask) {
   switch (spec->kind) {
-  case LOOM_LOSS_MULTI_HEAD_CE: {
+  case LOOM_LOSS_MULTI_HEAD_CE:
+  case LOOM_LOSS_MULTI_HEAD_NLL: {
     loom_head_counts hc = {0};
     loom_count_correct_heads(y, labels, mask, 1, spec->heads, w / spec->heads, &hc, NULL, NULL);
     return hc.samples == 0 || hc.samples_all_correct == 1;

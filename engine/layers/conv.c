@@ -92,10 +92,11 @@ static int check_channels(const loom_layer *l, const loom_shape *in, loom_error 
   int dims = conv_dims(l);
   int64_t cin = layer_int(l, P_IN), cout = layer_int(l, P_OUT), groups = layer_int(l, P_GROUPS);
   layer_where(l, where, sizeof where);
-  if (in->rank != dims + 1)
+  /* With one input channel the channel axis may be left out (conv_image_shape). */
+  if (in->rank != dims + 1 && !(in->rank == dims && cin == 1))
     return loom_error_set(err, LOOM_ERR_SHAPE, _("%s: expects an input of rank %d %s; got %s"), where, dims + 1,
                           shape_hint(dims), loom_shape_format(in, shape, sizeof shape));
-  if (in->d[0] != cin)
+  if (in->rank == dims + 1 && in->d[0] != cin)
     return loom_error_set(err, LOOM_ERR_SHAPE, _("%s: in_channels is %lld but the input %s has %lld channels"), where,
                           (long long)cin, loom_shape_format(in, shape, sizeof shape), (long long)in->d[0]);
   if (cin % groups)
@@ -175,11 +176,29 @@ static void make_plan(const loom_layer *l, conv_plan *p) {
   conv_plan_finish(p);
 }
 
-static int conv_build(loom_layer *l, const loom_shape *in, uint64_t seed, loom_error *err) {
+/* An input of rank dims (checked: one input channel) is one channel without
+ * its axis: a [height × width] grid for conv2d, so the layer can share an
+ * input with sequence layers ([steps × features]) in a parallel container.
+ * The same values in the same order as [1 × height × width]: the layer keeps
+ * that as its in_shape and computes as usual. */
+static loom_shape conv_image_shape(int dims, const loom_shape *in) {
+  loom_shape img = *in;
+  if (in->rank == dims) {
+    img.rank = dims + 1;
+    img.d[0] = 1;
+    for (int i = 0; i < dims; i++) img.d[1 + i] = in->d[i];
+  }
+  return img;
+}
+
+static int conv_build(loom_layer *l, const loom_shape *given, uint64_t seed, loom_error *err) {
   int dims = conv_dims(l);
   bool t = is_transposed(l);
-  int rc = check_channels(l, in, err);
+  int rc = check_channels(l, given, err);
   if (rc) return rc;
+  loom_shape img = conv_image_shape(dims, given);
+  const loom_shape *in = &img;
+  l->in_shape = img;
   int64_t out_sp[CONV_MAX_DIMS];
   rc = t ? conv_t_out_sizes(l, in->d + 1, out_sp, err) : conv_out_sizes(l, in->d + 1, out_sp, err);
   if (rc) return rc;
@@ -264,6 +283,7 @@ static int conv_backward(loom_layer *l, const loom_ctx *ctx, const float *x, con
 static int conv_adapt(loom_layer *l, const loom_shape *in, loom_error *err) {
   char where[128], shape[96];
   int dims = conv_dims(l);
+  if (in->rank == dims) return loom_layer_set_int(l, "in_channels", 1, err); /* one channel, axis left out */
   if (in->rank != dims + 1)
     return loom_error_set(err, LOOM_ERR_SHAPE, _("%s: expects an input of rank %d %s; got %s"),
                           layer_where(l, where, sizeof where), dims + 1, shape_hint(dims),

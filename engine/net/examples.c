@@ -290,6 +290,72 @@ static void build_transformer(builder *b) {
   place(b, 0, 0, 3, 0, dense(b, d, TALE_VOCABULARY));
 }
 
+static loom_layer *lstm(builder *b, int64_t in, int64_t hidden) {
+  loom_layer *l = layer(b, "lstm");
+  set_int(b, l, "input_size", in);
+  set_int(b, l, "hidden_size", hidden);
+  set_enum(b, l, "output", "last");
+  return l;
+}
+
+/*
+ * The seeds' multi-agent network: AGENTS agents each pick one of ACTIONS
+ * actions after watching a sequence. A dense layer embeds every step, an
+ * LSTM reads the steps and keeps its last state, a dense layer gives every
+ * agent its action scores, and a grid softmax (one row per agent) turns each
+ * row into that agent's distribution. The data are the copy task with
+ * AGENTS symbols of ACTIONS kinds: agent i must name the i-th symbol seen
+ * before the delimiter, so the LSTM has to remember the whole prefix. The
+ * probabilities train through the multi-head NLL loss.
+ */
+#define AGENTS 3
+#define ACTIONS 4
+static void build_multi_agent(builder *b) {
+  /* the copy task's samples: 2·length + 1 steps of symbols + 2 one-hot tokens */
+  input(b, 2, (int64_t[]){2 * AGENTS + 1, ACTIONS + 2});
+  place(b, 0, 0, 0, 0, dense(b, ACTIONS + 2, 16));
+  place(b, 0, 0, 1, 0, lstm(b, 16, 32));
+  place(b, 0, 0, 2, 0, dense(b, 32, AGENTS * ACTIONS));
+  loom_layer *choose = layer(b, "grid_softmax");
+  set_int(b, choose, "rows", AGENTS);
+  set_int(b, choose, "cols", ACTIONS);
+  place(b, 0, 0, 3, 0, choose);
+}
+
+/*
+ * The seeds' multi-modal network: one parallel container reads an 8×8 digit
+ * three ways at once and concatenates what each branch makes of it:
+ *  - as an image: conv2d 1→4 (3×3, stride 2) → relu → dense 64→16 (the
+ *    [8×8] input is one channel without its axis, see conv.c);
+ *  - as a sequence of 8 rows read top to bottom: LSTM 8→16, last state;
+ *  - as 8 tokens that look at each other: dense 8→16 per row → attention
+ *    (2 heads, not causal) → dense 128→16.
+ * A relu and a dense layer then map the 48 features to the 10 digits.
+ */
+static void build_multi_modal(builder *b) {
+  input(b, 2, (int64_t[]){8, 8});
+  loom_layer *views = layer(b, "parallel");
+  set_enum(b, views, "combine", "concat");
+  loom_layer *image = layer(b, "sequential");
+  add_child(b, image, conv2d(b, 1, 4, 3, 2, 1));
+  add_child(b, image, layer(b, "relu"));
+  add_child(b, image, dense(b, 64, 16));
+  add_child(b, views, image);
+  add_child(b, views, lstm(b, 8, 16));
+  loom_layer *tokens = layer(b, "sequential");
+  add_child(b, tokens, dense(b, 8, 16));
+  loom_layer *att = layer(b, "attention");
+  set_int(b, att, "d_model", 16);
+  set_int(b, att, "heads", 2);
+  if (!b->rc && att) b->rc = loom_layer_set_bool(att, "causal", false, b->err);
+  add_child(b, tokens, att);
+  add_child(b, tokens, dense(b, 128, 16));
+  add_child(b, views, tokens);
+  place(b, 0, 0, 0, 0, views);
+  place(b, 0, 0, 1, 0, layer(b, "relu"));
+  place(b, 0, 0, 2, 0, dense(b, 48, 10));
+}
+
 typedef struct {
   const char *name;
   const char *title;       /* N_() */
@@ -340,11 +406,22 @@ static const example examples[] = {
    N_("A systolic network whose tanh layer feeds its previous output back into the dense layer before it; with a "
       "held input the loop settles to a fixed point, its error halving at least every two ticks. It runs only "
       "systolically (loom tick, the systolic mode)."),
-   1, 1, 3, 1, build_feedback, {"data.source=clusters", "data.noise=0.3", "optimizer.lr=0.005", "batch=16"}},
+   1, 1, 3, 1, build_feedback,
+   {"data.source=clusters", "data.noise=0.3", "optimizer.lr=0.005", "batch=16", "epochs=20", "ticks=8"}},
   {"transformer", N_("Tiny transformer"),
    N_("A pre-norm transformer block (RMSNorm, causal attention with rotary positions and grouped keys, SwiGLU, two "
       "residuals) in one cell learns to predict the next character of a short tale at every position."),
    1, 1, 4, 1, build_transformer, {"data.source=text", "optimizer.lr=0.01", "batch=16", "epochs=40"}},
+  {"multi-agent", N_("Multi-agent choice"),
+   N_("Three agents each choose one of four actions after watching a sequence: a dense layer, an LSTM that "
+      "remembers what it saw, a dense layer and a grid softmax with one row per agent. On the recall task agent i "
+      "must name the i-th symbol of the sequence."),
+   1, 1, 4, 1, build_multi_agent,
+   {"data.source=copy", "data.length=3", "data.symbols=4", "optimizer.lr=0.01", "batch=16", "epochs=30"}},
+  {"multi-modal", N_("Multi-modal views"),
+   N_("One parallel container reads each digit three ways — as an image through a convolution, as a sequence of "
+      "rows through an LSTM, as tokens through attention — and concatenates the three views for the classifier."),
+   1, 1, 3, 1, build_multi_modal, {"data.source=digits", "optimizer.lr=0.005", "batch=32", "epochs=10"}},
 };
 
 #define N_EXAMPLES ((int)(sizeof examples / sizeof examples[0]))

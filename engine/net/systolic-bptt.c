@@ -16,6 +16,7 @@
 #include "core/i18n.h"
 #include "net/net-internal.h"
 #include "net/systolic-impl.h"
+#include "net/systolic-plan.h"
 
 /* A layer (or one inside it) whose state crosses calls: BPTT over ticks would
  * need that state's gradient between calls, which layers do not keep. */
@@ -124,6 +125,25 @@ static int tick_backward(loom_systolic *s, const loom_ctx *ctx, int64_t t, bptt_
   return LOOM_OK;
 }
 
+/* Allocates (first backward) or zeroes the per-node gradient sums. */
+static int gsum_clear(loom_systolic *s, loom_error *err) {
+  if (!s->gsum && !(s->gsum = calloc((size_t)s->n, sizeof *s->gsum)))
+    return loom_error_set(err, LOOM_ERR_NOMEM, _("out of memory for backpropagation through time"));
+  for (int k = 0; k < s->n; k++) {
+    int64_t count = s->batch * s->node_out[k];
+    if (!s->gsum[k] && !(s->gsum[k] = calloc((size_t)(count > 0 ? count : 1), sizeof(float))))
+      return loom_error_set(err, LOOM_ERR_NOMEM, _("out of memory for backpropagation through time"));
+    memset(s->gsum[k], 0, (size_t)count * sizeof(float));
+  }
+  return LOOM_OK;
+}
+
+const float *systolic_node_output(const loom_systolic *s, int k) { return s && k >= 0 && k < s->n ? s->cur[k] : NULL; }
+
+const float *systolic_node_grad(const loom_systolic *s, int k) {
+  return s && s->gsum && k >= 0 && k < s->n ? s->gsum[k] : NULL;
+}
+
 LOOM_API int loom_systolic_backward(loom_systolic *s, const loom_ctx *ctx, const float *const *dy, int64_t n_ticks,
                                     float *dx, loom_error *err) {
   if (!s || !dy) return loom_error_set(err, LOOM_ERR_INVALID, _("no systolic runner or output gradients given"));
@@ -148,9 +168,11 @@ LOOM_API int loom_systolic_backward(loom_systolic *s, const loom_ctx *ctx, const
   }
   bptt_bufs u = {0};
   rc = bufs_alloc(s, &u, err);
+  if (!rc) rc = gsum_clear(s, err);
   int last = s->n - 1;
   for (int64_t t = n_ticks - 1; !rc && t >= 0; t--) {
     if (dy[t]) add_into(u.g[last], dy[t], s->batch * s->node_out[last]);
+    for (int k = 0; k < s->n; k++) add_into(s->gsum[k], u.g[k], s->batch * s->node_out[k]);
     rc = tick_backward(s, ctx, t, &u, err);
     float **swap = u.g;
     u.g = u.prev;

@@ -22,6 +22,7 @@ struct loom_systolic {
   bool recording;
   float **rec;               /* per recorded tick: every node's input, at rec_off[k] */
   int64_t *rec_off, rec_stride, n_rec, rec_cap;
+  float **gsum;              /* per node: dL/d output summed over the ticks of the last backward */
 };
 
 /* Fails when the network's plan no longer matches the runner's buffers. */

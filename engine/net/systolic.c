@@ -42,7 +42,9 @@ LOOM_API void loom_systolic_free(loom_systolic *s) {
     if (s->cur) free(s->cur[k]);
     if (s->next) free(s->next[k]);
     if (s->in_buf) free(s->in_buf[k]);
+    if (s->gsum) free(s->gsum[k]);
   }
+  free(s->gsum);
   free(s->cur);
   free(s->next);
   free(s->in_buf);

@@ -150,9 +150,56 @@ LOOM_API int loom_loss_multi_head_ce(const float *logits, const int32_t *labels,
   return LOOM_OK;
 }
 
+/* One head's −Σ t·log p over its probabilities p (t: the smoothed one-hot of
+ * the label), with p clamped below at LOOM_NLL_MIN_PROB so a zero probability
+ * gives a large finite loss rather than infinity; where the clamp holds the
+ * gradient is 0 (the clamp's derivative). */
+static double nll_row(const float *p, int32_t label, int64_t classes, double eps, double grad_scale, float *g) {
+  double sum = 0.0;
+  for (int64_t c = 0; c < classes; c++) {
+    double t = (c == label ? 1.0 - eps : 0.0) + eps / (double)classes;
+    if (t == 0.0) continue;
+    double q = p[c] > LOOM_NLL_MIN_PROB ? (double)p[c] : LOOM_NLL_MIN_PROB;
+    sum -= t * log(q);
+    if (g && p[c] > LOOM_NLL_MIN_PROB) g[c] = (float)(-t / q * grad_scale);
+  }
+  return sum;
+}
+
+LOOM_API int loom_loss_multi_head_nll(const float *probs, const int32_t *labels, const uint8_t *mask, int64_t batch,
+                                      int64_t heads, int64_t classes, double label_smoothing, double *loss, float *dy,
+                                      loom_error *err) {
+  const char *what = "multi_head_nll";
+  int rc = check_sizes(what, batch, heads, probs, err);
+  if (!rc) rc = check_sizes(what, batch, classes, probs, err);
+  if (!rc && heads > INT64_MAX / classes / batch)
+    rc = loom_error_set(err, LOOM_ERR_NOMEM, _("%s: batch × heads × classes overflows"), what);
+  if (!rc) rc = check_smoothing(what, label_smoothing, err);
+  if (rc) return rc;
+  if (!labels) return loom_error_set(err, LOOM_ERR_INVALID, _("%s: missing labels"), what);
+  int64_t active = 0;
+  for (int64_t i = 0; i < batch * heads; i++) {
+    if (mask && !mask[i]) continue;
+    if ((rc = check_label(what, labels[i], classes, i / heads, i % heads, err))) return rc;
+    active++;
+  }
+  if (dy) memset(dy, 0, (size_t)(batch * heads * classes) * sizeof *dy);
+  if (active == 0) {
+    *loss = 0.0;
+    return LOOM_OK;
+  }
+  double sum = 0.0, inv = 1.0 / (double)active;
+  for (int64_t i = 0; i < batch * heads; i++) {
+    if (mask && !mask[i]) continue;
+    sum += nll_row(probs + i * classes, labels[i], classes, label_smoothing, inv, dy ? dy + i * classes : NULL);
+  }
+  *loss = sum * inv;
+  return LOOM_OK;
+}
+
 /* ---- by kind ------------------------------------------------------------- */
 
-static const char *const loss_names[] = {"mse", "cross_entropy", "bce_logits", "multi_head_ce"};
+static const char *const loss_names[] = {"mse", "cross_entropy", "bce_logits", "multi_head_ce", "multi_head_nll"};
 #define N_LOSSES ((int)(sizeof loss_names / sizeof loss_names[0]))
 
 LOOM_API const char *loom_loss_name(loom_loss_kind kind) {
@@ -166,12 +213,12 @@ LOOM_API int loom_loss_from_name(const char *name, loom_loss_kind *out, loom_err
       return LOOM_OK;
     }
   return loom_error_set(err, LOOM_ERR_INVALID,
-                        _("unknown loss '%s' (expected mse, cross_entropy, bce_logits or multi_head_ce)"),
+                        _("unknown loss '%s' (expected mse, cross_entropy, bce_logits, multi_head_ce or multi_head_nll)"),
                         name ? name : "(null)");
 }
 
 LOOM_API bool loom_loss_uses_labels(loom_loss_kind kind) {
-  return kind == LOOM_LOSS_CROSS_ENTROPY || kind == LOOM_LOSS_MULTI_HEAD_CE;
+  return kind == LOOM_LOSS_CROSS_ENTROPY || kind == LOOM_LOSS_MULTI_HEAD_CE || kind == LOOM_LOSS_MULTI_HEAD_NLL;
 }
 
 LOOM_API int loom_loss_eval(const loom_loss_spec *spec, const float *y, int64_t batch, int64_t width,
@@ -183,10 +230,14 @@ LOOM_API int loom_loss_eval(const loom_loss_spec *spec, const float *y, int64_t 
     return loom_loss_cross_entropy(y, labels, batch, width, spec->label_smoothing, loss, dy, err);
   case LOOM_LOSS_BCE_LOGITS: return loom_loss_bce_logits(y, targets, batch, width, loss, dy, err);
   case LOOM_LOSS_MULTI_HEAD_CE:
+  case LOOM_LOSS_MULTI_HEAD_NLL:
     if (spec->heads < 1 || width % spec->heads != 0)
-      return loom_error_set(err, LOOM_ERR_SHAPE,
-                            _("multi_head_ce: %lld outputs per sample do not split into %lld heads"),
-                            (long long)width, (long long)spec->heads);
+      /* TRANSLATORS: the first %s is the loss name, multi_head_ce or multi_head_nll. */
+      return loom_error_set(err, LOOM_ERR_SHAPE, _("%s: %lld outputs per sample do not split into %lld heads"),
+                            loom_loss_name(spec->kind), (long long)width, (long long)spec->heads);
+    if (spec->kind == LOOM_LOSS_MULTI_HEAD_NLL)
+      return loom_loss_multi_head_nll(y, labels, mask, batch, spec->heads, width / spec->heads,
+                                      spec->label_smoothing, loss, dy, err);
     return loom_loss_multi_head_ce(y, labels, mask, batch, spec->heads, width / spec->heads, spec->label_smoothing,
                                    loss, dy, err);
   }

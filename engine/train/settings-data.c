@@ -212,6 +212,7 @@ LOOM_API int loom_train_settings_make_config(const loom_train_settings *s, const
   c.epochs = s->epochs;
   c.seed = s->seed;
   c.clip_norm = s->clip_norm;
+  c.ticks = s->ticks;
   c.shuffle = s->shuffle;
   c.drop_last = s->drop_last;
   c.patience = s->patience;

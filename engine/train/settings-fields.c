@@ -47,7 +47,8 @@ static const char *const norm_names[] = {"none", "minmax", "zscore", NULL};
 static const char *const header_names[] = {"auto", "yes", "no", NULL};
 static const char *const target_names[] = {"class", "vector", NULL};
 static const char *const optim_names[] = {"sgd", "adam", "adamw", "rmsprop", NULL};
-static const char *const loss_names[] = {"auto", "mse", "cross_entropy", "bce_logits", "multi_head_ce", NULL};
+static const char *const loss_names[] = {"auto", "mse", "cross_entropy", "bce_logits", "multi_head_ce",
+                                         "multi_head_nll", NULL};
 
 _Static_assert(sizeof(loom_train_method) == sizeof(int), "enums are stored as int");
 _Static_assert(sizeof(loom_schedule_kind) == sizeof(int), "enums are stored as int");
@@ -118,6 +119,7 @@ const settings_field settings_fields[] = {
     U64("seed", seed, N_("Seed")),
     INT("threads", threads, 0, 1024, N_("Threads")),
     NUM("clip_norm", clip_norm, SU_NONE, 0, INF, false, false, SS_ALL, 0, N_("Clip gradient norm")),
+    INT64("ticks", ticks, SU_ZERO, 1, LOOM_TRAIN_MAX_TICKS, SS_ALL, 0, N_("Ticks (systolic)")),
     BOOL("shuffle", shuffle, SS_ALL, 0, N_("Shuffle")),
     BOOL("drop_last", drop_last, SS_ALL, 0, N_("Drop last batch")),
     INT("patience", patience, 0, 1000000, N_("Early-stopping patience")),

@@ -53,5 +53,7 @@ bool loom_train_settings_field_applies(const loom_train_settings *s, const char 
    * later); a form shows them only where they act. */
   if (strncmp(name, "tween.", 6) == 0) return s->method == LOOM_TRAIN_TWEEN;
   if (strcmp(name, "clip_norm") == 0) return s->method == LOOM_TRAIN_BACKPROP;
+  /* systolic networks train by backprop through time only */
+  if (strcmp(name, "ticks") == 0) return s->method == LOOM_TRAIN_BACKPROP;
   return true;
 }

@@ -43,6 +43,7 @@ LOOM_API loom_train_settings *loom_train_settings_new(void) {
   s->epochs = c.epochs;
   s->seed = 1;
   s->clip_norm = c.clip_norm;
+  s->ticks = c.ticks;
   s->shuffle = c.shuffle;
   s->drop_last = c.drop_last;
   s->patience = c.patience;

@@ -154,12 +154,14 @@ static int parse_conf(rbuf *r, const loom_trainer *tr, staged *st) {
   size_t end;
   if (!r_section(r, "CONF", &end)) return r->rc;
   int64_t n = r_i64(r);
-  if (!r->rc && n != train_n_fields)
+  /* States written before the later fields existed record the first
+   * TRAIN_FIELDS_V1; the missing ones keep the trainer's values. */
+  if (!r->rc && (n < TRAIN_FIELDS_V1 || n > train_n_fields))
     return r->rc = loom_error_set(r->err, LOOM_ERR_FORMAT,
                                   _("the training state records %lld configuration fields, version %u has %d"),
                                   (long long)n, STATE_VERSION, train_n_fields);
   st->cfg = tr->cfg;
-  for (int i = 0; i < train_n_fields && !r->rc; i++) {
+  for (int i = 0; i < (int)n && !r->rc; i++) {
     uint64_t bits = r_u64(r);
     if (!r->rc && !train_field_set(&st->cfg, &train_fields[i], bits))
       return r->rc = loom_error_set(r->err, LOOM_ERR_FORMAT,

@@ -285,10 +285,9 @@ int trainer_report_nonfinite(loom_trainer *tr, loom_nonfinite_where where, train
 }
 
 int trainer_check_activations(loom_trainer *tr, double loss, loom_error *err) {
-  loom_net *net = tr->net;
   int64_t batch = trainer_batch(tr);
   if (isfinite(loss)) return LOOM_OK;
-  const net_node *nodes = net_plan_nodes(net);
+  const net_node *nodes = net_plan_nodes(tr->net);
   for (int k = 0; k < tr->n_nodes; k++) {
     const net_node *n = &nodes[k];
     if (!n->enabled) continue;
@@ -301,10 +300,9 @@ int trainer_check_activations(loom_trainer *tr, double loss, loom_error *err) {
 }
 
 int trainer_gradient_pass(loom_trainer *tr, loom_error *err) {
-  loom_net *net = tr->net;
   int64_t batch = trainer_batch(tr);
   /* Backward computes the last layer first, so that is where a NaN appears first. */
-  const net_node *nodes = net_plan_nodes(net);
+  const net_node *nodes = net_plan_nodes(tr->net);
   for (int k = tr->n_nodes - 1; k >= 0; k--) {
     const net_node *n = &nodes[k];
     int64_t per = loom_shape_numel(&n->out);

@@ -70,6 +70,8 @@ const train_field train_fields[] = {
     F("tween.recovery", DOUBLE, tween.recovery, true),
     F("tween.min_rate_scale", DOUBLE, tween.min_rate_scale, true),
     F("tween.chain_rule", BOOL, tween.chain_rule, true),
+    /* not in version 1 states written before it existed (TRAIN_FIELDS_V1) */
+    F("ticks", INT64, ticks, true),
 };
 const int train_n_fields = (int)(sizeof train_fields / sizeof train_fields[0]);
 

@@ -42,13 +42,14 @@ LOOM_API int loom_train_pick_loss(const loom_net *net, const loom_dataset *ds, l
     return LOOM_OK;
   }
   int64_t heads = ds->target_width, classes = ds->n_classes;
-  if (heads > 1 || ds->head_mask) { /* a head mask: only multi-head CE reads it */
+  if (heads > 1 || ds->head_mask) { /* a head mask: only the multi-head losses read it */
     if (w != heads * classes)
       return loom_error_set(err, LOOM_ERR_SHAPE,
                             _("the model gives %lld outputs per sample but the data has %lld heads of %lld classes "
                               "(expected %lld outputs)"),
                             (long long)w, (long long)heads, (long long)classes, (long long)(heads * classes));
-    spec->kind = LOOM_LOSS_MULTI_HEAD_CE;
+    /* a grid softmax already gives each head a distribution: NLL, not CE (which would softmax it again) */
+    spec->kind = loom_layer_outputs_probabilities(last) ? LOOM_LOSS_MULTI_HEAD_NLL : LOOM_LOSS_MULTI_HEAD_CE;
     spec->heads = heads;
     return LOOM_OK;
   }
@@ -92,15 +93,17 @@ int train_view_init(train_data_view *v, const loom_dataset *ds, const loom_loss_
   v->width = width;
   const char *loss = loom_loss_name(spec->kind);
   if (!loss) return loom_error_set(err, LOOM_ERR_INVALID, _("unknown loss kind %d"), (int)spec->kind);
-  if (ds->head_mask && spec->kind != LOOM_LOSS_MULTI_HEAD_CE)
+  bool multi_head = spec->kind == LOOM_LOSS_MULTI_HEAD_CE || spec->kind == LOOM_LOSS_MULTI_HEAD_NLL;
+  if (ds->head_mask && !multi_head)
     return loom_error_set(err, LOOM_ERR_INVALID,
-                          _("the data has a head mask, which only the loss multi_head_ce uses (the loss is %s)"), loss);
+                          _("the data has a head mask, which only the losses multi_head_ce and multi_head_nll use (the loss is %s)"),
+                          loss);
   bool labels = ds->target_kind == LOOM_TARGET_CLASS;
   if (loom_loss_uses_labels(spec->kind)) {
     if (!labels)
       return loom_error_set(err, LOOM_ERR_INVALID,
                             _("the loss %s needs class labels but the data has target vectors (use mse)"), loss);
-    int64_t heads = spec->kind == LOOM_LOSS_MULTI_HEAD_CE ? spec->heads : 1;
+    int64_t heads = multi_head ? spec->heads : 1;
     if (heads < 1 || ds->target_width != heads)
       return loom_error_set(err, LOOM_ERR_SHAPE,
                             dngettext(GETTEXT_PACKAGE,
@@ -185,7 +188,8 @@ int train_view_loss(train_data_view *v, const loom_batch *b, const float *y, dou
     *correct += loom_count_correct_argmax(y, b->labels, n, w);
     *counted += n;
     break;
-  case LOOM_LOSS_MULTI_HEAD_CE: {
+  case LOOM_LOSS_MULTI_HEAD_CE:
+  case LOOM_LOSS_MULTI_HEAD_NLL: {
     loom_head_counts hc = {0};
     loom_count_correct_heads(y, b->labels, b->head_mask, n, v->spec.heads, w / v->spec.heads, &hc, NULL, NULL);
     *correct += hc.correct;
@@ -211,6 +215,14 @@ int train_view_loss(train_data_view *v, const loom_batch *b, const float *y, dou
 
 LOOM_API int loom_evaluate(loom_net *net, loom_pool *pool, const loom_dataset *ds, const loom_loss_spec *spec,
                            int64_t batch_size, loom_eval_result *out, loom_error *err) {
+  return loom_evaluate_ticks(net, pool, ds, spec, batch_size, 0, out, err);
+}
+
+LOOM_API int loom_evaluate_ticks(loom_net *net, loom_pool *pool, const loom_dataset *ds, const loom_loss_spec *spec,
+                                 int64_t batch_size, int64_t ticks, loom_eval_result *out, loom_error *err) {
+  if (ticks < 0 || ticks > LOOM_TRAIN_MAX_TICKS)
+    return loom_error_set(err, LOOM_ERR_INVALID, _("ticks must be 0 (one per slot) or 1 to %d, got %lld"),
+                          LOOM_TRAIN_MAX_TICKS, (long long)ticks);
   if (!net || !ds || !spec || !out)
     return loom_error_set(err, LOOM_ERR_INVALID, _("no network, dataset, loss or result given"));
   if (batch_size < 1)
@@ -228,16 +240,23 @@ LOOM_API int loom_evaluate(loom_net *net, loom_pool *pool, const loom_dataset *d
   if (!batches) rc = err ? err->code : LOOM_ERR_NOMEM;
   loom_ctx ctx = {.pool = pool, .training = false};
   double sum = 0.0;
+  bool systolic = loom_net_execution(net) == LOOM_EXEC_SYSTOLIC;
+  loom_systolic *runner = NULL;
   for (int64_t i = 0; !rc && i < loom_batcher_n_batches(batches); i++) {
     loom_batch b;
     double loss;
     if ((rc = loom_batcher_get(batches, i, &b, err))) break;
-    if ((rc = loom_net_forward(net, &ctx, b.inputs, b.size, y, err))) break;
+    if (systolic)
+      rc = train_systolic_run(net, &runner, &ctx, b.inputs, b.size, train_ticks_for(net, ticks), false, y, err);
+    else
+      rc = loom_net_forward(net, &ctx, b.inputs, b.size, y, err);
+    if (rc) break;
     if ((rc = train_view_loss(&v, &b, y, &loss, NULL, &out->correct, &out->counted, NULL, err))) break;
     sum += loss * (double)b.size;
     out->samples += b.size;
   }
   free(y);
+  loom_systolic_free(runner);
   loom_batcher_free(batches);
   train_view_clear(&v);
   if (rc) return rc;

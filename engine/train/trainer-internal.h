@@ -8,6 +8,7 @@
 
 #include "gpu/gpu-train.h"
 #include "loom/train.h"
+#include "loom/systolic.h"
 #include "net/net-plan.h"
 
 /* How a batch's targets reach the loss: class labels as they are, or
@@ -104,18 +105,31 @@ struct loom_trainer {
   int64_t best_epoch;
   int bad_epochs;
   loom_net *best_net;
+
+  /* Systolic networks (trainer-systolic.c): a runner for the batch size in
+   * use, and per tick the loss gradient (only the last tick has one). */
+  bool systolic;
+  loom_systolic *sys;
+  const float **tick_dy;
+  int64_t tick_dy_cap;
+  /* This step's per-node outputs and output gradients, from the network's
+   * plan (feed-forward) or from the runner (systolic), for the statistics and
+   * the NaN watchdog; act_batch samples each. */
+  const float **acts, **out_grads;
+  int64_t act_batch;
 };
 
 /* The last step's samples, a node's output and the gradient at it: from the
- * network's buffers, or from the device's when it trained the step. */
+ * device's copies when it trained the step, else from acts / out_grads (the
+ * network's plan, or the systolic runner's last tick). */
 static inline int64_t trainer_batch(const loom_trainer *tr) {
-  return tr->dev ? tr->dev_batch : net_plan_batch(tr->net);
+  return tr->dev ? tr->dev_batch : tr->act_batch;
 }
 static inline const float *trainer_node_out(const loom_trainer *tr, int k) {
-  return tr->dev ? gpu_train_node_output(tr->dev, k) : net_plan_nodes(tr->net)[k].out_ptr;
+  return tr->dev ? gpu_train_node_output(tr->dev, k) : tr->acts[k];
 }
 static inline const float *trainer_node_grad_out(const loom_trainer *tr, int k) {
-  return tr->dev ? gpu_train_node_grad(tr->dev, k) : net_plan_nodes(tr->net)[k].grad_out;
+  return tr->dev ? gpu_train_node_grad(tr->dev, k) : tr->out_grads[k];
 }
 /* The step on the device: batch, loss, statistics, checks and the update,
  * leaving the host's masters updated and re-morphed (trainer-device.c). */
@@ -233,6 +247,8 @@ typedef struct train_field {
 } train_field;
 extern const train_field train_fields[];
 extern const int train_n_fields;
+/* Fields of the first version-1 states (before `ticks`). */
+#define TRAIN_FIELDS_V1 45
 /* The field as 64 bits (a double's bits, an int sign-extended), for the
  * checkpoint and for comparing. */
 uint64_t train_field_get(const loom_train_config *c, const train_field *f);
@@ -244,3 +260,18 @@ void train_field_format(const loom_train_config *c, const train_field *f, char *
 const train_field *train_fixed_difference(const loom_train_config *a, const loom_train_config *b);
 
 double train_now_seconds(void);
+
+/* Forward and backward passes of one step, feed-forward or systolic
+ * (trainer-systolic.c): forward writes tr->y and fills tr->acts; backward
+ * takes tr->dy, adds the parameter gradients and fills tr->out_grads. */
+int trainer_setup_passes(loom_trainer *tr, loom_error *err);
+void trainer_free_passes(loom_trainer *tr);
+int trainer_forward(loom_trainer *tr, const loom_batch *b, loom_error *err);
+int trainer_backward(loom_trainer *tr, loom_error *err);
+/* The ticks a systolic network runs for a setting of `ticks` (0: one per slot). */
+int64_t train_ticks_for(const loom_net *net, int64_t ticks);
+/* Holds x (batch samples) for `ticks` ticks on the runner *s (made anew
+ * when missing or of another batch size) from zero outputs, recording when
+ * asked, and copies the output after the last tick into y. */
+int train_systolic_run(loom_net *net, loom_systolic **s, const loom_ctx *ctx, const float *x, int64_t batch,
+                       int64_t ticks, bool record, float *y, loom_error *err);

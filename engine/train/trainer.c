@@ -72,9 +72,12 @@ LOOM_API int loom_train_config_validate(const loom_train_config *c, loom_error *
   if (!in_range(c->clip_norm, 0, INFINITY))
     return loom_error_set(err, LOOM_ERR_INVALID, _("clip_norm must be 0 (off) or positive, got %g"), c->clip_norm);
   if (c->patience < 0) return loom_error_set(err, LOOM_ERR_INVALID, _("patience must be 0 (off) or positive, got %d"), c->patience);
+  if (c->ticks < 0 || c->ticks > LOOM_TRAIN_MAX_TICKS)
+    return loom_error_set(err, LOOM_ERR_INVALID, _("ticks must be 0 (one per slot) or 1 to %d, got %lld"),
+                          LOOM_TRAIN_MAX_TICKS, (long long)c->ticks);
   if (!in_range(c->min_delta, 0, INFINITY))
     return loom_error_set(err, LOOM_ERR_INVALID, _("min_delta must be a finite value >= 0, got %g"), c->min_delta);
-  if (c->loss.kind == LOOM_LOSS_MULTI_HEAD_CE && c->loss.heads < 1)
+  if ((c->loss.kind == LOOM_LOSS_MULTI_HEAD_CE || c->loss.kind == LOOM_LOSS_MULTI_HEAD_NLL) && c->loss.heads < 1)
     return loom_error_set(err, LOOM_ERR_INVALID, _("loss.heads must be at least 1, got %lld"), (long long)c->loss.heads);
   if (!in_range(c->loss.label_smoothing, 0, 1))
     return loom_error_set(err, LOOM_ERR_INVALID, _("loss.label_smoothing must lie in [0, 1], got %g"), c->loss.label_smoothing);
@@ -198,6 +201,7 @@ LOOM_API loom_trainer *loom_trainer_new(loom_net *net, const loom_dataset *train
     if (!tr->y || !tr->dy) rc = loom_error_set(err, LOOM_ERR_NOMEM, _("out of memory for %lld outputs"), (long long)tr->y_cap);
   }
   if (!rc) rc = setup_tensors(tr, err);
+  if (!rc) rc = trainer_setup_passes(tr, err);
   if (!rc && cfg->method == LOOM_TRAIN_BACKPROP && tr->n_tensors > 0) {
     tr->opt = loom_optim_new(&cfg->optim, tr->n_tensors, tr->sizes, err);
     if (!tr->opt) rc = err ? err->code : LOOM_ERR_NOMEM;
@@ -234,6 +238,7 @@ LOOM_API void loom_trainer_free(loom_trainer *tr) {
   tween_free(tr->tween);
   loom_net_free(tr->best_net);
   gpu_train_free(tr->dev);
+  trainer_free_passes(tr);
   free(tr);
 }
 
@@ -283,7 +288,7 @@ LOOM_API int loom_trainer_save_checkpoint(const loom_trainer *tr, const char *pa
 }
 
 static int backprop_update(loom_trainer *tr, double lr, loom_error *err) {
-  int rc = loom_net_backward(tr->net, &tr->ctx, tr->dy, NULL, err);
+  int rc = trainer_backward(tr, err);
   if (rc) return rc;
   trainer_refresh_tensors(tr);
   if ((rc = trainer_gradient_pass(tr, err))) return rc;
@@ -332,7 +337,8 @@ static int finish_epoch(loom_trainer *tr, loom_error *err) {
   e->samples_per_second = tr->ep_seconds > 0 ? (double)tr->ep_samples / tr->ep_seconds : 0.0;
   double monitored = e->train.loss;
   if (tr->test) {
-    int rc = loom_evaluate(tr->net, tr->pool, tr->test, &tr->cfg.loss, tr->cfg.batch_size, &e->test, err);
+    int rc = loom_evaluate_ticks(tr->net, tr->pool, tr->test, &tr->cfg.loss, tr->cfg.batch_size, tr->cfg.ticks,
+                                 &e->test, err);
     if (rc) return rc;
     e->has_test = true;
     monitored = e->test.loss;
@@ -395,7 +401,7 @@ LOOM_API int loom_trainer_step(loom_trainer *tr, loom_step_stats *stats, loom_er
     }
   } else {
     loom_net_zero_grad(tr->net);
-    if ((rc = loom_net_forward(tr->net, &tr->ctx, b.inputs, b.size, tr->y, err))) return rc;
+    if ((rc = trainer_forward(tr, &b, err))) return rc;
     const float *targets = NULL;
     if ((rc = train_view_loss(&tr->view, &b, tr->y, &s->loss, tr->dy, &s->correct, &s->counted, &targets, err)))
       return rc;

@@ -88,7 +88,8 @@ static double loss_scale(const loom_trainer *tr, int64_t batch) {
   case LOOM_LOSS_CROSS_ENTROPY: return (double)batch;
   case LOOM_LOSS_BCE_LOGITS: return (double)(batch * tr->out_width);
   case LOOM_LOSS_MSE: return (double)(batch * tr->out_width) / 2.0;
-  case LOOM_LOSS_MULTI_HEAD_CE: return (double)(batch * tr->cfg.loss.heads);
+  case LOOM_LOSS_MULTI_HEAD_CE:
+  case LOOM_LOSS_MULTI_HEAD_NLL: return (double)(batch * tr->cfg.loss.heads);
   }
   return (double)batch;
 }
@@ -199,7 +200,7 @@ static int output_delta(loom_trainer *tr, tween_state *s, int64_t batch, loom_er
 
 static int chain_deltas(loom_trainer *tr, tween_state *s, int64_t batch, loom_error *err) {
   loom_net *net = tr->net;
-  int rc = loom_net_backward(net, &tr->ctx, tr->dy, NULL, err);
+  int rc = trainer_backward(tr, err);
   if (rc) return rc;
   trainer_refresh_tensors(tr);
   if ((rc = trainer_gradient_pass(tr, err))) return rc;

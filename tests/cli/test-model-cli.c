@@ -61,6 +61,8 @@ static void test_new_list(void) {
   g_assert_nonnull(strstr(r.out, "playground-skip  Playground with a skip link\n"));
   g_assert_nonnull(strstr(r.out, "feedback         Feedback loop\n"));
   g_assert_nonnull(strstr(r.out, "transformer      Tiny transformer\n"));
+  g_assert_nonnull(strstr(r.out, "multi-agent      Multi-agent choice\n"));
+  g_assert_nonnull(strstr(r.out, "multi-modal      Multi-modal views\n"));
   g_assert_cmpstr(r.err, ==, "");
   cli_result_clear(&r);
 }
@@ -173,7 +175,7 @@ static void test_new_errors(void) {
   expect_usage((const char *[]){"new", "--list", "--force", NULL}, "loom new: --list takes no other options");
   expect_usage((const char *[]){"new", "--example", "lstm", "--out", "x", NULL},
                "loom new: unknown example 'lstm' (expected one of: xor, spiral, hop, moe, cnn, playground, "
-               "playground-int4, playground-skip, feedback, transformer)");
+               "playground-int4, playground-skip, feedback, transformer, multi-agent, multi-modal)");
   expect_usage((const char *[]){"new", "--grid", "1,1,1,1", "--input-shape", "3,x", "--out", "x", NULL},
                "--input-shape needs 1 to 4 positive integers separated by commas, not '3,x'");
   expect_usage((const char *[]){"new", "--out", NULL}, "option '--out' needs a value");

@@ -74,6 +74,42 @@ static void test_train_json_and_eval(void) {
   g_free(model);
 }
 
+/* The systolic feedback example trains headless with the ticks it opens with
+ * (8, in the settings the model carries); `loom eval` of the trained model
+ * runs those ticks unless --ticks says otherwise. */
+static void test_systolic_feedback(void) {
+  char *model = example("feedback"), *out = tmp_path("feedback-trained.loom.json");
+  const char *argv[] = {"train", model, "--epochs", "4", "--out", out, "--json", NULL};
+  CliResult r = run(argv);
+  g_assert_cmpint(r.status, ==, 0);
+  g_assert_cmpstr(r.err, ==, "");
+  g_assert_nonnull(strstr(r.out, "{\"epoch\": 4, \"loss\": "));
+  char *json = NULL;
+  g_assert_true(g_file_get_contents(out, &json, NULL, NULL));
+  g_assert_nonnull(strstr(json, "\"ticks\": 8"));
+  const char *as_trained[] = {"eval", out, "--data", "clusters", "--json", NULL};
+  const char *eight[] = {"eval", out, "--data", "clusters", "--ticks", "8", "--json", NULL};
+  const char *three[] = {"eval", out, "--data", "clusters", "--ticks", "3", "--json", NULL};
+  CliResult a = run(as_trained), b = run(eight), c = run(three);
+  g_assert_cmpint(a.status, ==, 0);
+  g_assert_cmpstr(a.out, ==, b.out);
+  g_assert_cmpstr(a.out, !=, c.out); /* the loop needs more ticks than slots to act */
+  const char *bad[] = {"eval", out, "--data", "clusters", "--ticks", "0", NULL};
+  CliResult d = run(bad);
+  g_assert_cmpint(d.status, ==, 2);
+  g_assert_nonnull(strstr(d.err, "--ticks needs an integer from 1 to 100000, not '0'"));
+  cli_result_clear(&r);
+  cli_result_clear(&a);
+  cli_result_clear(&b);
+  cli_result_clear(&c);
+  cli_result_clear(&d);
+  g_free(json);
+  g_remove(out);
+  g_remove(model);
+  g_free(out);
+  g_free(model);
+}
+
 static void test_train_text_tween(void) {
   char *model = example("xor");
   const char *argv[] = {"train", model, "--data", "xor", "--epochs", "2", "--method", "tween", "--lr", "0.5", NULL};
@@ -385,6 +421,7 @@ int main(int argc, char **argv) {
   tmp_dir = g_dir_make_tmp("loom-train-cli-XXXXXX", NULL);
   g_test_add_func("/cli/train/json-and-eval", test_train_json_and_eval);
   g_test_add_func("/cli/train/text-tween", test_train_text_tween);
+  g_test_add_func("/cli/train/systolic-feedback", test_systolic_feedback);
   g_test_add_func("/cli/train/bad-csv", test_bad_csv);
   g_test_add_func("/cli/train/mismatch-and-usage", test_mismatch_and_usage);
   g_test_add_func("/cli/train/schedule-and-optimizer", test_schedule_and_optimizer_options);

@@ -180,6 +180,39 @@ static void test_determinism(void) {
   conv_set_use_blas(true);
 }
 
+/* One input channel may come without its axis: conv2d on [6×7] computes as on
+ * [1×6×7] (same values, same order), forward and backward, bit for bit; the
+ * layer reports [1×6×7] as its input shape, and adapting to [6×7] picks one
+ * channel. More channels still need the axis. */
+static void test_channel_axis_left_out(void) {
+  const int64_t hw[2] = {6, 7}, chw[3] = {1, 6, 7}, batch = 2;
+  loom_layer *a = lt_new("conv2d"), *b = lt_new("conv2d");
+  loom_error err = {0};
+  loom_shape flat = loom_shape_make(2, hw);
+  g_assert_cmpint(loom_layer_adapt_to_input(a, &flat, &err), ==, LOOM_OK);
+  g_assert_cmpint(loom_layer_get_int(a, "in_channels"), ==, 1);
+  lt_set_int(b, "in_channels", 1);
+  lt_set_int(a, "out_channels", 8); /* dy below holds 8 channels */
+  lt_set_int(b, "out_channels", 8);
+  lt_set_ints(a, "padding", (const int64_t[]){1, 1}, 2);
+  lt_set_ints(b, "padding", (const int64_t[]){1, 1}, 2);
+  lt_build(a, 2, hw, 3);
+  lt_build(b, 3, chw, 3);
+  loom_shape in = loom_layer_in_shape(a);
+  g_assert_cmpint(in.rank, ==, 3);
+  g_assert_cmpint(in.d[0], ==, 1);
+  float x[2 * 42], dy[2 * 8 * 42];
+  for (int i = 0; i < 84; i++) x[i] = (float)((i * 37) % 11) / 5.0f - 1.0f;
+  g_assert_cmpint(lt_out_numel(a), ==, lt_out_numel(b));
+  for (int64_t i = 0; i < batch * lt_out_numel(a); i++) dy[i] = (float)((i * 13) % 7) / 3.0f - 1.0f;
+  conv_run ra = conv_run_once(a, NULL, x, dy, batch), rb = conv_run_once(b, NULL, x, dy, batch);
+  conv_assert_same_run(&ra, &rb, a, batch, "conv2d on [6×7] against [1×6×7]");
+  conv_run_free(&ra);
+  conv_run_free(&rb);
+  loom_layer_free(a);
+  loom_layer_free(b);
+}
+
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/conv/parity", test_parity);
@@ -189,5 +222,6 @@ int main(int argc, char **argv) {
   g_test_add_func("/conv/known-values", test_known_values);
   g_test_add_func("/conv/quantized", test_quantized);
   g_test_add_func("/conv/determinism", test_determinism);
+  g_test_add_func("/conv/channel-axis-left-out", test_channel_axis_left_out);
   return g_test_run();
 }

@@ -142,8 +142,8 @@ static void test_mask_errors(void) {
   cfg.loss.kind = LOOM_LOSS_CROSS_ENTROPY;
   g_assert_null(loom_trainer_new(net, xor, NULL, &cfg, NULL, &err));
   g_assert_cmpstr(err.message, ==,
-                  "training data: the data has a head mask, which only the loss multi_head_ce uses (the loss is "
-                  "cross_entropy)");
+                  "training data: the data has a head mask, which only the losses multi_head_ce and multi_head_nll use "
+                  "(the loss is cross_entropy)");
   loom_net_free(net);
   loom_dataset_free(xor);
   loom_dataset_free(sine);

@@ -141,11 +141,11 @@ static double eval_kind(const float *y, void *p, float *dy) {
 
 /* Central differences in float32 inputs, loss in double: the step actually
  * taken is measured after rounding, so the only error is O(h²). */
-static void gradcheck(const char *what, fd_ctx *c) {
+static void gradcheck_in(const char *what, fd_ctx *c, double lo_value, double hi_value) {
   int64_t n = c->batch * c->width;
   float *y = g_new(float, n), *dy = g_new(float, n);
   GRand *r = g_rand_new_with_seed(7);
-  for (int64_t i = 0; i < n; i++) y[i] = (float)g_rand_double_range(r, -2.0, 2.0);
+  for (int64_t i = 0; i < n; i++) y[i] = (float)g_rand_double_range(r, lo_value, hi_value);
   eval_kind(y, c, dy);
   for (int64_t i = 0; i < n; i++) {
     float orig = y[i];
@@ -163,6 +163,8 @@ static void gradcheck(const char *what, fd_ctx *c) {
   g_free(y), g_free(dy);
 }
 
+static void gradcheck(const char *what, fd_ctx *c) { gradcheck_in(what, c, -2.0, 2.0); }
+
 static void test_gradients_by_finite_differences(void) {
   float target[4 * 6];
   int32_t labels[4 * 3] = {0, 1, 0, 1, 1, 0, 0, 0, 1, 1, 0, 1};
@@ -178,6 +180,66 @@ static void test_gradients_by_finite_differences(void) {
   fd_ctx mh = {.labels = labels, .mask = mask, .batch = 4, .width = 6, .heads = 3, .eps = 0.05,
                .kind = LOOM_LOSS_MULTI_HEAD_CE};
   gradcheck("multi-head", &mh);
+  /* NLL takes probabilities: values in [0.2, 1], where the step of 1e-2 stays
+   * far above the clamp and −log p is flat enough for central differences
+   * (the loss does not need rows that sum to 1) */
+  fd_ctx nll = {.labels = labels, .mask = mask, .batch = 4, .width = 6, .heads = 3, .eps = 0.05,
+                .kind = LOOM_LOSS_MULTI_HEAD_NLL};
+  gradcheck_in("multi-head nll", &nll, 0.2, 1.0);
+  nll.eps = 0.0;
+  gradcheck_in("multi-head nll, no smoothing", &nll, 0.2, 1.0);
+}
+
+/* NLL on softmax(z) is multi-head CE on z (whose torch parity is committed):
+ * the same loss, and NLL's gradient through the softmax Jacobian is CE's. */
+static void test_multi_head_nll(void) {
+  enum { B = 3, H = 2, C = 4 };
+  float z[B * H * C], p[B * H * C], dce[B * H * C], dnll[B * H * C];
+  int32_t labels[B * H] = {0, 3, 2, 1, 3, 0};
+  uint8_t mask[B * H] = {1, 1, 0, 1, 1, 1};
+  for (int i = 0; i < B * H * C; i++) z[i] = (float)sin(1.7 * i) * 3.0f;
+  for (int r = 0; r < B * H; r++) {
+    double mx = -INFINITY, sum = 0.0;
+    for (int c = 0; c < C; c++) mx = fmax(mx, z[r * C + c]);
+    for (int c = 0; c < C; c++) sum += exp(z[r * C + c] - mx);
+    for (int c = 0; c < C; c++) p[r * C + c] = (float)(exp(z[r * C + c] - mx) / sum);
+  }
+  loom_error err = {0};
+  for (int k = 0; k < 2; k++) {
+    double eps = k ? 0.1 : 0.0, ce, nll;
+    g_assert_cmpint(loom_loss_multi_head_ce(z, labels, mask, B, H, C, eps, &ce, dce, &err), ==, LOOM_OK);
+    loom_loss_spec spec = {.kind = LOOM_LOSS_MULTI_HEAD_NLL, .label_smoothing = eps, .heads = H};
+    g_assert_cmpint(loom_loss_eval(&spec, p, B, H * C, labels, NULL, mask, &nll, dnll, &err), ==, LOOM_OK);
+    g_assert_cmpfloat(fabs(nll - ce), <=, 1e-6 * fabs(ce));
+    for (int r = 0; r < B * H; r++) {
+      double dot = 0.0;
+      for (int c = 0; c < C; c++) dot += (double)dnll[r * C + c] * p[r * C + c];
+      for (int c = 0; c < C; c++) {
+        double through = p[r * C + c] * (dnll[r * C + c] - dot); /* softmax backward */
+        g_assert_cmpfloat(fabs(through - dce[r * C + c]), <=, 1e-6);
+      }
+    }
+    /* masked heads: zero gradient */
+    for (int c = 0; c < C; c++) g_assert_cmpfloat(dnll[2 * C + c], ==, 0.0f);
+  }
+  /* a zero probability at the label: a large finite loss and no gradient through the clamp */
+  float zero[C] = {0.0f, 0.5f, 0.25f, 0.25f};
+  int32_t first = 0;
+  float g[C];
+  double loss;
+  g_assert_cmpint(loom_loss_multi_head_nll(zero, &first, NULL, 1, 1, C, 0.0, &loss, g, &err), ==, LOOM_OK);
+  g_assert_cmpfloat(fabs(loss + log(LOOM_NLL_MIN_PROB)), <=, 1e-9);
+  for (int c = 0; c < C; c++) g_assert_cmpfloat(g[c], ==, 0.0f);
+  first = 7;
+  g_assert_cmpint(loom_loss_multi_head_nll(zero, &first, NULL, 1, 1, C, 0.0, &loss, g, &err), ==, LOOM_ERR_RANGE);
+  g_assert_cmpstr(err.message, ==, "multi_head_nll: sample 0, head 0: label 7 outside [0, 4)");
+  loom_loss_spec odd = {.kind = LOOM_LOSS_MULTI_HEAD_NLL, .heads = 3};
+  g_assert_cmpint(loom_loss_eval(&odd, p, B, H * C, labels, NULL, NULL, &loss, NULL, &err), ==, LOOM_ERR_SHAPE);
+  g_assert_cmpstr(err.message, ==, "multi_head_nll: 8 outputs per sample do not split into 3 heads");
+  g_assert_true(loom_loss_uses_labels(LOOM_LOSS_MULTI_HEAD_NLL));
+  loom_loss_kind kind;
+  g_assert_cmpint(loom_loss_from_name("multi_head_nll", &kind, &err), ==, LOOM_OK);
+  g_assert_cmpint(kind, ==, LOOM_LOSS_MULTI_HEAD_NLL);
 }
 
 /* ---- numerics and errors ------------------------------------------------------- */
@@ -231,7 +293,7 @@ static void test_errors(void) {
   g_assert_cmpstr(err.message, ==, "multi_head_ce: sample 1, head 1: label -1 outside [0, 3)");
   loom_loss_kind k;
   g_assert_cmpint(loom_loss_from_name("huber", &k, &err), ==, LOOM_ERR_INVALID);
-  g_assert_cmpstr(err.message, ==, "unknown loss 'huber' (expected mse, cross_entropy, bce_logits or multi_head_ce)");
+  g_assert_cmpstr(err.message, ==, "unknown loss 'huber' (expected mse, cross_entropy, bce_logits, multi_head_ce or multi_head_nll)");
   for (int i = 0; i < 4; i++) {
     g_assert_cmpint(loom_loss_from_name(loom_loss_name((loom_loss_kind)i), &k, NULL), ==, LOOM_OK);
     g_assert_cmpint(k, ==, i);
@@ -277,6 +339,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/train/loss/bce-parity", test_bce_parity);
   g_test_add_func("/train/loss/multi-head-parity", test_multi_head_parity);
   g_test_add_func("/train/loss/finite-differences", test_gradients_by_finite_differences);
+  g_test_add_func("/train/loss/multi-head-nll", test_multi_head_nll);
   g_test_add_func("/train/loss/bce-extremes", test_bce_extremes);
   g_test_add_func("/train/loss/ce-extremes", test_ce_extremes_and_uniform);
   g_test_add_func("/train/loss/errors", test_errors);

@@ -6,8 +6,11 @@
  * refused hyperparameter stays at its field; a network that cannot train on
  * the data says why and cannot play; a huge learning rate stops training
  * with a toast naming the slot; Save while training saves the newest
- * weights, and so does autosave's recovery copy; the exported settings make `loom train --config` draw the same
- * curve; closing the window while training joins the worker. The cases run
+ * weights, and so does autosave's recovery copy; the exported settings
+ * make `loom train --config` draw the same curve; the systolic feedback
+ * example ticks and trains (backprop through time); a Vulkan device trains
+ * a step and refuses what it cannot run; closing the window while training
+ * joins the worker. The cases run
  * in order on one window.
  */
 #include <adwaita.h>
@@ -681,6 +684,50 @@ static void test_systolic(void) {
   g_assert_cmpint(loom_grid_view_get_color_mode(window->grid_view), ==, LOOM_GRID_VIEW_COLOR_LAYER_TYPE);
 }
 
+/* The feedback example trains in the workbench: the worker runs the engine's
+ * trainer, which backpropagates through the 8 ticks the example opens with;
+ * three Steps give the losses the engine gives for the same settings. */
+static void test_systolic_train(void) {
+  const loom_train_settings *settings = loom_document_get_training(doc())->settings;
+  g_assert_cmpint(settings->ticks, ==, 8);
+  wait_state(LOOM_TRAINING_PAUSED, "the feedback example to be ready to train");
+  g_assert_true(play_enabled());
+  gint64 steps = doc_steps();
+  guint before = points->len;
+  for (gint64 i = 1; i <= 3; i++) {
+    activate("win.train-step");
+    gui_test_wait(doc_steps_are, GSIZE_TO_POINTER(steps + i), TIMEOUT_MS, "a step of the feedback example");
+    wait_state(LOOM_TRAINING_PAUSED, "the step to end");
+  }
+  gui_test_spin(100);
+  g_assert_cmpuint(points->len, ==, before + 3);
+
+  loom_error err = {0};
+  loom_net *net = NULL;
+  loom_dataset *train = NULL, *test = NULL;
+  loom_train_config cfg;
+  g_assert_cmpint(loom_example_build("feedback", &net, &err), ==, LOOM_OK);
+  g_assert_cmpint(loom_train_settings_make_data(settings, net, NULL, &train, &test, &err), ==, LOOM_OK);
+  g_assert_cmpint(loom_train_settings_make_config(settings, net, train, &cfg, &err), ==, LOOM_OK);
+  loom_trainer *tr = loom_trainer_new(net, train, test, &cfg, NULL, &err);
+  g_assert_nonnull(tr);
+  for (guint i = 0; i < 3; i++) {
+    loom_step_stats st;
+    g_assert_cmpint(loom_trainer_step(tr, &st, &err), ==, LOOM_OK);
+    g_assert_cmpfloat(g_array_index(points, LoomTrainingPoint, before + i).loss, ==, st.loss);
+  }
+  loom_trainer_free(tr);
+  loom_dataset_free(train);
+  loom_dataset_free(test);
+  loom_net_free(net);
+  /* the next case opens a file into a clean window */
+  g_autoptr(GError) error = NULL;
+  g_autoptr(LoomDocument) fresh = loom_document_new_for_example("feedback", &error);
+  g_assert_no_error(error);
+  loom_window_set_document(window, fresh);
+  gui_test_wait(settled, NULL, TIMEOUT_MS, "the fresh example");
+}
+
 /* ---- import of PyTorch weights ---- */
 
 static loom_layer *dense(int64_t in, int64_t out) {
@@ -857,6 +904,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/training/dna-shift-arrow", test_dna_shift_arrow);
   g_test_add_func("/training/export", test_export);
   g_test_add_func("/training/systolic", test_systolic);
+  g_test_add_func("/training/systolic-train", test_systolic_train);
   g_test_add_func("/training/import-weights", test_import_weights);
   g_test_add_func("/training/device", test_device);
   g_test_add_func("/training/close-while-training", test_close_while_training);

@@ -94,9 +94,10 @@ static void check_round_trip(loom_net *net, const char *what) {
 }
 
 static void test_examples_round_trip(void) {
-  g_assert_cmpint(loom_example_count(), ==, 10);
+  g_assert_cmpint(loom_example_count(), ==, 12);
   const char *expected[] = {"xor",        "spiral",          "hop",      "moe",      "cnn",
-                            "playground", "playground-int4", "playground-skip", "feedback", "transformer"};
+                            "playground", "playground-int4", "playground-skip", "feedback", "transformer",
+                            "multi-agent", "multi-modal"};
   for (int i = 0; i < loom_example_count(); i++) {
     g_assert_cmpstr(loom_example_name(i), ==, expected[i]);
     g_assert_true(strlen(loom_example_title(i)) > 0);
@@ -120,7 +121,7 @@ static void test_examples_round_trip(void) {
   g_assert_cmpint(loom_example_build("nope", &net, &err), ==, LOOM_ERR_INVALID);
   g_assert_null(net);
   g_assert_cmpstr(err.message, ==, "unknown example “nope” (expected one of: xor, spiral, hop, moe, cnn, playground, "
-                  "playground-int4, playground-skip, feedback, transformer)");
+                  "playground-int4, playground-skip, feedback, transformer, multi-agent, multi-modal)");
 }
 
 /* The examples are fixed: the same seed gives the same network every time. */

@@ -91,7 +91,7 @@ static const char *const variants[][24] = {
    "tween.threshold=-0.5", "tween.momentum=0.5", "tween.target_step=0.2", "tween.max_input_step=2",
    "tween.explosion_factor=3", "tween.baseline_decay=0.8", "tween.warmup_steps=2", "tween.damping=0.25",
    "tween.recovery=1.5", "tween.min_rate_scale=0.125", "tween.chain_rule=true", NULL},
-  {"data=copy", "data.length=3", "data.symbols=5", "loss=cross_entropy", NULL},
+  {"data=copy", "data.length=3", "data.symbols=5", "loss=cross_entropy", "ticks=12", NULL},
 };
 
 static loom_train_settings *variant(int v) {
@@ -162,7 +162,7 @@ static void test_strict_json_errors(void) {
                     "dampening, nesterov, beta1, beta2, eps, amsgrad, alpha, centered, maximize)");
   expect_json_error(HEAD "\"epoch\": 3}", LOOM_ERR_FORMAT,
                     "s.json: $.epoch: unknown member (expected one of: format, version, data, method, loss, "
-                    "label_smoothing, optimizer, schedule, batch, epochs, seed, threads, clip_norm, shuffle, "
+                    "label_smoothing, optimizer, schedule, batch, epochs, seed, threads, clip_norm, ticks, shuffle, "
                     "drop_last, patience, min_delta, restore_best, tween)");
   expect_json_error(HEAD "\"data\": {\"csv\": {\"sep\": \",\"}}}", LOOM_ERR_FORMAT,
                     "s.json: $.data.csv.sep: unknown member (expected one of: path, header, delimiter, label_index, "
@@ -321,6 +321,8 @@ static void test_field_info(void) {
   set(s, "method", "tween");
   g_assert_true(loom_train_settings_field_applies(s, "tween.threshold"));
   g_assert_false(loom_train_settings_field_applies(s, "clip_norm"));
+  /* systolic networks train by backprop through time only */
+  g_assert_false(loom_train_settings_field_applies(s, "ticks"));
   g_assert_false(loom_train_settings_field_applies(s, "no.such.field"));
   loom_train_settings_free(s);
 }

@@ -56,6 +56,22 @@ LOOM_API int loom_loss_multi_head_ce(const float *logits, const int32_t *labels,
                                      int64_t heads, int64_t classes, double label_smoothing, double *loss, float *dy,
                                      loom_error *err);
 
+/*
+ * Multi-head negative log-likelihood for networks that output probabilities
+ * (a grid softmax: each sample's output is heads × classes, each row a
+ * distribution). The same layout, mask and reduction as multi-head CE, but
+ * on probabilities: per active head −Σ_c t_c·log p_c with t the label's
+ * one-hot smoothed as above (ε = 0: −log p_label), averaged over the active
+ * heads; torch.nn.NLLLoss(log p) on (batch·heads) × classes with
+ * ignore_index. A probability below LOOM_NLL_MIN_PROB counts as that value
+ * (a finite loss for a zero) and passes no gradient;
+ * dy_c = −t_c / (p_c · active) elsewhere.
+ */
+#define LOOM_NLL_MIN_PROB 1e-12
+LOOM_API int loom_loss_multi_head_nll(const float *probs, const int32_t *labels, const uint8_t *mask, int64_t batch,
+                                      int64_t heads, int64_t classes, double label_smoothing, double *loss,
+                                      float *dy, loom_error *err);
+
 /* ---- a loss chosen at run time (trainer, CLI, GUI) ---------------------- */
 
 typedef enum loom_loss_kind {
@@ -63,15 +79,16 @@ typedef enum loom_loss_kind {
   LOOM_LOSS_CROSS_ENTROPY = 1,
   LOOM_LOSS_BCE_LOGITS = 2,
   LOOM_LOSS_MULTI_HEAD_CE = 3,
+  LOOM_LOSS_MULTI_HEAD_NLL = 4, /* probabilities in, e.g. after a grid softmax */
 } loom_loss_kind;
 
 typedef struct loom_loss_spec {
   loom_loss_kind kind;
   double label_smoothing; /* cross-entropy, multi-head CE */
-  int64_t heads;          /* multi-head CE: rows of the grid softmax (>= 1) */
+  int64_t heads;          /* multi-head CE and NLL: rows of the grid softmax (>= 1) */
 } loom_loss_spec;
 
-LOOM_API const char *loom_loss_name(loom_loss_kind kind); /* "mse", "cross_entropy", "bce_logits", "multi_head_ce" */
+LOOM_API const char *loom_loss_name(loom_loss_kind kind); /* "mse", "cross_entropy", "bce_logits", "multi_head_ce", "multi_head_nll" */
 LOOM_API int loom_loss_from_name(const char *name, loom_loss_kind *out, loom_error *err);
 /* True when the loss wants class indices (labels), false for float targets. */
 LOOM_API bool loom_loss_uses_labels(loom_loss_kind kind);

@@ -92,6 +92,7 @@ typedef struct loom_train_settings {
   uint64_t seed;                     /* shuffling and stochastic layers */
   int threads;                       /* 0 = one per core; results do not depend on it */
   double clip_norm;                  /* backprop: global L2 clipping, 0 = off */
+  int64_t ticks;                     /* systolic networks: ticks per sample (BPTT depth); 0 = one per slot */
   bool shuffle, drop_last;
   int patience;                      /* early stopping: epochs without improvement, 0 = off */
   double min_delta;

@@ -58,6 +58,10 @@ typedef struct loom_tween_config {
 
 LOOM_API loom_tween_config loom_tween_config_default(void);
 
+/* The most ticks loom_train_config.ticks may ask for (every tick's slot
+ * inputs are kept for backpropagation). */
+#define LOOM_TRAIN_MAX_TICKS 100000
+
 typedef struct loom_train_config {
   loom_train_method method;
   loom_loss_spec loss;
@@ -73,6 +77,12 @@ typedef struct loom_train_config {
   double min_delta;        /* improvement of the monitored loss that counts */
   bool restore_best;       /* on early stopping, put back the best epoch's weights */
   loom_tween_config tween;
+  /* Systolic networks (loom/systolic.h; backprop only): each batch's input is
+   * held for this many ticks from zero outputs, the loss is taken on the
+   * output after the last tick, and backpropagation runs through all of them
+   * (BPTT). 0 = one tick per slot, enough for any feed-forward path; a
+   * feedback loop needs more to matter. Feed-forward networks ignore it. */
+  int64_t ticks;
 } loom_train_config;
 
 /* Backprop, cross-entropy, Adam (torch defaults) at a constant 1e-3,
@@ -293,9 +303,15 @@ LOOM_API int loom_trainer_import_state(loom_trainer *tr, const void *bytes, size
 LOOM_API int loom_trainer_set_device(loom_trainer *tr, loom_gpu *gpu, loom_error *err);
 LOOM_API bool loom_trainer_on_device(const loom_trainer *tr);
 
-/* Evaluates `net` on `ds` (inference mode, batches of batch_size, in order). */
+/* Evaluates `net` on `ds` (inference mode, batches of batch_size, in order).
+ * A systolic network runs one tick per slot per batch (loom_evaluate_ticks). */
 LOOM_API int loom_evaluate(loom_net *net, loom_pool *pool, const loom_dataset *ds, const loom_loss_spec *spec,
                            int64_t batch_size, loom_eval_result *out, loom_error *err);
+/* The same; a systolic network holds each batch's input for `ticks` ticks
+ * (0 = one per slot) and is scored on its output after the last, as the
+ * trainer does with loom_train_config.ticks. */
+LOOM_API int loom_evaluate_ticks(loom_net *net, loom_pool *pool, const loom_dataset *ds, const loom_loss_spec *spec,
+                                 int64_t batch_size, int64_t ticks, loom_eval_result *out, loom_error *err);
 
 #ifdef __cplusplus
 }

@@ -142,6 +142,10 @@ static onnx_val export_conv(onnx_graph *g, loom_layer *l, const char *x) {
   if (t) onnx_attr_ints(&a, "output_padding", ints_param(l, "output_padding")->i, dims);
   onnx_val w = onnx_weight(g, l, 0, 2 + dims, wdims);
   const char *op = t ? "ConvTranspose" : "Conv";
+  /* The input may lack its single channel's axis (conv.c conv_image_shape):
+   * l->in_shape has it, so reshaping to it is exact, and a no-op otherwise. */
+  onnx_val img = onnx_reshape(g, x, &l->in_shape);
+  x = img.s;
   if (l->n_weights > 1) {
     int64_t bd[1] = {cout};
     onnx_val b = onnx_weight(g, l, 1, 1, bd);
