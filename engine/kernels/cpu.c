@@ -88,6 +88,7 @@ static void init(void) {
     if (f->avx512f && f->avx512bw && f->avx512vl && f->avx512dq) {
       tables[LOOM_KERNELS_AVX512] = tables[LOOM_KERNELS_AVX2];
       loom_kernels_fill_avx512(&tables[LOOM_KERNELS_AVX512]);
+      if (f->avx512vnni) loom_kernels_fill_vnni(&tables[LOOM_KERNELS_AVX512]);
       available[LOOM_KERNELS_AVX512] = true;
     }
   }

@@ -1,0 +1,130 @@
+/*
+ * The integer product (kernels/qgemm.h) with AVX-512 VNNI: vpdpbusd
+ * multiplies 64 unsigned bytes by 64 signed bytes and adds each group of
+ * four products into one of 16 int32 lanes.
+ *
+ * The weights are the unsigned operand, so no code needs sign extension: a
+ * signed n-bit code c (and ternary's) XOR 2^(n−1) is u = q + 2^(n−1), an
+ * unsigned code is u = q, a binary bit is u with q = 1 − 2u; then
+ *
+ *   Σ q·xq = Σ u·xq − 2^(n−1)·Σ xq   (signed, ternary)
+ *          = Σ xq − 2·Σ u·xq          (binary)
+ *
+ * and Σ xq is known per activation row. For n < 8 the XOR applies to every
+ * field of a byte at once and field k of 64 bytes is (bytes >> k·n) & mask
+ * (a 16-bit shift: the bits that cross from the next byte are masked off);
+ * its 64 columns are not consecutive, which is why the activations come
+ * permuted (xp, qgemm.h). Columns past the row's end meet zero activations.
+ *
+ * Blocking: 4 rows × 4 activation rows = 16 accumulators (one activation row
+ * for the GEMV), each weight and activation vector loaded once per block;
+ * columns in chunks of 4096 code bytes, so 4 weight rows of a chunk stay in
+ * L1 while every activation row passes over them, and so no int32 lane can
+ * overflow (a lane adds at most 4096 / 64 · 8 · 4 products of |u·xq| ≤ 255 ·
+ * 127 before it is widened to 64 bits).
+ */
+#include "kernels/cpu.h"
+#include "kernels/qgemm.h"
+
+#if defined(LOOM_KERNELS_X86)
+#include <math.h>
+
+#pragma GCC push_options
+#pragma GCC target("avx2,fma,bmi,bmi2,avx512f,avx512bw,avx512vl,avx512dq,avx512vnni")
+#include <immintrin.h>
+
+#define ALWAYS_INLINE inline __attribute__((always_inline))
+enum { RB = 4, XB = 4, CHUNK = 4096, BATCH_GROUP = 256 };
+
+/* One 64-byte block of codes at byte offset o of each row, its fields
+ * multiplied into acc. `avail` < 64 loads only that many bytes (the row's
+ * last block; the rest read as zero). */
+static ALWAYS_INLINE void block(const int bits, const int nb, const uint8_t *const *rowp, const int8_t *const *xb,
+                                int64_t o, int64_t avail, __m512i flip, __m512i acc[RB][XB]) {
+  const int m = 8 / bits;
+  const __m512i low = _mm512_set1_epi8((char)((1 << bits) - 1));
+  __m512i w[RB];
+  for (int r = 0; r < RB; r++) {
+    w[r] = avail >= 64 ? _mm512_loadu_si512(rowp[r] + o)
+                       : _mm512_maskz_loadu_epi8(_bzhi_u64(~UINT64_C(0), (unsigned)avail), rowp[r] + o);
+    w[r] = _mm512_xor_si512(w[r], flip);
+  }
+  const int64_t xo = o * m; /* the block's first column */
+#pragma GCC unroll 8
+  for (int k = 0; k < m; k++) {
+    __m512i e[RB];
+    for (int r = 0; r < RB; r++)
+      e[r] = bits == 8 ? w[r] : _mm512_and_si512(k ? _mm512_srli_epi16(w[r], (unsigned)(k * bits)) : w[r], low);
+    for (int b = 0; b < nb; b++) {
+      const __m512i xv = _mm512_loadu_si512(xb[b] + xo + k * 64);
+      for (int r = 0; r < RB; r++) acc[r][b] = _mm512_dpbusd_epi32(acc[r][b], e[r], xv);
+    }
+  }
+}
+
+/* Σ u·xq over code bytes [o0, o1) of RB rows and nb activation rows, added
+ * to dot. */
+static ALWAYS_INLINE void chunk(const int bits, const int nb, const uint8_t *const *rowp, const int8_t *const *xb,
+                                int64_t o0, int64_t o1, int64_t row_bytes, __m512i flip, int64_t dot[RB][XB]) {
+  __m512i acc[RB][XB];
+  for (int r = 0; r < RB; r++)
+    for (int b = 0; b < XB; b++) acc[r][b] = _mm512_setzero_si512();
+  const int64_t full = o1 < row_bytes ? o1 : row_bytes / 64 * 64;
+  int64_t o = o0;
+  for (; o + 64 <= full; o += 64) block(bits, nb, rowp, xb, o, 64, flip, acc);
+  if (o < o1 && o < row_bytes) block(bits, nb, rowp, xb, o, row_bytes - o, flip, acc);
+  for (int r = 0; r < RB; r++)
+    for (int b = 0; b < nb; b++) dot[r][b] += _mm512_reduce_add_epi32(acc[r][b]);
+}
+
+static ALWAYS_INLINE void rows_bits(const int bits, const loom_qgemm_job *j, int64_t r0, int64_t r1) {
+  const loom_dtype_kind kind = j->t->kind;
+  const bool offset = kind == LOOM_DTYPE_KIND_SIGNED || kind == LOOM_DTYPE_KIND_TERNARY;
+  uint8_t flip_byte = 0;
+  for (int f = 0; offset && f < 8; f += bits) flip_byte |= (uint8_t)(1u << (f + bits - 1));
+  const __m512i flip = _mm512_set1_epi8((char)flip_byte);
+  const int64_t rb = j->row_bytes;
+  for (int64_t r = r0; r < r1; r += RB) {
+    const uint8_t *rowp[RB];
+    for (int i = 0; i < RB; i++) /* a short last block repeats its last row */
+      rowp[i] = j->packed + (size_t)(r + i < r1 ? r + i : r1 - 1) * (size_t)rb;
+    for (int64_t g = 0; g < j->batch; g += BATCH_GROUP) {
+      const int64_t gn = j->batch - g < BATCH_GROUP ? j->batch - g : BATCH_GROUP;
+      int64_t dot[BATCH_GROUP / XB][RB][XB] = {{{0}}};
+      for (int64_t o0 = 0; o0 < rb; o0 += CHUNK) {
+        const int64_t o1 = rb - o0 < CHUNK ? rb : o0 + CHUNK;
+        for (int64_t b = 0; b < gn; b += XB) {
+          const int8_t *xb[XB];
+          for (int i = 0; i < XB; i++) /* likewise the last activation block */
+            xb[i] = j->xp + (g + (b + i < gn ? b + i : gn - 1)) * j->xstride;
+          if (gn == 1)
+            chunk(bits, 1, rowp, xb, o0, o1, rb, flip, dot[b / XB]);
+          else
+            chunk(bits, XB, rowp, xb, o0, o1, rb, flip, dot[b / XB]);
+        }
+      }
+      for (int i = 0; i < RB && r + i < r1; i++)
+        for (int64_t b = 0; b < gn; b++) {
+          const int64_t bb = g + b, d = dot[b / XB][i][b % XB], s = j->xsum[bb];
+          const int64_t isum = kind == LOOM_DTYPE_KIND_BINARY ? s - 2 * d : offset ? d - s * (INT64_C(1) << (bits - 1)) : d;
+          j->y[bb * j->rows + r + i] = j->bad[bb] ? NAN : loom_qgemm_finish(j, bb, r + i, isum);
+        }
+    }
+  }
+}
+
+static void qgemm_rows_vnni(const loom_qgemm_job *j, int64_t r0, int64_t r1) {
+  switch (j->t->bits) {
+  case 1: rows_bits(1, j, r0, r1); break;
+  case 2: rows_bits(2, j, r0, r1); break;
+  case 4: rows_bits(4, j, r0, r1); break;
+  default: rows_bits(8, j, r0, r1); break;
+  }
+}
+
+void loom_kernels_fill_vnni(loom_kernels *k) {
+  for (int d = 0; d < LOOM_DTYPE_COUNT; d++)
+    if (loom_qgemm_supports((loom_dtype)d)) k->qgemm_rows[d] = qgemm_rows_vnni;
+}
+#pragma GCC pop_options
+#endif

@@ -1,0 +1,134 @@
+/*
+ * The integer product driver and its reference kernel (kernels/qgemm.h).
+ * The activations are quantized once per call, O(batch · cols), beside the
+ * O(batch · rows · cols) product; rows are split over the pool in ranges that
+ * depend only on the shape, and each output is an exact integer sum turned
+ * into a float by loom_qgemm_finish, so no thread count or level changes a
+ * bit.
+ */
+#include "kernels/qgemm.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/dtype-internal.h"
+#include "core/i18n.h"
+#include "kernels/cpu.h"
+
+bool loom_qgemm_supports(loom_dtype d) {
+  const loom_dtype_traits *t = loom_dtype_traits_get(d);
+  return t && t->scaled && t->bits <= 8;
+}
+
+/* The weight's integer value from its code (docs/dtypes.md: two's complement
+ * for signed and ternary, the integer for unsigned, 0 = +1 and 1 = −1 for
+ * binary). */
+static int32_t code_value(int bits, loom_dtype_kind kind, uint32_t c) {
+  if (kind == LOOM_DTYPE_KIND_BINARY) return 1 - 2 * (int32_t)c;
+  if (kind == LOOM_DTYPE_KIND_UNSIGNED) return (int32_t)c;
+  return (c >> (bits - 1)) ? (int32_t)c - (1 << bits) : (int32_t)c;
+}
+
+/* The reference: one code at a time, in column order, from xq (not the
+ * permuted copy, so the vector kernels' layout is checked against it). */
+static void qgemm_rows_ref(const loom_qgemm_job *j, int64_t r0, int64_t r1) {
+  const int bits = j->t->bits;
+  const uint32_t mask = (1u << bits) - 1;
+  for (int64_t r = r0; r < r1; r++) {
+    const uint8_t *row = j->packed + (size_t)r * j->row_bytes;
+    for (int64_t b = 0; b < j->batch; b++) {
+      const int8_t *xq = j->xq + b * j->xstride;
+      int64_t sum = 0;
+      for (int64_t c = 0; c < j->cols; c++) {
+        const int64_t bit = c * bits;
+        const uint32_t code = ((uint32_t)row[bit / 8] >> (bit % 8)) & mask;
+        sum += (int64_t)code_value(bits, j->t->kind, code) * xq[c];
+      }
+      j->y[b * j->rows + r] = j->bad[b] ? NAN : loom_qgemm_finish(j, b, r, sum);
+    }
+  }
+}
+
+void loom_kernels_fill_qgemm_ref(loom_kernels *k) {
+  for (int d = 0; d < LOOM_DTYPE_COUNT; d++)
+    k->qgemm_rows[d] = loom_qgemm_supports((loom_dtype)d) ? qgemm_rows_ref : NULL;
+}
+
+static void qgemm_range(void *arg, int64_t begin, int64_t end) {
+  const loom_qgemm_job *j = arg;
+  loom_kernels_get()->qgemm_rows[j->t->id](j, begin, end);
+}
+
+/* Row b of x to int8 codes with the int8 weight rule (the kernel table's
+ * codec, so the same bits at every level); false when it is not finite. */
+static bool quantize_activations(const loom_kernels *k, const loom_dtype_traits *i8, const float *x, int64_t cols,
+                                 int8_t *xq, float *sx, int64_t *xsum) {
+  *sx = 0;
+  *xsum = 0;
+  if (k->any_nonfinite(x, cols)) return false;
+  *sx = loom_dtype_compute_scale(LOOM_DTYPE_INT8, x, cols);
+  if (*sx == 0) return true; /* all zeros: xq stays zero */
+  int64_t bad;
+  if (k->quantize_row[LOOM_DTYPE_INT8](i8, x, cols, *sx, (uint8_t *)xq, &bad)) return false;
+  int64_t s = 0;
+  for (int64_t c = 0; c < cols; c++) s += xq[c];
+  *xsum = s;
+  return true;
+}
+
+int loom_qgemm_packed(loom_pool *pool, loom_dtype d, const uint8_t *packed, int64_t rows, int64_t cols,
+                      const float *scales, int64_t nscales, int64_t batch, const float *x, float *y, loom_error *err) {
+  const loom_dtype_traits *t = loom_dtype_traits_get(d);
+  if (!t) return loom_error_set(err, LOOM_ERR_INVALID, _("invalid dtype %d"), (int)d);
+  if (!loom_qgemm_supports(d))
+    return loom_error_set(err, LOOM_ERR_UNSUPPORTED, _("%s has no integer product kernel"), t->name);
+  if (rows < 0 || cols < 0 || batch < 0)
+    return loom_error_set(err, LOOM_ERR_SHAPE, _("invalid shape %lld × %lld"), (long long)rows, (long long)cols);
+  size_t nbytes;
+  int rc = loom_dtype_packed_bytes(d, rows, cols, &nbytes, err);
+  if (rc) return rc;
+  if (!scales || (nscales != rows && nscales != 1))
+    return loom_error_set(err, LOOM_ERR_SHAPE, _("%s needs %lld scales (one per row) or 1, got %lld"), t->name,
+                          (long long)rows, (long long)nscales);
+  if (rows == 0 || batch == 0) return 0;
+  /* Whole 64-byte blocks of codes: the vector kernels read x a block at a time. */
+  const int64_t per_block = 512 / t->bits;
+  const int64_t xstride = (cols + per_block - 1) / per_block * per_block;
+  if (xstride > 0 && batch > INT64_MAX / 4 / xstride)
+    return loom_error_set(err, LOOM_ERR_NOMEM, _("out of memory for %lld activation values"), (long long)batch);
+  const size_t xbytes = (size_t)(batch * xstride);
+  int8_t *xq = calloc(xbytes ? xbytes : 1, 1), *xp = calloc(xbytes ? xbytes : 1, 1);
+  float *sx = malloc((size_t)batch * sizeof *sx);
+  int64_t *xsum = malloc((size_t)batch * sizeof *xsum);
+  uint8_t *bad = malloc((size_t)batch);
+  if (!xq || !xp || !sx || !xsum || !bad) {
+    free(xq), free(xp), free(sx), free(xsum), free(bad);
+    return loom_error_set(err, LOOM_ERR_NOMEM, _("out of memory for %lld activation values"),
+                          (long long)(batch * cols));
+  }
+  const loom_kernels *k = loom_kernels_get();
+  const loom_dtype_traits *i8 = loom_dtype_traits_get(LOOM_DTYPE_INT8);
+  const int m = 8 / t->bits;
+  for (int64_t b = 0; b < batch; b++) {
+    int8_t *q = xq + b * xstride, *p = xp + b * xstride;
+    bad[b] = !quantize_activations(k, i8, x + b * cols, cols, q, &sx[b], &xsum[b]);
+    if (bad[b]) memset(q, 0, (size_t)cols);
+    for (int64_t c0 = 0; c0 < xstride; c0 += per_block)
+      for (int kf = 0; kf < m; kf++)
+        for (int jb = 0; jb < 64; jb++) p[c0 + kf * 64 + jb] = q[c0 + jb * m + kf];
+  }
+  loom_qgemm_job job = {
+    .t = t, .packed = packed, .row_bytes = loom_dtype_row_bytes(d, cols), .rows = rows, .cols = cols,
+    .batch = batch, .scales = scales, .nscales = nscales, .xq = xq, .xp = xp, .xstride = xstride,
+    .sx = sx, .xsum = xsum, .bad = bad, .y = y,
+  };
+  /* About 256 KiB of weights per range, in whole groups of 4 rows (the
+   * vector kernels' row block). */
+  const int64_t per_row = (int64_t)job.row_bytes + 1;
+  int64_t grain = per_row >= (INT64_C(1) << 18) ? 1 : (INT64_C(1) << 18) / per_row;
+  grain = (grain + 3) / 4 * 4;
+  loom_pool_for(pool, rows, grain, qgemm_range, &job);
+  free(xq), free(xp), free(sx), free(xsum), free(bad);
+  return 0;
+}
