@@ -28,6 +28,7 @@
 
 #if defined(LOOM_KERNELS_X86)
 #include <math.h>
+#include <string.h>
 
 #pragma GCC push_options
 #pragma GCC target("avx2,fma,bmi,bmi2,avx512f,avx512bw,avx512vl,avx512dq,avx512vnni")
@@ -44,6 +45,7 @@ static ALWAYS_INLINE void block(const int bits, const int nb, const uint8_t *con
   const int m = 8 / bits;
   const __m512i low = _mm512_set1_epi8((char)((1 << bits) - 1));
   __m512i w[RB];
+#pragma GCC unroll 4
   for (int r = 0; r < RB; r++) {
     w[r] = avail >= 64 ? _mm512_loadu_si512(rowp[r] + o)
                        : _mm512_maskz_loadu_epi8(_bzhi_u64(~UINT64_C(0), (unsigned)avail), rowp[r] + o);
@@ -53,10 +55,13 @@ static ALWAYS_INLINE void block(const int bits, const int nb, const uint8_t *con
 #pragma GCC unroll 8
   for (int k = 0; k < m; k++) {
     __m512i e[RB];
+#pragma GCC unroll 4
     for (int r = 0; r < RB; r++)
       e[r] = bits == 8 ? w[r] : _mm512_and_si512(k ? _mm512_srli_epi16(w[r], (unsigned)(k * bits)) : w[r], low);
+#pragma GCC unroll 4
     for (int b = 0; b < nb; b++) {
       const __m512i xv = _mm512_loadu_si512(xb[b] + xo + k * 64);
+#pragma GCC unroll 4
       for (int r = 0; r < RB; r++) acc[r][b] = _mm512_dpbusd_epi32(acc[r][b], e[r], xv);
     }
   }
@@ -67,13 +72,17 @@ static ALWAYS_INLINE void block(const int bits, const int nb, const uint8_t *con
 static ALWAYS_INLINE void chunk(const int bits, const int nb, const uint8_t *const *rowp, const int8_t *const *xb,
                                 int64_t o0, int64_t o1, int64_t row_bytes, __m512i flip, int64_t dot[RB][XB]) {
   __m512i acc[RB][XB];
+#pragma GCC unroll 4
   for (int r = 0; r < RB; r++)
+#pragma GCC unroll 4
     for (int b = 0; b < XB; b++) acc[r][b] = _mm512_setzero_si512();
   const int64_t full = o1 < row_bytes ? o1 : row_bytes / 64 * 64;
   int64_t o = o0;
   for (; o + 64 <= full; o += 64) block(bits, nb, rowp, xb, o, 64, flip, acc);
   if (o < o1 && o < row_bytes) block(bits, nb, rowp, xb, o, row_bytes - o, flip, acc);
+#pragma GCC unroll 4
   for (int r = 0; r < RB; r++)
+#pragma GCC unroll 4
     for (int b = 0; b < nb; b++) dot[r][b] += _mm512_reduce_add_epi32(acc[r][b]);
 }
 
@@ -90,7 +99,8 @@ static ALWAYS_INLINE void rows_bits(const int bits, const loom_qgemm_job *j, int
       rowp[i] = j->packed + (size_t)(r + i < r1 ? r + i : r1 - 1) * (size_t)rb;
     for (int64_t g = 0; g < j->batch; g += BATCH_GROUP) {
       const int64_t gn = j->batch - g < BATCH_GROUP ? j->batch - g : BATCH_GROUP;
-      int64_t dot[BATCH_GROUP / XB][RB][XB] = {{{0}}};
+      int64_t dot[BATCH_GROUP / XB][RB][XB];
+      memset(dot, 0, (size_t)((gn + XB - 1) / XB) * sizeof dot[0]); /* only the blocks used: GEMV calls this per 4 rows */
       for (int64_t o0 = 0; o0 < rb; o0 += CHUNK) {
         const int64_t o1 = rb - o0 < CHUNK ? rb : o0 + CHUNK;
         for (int64_t b = 0; b < gn; b += XB) {

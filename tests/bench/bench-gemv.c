@@ -5,6 +5,9 @@
  * (interleaved, so a busy machine slows both alike). Shapes rows × cols:
  * 4096 × 4096 and 4096 × 14336 (beyond the caches at most dtypes) and
  * 1024 × 1024 (cache-resident: the probe then measures the cache).
+ * Then the integer product (kernels/qgemm.h, activations quantized to int8)
+ * for the dtypes it serves: the GEMV against the same probe, and the batch-64
+ * GEMM against the VNNI peak computed in the same run (bench-qgemm.c).
  * Usage: bench-gemv [--runs R] [--levels best|all]
  */
 #include <glib.h>
@@ -15,7 +18,13 @@
 #include "bench-util.h"
 #include "kernels/cpu.h"
 #include "kernels/gemv.h"
+#include "kernels/qgemm.h"
 #include "loom/loom.h"
+
+/* bench-qgemm.c */
+int bench_qgemv_shape(loom_weights *w, int64_t rows, int64_t cols, const float *x, float *y, const uint8_t *probe,
+                      int runs, bool all_levels);
+int bench_qgemm_batch(int runs, bool all_levels);
 
 /* The read probe: 32-byte loads XORed into four independent registers (AVX2
  * where the CPU has it), the result kept so the loop cannot be dropped. */
@@ -39,7 +48,8 @@ __attribute__((target("avx2"))) static void read_probe_avx2(const uint8_t *buf, 
 }
 #endif
 
-static void read_probe(const uint8_t *buf, size_t nbytes) {
+void read_probe(const uint8_t *buf, size_t nbytes);
+void read_probe(const uint8_t *buf, size_t nbytes) {
 #if defined(__x86_64__) && defined(__GNUC__)
   if (loom_cpu_features_get()->avx2) {
     read_probe_avx2(buf, nbytes);
@@ -135,11 +145,13 @@ int main(int argc, char **argv) {
       printf("\n");
       fflush(stdout);
     }
+    if (bench_qgemv_shape(w, rows, cols, x, y, probe, runs, all_levels)) return 1;
     loom_weights_free(w);
     free(x);
     free(y);
     free(probe);
   }
+  if (bench_qgemm_batch(runs, all_levels)) return 1;
   printf("(probe sink %llu)\n", (unsigned long long)(probe_sink & 1));
   free(tg);
   free(tp);
