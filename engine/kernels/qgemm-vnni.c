@@ -162,7 +162,7 @@ static ALWAYS_INLINE void gemv_block(const int bits, const int gr, const uint8_t
 
 static ALWAYS_INLINE void gemv_bits(const int bits, const loom_qgemm_job *j, int64_t r0, int64_t r1) {
   /* At most 8 accumulators (rows × fields): with more, GCC spills them. */
-  const int m = 8 / bits, gr = m >= 8 ? 1 : m == 4 ? 2 : GR_MAX;
+  const int m = 8 / bits, gr = m >= 8 ? 2 : GR_MAX;
   const loom_dtype_kind kind = j->t->kind;
   const bool offset = kind == LOOM_DTYPE_KIND_SIGNED || kind == LOOM_DTYPE_KIND_TERNARY;
   uint8_t flip_byte = 0;
