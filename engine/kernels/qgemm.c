@@ -9,6 +9,7 @@
 #include "kernels/qgemm.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,6 +56,46 @@ void loom_kernels_fill_qgemm_ref(loom_kernels *k) {
     k->qgemm_rows[d] = loom_qgemm_supports((loom_dtype)d) ? qgemm_rows_ref : NULL;
 }
 
+/*
+ * The quantized activations live in a buffer kept per calling thread from
+ * call to call (freed when the thread ends): allocating and freeing them each
+ * time cost a page fault per 4 KiB — with 64 activation rows of 4096 columns
+ * more than the quantization itself. It keeps the largest size asked for.
+ */
+static pthread_key_t scratch_key;
+static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
+static bool scratch_ok;
+
+typedef struct {
+  size_t cap;
+  _Alignas(64) unsigned char data[];
+} scratch_buf;
+
+static void scratch_key_make(void) { scratch_ok = pthread_key_create(&scratch_key, free) == 0; }
+
+static unsigned char *scratch_get(size_t n) {
+  pthread_once(&scratch_once, scratch_key_make);
+  if (!scratch_ok || n > SIZE_MAX - sizeof(scratch_buf)) return NULL;
+  scratch_buf *s = pthread_getspecific(scratch_key);
+  if (s && s->cap >= n) return s->data;
+  scratch_buf *t = aligned_alloc(64, (sizeof *t + n + 63) / 64 * 64);
+  if (!t || pthread_setspecific(scratch_key, t) != 0) {
+    free(t);
+    return NULL;
+  }
+  free(s);
+  t->cap = n;
+  return t->data;
+}
+
+/* xp from xq (qgemm.h), m = 8 / bits fields a byte; a constant m lets the
+ * compiler unroll the fields. */
+static inline __attribute__((always_inline)) void permute(const int m, const int8_t *q, int8_t *p, int64_t len) {
+  for (int64_t c0 = 0; c0 < len; c0 += 64 * m)
+    for (int jb = 0; jb < 64; jb++)
+      for (int kf = 0; kf < m; kf++) p[c0 + kf * 64 + jb] = q[c0 + jb * m + kf];
+}
+
 static void qgemm_range(void *arg, int64_t begin, int64_t end) {
   const loom_qgemm_job *j = arg;
   loom_kernels_get()->qgemm_rows[j->t->id](j, begin, end);
@@ -72,7 +113,12 @@ static bool quantize_activations(const loom_kernels *k, const loom_dtype_traits 
   int64_t bad;
   if (k->quantize_row[LOOM_DTYPE_INT8](i8, x, cols, *sx, (uint8_t *)xq, &bad)) return false;
   int64_t s = 0;
-  for (int64_t c = 0; c < cols; c++) s += xq[c];
+  for (int64_t c0 = 0; c0 < cols; c0 += 65536) { /* an int32 sum vectorizes; 65536 · 127 fits */
+    int32_t part = 0;
+    const int64_t c1 = cols - c0 < 65536 ? cols : c0 + 65536;
+    for (int64_t c = c0; c < c1; c++) part += xq[c];
+    s += part;
+  }
   *xsum = s;
   return true;
 }
@@ -97,26 +143,33 @@ int loom_qgemm_packed(loom_pool *pool, loom_dtype d, const uint8_t *packed, int6
   const int64_t xstride = (cols + per_block - 1) / per_block * per_block;
   if (xstride > 0 && batch > INT64_MAX / 4 / xstride)
     return loom_error_set(err, LOOM_ERR_NOMEM, _("out of memory for %lld activation values"), (long long)batch);
-  const size_t xbytes = (size_t)(batch * xstride);
-  int8_t *xq = calloc(xbytes ? xbytes : 1, 1), *xp = calloc(xbytes ? xbytes : 1, 1);
-  float *sx = malloc((size_t)batch * sizeof *sx);
-  int64_t *xsum = malloc((size_t)batch * sizeof *xsum);
-  uint8_t *bad = malloc((size_t)batch);
-  if (!xq || !xp || !sx || !xsum || !bad) {
-    free(xq), free(xp), free(sx), free(xsum), free(bad);
+  const int m = 8 / t->bits;
+  /* xsum, sx, bad, xq and (for m > 1) xp, each 64-byte aligned */
+  const size_t xbytes = ((size_t)(batch * xstride) + 63) / 64 * 64;
+  const size_t o_sx = ((size_t)batch * sizeof(int64_t) + 63) / 64 * 64;
+  const size_t o_bad = o_sx + ((size_t)batch * sizeof(float) + 63) / 64 * 64;
+  const size_t o_xq = o_bad + ((size_t)batch + 63) / 64 * 64, o_xp = o_xq + xbytes;
+  unsigned char *buf = scratch_get(o_xp + (m > 1 ? xbytes : 0));
+  if (!buf)
     return loom_error_set(err, LOOM_ERR_NOMEM, _("out of memory for %lld activation values"),
                           (long long)(batch * cols));
-  }
+  int64_t *xsum = (int64_t *)(void *)buf;
+  float *sx = (float *)(void *)(buf + o_sx);
+  uint8_t *bad = buf + o_bad;
+  int8_t *xq = (int8_t *)(buf + o_xq), *xp = m > 1 ? (int8_t *)(buf + o_xp) : xq;
   const loom_kernels *k = loom_kernels_get();
   const loom_dtype_traits *i8 = loom_dtype_traits_get(LOOM_DTYPE_INT8);
-  const int m = 8 / t->bits;
   for (int64_t b = 0; b < batch; b++) {
     int8_t *q = xq + b * xstride, *p = xp + b * xstride;
+    memset(q, 0, (size_t)xstride);
     bad[b] = !quantize_activations(k, i8, x + b * cols, cols, q, &sx[b], &xsum[b]);
     if (bad[b]) memset(q, 0, (size_t)cols);
-    for (int64_t c0 = 0; c0 < xstride; c0 += per_block)
-      for (int kf = 0; kf < m; kf++)
-        for (int jb = 0; jb < 64; jb++) p[c0 + kf * 64 + jb] = q[c0 + jb * m + kf];
+    switch (m) {
+    case 2: permute(2, q, p, xstride); break;
+    case 4: permute(4, q, p, xstride); break;
+    case 8: permute(8, q, p, xstride); break;
+    default: break; /* int8: xp is xq */
+    }
   }
   loom_qgemm_job job = {
     .t = t, .packed = packed, .row_bytes = loom_dtype_row_bytes(d, cols), .rows = rows, .cols = cols,
@@ -129,6 +182,5 @@ int loom_qgemm_packed(loom_pool *pool, loom_dtype d, const uint8_t *packed, int6
   int64_t grain = per_row >= (INT64_C(1) << 18) ? 1 : (INT64_C(1) << 18) / per_row;
   grain = (grain + 3) / 4 * 4;
   loom_pool_for(pool, rows, grain, qgemm_range, &job);
-  free(xq), free(xp), free(sx), free(xsum), free(bad);
   return 0;
 }
