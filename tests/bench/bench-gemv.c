@@ -8,7 +8,9 @@
  * Then the integer product (kernels/qgemm.h, activations quantized to int8)
  * for the dtypes it serves: the GEMV against the same probe, and the batch-64
  * GEMM against the VNNI peak computed in the same run (bench-qgemm.c).
- * Usage: bench-gemv [--runs R] [--levels best|all]
+ * Usage: bench-gemv [--runs R] [--levels best|all] [--cpu-time]
+ * (--cpu-time: every timing, the probe's too, in thread CPU time, which a
+ * shared machine's other work disturbs less.)
  */
 #include <glib.h>
 #include <stdio.h>
@@ -67,24 +69,28 @@ void read_probe(const uint8_t *buf, size_t nbytes) {
 
 int main(int argc, char **argv) {
   int runs = 7;
-  bool all_levels = false;
+  bool all_levels = false, cpu_time = false;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc)
       runs = (int)g_ascii_strtoll(argv[++i], NULL, 10);
     else if (strcmp(argv[i], "--levels") == 0 && i + 1 < argc)
       all_levels = strcmp(argv[++i], "all") == 0;
+    else if (strcmp(argv[i], "--cpu-time") == 0)
+      cpu_time = true;
     else {
-      fprintf(stderr, "usage: bench-gemv [--runs R (1..50)] [--levels best|all]\n");
+      fprintf(stderr, "usage: bench-gemv [--runs R (1..50)] [--levels best|all] [--cpu-time]\n");
       return 2;
     }
   }
   if (runs < 1 || runs > 50) runs = 7;
+  bench_use_thread_cpu_time(cpu_time);
   static const int64_t shapes[][2] = {{4096, 4096}, {4096, 14336}, {1024, 1024}};
   const loom_kernel_level best = loom_kernels_best_level();
   double *tg = malloc((size_t)runs * sizeof *tg), *tp = malloc((size_t)runs * sizeof *tp);
   printf("packed GEMV, 1 thread, median of %d runs; GB/s of weight bytes (codes + scales);\n"
-         "ratio = GEMV speed / read-probe speed over a buffer of the same size, timed in the same runs\n",
-         runs);
+         "ratio = GEMV speed / read-probe speed over a buffer of the same size, timed in the same runs;\n"
+         "times are %s\n",
+         runs, cpu_time ? "the thread's CPU time (--cpu-time)" : "wall-clock");
   for (size_t s = 0; s < G_N_ELEMENTS(shapes); s++) {
     const int64_t rows = shapes[s][0], cols = shapes[s][1];
     loom_error err;
