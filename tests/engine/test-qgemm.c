@@ -138,6 +138,8 @@ static void test_shapes(gconstpointer data) {
    * 4 and one of 1). */
   const int64_t long_cols = 4096 * 8 / loom_dtype_traits_get(d)->bits + 37;
   check(d, 5, long_cols, 9, false, false, pools, 3, &seed);
+  /* More activation rows than the kernel's group of 256. */
+  check(d, 7, 130, 261, false, false, pools, 3, &seed);
   /* Enough rows that the pool splits them into several ranges. */
   check(d, 203, long_cols, 3, false, false, pools, 3, &seed);
   for (size_t ci = 0; ci < G_N_ELEMENTS(col_counts); ci++)
