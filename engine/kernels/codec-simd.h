@@ -643,6 +643,18 @@ static bool SIMD(any_nonfinite)(const float *values, int64_t n) {
 static float SIMD(abs_max)(const float *v, int64_t n) {
   vu acc = {0}; /* max of |v| as bit patterns: ordered like the values for non-negative floats */
   int64_t i = 0;
+  /* Four independent maxima first: one chain of compare-and-select per
+   * vector ran at a quarter of the load rate. A maximum has no order. */
+  vu a4[4] = {{0}, {0}, {0}, {0}};
+  for (; i + 4 * VL <= n; i += 4 * VL)
+    for (int k = 0; k < 4; k++) {
+      vu u;
+      memcpy(&u, v + i + k * VL, sizeof u);
+      u &= 0x7fffffffu;
+      u = sel_u((vi)(u > 0x7f800000u), (vu){0}, u);
+      a4[k] = sel_u((vi)(u > a4[k]), u, a4[k]);
+    }
+  for (int k = 0; k < 4; k++) acc = sel_u((vi)(a4[k] > acc), a4[k], acc);
   for (; i + VL <= n; i += VL) {
     vu u;
     memcpy(&u, v + i, sizeof u);
@@ -666,6 +678,13 @@ static float SIMD(abs_max)(const float *v, int64_t n) {
 static float SIMD(pos_max)(const float *v, int64_t n) {
   vf acc = {0};
   int64_t i = 0;
+  vf a4[4] = {{0}, {0}, {0}, {0}}; /* independent chains, as in abs_max */
+  for (; i + 4 * VL <= n; i += 4 * VL)
+    for (int k = 0; k < 4; k++) {
+      const vf x = load_f(v + i + k * VL);
+      a4[k] = (vf)sel_u((vi)(x > a4[k]), (vu)x, (vu)a4[k]);
+    }
+  for (int k = 0; k < 4; k++) acc = (vf)sel_u((vi)(a4[k] > acc), (vu)a4[k], (vu)acc);
   for (; i + VL <= n; i += VL) {
     const vf x = load_f(v + i);
     acc = (vf)sel_u((vi)(x > acc), (vu)x, (vu)acc);
