@@ -114,7 +114,7 @@ static ALWAYS_INLINE void rows_bits(const int bits, const loom_qgemm_job *j, int
         const uint8_t *rowp[RB];
         for (int i = 0; i < RB; i++) /* a short last block repeats its last row */
           rowp[i] = j->packed + (size_t)(r + i < p1 ? r + i : p1 - 1) * (size_t)rb;
-        int64_t dot[BATCH_GROUP / XB][RB][XB];
+        int64_t dot[(BATCH_GROUP + XB - 1) / XB][RB][XB];
         memset(dot, 0, (size_t)((gn + XB - 1) / XB) * sizeof dot[0]);
         for (int64_t o0 = 0; o0 < rb; o0 += CHUNK) {
           const int64_t o1 = rb - o0 < CHUNK ? rb : o0 + CHUNK;
