@@ -69,4 +69,5 @@ void loom_kernels_fill_ref(loom_kernels *k) {
   k->pos_max = pos_max_ref;
   k->dot_acc64 = dot_acc64_ref;
   k->abs_sum = abs_sum_ref;
+  loom_kernels_fill_qgemm_ref(k);
 }

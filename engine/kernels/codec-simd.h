@@ -455,11 +455,32 @@ static inline vu scaled_codes_double(vf x, bool wide, double s, double lo, doubl
  * subnormal, which holds for s >= 2^-125; smaller scales take the double
  * quotient. Bounds of at most 2^16 keep q0 ± 1/2 exact in float32.
  */
-static inline vu scaled_codes_float(vf x, float s, float inv, float lo, float hi) {
+/* True when any lane of the mask m (lanes 0 or -1) is set. */
+static inline bool any_lane(vi m) {
+#if VBYTES == 64
+  return _mm512_movepi32_mask((__m512i)m) != 0;
+#else
+  return _mm256_movemask_ps((__m256)m) != 0;
+#endif
+}
+
+/*
+ * Most lanes need no correction: |v − x/s| ≤ |x/s| · 2^-23 (two float32
+ * roundings), which is below `near` = (hi + 1) · 2^-22 wherever the clamp
+ * leaves v unchanged, so when v is farther than `near` from every
+ * half-integer, rne(v) = rne(x / s) — no half-integer lies between them.
+ * v − q0 is exact (q0 is the integer nearest v; Sterbenz), so the test is
+ * too. Only a vector with a lane that close to a tie (rare outside
+ * exact ties) takes the fma correction above. This halves the work of the
+ * integer morph's hot loop.
+ */
+static inline vu scaled_codes_float(vf x, float s, float inv, float lo, float hi, float near) {
   vf v = x * inv;
   v = (vf)sel_u((vi)(v > lo), (vu)v, (vu)((vf){0} + lo));
   v = (vf)sel_u((vi)(v < hi), (vu)v, (vu)((vf){0} + hi));
   const vf q0 = (v + 0x1.8p23f) - 0x1.8p23f;
+  const vu dist = (vu)(v - q0) & 0x7fffffffu;
+  if (!any_lane((vi)((vf)dist >= 0.5f - near))) return (vu)__builtin_convertvector(q0, vi);
   const vf sv = (vf){0} + s;
   const vf t_hi = VFMA(q0 + 0.5f, sv, -x), t_lo = VFMA(q0 - 0.5f, sv, -x);
   vi q = __builtin_convertvector(q0, vi);
@@ -478,7 +499,7 @@ typedef enum { SCALED_BINARY, SCALED_FLOAT, SCALED_DOUBLE, SCALED_WIDE } scaled_
 static ALWAYS_INLINE bool quantize_scaled_bits(const int bits, const scaled_path path, const float *src, int64_t n,
                                                float scale, double lo, double hi, uint8_t *dst) {
   const uint32_t mask = (uint32_t)loom_code_mask(bits);
-  const float inv = 1.0f / scale;
+  const float inv = 1.0f / scale, near = (float)((hi + 1) * 0x1p-22);
   float tail[VL] = {0};
   vi nan = {0};
   for (int64_t i = 0; i < n; i += VL) {
@@ -494,7 +515,7 @@ static ALWAYS_INLINE bool quantize_scaled_bits(const int bits, const scaled_path
     vu codes;
     switch (path) {
     case SCALED_BINARY: codes = (vu)(x < 0.0f); break; /* sign(w), sign(0) = +1 */
-    case SCALED_FLOAT: codes = scaled_codes_float(x, scale, inv, (float)lo, (float)hi); break;
+    case SCALED_FLOAT: codes = scaled_codes_float(x, scale, inv, (float)lo, (float)hi, near); break;
     default: codes = scaled_codes_double(x, path == SCALED_WIDE, scale, lo, hi); break;
     }
     codes &= mask;
@@ -622,6 +643,18 @@ static bool SIMD(any_nonfinite)(const float *values, int64_t n) {
 static float SIMD(abs_max)(const float *v, int64_t n) {
   vu acc = {0}; /* max of |v| as bit patterns: ordered like the values for non-negative floats */
   int64_t i = 0;
+  /* Four independent maxima first: one chain of compare-and-select per
+   * vector ran at a quarter of the load rate. A maximum has no order. */
+  vu a4[4] = {{0}, {0}, {0}, {0}};
+  for (; i + 4 * VL <= n; i += 4 * VL)
+    for (int k = 0; k < 4; k++) {
+      vu u;
+      memcpy(&u, v + i + k * VL, sizeof u);
+      u &= 0x7fffffffu;
+      u = sel_u((vi)(u > 0x7f800000u), (vu){0}, u);
+      a4[k] = sel_u((vi)(u > a4[k]), u, a4[k]);
+    }
+  for (int k = 0; k < 4; k++) acc = sel_u((vi)(a4[k] > acc), a4[k], acc);
   for (; i + VL <= n; i += VL) {
     vu u;
     memcpy(&u, v + i, sizeof u);
@@ -645,6 +678,13 @@ static float SIMD(abs_max)(const float *v, int64_t n) {
 static float SIMD(pos_max)(const float *v, int64_t n) {
   vf acc = {0};
   int64_t i = 0;
+  vf a4[4] = {{0}, {0}, {0}, {0}}; /* independent chains, as in abs_max */
+  for (; i + 4 * VL <= n; i += 4 * VL)
+    for (int k = 0; k < 4; k++) {
+      const vf x = load_f(v + i + k * VL);
+      a4[k] = (vf)sel_u((vi)(x > a4[k]), (vu)x, (vu)a4[k]);
+    }
+  for (int k = 0; k < 4; k++) acc = (vf)sel_u((vi)(a4[k] > acc), (vu)a4[k], (vu)acc);
   for (; i + VL <= n; i += VL) {
     const vf x = load_f(v + i);
     acc = (vf)sel_u((vi)(x > acc), (vu)x, (vu)acc);

@@ -35,6 +35,8 @@ typedef int (*loom_quantize_row_fn)(const loom_dtype_traits *t, const float *src
                                     uint8_t *dst, int64_t *bad);
 typedef void (*loom_dequantize_row_fn)(const loom_dtype_traits *t, const uint8_t *src, int64_t n, float scale,
                                        const float *lut, float *dst);
+struct loom_qgemm_job; /* kernels/qgemm.h */
+typedef void (*loom_qgemm_rows_fn)(const struct loom_qgemm_job *job, int64_t r0, int64_t r1);
 
 typedef struct loom_kernels {
   loom_kernel_level level;
@@ -57,6 +59,10 @@ typedef struct loom_kernels {
    * NULL where a level has none (gemv.c then decodes a block at a time). */
   void (*gemv_acc64[LOOM_DTYPE_COUNT])(const loom_dtype_traits *t, const uint8_t *row, int64_t groups, float scale,
                                        const float *x, float *acc);
+  /* Rows [r0, r1) of the integer product of packed codes and int8
+   * activations (kernels/qgemm.h): exact integer sums, so every level gives
+   * the same bits. NULL for the dtypes it does not serve. */
+  loom_qgemm_rows_fn qgemm_rows[LOOM_DTYPE_COUNT];
 } loom_kernels;
 
 /* The CPU's features (read once). */
@@ -86,4 +92,10 @@ void loom_kernels_fill_ref(loom_kernels *k);
 #define LOOM_KERNELS_X86 1
 void loom_kernels_fill_avx2(loom_kernels *k);
 void loom_kernels_fill_avx512(loom_kernels *k);
+/* The integer products for the AVX2 level (qgemm-avx2.c). */
+void loom_kernels_fill_qgemm_avx2(loom_kernels *k);
+/* AVX-512 VNNI (vpdpbusd) on top of the AVX-512 level, where the CPU has it. */
+void loom_kernels_fill_vnni(loom_kernels *k);
 #endif
+/* The reference integer products (qgemm.c) for the dtypes they serve. */
+void loom_kernels_fill_qgemm_ref(loom_kernels *k);

@@ -5,7 +5,12 @@
  * (interleaved, so a busy machine slows both alike). Shapes rows × cols:
  * 4096 × 4096 and 4096 × 14336 (beyond the caches at most dtypes) and
  * 1024 × 1024 (cache-resident: the probe then measures the cache).
- * Usage: bench-gemv [--runs R] [--levels best|all]
+ * Then the integer product (kernels/qgemm.h, activations quantized to int8)
+ * for the dtypes it serves: the GEMV against the same probe, and the batch-64
+ * GEMM against the VNNI peak computed in the same run (bench-qgemm.c).
+ * Usage: bench-gemv [--runs R] [--levels best|all] [--cpu-time]
+ * (--cpu-time: every timing, the probe's too, in thread CPU time, which a
+ * shared machine's other work disturbs less.)
  */
 #include <glib.h>
 #include <stdio.h>
@@ -15,7 +20,13 @@
 #include "bench-util.h"
 #include "kernels/cpu.h"
 #include "kernels/gemv.h"
+#include "kernels/qgemm.h"
 #include "loom/loom.h"
+
+/* bench-qgemm.c */
+int bench_qgemv_shape(loom_weights *w, int64_t rows, int64_t cols, const float *x, float *y, const uint8_t *probe,
+                      int runs, bool all_levels);
+int bench_qgemm_batch(int runs, bool all_levels);
 
 /* The read probe: 32-byte loads XORed into four independent registers (AVX2
  * where the CPU has it), the result kept so the loop cannot be dropped. */
@@ -39,7 +50,8 @@ __attribute__((target("avx2"))) static void read_probe_avx2(const uint8_t *buf, 
 }
 #endif
 
-static void read_probe(const uint8_t *buf, size_t nbytes) {
+void read_probe(const uint8_t *buf, size_t nbytes);
+void read_probe(const uint8_t *buf, size_t nbytes) {
 #if defined(__x86_64__) && defined(__GNUC__)
   if (loom_cpu_features_get()->avx2) {
     read_probe_avx2(buf, nbytes);
@@ -57,24 +69,28 @@ static void read_probe(const uint8_t *buf, size_t nbytes) {
 
 int main(int argc, char **argv) {
   int runs = 7;
-  bool all_levels = false;
+  bool all_levels = false, cpu_time = false;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc)
       runs = (int)g_ascii_strtoll(argv[++i], NULL, 10);
     else if (strcmp(argv[i], "--levels") == 0 && i + 1 < argc)
       all_levels = strcmp(argv[++i], "all") == 0;
+    else if (strcmp(argv[i], "--cpu-time") == 0)
+      cpu_time = true;
     else {
-      fprintf(stderr, "usage: bench-gemv [--runs R (1..50)] [--levels best|all]\n");
+      fprintf(stderr, "usage: bench-gemv [--runs R (1..50)] [--levels best|all] [--cpu-time]\n");
       return 2;
     }
   }
   if (runs < 1 || runs > 50) runs = 7;
+  bench_use_thread_cpu_time(cpu_time);
   static const int64_t shapes[][2] = {{4096, 4096}, {4096, 14336}, {1024, 1024}};
   const loom_kernel_level best = loom_kernels_best_level();
   double *tg = malloc((size_t)runs * sizeof *tg), *tp = malloc((size_t)runs * sizeof *tp);
   printf("packed GEMV, 1 thread, median of %d runs; GB/s of weight bytes (codes + scales);\n"
-         "ratio = GEMV speed / read-probe speed over a buffer of the same size, timed in the same runs\n",
-         runs);
+         "ratio = GEMV speed / read-probe speed over a buffer of the same size, timed in the same runs;\n"
+         "times are %s\n",
+         runs, cpu_time ? "the thread's CPU time (--cpu-time)" : "wall-clock");
   for (size_t s = 0; s < G_N_ELEMENTS(shapes); s++) {
     const int64_t rows = shapes[s][0], cols = shapes[s][1];
     loom_error err;
@@ -135,11 +151,13 @@ int main(int argc, char **argv) {
       printf("\n");
       fflush(stdout);
     }
+    if (bench_qgemv_shape(w, rows, cols, x, y, probe, runs, all_levels)) return 1;
     loom_weights_free(w);
     free(x);
     free(y);
     free(probe);
   }
+  if (bench_qgemm_batch(runs, all_levels)) return 1;
   printf("(probe sink %llu)\n", (unsigned long long)(probe_sink & 1));
   free(tg);
   free(tp);

@@ -7,6 +7,12 @@
 /* Seconds on the monotonic clock. */
 double bench_now_s(void);
 
+/* From now on bench_now_s() reads the calling thread's CPU time instead:
+ * on a shared machine the time the thread waited for a core then does not
+ * count (caches disturbed by the other work still do). Single-threaded
+ * benchmarks only. */
+void bench_use_thread_cpu_time(bool on);
+
 /* qsort comparator for doubles, ascending. */
 int bench_cmp_double(const void *a, const void *b);
 

@@ -1,0 +1,186 @@
+/*
+ * The integer product driver and its reference kernel (kernels/qgemm.h).
+ * The activations are quantized once per call, O(batch · cols), beside the
+ * O(batch · rows · cols) product; rows are split over the pool in ranges that
+ * depend only on the shape, and each output is an exact integer sum turned
+ * into a float by loom_qgemm_finish, so no thread count or level changes a
+ * bit.
+ */
+#include "kernels/qgemm.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/dtype-internal.h"
+#include "core/i18n.h"
+#include "kernels/cpu.h"
+
+bool loom_qgemm_supports(loom_dtype d) {
+  const loom_dtype_traits *t = loom_dtype_traits_get(d);
+  return t && t->scaled && t->bits <= 8;
+}
+
+/* The weight's integer value from its code (docs/dtypes.md: two's complement
+ * for signed and ternary, the integer for unsigned, 0 = +1 and 1 = −1 for
+ * binary). */
+static int32_t code_value(int bits, loom_dtype_kind kind, uint32_t c) {
+  if (kind == LOOM_DTYPE_KIND_BINARY) return 1 - 2 * (int32_t)c;
+  if (kind == LOOM_DTYPE_KIND_UNSIGNED) return (int32_t)c;
+  return (c >> (bits - 1)) ? (int32_t)c - (1 << bits) : (int32_t)c;
+}
+
+/* The reference: one code at a time, in column order, from xq (not the
+ * permuted copy, so the vector kernels' layout is checked against it). */
+static void qgemm_rows_ref(const loom_qgemm_job *j, int64_t r0, int64_t r1) {
+  const int bits = j->t->bits;
+  const uint32_t mask = (1u << bits) - 1;
+  for (int64_t r = r0; r < r1; r++) {
+    const uint8_t *row = j->packed + (size_t)r * j->row_bytes;
+    for (int64_t b = 0; b < j->batch; b++) {
+      const int8_t *xq = j->xq + b * j->xstride;
+      int64_t sum = 0;
+      for (int64_t c = 0; c < j->cols; c++) {
+        const int64_t bit = c * bits;
+        const uint32_t code = ((uint32_t)row[bit / 8] >> (bit % 8)) & mask;
+        sum += (int64_t)code_value(bits, j->t->kind, code) * xq[c];
+      }
+      j->y[b * j->rows + r] = j->bad[b] ? NAN : loom_qgemm_finish(j, b, r, sum);
+    }
+  }
+}
+
+void loom_kernels_fill_qgemm_ref(loom_kernels *k) {
+  for (int d = 0; d < LOOM_DTYPE_COUNT; d++)
+    k->qgemm_rows[d] = loom_qgemm_supports((loom_dtype)d) ? qgemm_rows_ref : NULL;
+}
+
+/*
+ * The quantized activations live in a buffer kept per calling thread from
+ * call to call (freed when the thread ends): allocating and freeing them each
+ * time cost a page fault per 4 KiB — with 64 activation rows of 4096 columns
+ * more than the quantization itself. It keeps the largest size asked for.
+ */
+static pthread_key_t scratch_key;
+static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
+static bool scratch_ok;
+
+typedef struct {
+  size_t cap;
+  _Alignas(64) unsigned char data[];
+} scratch_buf;
+
+static void scratch_key_make(void) { scratch_ok = pthread_key_create(&scratch_key, free) == 0; }
+
+static unsigned char *scratch_get(size_t n) {
+  pthread_once(&scratch_once, scratch_key_make);
+  if (!scratch_ok || n > SIZE_MAX - sizeof(scratch_buf)) return NULL;
+  scratch_buf *s = pthread_getspecific(scratch_key);
+  if (s && s->cap >= n) return s->data;
+  scratch_buf *t = aligned_alloc(64, (sizeof *t + n + 63) / 64 * 64);
+  if (!t || pthread_setspecific(scratch_key, t) != 0) {
+    free(t);
+    return NULL;
+  }
+  free(s);
+  t->cap = n;
+  return t->data;
+}
+
+/* xp from xq (qgemm.h), m = 8 / bits fields a byte; a constant m lets the
+ * compiler unroll the fields. */
+static inline __attribute__((always_inline)) void permute(const int m, const int8_t *q, int8_t *p, int64_t len) {
+  for (int64_t c0 = 0; c0 < len; c0 += 64 * m)
+    for (int jb = 0; jb < 64; jb++)
+      for (int kf = 0; kf < m; kf++) p[c0 + kf * 64 + jb] = q[c0 + jb * m + kf];
+}
+
+static void qgemm_range(void *arg, int64_t begin, int64_t end) {
+  const loom_qgemm_job *j = arg;
+  loom_kernels_get()->qgemm_rows[j->t->id](j, begin, end);
+}
+
+/* Row b of x to int8 codes with the int8 weight rule (the kernel table's
+ * codec, so the same bits at every level); false when it is not finite. */
+static bool quantize_activations(const loom_kernels *k, const loom_dtype_traits *i8, const float *x, int64_t cols,
+                                 int8_t *xq, float *sx, int64_t *xsum) {
+  *sx = 0;
+  *xsum = 0;
+  if (k->any_nonfinite(x, cols)) return false;
+  *sx = loom_dtype_compute_scale(LOOM_DTYPE_INT8, x, cols);
+  if (*sx == 0) return true; /* all zeros: xq stays zero */
+  int64_t bad;
+  if (k->quantize_row[LOOM_DTYPE_INT8](i8, x, cols, *sx, (uint8_t *)xq, &bad)) return false;
+  int64_t s = 0;
+  for (int64_t c0 = 0; c0 < cols; c0 += 65536) { /* an int32 sum vectorizes; 65536 · 127 fits */
+    int32_t part = 0;
+    const int64_t c1 = cols - c0 < 65536 ? cols : c0 + 65536;
+    for (int64_t c = c0; c < c1; c++) part += xq[c];
+    s += part;
+  }
+  *xsum = s;
+  return true;
+}
+
+int loom_qgemm_packed(loom_pool *pool, loom_dtype d, const uint8_t *packed, int64_t rows, int64_t cols,
+                      const float *scales, int64_t nscales, int64_t batch, const float *x, float *y, loom_error *err) {
+  const loom_dtype_traits *t = loom_dtype_traits_get(d);
+  if (!t) return loom_error_set(err, LOOM_ERR_INVALID, _("invalid dtype %d"), (int)d);
+  if (!loom_qgemm_supports(d))
+    return loom_error_set(err, LOOM_ERR_UNSUPPORTED, _("%s has no integer product kernel"), t->name);
+  if (rows < 0 || cols < 0 || batch < 0)
+    return loom_error_set(err, LOOM_ERR_SHAPE, _("invalid shape %lld × %lld"), (long long)rows, (long long)cols);
+  size_t nbytes;
+  int rc = loom_dtype_packed_bytes(d, rows, cols, &nbytes, err);
+  if (rc) return rc;
+  if (!scales || (nscales != rows && nscales != 1))
+    return loom_error_set(err, LOOM_ERR_SHAPE, _("%s needs %lld scales (one per row) or 1, got %lld"), t->name,
+                          (long long)rows, (long long)nscales);
+  if (rows == 0 || batch == 0) return 0;
+  /* Whole 64-byte blocks of codes: the vector kernels read x a block at a time. */
+  const int64_t per_block = 512 / t->bits;
+  const int64_t xstride = (cols + per_block - 1) / per_block * per_block;
+  if (xstride > 0 && batch > INT64_MAX / 4 / xstride)
+    return loom_error_set(err, LOOM_ERR_NOMEM, _("out of memory for %lld activation values"), (long long)batch);
+  const int m = 8 / t->bits;
+  /* xsum, sx, bad, xq and (for m > 1) xp, each 64-byte aligned */
+  const size_t xbytes = ((size_t)(batch * xstride) + 63) / 64 * 64;
+  const size_t o_sx = ((size_t)batch * sizeof(int64_t) + 63) / 64 * 64;
+  const size_t o_bad = o_sx + ((size_t)batch * sizeof(float) + 63) / 64 * 64;
+  const size_t o_xq = o_bad + ((size_t)batch + 63) / 64 * 64, o_xp = o_xq + xbytes;
+  unsigned char *buf = scratch_get(o_xp + (m > 1 ? xbytes : 0));
+  if (!buf)
+    return loom_error_set(err, LOOM_ERR_NOMEM, _("out of memory for %lld activation values"),
+                          (long long)(batch * cols));
+  int64_t *xsum = (int64_t *)(void *)buf;
+  float *sx = (float *)(void *)(buf + o_sx);
+  uint8_t *bad = buf + o_bad;
+  int8_t *xq = (int8_t *)(buf + o_xq), *xp = m > 1 ? (int8_t *)(buf + o_xp) : xq;
+  const loom_kernels *k = loom_kernels_get();
+  const loom_dtype_traits *i8 = loom_dtype_traits_get(LOOM_DTYPE_INT8);
+  for (int64_t b = 0; b < batch; b++) {
+    int8_t *q = xq + b * xstride, *p = xp + b * xstride;
+    memset(q, 0, (size_t)xstride);
+    bad[b] = !quantize_activations(k, i8, x + b * cols, cols, q, &sx[b], &xsum[b]);
+    if (bad[b]) memset(q, 0, (size_t)cols);
+    switch (m) {
+    case 2: permute(2, q, p, xstride); break;
+    case 4: permute(4, q, p, xstride); break;
+    case 8: permute(8, q, p, xstride); break;
+    default: break; /* int8: xp is xq */
+    }
+  }
+  loom_qgemm_job job = {
+    .t = t, .packed = packed, .row_bytes = loom_dtype_row_bytes(d, cols), .rows = rows, .cols = cols,
+    .batch = batch, .scales = scales, .nscales = nscales, .xq = xq, .xp = xp, .xstride = xstride,
+    .sx = sx, .xsum = xsum, .bad = bad, .y = y,
+  };
+  /* About 256 KiB of weights per range, in whole groups of 4 rows (the
+   * vector kernels' row block). */
+  const int64_t per_row = (int64_t)job.row_bytes + 1;
+  int64_t grain = per_row >= (INT64_C(1) << 18) ? 1 : (INT64_C(1) << 18) / per_row;
+  grain = (grain + 3) / 4 * 4;
+  loom_pool_for(pool, rows, grain, qgemm_range, &job);
+  return 0;
+}

@@ -1,0 +1,64 @@
+/*
+ * Integer products of packed weights and activations quantized on the fly
+ * (issue 13, item 2): Y = X · Wᵀ for W a rows × cols tensor packed at int8,
+ * uint8, int4, uint4, int2, uint2, ternary or binary, and X a batch × cols
+ * float32 matrix. batch = 1 is the GEMV.
+ *
+ * Each activation row b is quantized exactly as a weight row at int8 is
+ * (docs/dtypes.md: s_x = max|x| / 127, xq = clamp(rne(x / s_x), ±127)), the
+ * codes are multiplied as integers and summed exactly in 64 bits, and
+ *
+ *   Y[b, r] = float32(double(Σ_c q[r, c] · xq[b, c]) · (double(s_w[r]) · double(s_x[b])))
+ *
+ * An integer sum does not depend on its order, so every kernel level (the
+ * plain C reference, AVX-512 VNNI) and every thread count give the same bits.
+ * Against the float product of the dequantized weights the result differs by
+ * the activation quantization: at most s_w · s_x · Σ_c |q[r, c]| / 2, plus
+ * float32 rounding (docs/kernels.md, tests/engine/test-qgemm.c). An
+ * activation row holding NaN or ±inf has no int8 scale: its outputs are NaN.
+ */
+#pragma once
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "loom/dtype.h"
+#include "loom/error.h"
+#include "loom/pool.h"
+
+/* What a level's loom_qgemm_rows_fn (kernels/cpu.h) reads. */
+typedef struct loom_qgemm_job {
+  const loom_dtype_traits *t;
+  const uint8_t *packed; /* rows of row_bytes */
+  size_t row_bytes;
+  int64_t rows, cols, batch;
+  const float *scales; /* one per row, or one for all (nscales == 1) */
+  int64_t nscales;
+  /* Quantized activations, batch rows of xstride bytes each (cols rounded up
+   * to whole 64-byte blocks of codes, zero beyond cols), twice: xq in column
+   * order, xp permuted so that a vector kernel pairs the bit fields of 64
+   * code bytes with 64 consecutive activation bytes: within the block of
+   * m = 8 / bits · 64 columns that starts at c0, xp[c0 + k·64 + j] =
+   * xq[c0 + j·m + k] (field k of byte j holds column c0 + j·m + k). */
+  const int8_t *xq, *xp;
+  int64_t xstride;
+  const float *sx;      /* per batch row; 0 for a row of zeros */
+  const int64_t *xsum;  /* Σ_c xq[b, c] per batch row */
+  const uint8_t *bad;   /* per batch row: 1 when x held NaN or ±inf */
+  float *y;             /* batch × rows */
+} loom_qgemm_job;
+
+/* The one place an exact integer sum becomes a float (every level calls it). */
+static inline float loom_qgemm_finish(const loom_qgemm_job *j, int64_t b, int64_t r, int64_t isum) {
+  const float sw = j->scales[j->nscales == 1 ? 0 : r];
+  return (float)((double)isum * ((double)sw * (double)j->sx[b]));
+}
+
+/* True for the dtypes above. */
+bool loom_qgemm_supports(loom_dtype d);
+
+/* `packed`: rows of loom_dtype_row_bytes(d, cols) bytes; scales: rows of
+ * them or 1. x: batch × cols, y: batch × rows, both row-major. The pool may
+ * be NULL (one thread). */
+int loom_qgemm_packed(loom_pool *pool, loom_dtype d, const uint8_t *packed, int64_t rows, int64_t cols,
+                      const float *scales, int64_t nscales, int64_t batch, const float *x, float *y, loom_error *err);

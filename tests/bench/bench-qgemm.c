@@ -1,0 +1,222 @@
+/*
+ * bench-gemv's integer part (kernels/qgemm.h): the GEMV of every dtype the
+ * integer product serves against the read probe, and a batch-64 GEMM against
+ * the VNNI peak computed in the same run:
+ *
+ *   peak = vpdpbusd zmm per second × 64 multiply-adds each,
+ *
+ * the rate measured on 16 independent register-only vpdpbusd chains (the
+ * most the core sustains), the best of short trials interleaved with the
+ * runs; it is also printed per cycle of the clock measured by a chain of
+ * dependent integer adds (one cycle each). This machine (AMD family 26,
+ * Zen 5) sustains two 512-bit vpdpbusd a cycle there; Zen 4 would show one.
+ * The chains reuse two source registers, so the figure is the execution
+ * units' bound, not what a kernel that must load its operands can reach.
+ */
+#include <glib.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench-util.h"
+#include "kernels/cpu.h"
+#include "kernels/matmul.h"
+#include "kernels/qgemm.h"
+#include "loom/loom.h"
+
+void read_probe(const uint8_t *buf, size_t nbytes);
+int bench_qgemv_shape(loom_weights *w, int64_t rows, int64_t cols, const float *x, float *y, const uint8_t *probe,
+                      int runs, bool all_levels);
+int bench_qgemm_batch(int runs, bool all_levels);
+
+static int first_level(bool all_levels) { return all_levels ? 0 : (int)loom_kernels_best_level(); }
+
+int bench_qgemv_shape(loom_weights *w, int64_t rows, int64_t cols, const float *x, float *y, const uint8_t *probe,
+                      int runs, bool all_levels) {
+  const loom_kernel_level best = loom_kernels_best_level();
+  double *tg = malloc((size_t)runs * sizeof *tg), *tp = malloc((size_t)runs * sizeof *tp);
+  if (!tg || !tp) return 1;
+  printf("integer GEMV (activations quantized to int8, exact integer sums)\n%-9s %9s %11s", "dtype", "MB",
+         "probe GB/s");
+  for (int l = first_level(all_levels); l <= (int)best; l++)
+    printf(" %8s:%-6s %6s", "GB/s", loom_kernel_level_name(l), "ratio");
+  printf("\n");
+  loom_error err;
+  for (int d = 0; d < LOOM_DTYPE_COUNT; d++) {
+    if (!loom_qgemm_supports((loom_dtype)d)) continue;
+    if (loom_weights_set_dtype(w, (loom_dtype)d, &err) || loom_weights_morph(w, &err)) {
+      fprintf(stderr, "bench-gemv: %s\n", err.message);
+      return 1;
+    }
+    size_t nbytes;
+    int64_t ns;
+    const uint8_t *p = loom_weights_packed(w, &nbytes);
+    const float *sc = loom_weights_scales(w, &ns);
+    const size_t bytes = nbytes + (size_t)ns * sizeof(float);
+    printf("%-9s %9.1f", loom_dtype_name((loom_dtype)d), (double)bytes / 1e6);
+    for (int l = first_level(all_levels); l <= (int)best; l++) {
+      loom_kernels_force((loom_kernel_level)l);
+      loom_qgemm_packed(NULL, (loom_dtype)d, p, rows, cols, sc, ns, 1, x, y, NULL); /* warm */
+      for (int k = 0; k < runs; k++) {
+        double t0 = bench_now_s();
+        read_probe(probe, bytes);
+        tp[k] = bench_now_s() - t0;
+        t0 = bench_now_s();
+        if (loom_qgemm_packed(NULL, (loom_dtype)d, p, rows, cols, sc, ns, 1, x, y, &err)) {
+          fprintf(stderr, "bench-gemv: %s\n", err.message);
+          return 1;
+        }
+        tg[k] = bench_now_s() - t0;
+      }
+      const double g = (double)bytes / bench_median(tg, runs) / 1e9;
+      const double pr = (double)bytes / bench_median(tp, runs) / 1e9;
+      if (l == first_level(all_levels)) printf(" %11.1f", pr);
+      printf(" %15.2f %6.3f", g, g / pr);
+    }
+    printf("\n");
+    fflush(stdout);
+  }
+  loom_kernels_force(best);
+  free(tg);
+  free(tp);
+  return 0;
+}
+
+/* n × 8 dependent adds take n × 8 cycles. */
+static double clock_hz(void) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  const uint64_t n = 1000000;
+  double best = 0;
+  for (int trial = 0; trial < 20; trial++) { /* the best of short trials, as for the peak */
+    uint64_t v = 0, i = n;
+    const double t0 = bench_now_s();
+    __asm__ volatile("1:\n\t"
+                     "add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\t"
+                     "add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\t"
+                     "dec %1\n\tjnz 1b"
+                     : "+r"(v), "+r"(i));
+    const double hz = (double)n * 8 / (bench_now_s() - t0);
+    best = hz > best ? hz : best;
+  }
+  return best;
+#else
+  return 0;
+#endif
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+/* vpdpbusd zmm per second over 16 independent chains, the best of several
+ * short trials (the most the core sustains when nothing else runs on it).
+ * In-place asm: through the intrinsic GCC adds register copies. */
+__attribute__((target("avx512f,avx512vnni"))) static double vnni_per_s(void) {
+  const int64_t n = 200000;
+  double best = 0;
+  for (int trial = 0; trial < 20; trial++) {
+    __m512i a0 = _mm512_set1_epi32(trial), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
+    __m512i a8 = a0, a9 = a0, a10 = a0, a11 = a0, a12 = a0, a13 = a0, a14 = a0, a15 = a0;
+    const __m512i u = _mm512_set1_epi8(1), s = _mm512_set1_epi8(-1);
+    const double t0 = bench_now_s();
+    for (int64_t i = 0; i < n; i++)
+    {
+#define DP8 "vpdpbusd %8, %9, %0\n\tvpdpbusd %8, %9, %1\n\tvpdpbusd %8, %9, %2\n\tvpdpbusd %8, %9, %3\n\t" \
+            "vpdpbusd %8, %9, %4\n\tvpdpbusd %8, %9, %5\n\tvpdpbusd %8, %9, %6\n\tvpdpbusd %8, %9, %7"
+      __asm__ volatile(DP8 : "+v"(a0), "+v"(a1), "+v"(a2), "+v"(a3), "+v"(a4), "+v"(a5), "+v"(a6), "+v"(a7)
+                       : "v"(s), "v"(u));
+      __asm__ volatile(DP8 : "+v"(a8), "+v"(a9), "+v"(a10), "+v"(a11), "+v"(a12), "+v"(a13), "+v"(a14), "+v"(a15)
+                       : "v"(s), "v"(u));
+#undef DP8
+    }
+    const double rate = (double)n * 16 / (bench_now_s() - t0);
+    best = rate > best ? rate : best;
+  }
+  return best;
+}
+#endif
+
+int bench_qgemm_batch(int runs, bool all_levels) {
+  enum { BATCH = 64 };
+  const int64_t rows = 4096, cols = 4096;
+  const loom_kernel_level best = loom_kernels_best_level();
+  const bool vnni = loom_cpu_features_get()->avx512vnni;
+  double *t = malloc((size_t)runs * sizeof *t), *tf = malloc((size_t)runs * sizeof *tf);
+  double *hz = malloc((size_t)runs * sizeof *hz), *ipc = malloc((size_t)runs * sizeof *ipc);
+  float *x = malloc((size_t)(BATCH * cols) * sizeof *x), *y = malloc((size_t)(BATCH * rows) * sizeof *y);
+  float *deq = malloc((size_t)(rows * cols) * sizeof *deq);
+  loom_error err;
+  loom_weights *w = loom_weights_new(rows, cols, &err);
+  if (!t || !tf || !hz || !ipc || !x || !y || !deq || !w) return 1;
+  float *m = loom_weights_master(w);
+  uint64_t r = 88172645463325252u;
+  for (int64_t i = 0; i < rows * cols; i++) {
+    r ^= r << 13;
+    r ^= r >> 7;
+    r ^= r << 17;
+    m[i] = (float)((double)(r >> 11) * 0x1p-52 - 1.0);
+  }
+  loom_weights_touch(w);
+  for (int64_t i = 0; i < BATCH * cols; i++) x[i] = (float)((i * 7 % 23) - 11) / 11.0f;
+  /* The peak is a maximum (what the core does when it has itself to
+   * itself), so its parts are the best of every trial of every run. */
+  double clock = 0, rate = 0;
+  for (int k = 0; k < runs; k++) {
+    hz[k] = clock_hz();
+#if defined(__x86_64__) && defined(__GNUC__)
+    ipc[k] = vnni ? vnni_per_s() : 0;
+#else
+    ipc[k] = 0;
+#endif
+    clock = hz[k] > clock ? hz[k] : clock;
+    rate = ipc[k] > rate ? ipc[k] : rate;
+  }
+  const double peak = rate * 64;
+  printf("\ninteger GEMM, batch %d, %lld x %lld, 1 thread, %d runs: median and best\n", BATCH, (long long)rows,
+         (long long)cols, runs);
+  if (vnni)
+    printf("VNNI peak = %.2f G vpdpbusd zmm/s (16 independent chains) x 64 multiply-adds = %.1f GMAC/s\n"
+           "          = %.2f per cycle at %.2f GHz (a chain of dependent adds)\n",
+           rate / 1e9, peak / 1e9, rate / clock, clock / 1e9);
+  else
+    printf("no AVX-512 VNNI on this CPU: no peak to compare with\n");
+  printf("%-9s %8s %12s %10s %12s %10s %14s\n", "dtype", "level", "GMAC/s", "×peak", "best GMAC/s", "×peak",
+         "×f32 sgemm");
+  static const loom_dtype dts[] = {LOOM_DTYPE_INT8, LOOM_DTYPE_INT4, LOOM_DTYPE_TERNARY};
+  for (size_t di = 0; di < G_N_ELEMENTS(dts); di++) {
+    const loom_dtype d = dts[di];
+    if (loom_weights_set_dtype(w, d, &err) || loom_weights_morph(w, &err)) {
+      fprintf(stderr, "bench-gemv: %s\n", err.message);
+      return 1;
+    }
+    size_t nbytes;
+    int64_t ns;
+    const uint8_t *p = loom_weights_packed(w, &nbytes);
+    const float *sc = loom_weights_scales(w, &ns);
+    if (loom_dtype_dequantize(d, p, rows, cols, sc, ns, deq, &err)) return 1;
+    for (int l = all_levels ? 0 : (int)best; l <= (int)best; l++) {
+      loom_kernels_force((loom_kernel_level)l);
+      const int lruns = l == LOOM_KERNELS_REF ? 1 : runs; /* the scalar reference is slow */
+      for (int k = 0; k < lruns; k++) {
+        double t0 = bench_now_s();
+        if (loom_qgemm_packed(NULL, d, p, rows, cols, sc, ns, BATCH, x, y, &err)) {
+          fprintf(stderr, "bench-gemv: %s\n", err.message);
+          return 1;
+        }
+        t[k] = bench_now_s() - t0;
+        t0 = bench_now_s();
+        loom_sgemm(NULL, false, true, BATCH, rows, cols, x, cols, deq, cols, false, y, rows);
+        tf[k] = bench_now_s() - t0;
+      }
+      const double macs = (double)BATCH * (double)rows * (double)cols;
+      const double g = macs / bench_median(t, lruns), gbest = macs / t[0]; /* sorted by the median */
+      const double gf = macs / bench_median(tf, lruns);
+      printf("%-9s %8s %12.1f %10.3f %12.1f %10.3f %14.2f\n", loom_dtype_name(d), loom_kernel_level_name(l),
+             g / 1e9, vnni ? g / peak : 0.0, gbest / 1e9, vnni ? gbest / peak : 0.0, g / gf);
+      fflush(stdout);
+    }
+  }
+  printf("(×f32 sgemm: against loom_sgemm of the dequantized float32 weights, same shape, same runs)\n");
+  loom_kernels_force(best);
+  loom_weights_free(w);
+  free(t), free(tf), free(hz), free(ipc), free(x), free(y), free(deq);
+  return 0;
+}

@@ -1,0 +1,198 @@
+/*
+ * The integer product (kernels/qgemm.h) at every dtype it serves and every
+ * kernel level: every level and thread count gives the reference level's
+ * bits (exact integer sums), and the reference is the float product of the
+ * dequantized weights within the documented tolerance of quantizing the
+ * activations to int8 (docs/kernels.md):
+ *
+ *   |y − y_exact| ≤ s_x · Σ_c |W[r,c]| · (1/2 + 2^-20) + 2^-22 · Σ_c |W[r,c] · x[c]|  (+ 2^-140)
+ *
+ * with s_x = max|x| / 127 and W the dequantized weights. Activations that
+ * lie on the int8 grid are multiplied exactly. Shapes are odd: 1, 3, 17 rows;
+ * 1 … 4095 columns and one past a 4096-byte chunk of codes; batches 1, 3, 5
+ * (partial blocks of 4 rows and 4 activation rows, partial 64-byte blocks
+ * of codes, partial bytes).
+ */
+#include <glib.h>
+#include <math.h>
+#include <string.h>
+
+#include "kernels/cpu.h"
+#include "kernels/qgemm.h"
+#include "loom/loom.h"
+
+static const int64_t row_counts[] = {1, 3, 17};
+static const int64_t col_counts[] = {1, 3, 17, 63, 64, 65, 255, 256, 257, 511, 513, 4095};
+static const int64_t batches[] = {1, 3, 5};
+
+static uint32_t xorshift(uint64_t *s) {
+  *s ^= *s << 13;
+  *s ^= *s >> 7;
+  *s ^= *s << 17;
+  return (uint32_t)(*s >> 32);
+}
+
+static float uniform(uint64_t *s) { return (float)((double)xorshift(s) / 4294967296.0 * 2.0 - 1.0); }
+
+typedef struct {
+  loom_dtype d;
+  int64_t rows, cols, batch, nscales;
+  float *w, *deq, *scales, *x, *ref, *y;
+  uint8_t *packed;
+} problem;
+
+static void problem_make(problem *p, loom_dtype d, int64_t rows, int64_t cols, int64_t batch, bool per_tensor,
+                         bool grid_x, uint64_t *seed) {
+  *p = (problem){.d = d, .rows = rows, .cols = cols, .batch = batch, .nscales = per_tensor ? 1 : rows};
+  p->w = g_new(float, rows * cols);
+  p->deq = g_new(float, rows * cols);
+  p->scales = g_new0(float, rows);
+  p->x = g_new(float, batch * cols);
+  p->ref = g_new(float, batch * rows);
+  p->y = g_new(float, batch * rows);
+  for (int64_t i = 0; i < rows * cols; i++) p->w[i] = uniform(seed) * (1.0f + (float)(i % 7));
+  for (int64_t i = 0; i < batch * cols; i++)
+    p->x[i] = grid_x ? (float)((int)(xorshift(seed) % 255) - 127) : uniform(seed) * (float)(1 + i % 5);
+  if (grid_x) /* 127 present in every row: s_x = 1, every x is its own code */
+    for (int64_t b = 0; b < batch; b++) p->x[b * cols] = 127.0f;
+  for (int64_t r = 0; r < p->nscales; r++)
+    p->scales[r] = loom_dtype_compute_scale(d, per_tensor ? p->w : p->w + r * cols, per_tensor ? rows * cols : cols);
+  size_t nbytes;
+  g_assert_cmpint(loom_dtype_packed_bytes(d, rows, cols, &nbytes, NULL), ==, 0);
+  p->packed = g_malloc(nbytes + 1);
+  g_assert_cmpint(loom_dtype_quantize(d, p->w, rows, cols, p->scales, p->nscales, p->packed, NULL), ==, 0);
+  g_assert_cmpint(loom_dtype_dequantize(d, p->packed, rows, cols, p->scales, p->nscales, p->deq, NULL), ==, 0);
+}
+
+static void problem_free(problem *p) {
+  g_free(p->w);
+  g_free(p->deq);
+  g_free(p->scales);
+  g_free(p->x);
+  g_free(p->ref);
+  g_free(p->y);
+  g_free(p->packed);
+}
+
+static int run(const problem *p, loom_pool *pool, float *y) {
+  return loom_qgemm_packed(pool, p->d, p->packed, p->rows, p->cols, p->scales, p->nscales, p->batch, p->x, y, NULL);
+}
+
+/* The reference against float math on the dequantized weights. */
+static void check_tolerance(const problem *p, bool grid_x) {
+  for (int64_t b = 0; b < p->batch; b++) {
+    const float *x = p->x + b * p->cols;
+    double amax = 0;
+    for (int64_t c = 0; c < p->cols; c++) amax = fmax(amax, fabs((double)x[c]));
+    const double sx = amax / 127;
+    for (int64_t r = 0; r < p->rows; r++) {
+      const float *w = p->deq + r * p->cols;
+      double exact = 0, mag = 0, wabs = 0;
+      for (int64_t c = 0; c < p->cols; c++) {
+        exact += (double)w[c] * (double)x[c];
+        mag += fabs((double)w[c] * (double)x[c]);
+        wabs += fabs((double)w[c]);
+      }
+      const double got = p->ref[b * p->rows + r];
+      const double tol = grid_x ? 0x1p-22 * mag + 0x1p-140 : sx * wabs * (0.5 + 0x1p-20) + 0x1p-22 * mag + 0x1p-140;
+      if (!(fabs(got - exact) <= tol))
+        g_error("%s %lld×%lld batch %lld (%s): y[%lld,%lld] = %.9g, exact %.9g, tolerance %.3g",
+                loom_dtype_name(p->d), (long long)p->rows, (long long)p->cols, (long long)p->batch,
+                grid_x ? "grid activations" : "random activations", (long long)b, (long long)r, got, exact, tol);
+    }
+  }
+}
+
+static void check(loom_dtype d, int64_t rows, int64_t cols, int64_t batch, bool per_tensor, bool grid_x,
+                  loom_pool **pools, int npools, uint64_t *seed) {
+  problem p;
+  problem_make(&p, d, rows, cols, batch, per_tensor, grid_x, seed);
+  g_assert_true(loom_kernels_force(LOOM_KERNELS_REF));
+  g_assert_cmpint(run(&p, NULL, p.ref), ==, 0);
+  check_tolerance(&p, grid_x);
+  for (int l = 0; l <= (int)loom_kernels_best_level(); l++) {
+    g_assert_true(loom_kernels_force((loom_kernel_level)l));
+    for (int i = 0; i < npools; i++) {
+      memset(p.y, 0xff, (size_t)(batch * rows) * sizeof *p.y);
+      g_assert_cmpint(run(&p, pools[i], p.y), ==, 0);
+      if (memcmp(p.y, p.ref, (size_t)(batch * rows) * sizeof *p.y) != 0)
+        g_error("%s %lld×%lld batch %lld at level %s, %d threads: not the reference's bits", loom_dtype_name(d),
+                (long long)rows, (long long)cols, (long long)batch, loom_kernel_level_name(l),
+                pools[i] ? loom_pool_size(pools[i]) : 1);
+    }
+  }
+  problem_free(&p);
+}
+
+static loom_pool *pools[3];
+
+static void test_shapes(gconstpointer data) {
+  const loom_dtype d = (loom_dtype)GPOINTER_TO_INT(data);
+  uint64_t seed = 0x9e3779b97f4a7c15u ^ (uint64_t)d;
+  for (size_t ri = 0; ri < G_N_ELEMENTS(row_counts); ri++)
+    for (size_t ci = 0; ci < G_N_ELEMENTS(col_counts); ci++)
+      for (size_t bi = 0; bi < G_N_ELEMENTS(batches); bi++)
+        for (int per_tensor = 0; per_tensor < 2; per_tensor++)
+          check(d, row_counts[ri], col_counts[ci], batches[bi], per_tensor, false, pools, 3, &seed);
+  /* Past one 4096-byte chunk of codes, and 9 activation rows (two blocks of
+   * 4 and one of 1). */
+  const int64_t long_cols = 4096 * 8 / loom_dtype_traits_get(d)->bits + 37;
+  check(d, 5, long_cols, 9, false, false, pools, 3, &seed);
+  /* More activation rows than the kernel's group of 256. */
+  check(d, 7, 130, 261, false, false, pools, 3, &seed);
+  /* Enough rows that the pool splits them into several ranges. */
+  check(d, 203, long_cols, 3, false, false, pools, 3, &seed);
+  for (size_t ci = 0; ci < G_N_ELEMENTS(col_counts); ci++)
+    check(d, 6, col_counts[ci], 2, false, true, pools, 1, &seed);
+  check(d, 3, long_cols, 1, true, true, pools, 1, &seed);
+}
+
+/* Zero and non-finite activation rows, and what is refused. */
+static void test_edges(void) {
+  uint64_t seed = 7;
+  problem p;
+  problem_make(&p, LOOM_DTYPE_INT4, 5, 70, 3, false, false, &seed);
+  for (int64_t c = 0; c < p.cols; c++) p.x[c] = 0.0f; /* row 0: zeros */
+  p.x[p.cols + 9] = NAN;                              /* row 1: a NaN */
+  for (int l = 0; l <= (int)loom_kernels_best_level(); l++) {
+    g_assert_true(loom_kernels_force((loom_kernel_level)l));
+    g_assert_cmpint(run(&p, NULL, p.y), ==, 0);
+    for (int64_t r = 0; r < p.rows; r++) {
+      g_assert_cmpfloat(p.y[r], ==, 0.0f);
+      g_assert_true(isnan(p.y[p.rows + r]));
+      g_assert_true(isfinite(p.y[2 * p.rows + r]));
+    }
+    p.x[p.cols + 9] = INFINITY;
+    g_assert_cmpint(run(&p, NULL, p.y), ==, 0);
+    for (int64_t r = 0; r < p.rows; r++) g_assert_true(isnan(p.y[p.rows + r]));
+    p.x[p.cols + 9] = NAN;
+  }
+  loom_error err;
+  g_assert_cmpint(loom_qgemm_packed(NULL, LOOM_DTYPE_FLOAT32, p.packed, 1, 1, NULL, 0, 1, p.x, p.y, &err), ==,
+                  LOOM_ERR_UNSUPPORTED);
+  g_assert_cmpint(loom_qgemm_packed(NULL, LOOM_DTYPE_INT4, p.packed, p.rows, p.cols, p.scales, 2, 1, p.x, p.y, &err),
+                  ==, LOOM_ERR_SHAPE);
+  g_assert_false(loom_qgemm_supports(LOOM_DTYPE_INT16));
+  g_assert_true(loom_qgemm_supports(LOOM_DTYPE_TERNARY));
+  problem_free(&p);
+}
+
+int main(int argc, char **argv) {
+  g_test_init(&argc, &argv, NULL);
+  pools[0] = NULL;
+  pools[1] = loom_pool_new(2, NULL);
+  pools[2] = loom_pool_new(3, NULL);
+  g_assert_nonnull(pools[1]);
+  g_assert_nonnull(pools[2]);
+  for (int d = 0; d < LOOM_DTYPE_COUNT; d++) {
+    if (!loom_qgemm_supports((loom_dtype)d)) continue;
+    char *path = g_strdup_printf("/qgemm/shapes/%s", loom_dtype_name((loom_dtype)d));
+    g_test_add_data_func(path, GINT_TO_POINTER(d), test_shapes);
+    g_free(path);
+  }
+  g_test_add_func("/qgemm/edges", test_edges);
+  const int rc = g_test_run();
+  loom_pool_free(pools[1]);
+  loom_pool_free(pools[2]);
+  return rc;
+}
