@@ -4,7 +4,7 @@ COMMAND(convert, N_("Convert a model between the JSON and safetensors formats or
 COMMAND(dna, N_("Compare the DNA of two models: similarity per layer and logic shifts"), N_("loom dna A B [--threshold T] [--json]"))
 COMMAND(dtype, N_("List the numeric types and convert values to their codes"), N_("loom dtype list | loom dtype convert --dtype NAME [--scale S]"))
 COMMAND(ensemble, N_("Compare classifiers on a data set: accuracy, coverage and overlap of every pair, the best complementary pair"), N_("loom ensemble MODEL... --data NAME|FILE.csv [--seed S] [--threads N] [--json]"))
-COMMAND(eval, N_("Evaluate a model on the held-out part of a data set"), N_("loom eval MODEL --data NAME|FILE.csv [--loss NAME] [--regression] [--seed S] [--threads N] [--json]"))
+COMMAND(eval, N_("Evaluate a model on the held-out part of a data set"), N_("loom eval MODEL --data NAME|FILE.csv [--loss NAME] [--regression] [--seed S] [--threads N] [--ticks N] [--json]"))
 COMMAND(evolve, N_("Evolve a model: mutate, splice, train and keep the fittest of each generation, with its DNA against its parent"), N_("loom evolve MODEL --data NAME|FILE.csv [--generations G] [--population P] [--seed S] [--steps N] [--batch B] [--lr X] [--threads N] [--out DIR] [--json]"))
 COMMAND(forward, N_("Run a model on the samples of a .npy file and write the outputs"), N_("loom forward MODEL --input X.npy --output Y.npy [--threads N] [--device cpu|vulkan[:N]]"))
 COMMAND(import, N_("Take the weights of a PyTorch state dict saved as safetensors into a model"), N_("loom import MODEL --weights FILE.safetensors [--map MAP.json] [--ignore-unmapped] --out FILE"))
