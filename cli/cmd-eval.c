@@ -1,5 +1,5 @@
 /*
- * loom eval MODEL --data NAME|FILE.csv [--loss NAME] [--seed S] [--threads N] [--ticks N] [--json]
+ * loom eval MODEL --data NAME|FILE.csv [--loss NAME] [--regression] [--seed S] [--threads N] [--ticks N] [--json]
  *
  * Evaluates on the held-out 20% (the same seeded split `loom train` uses). A
  * systolic model runs --ticks ticks per batch; without it, the ticks of the

@@ -3,7 +3,7 @@
  *   [--batch B] [--optimizer NAME] [--lr X] [--schedule NAME[:key=value,...]]
  *   [--warmup N[:start=F]] [--momentum X] [--nesterov] [--weight-decay X]
  *   [--betas B1,B2] [--method backprop|tween] [--loss NAME] [--regression]
- *   [--seed S] [--threads N] [--out FILE] [--save-config FILE] [--json]
+ *   [--seed S] [--threads N] [--ticks N] [--out FILE] [--save-config FILE] [--json]
  *   [--device cpu|vulkan[:N]]
  *
  * A thin front-end: the options become training settings (loom/settings.h)
@@ -96,7 +96,7 @@ static int train_loop(loom_trainer *tr, bool json) {
 /* The options as given (NULL / false when absent). */
 typedef struct {
   const char *model, *config, *save_config, *data, *epochs, *batch, *optim, *lr, *sched, *method, *seed, *threads,
-    *out, *loss, *warmup, *momentum, *decay, *betas, *device;
+    *out, *loss, *warmup, *momentum, *decay, *betas, *device, *ticks;
   bool json, regression, nesterov;
 } train_args;
 
@@ -119,6 +119,7 @@ static int parse_args(int argc, char **argv, train_args *a) {
         (r = cli_option_value("--loss", argc, argv, &i, &a->loss)) ||
         (r = cli_option_value("--seed", argc, argv, &i, &a->seed)) ||
         (r = cli_option_value("--threads", argc, argv, &i, &a->threads)) ||
+        (r = cli_option_value("--ticks", argc, argv, &i, &a->ticks)) ||
         (r = cli_option_value("--out", argc, argv, &i, &a->out)) ||
         (r = cli_option_value("--device", argc, argv, &i, &a->device))) {
       if (r < 0) return cli_usage_error("train", _("option '%s' needs a value"), argv[i]);
@@ -137,7 +138,7 @@ static int parse_args(int argc, char **argv, train_args *a) {
 
 /* The options that stand alone, checked before anything is loaded. */
 typedef struct {
-  int64_t epochs, batch;
+  int64_t epochs, batch, ticks;
   int threads;
   uint64_t seed;
   double lr;
@@ -160,6 +161,11 @@ static int check_values(const train_args *a, train_values *v) {
   if (a->threads) {
     if (!parse_int(a->threads, 1, TRAIN_MAX_THREADS, &n)) return cli_usage_error("train", _("--threads needs an integer from 1 to %d, not '%s'"), TRAIN_MAX_THREADS, a->threads);
     v->threads = (int)n;
+  }
+  if (a->ticks) {
+    if (!parse_int(a->ticks, 1, LOOM_TRAIN_MAX_TICKS, &n))
+      return cli_usage_error("train", _("--ticks needs an integer from 1 to %d, not '%s'"), LOOM_TRAIN_MAX_TICKS, a->ticks);
+    v->ticks = n;
   }
   if (a->seed && !cli_parse_uint64(a->seed, &v->seed)) return cli_usage_error("train", _("--seed needs a non-negative integer, not '%s'"), a->seed);
   if (a->lr && (!parse_double(a->lr, &v->lr) || v->lr < 0)) return cli_usage_error("train", _("--lr needs a finite number >= 0, not '%s'"), a->lr);
@@ -210,6 +216,7 @@ static int apply_options(const train_args *a, const train_values *v, loom_train_
   if (a->epochs) s->epochs = v->epochs;
   if (a->batch) s->batch = v->batch;
   if (a->threads) s->threads = v->threads;
+  if (a->ticks) s->ticks = v->ticks;
   if (a->seed) s->seed = s->data.seed = v->seed; /* one seed for data, split and training, as always */
   if (a->lr) s->lr = v->lr;
   if (a->method) s->method = v->method;

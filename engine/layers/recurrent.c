@@ -150,6 +150,58 @@ static int mul_checked(const loom_layer *l, int64_t a, int64_t b, int64_t *out, 
 
 static float sigmoidf(float v) { return 1.0f / (1.0f + expf(-v)); }
 
+/* a[r] += Σ_j m[r·n + j]·v[j] for every row r: eight partial sums per row
+ * (over j mod 8) and the tail, added in a fixed tree, so the bits depend
+ * only on n, never on the batch or the thread count; the fixed width lets
+ * -O2 vectorize it. */
+static void add_mat_vec(float *restrict a, const float *restrict m, const float *restrict v, int64_t rows, int64_t n) {
+  for (int64_t r = 0; r < rows; r++) {
+    const float *row = m + r * n;
+    float acc[8] = {0}, tail = 0.0f;
+    int64_t j = 0;
+    for (; j + 8 <= n; j += 8)
+      for (int u = 0; u < 8; u++) acc[u] += row[j + u] * v[j + u];
+    for (; j < n; j++) tail += row[j] * v[j];
+    a[r] += (((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]))) + tail;
+  }
+}
+
+/* a[0..n) += Σ_p v[p] · m[p·n .. p·n + n), p ascending: every output keeps one
+ * running sum in a fixed order, so the bits depend neither on the vector
+ * width the compiler picks nor on the batch. Four rows of m per pass keep
+ * each output in a register for four of its additions (the same additions in
+ * the same order as one row at a time); the fixed inner width lets -O2
+ * vectorize it. */
+static void add_rows(float *restrict a, const float *restrict v, const float *restrict m, int64_t k, int64_t n) {
+  int64_t p = 0;
+  for (; p + 4 <= k; p += 4) {
+    const float v0 = v[p], v1 = v[p + 1], v2 = v[p + 2], v3 = v[p + 3];
+    const float *r0 = m + p * n, *r1 = r0 + n, *r2 = r1 + n, *r3 = r2 + n;
+    int64_t j = 0;
+    for (; j + 8 <= n; j += 8)
+      for (int u = 0; u < 8; u++) {
+        float t = a[j + u];
+        t += v0 * r0[j + u];
+        t += v1 * r1[j + u];
+        t += v2 * r2[j + u];
+        t += v3 * r3[j + u];
+        a[j + u] = t;
+      }
+    for (; j < n; j++) {
+      float t = a[j];
+      t += v0 * r0[j];
+      t += v1 * r1[j];
+      t += v2 * r2[j];
+      t += v3 * r3[j];
+      a[j] = t;
+    }
+  }
+  for (; p < k; p++) {
+    const float vp = v[p], *row = m + p * n;
+    for (int64_t j = 0; j < n; j++) a[j] += vp * row[j];
+  }
+}
+
 /* Where the initial state comes from: given, carried or zero. */
 static int pick_initial_state(loom_layer *l, rec_state *s, int64_t batch, int64_t hsz, loom_error *err) {
   char where[128];
@@ -217,17 +269,24 @@ static int rec_forward(loom_layer *l, const loom_ctx *ctx, const float *x, float
   if ((rc = pick_initial_state(l, s, batch, hsz, err))) return rc;
   const float *w_ih = layer_weight_values(l, W_IH, err), *w_hh = w_ih ? layer_weight_values(l, W_HH, err) : NULL;
   if (!w_hh) return err ? err->code : LOOM_ERR_INVALID;
-  loom_sgemm(pool, false, true, rows, gh, f, x, f, w_ih, f, false, s->act, gh);
+  /* Per sample, never over the batch: a product's tiling (and BLAS's kernel
+   * choice) follows its row count, so a sample computed beside others gives
+   * the bits it gives alone. */
+  for (int64_t b = 0; b < batch; b++)
+    loom_sgemm(pool, false, true, steps, gh, f, x + b * steps * f, f, w_ih, f, false, s->act + b * steps * gh, gh);
   if (l->n_weights > W_BHH) {
     const float *b_ih = layer_weight_values(l, W_BIH, err), *b_hh = b_ih ? layer_weight_values(l, W_BHH, err) : NULL;
     if (!b_hh) return err ? err->code : LOOM_ERR_INVALID;
     for (int64_t r = 0; r < rows; r++)
       for (int64_t j = 0; j < gh; j++) s->act[r * gh + j] += b_ih[j] + b_hh[j];
   }
+  /* The recurrent product of one sample and step, a += W_hh·h_{t−1}, as row
+   * dot products here: a one-row BLAS call would repack W_hh on every step. */
   for (int64_t t = 0; t < steps; t++) {
-    const float *hprev = t == 0 ? s->init_h : s->h + (t - 1) * hsz;
-    int64_t ld = t == 0 ? hsz : steps * hsz;
-    loom_sgemm(pool, false, true, batch, gh, hsz, hprev, ld, w_hh, hsz, true, s->act + t * gh, steps * gh);
+    for (int64_t b = 0; b < batch; b++) {
+      const float *hprev = t == 0 ? s->init_h + b * hsz : s->h + (b * steps + t - 1) * hsz;
+      add_mat_vec(s->act + (b * steps + t) * gh, w_hh, hprev, gh, hsz);
+    }
     step_cells(l, s, batch, t);
   }
   bool last = loom_shape_numel(&l->out_shape) == hsz && steps > 1;
@@ -294,8 +353,9 @@ static int rec_backward(loom_layer *l, const loom_ctx *ctx, const float *x, cons
   memset(s->dc, 0, (size_t)(batch * hsz) * sizeof(float));
   for (int64_t t = steps - 1; t >= 0; t--) {
     step_backward(l, s, dy, batch, t, last);
-    /* dh_{t-1} = da_t · W_hh (replaces dh: its share of step t is spent). */
-    loom_sgemm(pool, false, false, batch, hsz, gh, s->da + t * gh, steps * gh, w_hh, hsz, false, s->dh, hsz);
+    /* dh_{t-1} = da_t · W_hh (replaces dh: its share of step t is spent); per sample as in forward. */
+    memset(s->dh, 0, (size_t)(batch * hsz) * sizeof(float));
+    for (int64_t b = 0; b < batch; b++) add_rows(s->dh + b * hsz, s->da + (b * steps + t) * gh, w_hh, gh, hsz);
   }
   int rc = grow(l, &s->cap_grad, batch * hsz, (float **[]){&s->grad_h0, &s->grad_c0}, 2, err);
   if (rc) return rc;
@@ -316,7 +376,8 @@ static int rec_backward(loom_layer *l, const loom_ctx *ctx, const float *x, cons
         db_hh[j] += s->da[r * gh + j];
       }
   }
-  if (dx) loom_sgemm(pool, false, false, rows, f, gh, s->da, gh, w_ih, f, false, dx, f);
+  for (int64_t b = 0; dx && b < batch; b++)
+    loom_sgemm(pool, false, false, steps, f, gh, s->da + b * steps * gh, gh, w_ih, f, false, dx + b * steps * f, f);
   return LOOM_OK;
 }
 

@@ -94,6 +94,17 @@ static void test_systolic_feedback(void) {
   g_assert_cmpint(a.status, ==, 0);
   g_assert_cmpstr(a.out, ==, b.out);
   g_assert_cmpstr(a.out, !=, c.out); /* the loop needs more ticks than slots to act */
+  /* --ticks sets the setting: 3 ticks (one per slot) train another curve */
+  const char *three_ticks[] = {"train", model, "--epochs", "4", "--ticks", "3", "--json", NULL};
+  CliResult t3 = run(three_ticks);
+  g_assert_cmpint(t3.status, ==, 0);
+  g_assert_cmpstr(t3.out, !=, r.out);
+  const char *zero_ticks[] = {"train", model, "--ticks", "0", NULL};
+  CliResult t0 = run(zero_ticks);
+  g_assert_cmpint(t0.status, ==, 2);
+  g_assert_nonnull(strstr(t0.err, "--ticks needs an integer from 1 to 100000, not '0'"));
+  cli_result_clear(&t3);
+  cli_result_clear(&t0);
   const char *bad[] = {"eval", out, "--data", "clusters", "--ticks", "0", NULL};
   CliResult d = run(bad);
   g_assert_cmpint(d.status, ==, 2);

@@ -116,6 +116,24 @@ static void test_multi_head_parity(void) {
   loom_npy_clear(&z), loom_npy_clear(&lab), loom_npy_clear(&m), loom_npy_clear(&l), loom_npy_clear(&g);
 }
 
+/* multi_head_nll against torch: −Σ q·log p over each active head of softmax
+ * probabilities (label smoothing 0.1, two heads masked), loss and gradient. */
+static void test_multi_head_nll_parity(void) {
+  loom_npy p = parity_load("train", "mhnll_probs"), lab = parity_load("train", "mhnll_labels");
+  loom_npy m = parity_load("train", "mhnll_mask"), l = parity_load("train", "mhnll_loss");
+  loom_npy g = parity_load("train", "mhnll_grad");
+  int32_t *labels = labels_of(&lab);
+  uint8_t *mask = mask_of(&m);
+  float dy[3 * 4 * 5];
+  double loss;
+  loom_error err = {0};
+  g_assert_cmpint(loom_loss_multi_head_nll(p.data, labels, mask, 3, 4, 5, 0.1, &loss, dy, &err), ==, LOOM_OK);
+  assert_loss("multi-head nll", loss, &l);
+  parity_assert_matches("multi-head nll grad", dy, g.data, 60);
+  g_free(labels), g_free(mask);
+  loom_npy_clear(&p), loom_npy_clear(&lab), loom_npy_clear(&m), loom_npy_clear(&l), loom_npy_clear(&g);
+}
+
 /* ---- finite differences ---------------------------------------------------- */
 
 typedef double (*loss_fn)(const float *y, void *ctx, float *dy);
@@ -338,6 +356,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/train/loss/cross-entropy-parity", test_ce_parity);
   g_test_add_func("/train/loss/bce-parity", test_bce_parity);
   g_test_add_func("/train/loss/multi-head-parity", test_multi_head_parity);
+  g_test_add_func("/train/loss/multi-head-nll-parity", test_multi_head_nll_parity);
   g_test_add_func("/train/loss/finite-differences", test_gradients_by_finite_differences);
   g_test_add_func("/train/loss/multi-head-nll", test_multi_head_nll);
   g_test_add_func("/train/loss/bce-extremes", test_bce_extremes);

@@ -152,6 +152,30 @@ def gen_losses(out, save):
     for k, v in dict(logits=logits, labels=labels.float(), mask=mask, loss=loss.detach().reshape(1),
                      grad=ld.grad).items():
         save(out / f"mhce_{k}.npy", v)
+    # multi-head NLL on probabilities (a grid softmax's rows): its own generator,
+    # so the draws of everything after it stay as they were
+    g = torch.Generator().manual_seed(11)
+    batch, heads, classes, eps = 3, 4, 5, 0.1
+    probs = torch.softmax(torch.randn(batch, heads, classes, generator=g) * 2, dim=-1)
+    labels = torch.randint(0, classes, (batch, heads), generator=g)
+    mask = torch.ones(batch, heads)
+    mask[0, 2] = mask[2, 1] = 0
+    active = mask.reshape(-1).bool()
+    pd = probs.double().requires_grad_()
+    logp = torch.log(pd.reshape(-1, classes))
+    q = torch.full((batch * heads, classes), eps / classes, dtype=torch.float64)
+    q[torch.arange(batch * heads), labels.reshape(-1)] += 1 - eps
+    per_head = -(q * logp).sum(dim=1)
+    loss = per_head[active].mean()
+    loss.backward()
+    # without smoothing it is torch's NLLLoss on log p with masked heads ignored
+    ignored = torch.where(active, labels.reshape(-1), torch.full_like(labels.reshape(-1), -100))
+    plain = -(torch.log(probs.double().reshape(-1, classes))[torch.arange(batch * heads), labels.reshape(-1)])[active].mean()
+    alt = F.nll_loss(torch.log(probs.double().reshape(-1, classes)), ignored, ignore_index=-100)
+    assert abs(alt.item() - plain.item()) < 1e-12, (alt.item(), plain.item())
+    for k, v in dict(probs=probs, labels=labels.float(), mask=mask, loss=loss.detach().reshape(1),
+                     grad=pd.grad).items():
+        save(out / f"mhnll_{k}.npy", v)
 
 
 def gen_schedules(out, save):

@@ -98,7 +98,9 @@ LOOM_API int loom_train_config_validate(const loom_train_config *cfg, loom_error
  *    the network ends in a softmax-family layer or a sigmoid (outputs are
  *    probabilities) → mse on one-hot vectors; width 1 with 2 classes →
  *    bce_logits, or mse when the network ends in a sigmoid;
- *  - class labels, h > 1 heads: width = h × classes → multi_head_ce;
+ *  - class labels, h > 1 heads: width = h × classes → multi_head_ce, or
+ *    multi_head_nll when the network ends in a layer that outputs
+ *    probabilities (a grid softmax with one row per head);
  *  - vector targets: width = target width → mse.
  * Any other combination is an error that names both sizes.
  */
