@@ -29,6 +29,7 @@ typedef enum {
   GPU_K_NORM,
   GPU_K_EMBED,
   GPU_K_MERGE,
+  GPU_K_CONV,
   GPU_K_COUNT
 } gpu_kernel;
 
@@ -209,6 +210,19 @@ typedef struct {
 } gpu_segment;
 int gpu_op_segment(gpu_rec *rec, const gpu_segment *s, loom_error *err);
 
+/* A convolution (conv1d/2d/3d), spatial sizes padded to 3 dimensions with
+ * leading 1s (shaders/conv.comp). */
+typedef struct {
+  uint32_t cin, cout, groups;
+  uint32_t img[3], pos[3], k[3], s[3], pad[3], d[3];
+} gpu_conv;
+typedef enum { GPU_CONV_FORWARD, GPU_CONV_DX, GPU_CONV_DW, GPU_CONV_DB } gpu_conv_mode;
+/* FORWARD: out = conv(in) [+ bias]; DX: out = the input gradient of dy;
+ * DW: out = the weight gradient from in (x) and dy; DB: out = the bias
+ * gradient of dy. Gradients are written whole. */
+int gpu_op_conv(gpu_rec *rec, const gpu_conv *c, gpu_conv_mode mode, int64_t batch, const gpu_weights *w,
+                const gpu_buf *bias, const gpu_buf *in, const gpu_buf *dy, gpu_buf *out, loom_error *err);
+
 #include "loom/loss.h"
 /* dy = ∂loss/∂y of the network output y (rows × cols) for mse, cross_entropy
  * (targets: int32 labels, one a row) or bce_logits (float targets), mean
@@ -219,7 +233,7 @@ int gpu_op_loss_grad(gpu_rec *rec, const loom_loss_spec *spec, const gpu_buf *y,
 
 /* ---- a network on the device (gpu-net.c) ---------------------------------- */
 
-typedef enum { GN_PASS, GN_DENSE, GN_ACT, GN_SOFTMAX, GN_NORM, GN_EMBED } gnode_kind;
+typedef enum { GN_PASS, GN_DENSE, GN_ACT, GN_SOFTMAX, GN_NORM, GN_EMBED, GN_CONV } gnode_kind;
 
 /* One plan node. Sizes are per sample, so one preparation serves every
  * batch up to the one its buffers were made for. */
@@ -237,6 +251,7 @@ typedef struct {
   bool layernorm, has_weight; /* norm */
   float eps;
   gpu_buf stats;        /* norm: mean and rstd of every row of the batch */
+  gpu_conv conv;        /* conv1d/2d/3d */
   /* Remote links: the node reads buffer `in`, its own, made from the spine
    * input (buffer `base`) and the merges that take effect: those after the
    * last replace (a replace discards what came before it, on the CPU too),

@@ -54,6 +54,27 @@ static int classify(loom_gpu_net *gn, const net_node *nd, gnode *out, loom_error
     out->rows = rows_per_sample(&nd->in);
     return LOOM_OK;
   }
+  if (!strcmp(name, "conv1d") || !strcmp(name, "conv2d") || !strcmp(name, "conv3d")) {
+    /* conv.c's parameters in its order: in, out, kernel, stride, padding,
+     * dilation, groups, bias; spatial sizes padded with leading 1s */
+    int dims = name[4] - '0', lead = 3 - dims;
+    gpu_conv *c = &out->conv;
+    c->cin = (uint32_t)nd->in.d[0];
+    c->cout = (uint32_t)nd->out.d[0];
+    c->groups = (uint32_t)loom_layer_get_int(l, "groups");
+    for (int i = 0; i < 3; i++) {
+      bool used = i >= lead;
+      c->img[i] = used ? (uint32_t)nd->in.d[1 + i - lead] : 1;
+      c->pos[i] = used ? (uint32_t)nd->out.d[1 + i - lead] : 1;
+      c->k[i] = used ? (uint32_t)loom_layer_get_value(l, 2).i[i - lead] : 1;
+      c->s[i] = used ? (uint32_t)loom_layer_get_value(l, 3).i[i - lead] : 1;
+      c->pad[i] = used ? (uint32_t)loom_layer_get_value(l, 4).i[i - lead] : 0;
+      c->d[i] = used ? (uint32_t)loom_layer_get_value(l, 5).i[i - lead] : 1;
+    }
+    out->kind = GN_CONV;
+    out->has_bias = l->n_weights > 1;
+    return LOOM_OK;
+  }
   if (!strcmp(name, "embedding")) {
     out->kind = GN_EMBED;
     out->pos = loom_shape_numel(&nd->in);
@@ -77,8 +98,8 @@ static int classify(loom_gpu_net *gn, const net_node *nd, gnode *out, loom_error
     return LOOM_OK;
   }
   char why[160];
-  snprintf(why, sizeof why, _("does not run %s layers yet (it runs dense, embedding, layernorm, rmsnorm, softmax and the "
-             "element-wise activations)"),
+  snprintf(why, sizeof why, _("does not run %s layers yet (it runs dense, conv1d/2d/3d, embedding, layernorm, rmsnorm, softmax "
+             "and the element-wise activations)"),
            name);
   return unsupported(nd, why, err);
 }
@@ -141,7 +162,8 @@ static int record_merges(loom_gpu_net *gn, gpu_rec *rec, const gnode *n, int64_t
 LOOM_API int loom_gpu_net_upload_weights(loom_gpu_net *gn, loom_error *err) {
   for (int i = 0; i < gn->n_nodes; i++) {
     gnode *n = &gn->nodes[i];
-    if (n->kind != GN_DENSE && n->kind != GN_EMBED && !(n->kind == GN_NORM && n->has_weight)) continue;
+    if (n->kind != GN_DENSE && n->kind != GN_EMBED && n->kind != GN_CONV && !(n->kind == GN_NORM && n->has_weight))
+      continue;
     int rc = gpu_weights_upload(gn->g, loom_layer_weights(n->layer, 0), &n->w, err);
     if (!rc && n->has_bias) {
       loom_weights *b = loom_layer_weights(n->layer, 1);
@@ -189,6 +211,10 @@ int gpu_net_record_forward(loom_gpu_net *gn, gpu_rec *rec, int64_t batch, loom_e
       break;
     }
     case GN_EMBED: rc = gpu_op_embed(rec, &n->w, x, NULL, y, batch * n->pos, err); break;
+    case GN_CONV:
+      rc = gpu_op_conv(rec, &n->conv, GPU_CONV_FORWARD, batch, &n->w, n->has_bias ? &n->b.data : NULL, x, NULL, y,
+                       err);
+      break;
     }
   }
   return rc;

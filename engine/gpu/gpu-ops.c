@@ -320,3 +320,31 @@ int gpu_op_segment(gpu_rec *rec, const gpu_segment *s, loom_error *err) {
   gpu_groups_1d(s->batch * s->len, 256, groups);
   return gpu_rec_dispatch(rec, GPU_K_MERGE, bufs, &push, sizeof push, groups, err);
 }
+
+int gpu_op_conv(gpu_rec *rec, const gpu_conv *c, gpu_conv_mode mode, int64_t batch, const gpu_weights *w,
+                const gpu_buf *bias, const gpu_buf *in, const gpu_buf *dy, gpu_buf *out, loom_error *err) {
+  int64_t n_img = (int64_t)c->img[0] * c->img[1] * c->img[2], n_pos = (int64_t)c->pos[0] * c->pos[1] * c->pos[2];
+  int64_t taps = (int64_t)c->k[0] * c->k[1] * c->k[2];
+  int64_t work = mode == GPU_CONV_FORWARD ? batch * c->cout * n_pos
+               : mode == GPU_CONV_DX      ? batch * c->cin * n_img
+               : mode == GPU_CONV_DW      ? (int64_t)c->cout * (c->cin / c->groups) * taps
+                                          : c->cout;
+  if (batch * c->cout * n_pos > GPU_MAX_INDEX || batch * c->cin * n_img > GPU_MAX_INDEX)
+    return too_large(_("a convolution"), batch * c->cout * n_pos, err);
+  bool f32 = w->dtype == LOOM_DTYPE_FLOAT32;
+  struct {
+    uint32_t batch, cin, cout, groups, img[3], pos[3], k[3], s[3], pad[3], d[3];
+    uint32_t mode, has_bias, ldb, kind, nbits, per_tensor;
+  } push = {(uint32_t)batch, c->cin, c->cout, c->groups,
+            {c->img[0], c->img[1], c->img[2]}, {c->pos[0], c->pos[1], c->pos[2]},
+            {c->k[0], c->k[1], c->k[2]}, {c->s[0], c->s[1], c->s[2]},
+            {c->pad[0], c->pad[1], c->pad[2]}, {c->d[0], c->d[1], c->d[2]},
+            (uint32_t)mode, bias != NULL, w->ld, f32 ? 8u : gpu_decode_kind(w->dtype),
+            f32 ? 32u : (uint32_t)loom_dtype_traits_get(w->dtype)->bits, w->per_tensor};
+  const gpu_buf *dummy = rec->g->dummy;
+  const gpu_buf *bufs[6] = {in ? in : dummy, &w->data, w->scales.buffer ? &w->scales : dummy,
+                            bias ? bias : dummy, dy ? dy : dummy, out};
+  uint32_t groups[3];
+  gpu_groups_1d(work, 256, groups);
+  return gpu_rec_dispatch(rec, GPU_K_CONV, bufs, &push, sizeof push, groups, err);
+}

@@ -236,7 +236,8 @@ gpu_train *gpu_train_new(loom_gpu *gpu, loom_net *net, int64_t max_batch, const 
                      &t->targets, err);
   for (int k = 0; !rc && k < gn->n_nodes; k++) {
     gnode *n = &gn->nodes[k];
-    if (n->kind != GN_DENSE && n->kind != GN_EMBED && !(n->kind == GN_NORM && n->has_weight)) continue;
+    if (n->kind != GN_DENSE && n->kind != GN_EMBED && n->kind != GN_CONV && !(n->kind == GN_NORM && n->has_weight))
+      continue;
     for (int idx = 0; !rc && idx < (n->has_bias ? 2 : 1); idx++) {
       gt_tensor *tt = &t->tensors[t->n_tensors];
       tt->w = loom_layer_weights(n->layer, idx);
@@ -332,6 +333,15 @@ static int record_backward(gpu_train *t, int k, bool need_input_grad, loom_error
     return need_input_grad ? gpu_op_act(&t->rec, &n->act, x, dy, dx, b * n->numel, err) : LOOM_OK;
   case GN_SOFTMAX:
     return need_input_grad ? gpu_op_softmax_backward(&t->rec, y, dy, dx, b * n->rows, n->cols, 1.0f, err) : LOOM_OK;
+  case GN_CONV: {
+    gt_tensor *tw = tensor_of(t, k, 0), *tb = tensor_of(t, k, 1);
+    rc = gpu_op_conv(&t->rec, &n->conv, GPU_CONV_DW, b, &n->w, NULL, x, dy, &tw->grad, err);
+    if (!rc && tb) rc = gpu_op_conv(&t->rec, &n->conv, GPU_CONV_DB, b, &n->w, NULL, NULL, dy, &tb->grad, err);
+    /* dx through the forward's copy of W: with packed weights, the
+     * dequantized W (the CPU's straight-through estimator) */
+    if (!rc && need_input_grad) rc = gpu_op_conv(&t->rec, &n->conv, GPU_CONV_DX, b, &n->w, NULL, NULL, dy, dx, err);
+    return rc;
+  }
   case GN_EMBED: {
     gt_tensor *tw = tensor_of(t, k, 0);
     gpu_rec_zero(&t->rec, &tw->grad);

@@ -43,7 +43,8 @@ static void compare_forward(loom_net *net, const char *what, int64_t batch) {
 }
 
 static void test_examples(void) {
-  static const char *const names[] = {"xor", "spiral", "playground", "playground-int4", "hop", "playground-skip"};
+  static const char *const names[] = {"xor", "spiral", "playground", "playground-int4", "hop", "playground-skip",
+                                      "cnn"};
   for (size_t i = 0; i < G_N_ELEMENTS(names); i++) {
     loom_error err = {0};
     loom_net *net = NULL;
@@ -131,6 +132,26 @@ static void test_embedding(void) {
   }
 }
 
+/* conv1d, conv2d (grouped, strided, padded, dilated) and conv3d, at float32,
+ * int8 and fp8 weights. */
+static void test_convolutions(void) {
+  static const loom_dtype dtypes[] = {LOOM_DTYPE_FLOAT32, LOOM_DTYPE_INT8, LOOM_DTYPE_FP8_E5M2};
+  for (size_t i = 0; i < G_N_ELEMENTS(dtypes); i++) {
+    loom_net *net = gpu_test_conv_net(dtypes[i]);
+    char what[64];
+    snprintf(what, sizeof what, "convolutions %s", loom_dtype_name(dtypes[i]));
+    compare_forward(net, what, 3);
+    compare_forward(net, what, 1);
+    loom_net_free(net);
+  }
+  loom_net *net = gpu_test_conv3d_net();
+  compare_forward(net, "conv3d", 2);
+  loom_net_free(net);
+  net = gpu_test_conv1d_net();
+  compare_forward(net, "conv1d", 2);
+  loom_net_free(net);
+}
+
 static void expect_refusal(const char *example, const char *needle) {
   loom_error err = {0};
   loom_net *net = NULL;
@@ -143,8 +164,8 @@ static void expect_refusal(const char *example, const char *needle) {
 }
 
 static void test_refusals(void) {
-  expect_refusal("cnn", "conv2d");
-  expect_refusal("cnn", "(0,0,0,0)");
+  expect_refusal("moe", "parallel");
+  expect_refusal("moe", "(0,1,0,0)");
   expect_refusal("feedback", "systolic");
 }
 
@@ -178,6 +199,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/gpu/net/chain", test_chain);
   g_test_add_func("/gpu/net/norms", test_norms);
   g_test_add_func("/gpu/net/embedding", test_embedding);
+  g_test_add_func("/gpu/net/convolutions", test_convolutions);
   g_test_add_func("/gpu/net/refusals", test_refusals);
   int rc = g_test_run();
   loom_gpu_free(gpu);

@@ -304,14 +304,38 @@ static void test_refusals(void) {
   loom_net_free(net);
 
   /* A layer the device cannot run: the slot and the type are named. */
-  if (loom_example_build("cnn", &net, &err)) g_error("%s", err.message);
+  if (loom_example_build("moe", &net, &err)) g_error("%s", err.message);
   loom_shape in = loom_net_input_shape(net);
-  ds = loom_gen_clusters(40, 10, loom_shape_numel(&in), 0.3, 5, &err);
+  ds = loom_gen_clusters(40, 3, loom_shape_numel(&in), 0.3, 5, &err);
   g_assert_nonnull(ds);
   cfg = config_for(net, ds, LOOM_OPTIM_SGD);
-  expect_refusal(net, ds, &cfg, "layer conv2d at (0,0,0,0)");
+  expect_refusal(net, ds, &cfg, "layer parallel at (0,1,0,0)");
   loom_dataset_free(ds);
   loom_net_free(net);
+}
+
+/* The digits CNN (conv2d → relu → conv2d stride 2 → relu → dense) on 8×8
+ * images of clusters, and a net with grouped, strided, padded and dilated
+ * conv1d/conv2d layers. */
+static void test_cnn_sgd(void) {
+  loom_error err = {0};
+  loom_net *net = NULL;
+  if (loom_example_build("cnn", &net, &err)) g_error("%s", err.message);
+  loom_dataset *ds = loom_gen_clusters(100, 10, 64, 0.5, 7, &err);
+  loom_shape img = loom_shape_make(3, (int64_t[]){1, 8, 8});
+  if (!ds || loom_dataset_reshape_inputs(ds, &img, &err)) g_error("%s", err.message);
+  parity_net("cnn", net, ds, LOOM_OPTIM_SGD);
+}
+
+static void test_convolutions_adam(void) {
+  loom_error err = {0};
+  loom_net *net = gpu_test_conv_net(LOOM_DTYPE_FLOAT32);
+  loom_shape in = loom_net_input_shape(net), out = loom_net_output_shape(net);
+  loom_dataset *ds = loom_dataset_new(100, &in, LOOM_TARGET_VECTOR, loom_shape_numel(&out), 0, &err);
+  if (!ds) g_error("%s", err.message);
+  gpu_test_fill(ds->inputs, 100 * loom_shape_numel(&in), -1, 1, 21);
+  gpu_test_fill(ds->targets, 100 * loom_shape_numel(&out), -0.5, 0.5, 22);
+  parity_net("convolutions", net, ds, LOOM_OPTIM_ADAM);
 }
 
 int main(int argc, char **argv) {
@@ -325,6 +349,8 @@ int main(int argc, char **argv) {
   g_test_add_func("/gpu/train/hop-adam", test_hop_adam);
   g_test_add_func("/gpu/train/playground-skip-sgd", test_playground_skip_sgd);
   g_test_add_func("/gpu/train/replace-links", test_replace_links);
+  g_test_add_func("/gpu/train/cnn-sgd", test_cnn_sgd);
+  g_test_add_func("/gpu/train/convolutions-adam", test_convolutions_adam);
   g_test_add_func("/gpu/train/norms-sgd", test_norms_sgd);
   g_test_add_func("/gpu/train/norms-adam", test_norms_adam);
   g_test_add_func("/gpu/train/embedding-sgd", test_embedding_sgd);
