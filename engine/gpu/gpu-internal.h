@@ -30,6 +30,7 @@ typedef enum {
   GPU_K_EMBED,
   GPU_K_MERGE,
   GPU_K_CONV,
+  GPU_K_RMSPROP,
   GPU_K_COUNT
 } gpu_kernel;
 
@@ -176,6 +177,9 @@ int gpu_op_sgd(gpu_rec *rec, const loom_optim_config *c, bool first, double lr, 
                gpu_buf *mom, int64_t n, loom_error *err);
 int gpu_op_adam(gpu_rec *rec, const loom_optim_config *c, int64_t step, double lr, gpu_buf *param,
                 const gpu_buf *grad, gpu_buf *m, gpu_buf *v, gpu_buf *vmax, int64_t n, loom_error *err);
+/* RMSprop: mom used with momentum > 0, grad_avg when centered (else may be NULL). */
+int gpu_op_rmsprop(gpu_rec *rec, const loom_optim_config *c, double lr, gpu_buf *param, const gpu_buf *grad,
+                   gpu_buf *mom, gpu_buf *square_avg, gpu_buf *grad_avg, int64_t n, loom_error *err);
 
 /* layernorm / rmsnorm over rows of d values (shaders/norm.comp). w, b
  * may be NULL (no affine, or rmsnorm's missing bias); stats holds 2 floats

@@ -348,3 +348,21 @@ int gpu_op_conv(gpu_rec *rec, const gpu_conv *c, gpu_conv_mode mode, int64_t bat
   gpu_groups_1d(work, 256, groups);
   return gpu_rec_dispatch(rec, GPU_K_CONV, bufs, &push, sizeof push, groups, err);
 }
+
+int gpu_op_rmsprop(gpu_rec *rec, const loom_optim_config *c, double lr, gpu_buf *param, const gpu_buf *grad,
+                   gpu_buf *mom, gpu_buf *square_avg, gpu_buf *grad_avg, int64_t n, loom_error *err) {
+  if (n > GPU_MAX_INDEX) return too_large(_("an optimizer step"), n, err);
+  /* The same float32 constants as rmsprop_tensor(). */
+  struct {
+    uint32_t n, flags;
+    float a, one_a, eps, wd, mom, neg_lr;
+  } push = {(uint32_t)n,          (c->maximize ? 1u : 0u) | (c->centered ? 2u : 0u),
+            (float)c->alpha,      (float)(1.0 - c->alpha),
+            (float)c->eps,        (float)c->weight_decay,
+            (float)c->momentum,   (float)-lr};
+  const gpu_buf *dummy = rec->g->dummy;
+  const gpu_buf *bufs[5] = {param, grad, mom ? mom : dummy, square_avg, grad_avg ? grad_avg : dummy};
+  uint32_t groups[3];
+  gpu_groups_1d(n, 256, groups);
+  return gpu_rec_dispatch(rec, GPU_K_RMSPROP, bufs, &push, sizeof push, groups, err);
+}

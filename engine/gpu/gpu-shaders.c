@@ -59,6 +59,10 @@ static const uint32_t spv_conv[] =
 #include "conv.spv.inc"
   ;
 
+static const uint32_t spv_rmsprop[] =
+#include "rmsprop.spv.inc"
+  ;
+
 #define KERNEL(ident, array, bindings) [ident] = {#array, array, sizeof array, bindings}
 
 const gpu_kernel_info gpu_kernels[GPU_K_COUNT] = {
@@ -78,4 +82,5 @@ const gpu_kernel_info gpu_kernels[GPU_K_COUNT] = {
   KERNEL(GPU_K_EMBED, spv_embed, 5),
   KERNEL(GPU_K_MERGE, spv_merge, 2),
   KERNEL(GPU_K_CONV, spv_conv, 6),
+  KERNEL(GPU_K_RMSPROP, spv_rmsprop, 5),
 };

@@ -60,10 +60,6 @@ int gpu_train_check_config(const loom_train_config *cfg, loom_error *err) {
     return loom_error_set(err, LOOM_ERR_UNSUPPORTED,
                           _("method: the Vulkan backend trains with backprop only, not %s"),
                           loom_train_method_name(cfg->method));
-  if (cfg->optim.kind != LOOM_OPTIM_SGD && cfg->optim.kind != LOOM_OPTIM_ADAM && cfg->optim.kind != LOOM_OPTIM_ADAMW)
-    return loom_error_set(err, LOOM_ERR_UNSUPPORTED,
-                          _("optim.kind: the Vulkan backend has no %s kernel yet (sgd, adam and adamw)"),
-                          loom_optim_name(cfg->optim.kind));
   if (cfg->clip_norm > 0)
     return loom_error_set(err, LOOM_ERR_UNSUPPORTED,
                           _("clip_norm: the Vulkan backend does not clip gradients yet; set clip_norm to 0"));
@@ -401,6 +397,8 @@ static int record_step(gpu_train *t, const loom_train_config *cfg, double lr, lo
     if (cfg->optim.kind == LOOM_OPTIM_SGD)
       rc = gpu_op_sgd(&t->rec, &cfg->optim, !tt->has_momentum, lr, param_buf(tt), &tt->grad,
                       cfg->optim.momentum != 0 ? &tt->s1 : NULL, tt->n, err);
+    else if (cfg->optim.kind == LOOM_OPTIM_RMSPROP)
+      rc = gpu_op_rmsprop(&t->rec, &cfg->optim, lr, param_buf(tt), &tt->grad, &tt->s1, &tt->s2, &tt->s3, tt->n, err);
     else
       rc = gpu_op_adam(&t->rec, &cfg->optim, t->steps, lr, param_buf(tt), &tt->grad, &tt->s1, &tt->s2,
                        cfg->optim.amsgrad ? &tt->s3 : NULL, tt->n, err);

@@ -20,8 +20,7 @@ typedef struct gpu_train gpu_train;
 
 /* Prepares `net` (inferred) for steps of at most max_batch samples under
  * cfg: every slot must run on the device (an error names the slot and layer
- * type), the method must be backprop, the optimizer SGD, Adam or AdamW, the
- * loss mse, cross_entropy or bce_logits and clip_norm 0 (an error names the
+ * type), the method must be backprop, the loss mse, cross_entropy or bce_logits and clip_norm 0 (an error names the
  * field). The device's copies start from the host's masters. */
 gpu_train *gpu_train_new(loom_gpu *gpu, loom_net *net, int64_t max_batch, const loom_train_config *cfg,
                          loom_error *err);

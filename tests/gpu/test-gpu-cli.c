@@ -136,9 +136,9 @@ static void test_train(void) {
     g_assert_cmpfloat(fabs(cpu[i] - dev[i]), <=, 1e-5 * fabs(cpu[i]));
   }
   /* What the device cannot train is refused, naming the field or the slot. */
-  r = run((const char *[]){"train", model, "--epochs", "1", "--optimizer", "rmsprop", "--device", "vulkan", NULL});
+  r = run((const char *[]){"train", model, "--epochs", "1", "--method", "tween", "--device", "vulkan", NULL});
   g_assert_cmpint(r.status, ==, 1);
-  g_assert_nonnull(strstr(r.err, "optim.kind"));
+  g_assert_nonnull(strstr(r.err, "method:"));
   cli_result_clear(&r);
   char *cnn = make_example("moe");
   r = run((const char *[]){"train", cnn, "--epochs", "1", "--device", "vulkan", NULL});
