@@ -31,6 +31,7 @@ typedef enum {
   GPU_K_MERGE,
   GPU_K_CONV,
   GPU_K_RMSPROP,
+  GPU_K_CLIP,
   GPU_K_COUNT
 } gpu_kernel;
 
@@ -177,6 +178,11 @@ int gpu_op_sgd(gpu_rec *rec, const loom_optim_config *c, bool first, double lr, 
                gpu_buf *mom, int64_t n, loom_error *err);
 int gpu_op_adam(gpu_rec *rec, const loom_optim_config *c, int64_t step, double lr, gpu_buf *param,
                 const gpu_buf *grad, gpu_buf *m, gpu_buf *v, gpu_buf *vmax, int64_t n, loom_error *err);
+/* Clipping by the global norm (shaders/clip.comp): mode 0 sums one tensor's
+ * squares into sums[index], mode 1 makes scale = [coef, norm] from the
+ * n_tensors sums, mode 2 multiplies one tensor's gradient by coef. */
+int gpu_op_clip(gpu_rec *rec, int mode, gpu_buf *grad, int64_t n, int index, gpu_buf *sums, gpu_buf *scale,
+                int n_tensors, double max_norm, loom_error *err);
 /* RMSprop: mom used with momentum > 0, grad_avg when centered (else may be NULL). */
 int gpu_op_rmsprop(gpu_rec *rec, const loom_optim_config *c, double lr, gpu_buf *param, const gpu_buf *grad,
                    gpu_buf *mom, gpu_buf *square_avg, gpu_buf *grad_avg, int64_t n, loom_error *err);

@@ -366,3 +366,16 @@ int gpu_op_rmsprop(gpu_rec *rec, const loom_optim_config *c, double lr, gpu_buf 
   gpu_groups_1d(n, 256, groups);
   return gpu_rec_dispatch(rec, GPU_K_RMSPROP, bufs, &push, sizeof push, groups, err);
 }
+
+int gpu_op_clip(gpu_rec *rec, int mode, gpu_buf *grad, int64_t n, int index, gpu_buf *sums, gpu_buf *scale,
+                int n_tensors, double max_norm, loom_error *err) {
+  if (n > GPU_MAX_INDEX) return too_large(_("a gradient"), n, err);
+  struct {
+    uint32_t n, index, mode, n_tensors;
+    float max_norm;
+  } push = {(uint32_t)n, (uint32_t)index, (uint32_t)mode, (uint32_t)n_tensors, (float)max_norm};
+  const gpu_buf *bufs[3] = {grad ? grad : rec->g->dummy, sums, scale};
+  uint32_t groups[3] = {1, 1, 1};
+  if (mode == 2) gpu_groups_1d(n, 256, groups);
+  return gpu_rec_dispatch(rec, GPU_K_CLIP, bufs, &push, sizeof push, groups, err);
+}

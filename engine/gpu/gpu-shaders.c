@@ -63,6 +63,10 @@ static const uint32_t spv_rmsprop[] =
 #include "rmsprop.spv.inc"
   ;
 
+static const uint32_t spv_clip[] =
+#include "clip.spv.inc"
+  ;
+
 #define KERNEL(ident, array, bindings) [ident] = {#array, array, sizeof array, bindings}
 
 const gpu_kernel_info gpu_kernels[GPU_K_COUNT] = {
@@ -83,4 +87,5 @@ const gpu_kernel_info gpu_kernels[GPU_K_COUNT] = {
   KERNEL(GPU_K_MERGE, spv_merge, 2),
   KERNEL(GPU_K_CONV, spv_conv, 6),
   KERNEL(GPU_K_RMSPROP, spv_rmsprop, 5),
+  KERNEL(GPU_K_CLIP, spv_clip, 3),
 };

@@ -49,6 +49,8 @@ struct gpu_train {
    * and the host reading the statistics from it directly cost the H100 a
    * training step of 100 ms instead of a few. */
   gpu_buf *rb_bufs, *rb_grads;
+  /* Clipping: each tensor's Σ g², then [coef, norm] (and its host copy). */
+  gpu_buf clip_sums, clip_scale, rb_clip_scale;
   int n_tensors;
   gt_tensor *tensors;
   int64_t steps;    /* optimizer steps done on the device */
@@ -60,9 +62,6 @@ int gpu_train_check_config(const loom_train_config *cfg, loom_error *err) {
     return loom_error_set(err, LOOM_ERR_UNSUPPORTED,
                           _("method: the Vulkan backend trains with backprop only, not %s"),
                           loom_train_method_name(cfg->method));
-  if (cfg->clip_norm > 0)
-    return loom_error_set(err, LOOM_ERR_UNSUPPORTED,
-                          _("clip_norm: the Vulkan backend does not clip gradients yet; set clip_norm to 0"));
   if (cfg->loss.kind != LOOM_LOSS_MSE && cfg->loss.kind != LOOM_LOSS_CROSS_ENTROPY &&
       cfg->loss.kind != LOOM_LOSS_BCE_LOGITS)
     return loom_error_set(err, LOOM_ERR_UNSUPPORTED,
@@ -226,6 +225,9 @@ gpu_train *gpu_train_new(loom_gpu *gpu, loom_net *net, int64_t max_batch, const 
     if (!rc) rc = gpu_buf_new_readback(gpu, gn->bufs[i].bytes, _("a copy for the host"), &t->rb_grads[i], err);
   }
   if (!rc) rc = plan_sums(t, err);
+  if (!rc) rc = gpu_buf_new(gpu, (size_t)(2 * gn->n_nodes + 1) * sizeof(float), _("the gradient norms"), &t->clip_sums, err);
+  if (!rc) rc = gpu_buf_new(gpu, 2 * sizeof(float), _("the gradient norms"), &t->clip_scale, err);
+  if (!rc) rc = gpu_buf_new_readback(gpu, 2 * sizeof(float), _("the gradient norms"), &t->rb_clip_scale, err);
   /* Labels are one int32 a sample; float targets the output's width. */
   if (!rc)
     rc = gpu_buf_new(gpu, (size_t)(max_batch * (t->width > 0 ? t->width : 1)) * sizeof(float), _("the targets"),
@@ -277,6 +279,9 @@ void gpu_train_free(gpu_train *t) {
   for (int i = 0; t->grads && i < t->gn->n_bufs; i++) gpu_buf_free(g, &t->grads[i]);
   for (int k = 0; t->gpriv && k < t->gn->n_nodes; k++) gpu_buf_free(g, &t->gpriv[k]);
   gpu_buf_free(g, &t->targets);
+  gpu_buf_free(g, &t->clip_sums);
+  gpu_buf_free(g, &t->clip_scale);
+  gpu_buf_free(g, &t->rb_clip_scale);
   loom_gpu_net_free(t->gn);
   free(t->grads);
   free(t->has_grad);
@@ -361,7 +366,7 @@ static int record_step(gpu_train *t, const loom_train_config *cfg, double lr, lo
   loom_gpu_net *gn = t->gn;
   gpu_rec_free(&t->rec);
   /* forward, loss, backward (≤ 3 a node, and a merge's segments), update (1 a tensor) */
-  int max = gpu_net_forward_dispatches(gn) + 1 + t->n_tensors;
+  int max = gpu_net_forward_dispatches(gn) + 1 + 3 * t->n_tensors + 1;
   for (int k = 0; k < gn->n_nodes; k++) max += 4 + gn->nodes[k].n_merges;
   int rc = gpu_rec_begin(t->g, max, &t->rec, err);
   if (!rc) rc = gpu_net_record_forward(gn, &t->rec, t->rows, err);
@@ -390,6 +395,17 @@ static int record_step(gpu_train *t, const loom_train_config *cfg, double lr, lo
       if (need && n->n_merges > 0) t->has_grad[n->in] = true;
     }
     if (!rc) rc = record_distribute(t, k, err);
+  }
+  /* Clipping by the global norm: every gradient is complete here. */
+  if (cfg->clip_norm > 0) {
+    for (int i = 0; !rc && i < t->n_tensors; i++)
+      rc = gpu_op_clip(&t->rec, 0, &t->tensors[i].grad, t->tensors[i].n, i, &t->clip_sums, &t->clip_scale,
+                       t->n_tensors, cfg->clip_norm, err);
+    if (!rc) rc = gpu_op_clip(&t->rec, 1, NULL, 0, 0, &t->clip_sums, &t->clip_scale, t->n_tensors, cfg->clip_norm, err);
+    for (int i = 0; !rc && i < t->n_tensors; i++)
+      rc = gpu_op_clip(&t->rec, 2, &t->tensors[i].grad, t->tensors[i].n, i, &t->clip_sums, &t->clip_scale,
+                       t->n_tensors, cfg->clip_norm, err);
+    if (!rc) gpu_rec_copy(&t->rec, &t->clip_scale, &t->rb_clip_scale, 2 * sizeof(float));
   }
   t->steps++;
   for (int i = 0; !rc && i < t->n_tensors; i++) {
@@ -471,3 +487,5 @@ const float *gpu_train_tensor_grad(const gpu_train *t, int node, int index) {
   gt_tensor *tt = tensor_of(t, node, index);
   return tt ? tt->rb_grad.map : NULL;
 }
+
+double gpu_train_grad_norm(const gpu_train *t) { return ((const float *)t->rb_clip_scale.map)[1]; }
