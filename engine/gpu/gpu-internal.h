@@ -148,13 +148,14 @@ typedef struct {
   uint32_t ldc;
   int64_t m, n, k;
   bool accumulate;
+  const struct gpu_act *act; /* applied to each stored output (a forward's fused activation); NULL: none */
 } gpu_gemm;
 int gpu_op_gemm(gpu_rec *rec, const gpu_gemm *op, loom_error *err);
 /* A float32 matrix viewed as a gpu_weights of dtype float32 (no copy). */
 gpu_weights gpu_weights_view(const gpu_buf *b, int64_t rows, int64_t cols);
 
 /* An activation layer's formula, or false when l is not one the device runs. */
-typedef struct {
+typedef struct gpu_act {
   uint32_t kind, tanh_gelu;
   float p0, p1;
 } gpu_act;
@@ -275,6 +276,12 @@ typedef struct {
     int64_t src_numel, before_numel;
   } *merges;
   bool base_used;      /* no replace: the spine input is the merge's start */
+  /* Forward only (gpu_net_record_forward with fuse): a dense layer whose
+   * output only an activation reads stores that activation's output itself
+   * (fuse_act: the activation's node, else -1), and the activation's node
+   * records nothing (fused). */
+  int fuse_act;
+  bool fused;
 } gnode;
 
 struct loom_gpu_net {
@@ -298,7 +305,9 @@ gpu_norm gpu_node_norm(gnode *n, int64_t batch);
 /* The most dispatches gpu_net_record_forward records. */
 int gpu_net_forward_dispatches(const loom_gpu_net *gn);
 /* Records the forward of `batch` samples (≤ gn->batch) into rec: one
- * dispatch per enabled node. */
-int gpu_net_record_forward(loom_gpu_net *gn, gpu_rec *rec, int64_t batch, loom_error *err);
+ * dispatch per enabled node, or with fuse a dense layer and the activation
+ * after it as one (the dense layer's own output is then not stored: a
+ * training step, whose backward reads it, records without fusing). */
+int gpu_net_record_forward(loom_gpu_net *gn, gpu_rec *rec, int64_t batch, bool fuse, loom_error *err);
 /* Records a fill of a whole buffer with zeros, visible to later dispatches. */
 void gpu_rec_zero(gpu_rec *rec, gpu_buf *b);

@@ -189,17 +189,56 @@ int gpu_net_forward_dispatches(const loom_gpu_net *gn) {
   return d;
 }
 
-int gpu_net_record_forward(loom_gpu_net *gn, gpu_rec *rec, int64_t batch, loom_error *err) {
+/* Pairs each dense layer with the activation right after it when that
+ * activation is the only reader of the dense layer's output (no link reads
+ * it and it is not the network's output), so the forward can store the
+ * activation directly. */
+static void plan_fusion(loom_gpu_net *gn) {
+  int *readers = calloc((size_t)gn->n_bufs, sizeof *readers);
+  for (int i = 0; i < gn->n_nodes; i++) {
+    gn->nodes[i].fuse_act = -1;
+    gn->nodes[i].fused = false;
+  }
+  if (!readers) return; /* no fusion: the forward is the same, one dispatch more a pair */
+  for (int i = 0; i < gn->n_nodes; i++) {
+    const gnode *n = &gn->nodes[i];
+    if (n->n_merges > 0) {
+      if (n->base_used) readers[n->base]++;
+      for (int m = 0; m < n->n_merges; m++) readers[n->merges[m].src]++;
+    } else if (n->kind != GN_PASS) {
+      readers[n->in]++;
+    }
+  }
+  for (int i = 0; i < gn->n_nodes; i++) {
+    gnode *n = &gn->nodes[i];
+    if (n->kind != GN_DENSE || n->out == gn->out_buf || readers[n->out] != 1) continue;
+    for (int j = i + 1; j < gn->n_nodes; j++) {
+      gnode *a = &gn->nodes[j];
+      if (a->kind == GN_PASS && a->n_merges == 0) continue; /* a disabled slot passes it on */
+      if (a->kind == GN_ACT && a->n_merges == 0 && a->in == n->out) {
+        n->fuse_act = j;
+        a->fused = true;
+      }
+      break;
+    }
+  }
+  free(readers);
+}
+
+int gpu_net_record_forward(loom_gpu_net *gn, gpu_rec *rec, int64_t batch, bool fuse, loom_error *err) {
   int rc = LOOM_OK;
   for (int i = 0; !rc && i < gn->n_nodes; i++) {
     gnode *n = &gn->nodes[i];
     gpu_buf *x = &gn->bufs[n->in], *y = &gn->bufs[n->out];
     if (n->n_merges > 0 && (rc = record_merges(gn, rec, n, batch, err))) break;
+    if (fuse && n->fused) continue;
     switch (n->kind) {
     case GN_PASS: break;
     case GN_DENSE: {
+      const gnode *a = fuse && n->fuse_act >= 0 ? &gn->nodes[n->fuse_act] : NULL;
       gpu_gemm op = {.a = x, .lda = (uint32_t)n->k, .b = &n->w, .tb = true, .bias = n->has_bias ? &n->b.data : NULL,
-                     .c = y, .ldc = (uint32_t)n->n, .m = batch * n->pos, .n = n->n, .k = n->k};
+                     .c = a ? &gn->bufs[a->out] : y, .ldc = (uint32_t)n->n, .m = batch * n->pos, .n = n->n, .k = n->k,
+                     .act = a ? &a->act : NULL};
       rc = gpu_op_gemm(rec, &op, err);
       break;
     }
@@ -222,7 +261,7 @@ int gpu_net_record_forward(loom_gpu_net *gn, gpu_rec *rec, int64_t batch, loom_e
 
 static int record(loom_gpu_net *gn, loom_error *err) {
   int rc = gpu_rec_begin(gn->g, gpu_net_forward_dispatches(gn), &gn->rec, err);
-  if (!rc) rc = gpu_net_record_forward(gn, &gn->rec, gn->batch, err);
+  if (!rc) rc = gpu_net_record_forward(gn, &gn->rec, gn->batch, true, err);
   if (!rc)
     gpu_rec_copy(&gn->rec, &gn->bufs[gn->out_buf], &gn->readback, (size_t)(gn->batch * gn->out_numel) * sizeof(float));
   if (!rc) rc = gpu_rec_end(&gn->rec, err);
@@ -312,6 +351,7 @@ LOOM_API loom_gpu_net *loom_gpu_net_new(loom_gpu *g, loom_net *net, int64_t batc
     rc = gpu_buf_new_readback(g, (size_t)(batch * gn->out_numel) * sizeof(float), _("the network output"),
                               &gn->readback, err);
   if (!rc) rc = loom_gpu_net_upload_weights(gn, err);
+  if (!rc) plan_fusion(gn);
   if (!rc) rc = record(gn, err);
   if (rc) {
     loom_gpu_net_free(gn);

@@ -111,10 +111,13 @@ int gpu_op_gemm(gpu_rec *rec, const gpu_gemm *op, loom_error *err) {
                : small   ? (packed ? GPU_K_GEMV_PACKED : GPU_K_GEMV_F32)
                          : (packed ? GPU_K_GEMM_PACKED : GPU_K_GEMM_F32);
   struct {
-    uint32_t m, n, k, lda, ldb, ldc, ta, tb, accumulate, has_bias, per_tensor, kind, nbits;
+    uint32_t m, n, k, lda, ldb, ldc, ta, tb, accumulate, has_bias, per_tensor, kind, nbits, act, tanh_gelu;
+    float ap0, ap1;
   } push = {(uint32_t)op->m, (uint32_t)op->n, (uint32_t)op->k, op->lda, op->b->ld, op->ldc, op->ta, op->tb,
             op->accumulate, op->bias != NULL, op->b->per_tensor,
-            packed ? gpu_decode_kind(op->b->dtype) : 0, packed ? (uint32_t)loom_dtype_traits_get(op->b->dtype)->bits : 0};
+            packed ? gpu_decode_kind(op->b->dtype) : 0, packed ? (uint32_t)loom_dtype_traits_get(op->b->dtype)->bits : 0,
+            op->act ? op->act->kind + 1 : 0, op->act ? op->act->tanh_gelu : 0, op->act ? op->act->p0 : 0.0f,
+            op->act ? op->act->p1 : 0.0f};
   const gpu_buf *dummy = rec->g->dummy;
   const gpu_buf *bufs[5] = {op->a, &op->b->data, op->b->scales.buffer ? &op->b->scales : dummy,
                             op->bias ? op->bias : dummy, op->c};

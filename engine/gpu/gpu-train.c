@@ -369,7 +369,8 @@ static int record_step(gpu_train *t, const loom_train_config *cfg, double lr, lo
   int max = gpu_net_forward_dispatches(gn) + 1 + 3 * t->n_tensors + 1;
   for (int k = 0; k < gn->n_nodes; k++) max += 4 + gn->nodes[k].n_merges;
   int rc = gpu_rec_begin(t->g, max, &t->rec, err);
-  if (!rc) rc = gpu_net_record_forward(gn, &t->rec, t->rows, err);
+  /* unfused: the backward reads every layer's own output */
+  if (!rc) rc = gpu_net_record_forward(gn, &t->rec, t->rows, false, err);
   /* The sums start from zero; the loss gradient is the first part of its
    * buffer's, so it may come after. */
   for (int j = 0; !rc && j < gn->n_bufs; j++)

@@ -91,6 +91,26 @@ static void test_chain(void) {
   loom_net_free(net);
 }
 
+/* A dense layer and the activation after it are one dispatch, unless
+ * something else reads the dense layer's output (hop: a concat link reads
+ * its first layer; the parity above holds either way). */
+static void test_fusion(void) {
+  static const struct {
+    const char *name;
+    int dispatches;
+  } cases[] = {{"xor", 2}, {"spiral", 3}, {"hop", 9}};
+  for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+    loom_error err = {0};
+    loom_net *net = NULL;
+    if (loom_example_build(cases[i].name, &net, &err)) g_error("%s", err.message);
+    loom_gpu_net *gn = loom_gpu_net_new(gpu, net, 2, &err);
+    if (!gn) g_error("%s", err.message);
+    g_assert_cmpint(loom_gpu_net_n_dispatches(gn), ==, cases[i].dispatches);
+    loom_gpu_net_free(gn);
+    loom_net_free(net);
+  }
+}
+
 static void test_norms(void) {
   loom_net *net = gpu_test_norm_net(12, 5);
   compare_forward(net, "norms", 6);
@@ -197,6 +217,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/gpu/net/devices", test_device_list);
   g_test_add_func("/gpu/net/examples", test_examples);
   g_test_add_func("/gpu/net/chain", test_chain);
+  g_test_add_func("/gpu/net/fusion", test_fusion);
   g_test_add_func("/gpu/net/norms", test_norms);
   g_test_add_func("/gpu/net/embedding", test_embedding);
   g_test_add_func("/gpu/net/convolutions", test_convolutions);
