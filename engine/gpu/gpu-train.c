@@ -212,10 +212,8 @@ gpu_train *gpu_train_new(loom_gpu *gpu, loom_net *net, int64_t max_batch, const 
     return NULL;
   }
   int rc = LOOM_OK;
-  char what[160];
   for (int i = 1; !rc && i < gn->n_bufs; i++) {
-    snprintf(what, sizeof what, _("a gradient of %d bytes"), (int)gn->bufs[i].bytes);
-    rc = gpu_buf_new(gpu, gn->bufs[i].bytes, what, &t->grads[i], err);
+    rc = gpu_buf_new(gpu, gn->bufs[i].bytes, _("the gradient at a layer's output"), &t->grads[i], err);
   }
   /* Buffer 0 is the network input: its gradient is needed only when a
    * disabled slot before the first layer reports it (the trainer's norms). */
