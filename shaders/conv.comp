@@ -5,7 +5,10 @@
 // (cin/groups)·taps, column (ci_local·K0 + k0)·K1·K2 + k1·K2 + k2, at any
 // dtype the device decodes (kind 8: float32).
 //   mode 0, forward:    y = bias + Σ_{ci, k} W·x       (one invocation an output)
-//   mode 1, dx:         dx = Σ_{co, k} W·dy            (one invocation an input element)
+//   mode 1, dx:         dx = Σ_{co, k} W·dy [+ bias]   (one invocation an input element)
+// A transposed convolution is the same three products with the roles of the
+// two sides swapped (engine/layers/conv-core.h): its forward is mode 1 (with
+// its bias), its input gradient mode 0, its weight gradient mode 2.
 //   mode 2, dW:         dW = Σ_n Σ_pos dy·x            (one invocation a weight; written whole)
 //   mode 3, db:         db = Σ_n Σ_pos dy              (one invocation a channel; written whole)
 // Every sum runs in a fixed order (the loops below, ascending): runs are
@@ -93,7 +96,8 @@ void main() {
         }
       }
     }
-    outv[id] = acc;
+    // A transposed convolution's forward is this pass, with its bias.
+    outv[id] = p.has_bias != 0u ? acc + bias[ci] : acc;
     return;
   }
   if (p.mode == 2u) {

@@ -222,7 +222,9 @@ typedef struct {
 int gpu_op_segment(gpu_rec *rec, const gpu_segment *s, loom_error *err);
 
 /* A convolution (conv1d/2d/3d), spatial sizes padded to 3 dimensions with
- * leading 1s (shaders/conv.comp). */
+ * leading 1s (shaders/conv.comp): cin, img are the image side (a
+ * convolution's input, a transposed one's output), cout, pos the positions
+ * side whose channels are the weight's rows. */
 typedef struct {
   uint32_t cin, cout, groups;
   uint32_t img[3], pos[3], k[3], s[3], pad[3], d[3];
@@ -262,7 +264,8 @@ typedef struct {
   bool layernorm, has_weight; /* norm */
   float eps;
   gpu_buf stats;        /* norm: mean and rstd of every row of the batch */
-  gpu_conv conv;        /* conv1d/2d/3d */
+  gpu_conv conv;        /* conv1d/2d/3d; transposed: the image side is the output */
+  bool transposed;
   /* Remote links: the node reads buffer `in`, its own, made from the spine
    * input (buffer `base`) and the merges that take effect: those after the
    * last replace (a replace discards what came before it, on the CPU too),

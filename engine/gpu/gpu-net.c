@@ -54,18 +54,23 @@ static int classify(loom_gpu_net *gn, const net_node *nd, gnode *out, loom_error
     out->rows = rows_per_sample(&nd->in);
     return LOOM_OK;
   }
-  if (!strcmp(name, "conv1d") || !strcmp(name, "conv2d") || !strcmp(name, "conv3d")) {
+  bool transposed = !strncmp(name, "conv_transpose", 14);
+  if (!strcmp(name, "conv1d") || !strcmp(name, "conv2d") || !strcmp(name, "conv3d") ||
+      (transposed && strlen(name) == 16)) {
     /* conv.c's parameters in its order: in, out, kernel, stride, padding,
-     * dilation, groups, bias; spatial sizes padded with leading 1s */
-    int dims = name[4] - '0', lead = 3 - dims;
+     * dilation, groups, bias; spatial sizes padded with leading 1s. A
+     * transposed convolution swaps the sides (its output is the image). */
+    int dims = name[strlen(name) - 2] - '0', lead = 3 - dims;
+    const loom_shape *img = transposed ? &nd->out : &nd->in, *pos = transposed ? &nd->in : &nd->out;
     gpu_conv *c = &out->conv;
-    c->cin = (uint32_t)nd->in.d[0];
-    c->cout = (uint32_t)nd->out.d[0];
+    out->transposed = transposed;
+    c->cin = (uint32_t)img->d[0];
+    c->cout = (uint32_t)pos->d[0];
     c->groups = (uint32_t)loom_layer_get_int(l, "groups");
     for (int i = 0; i < 3; i++) {
       bool used = i >= lead;
-      c->img[i] = used ? (uint32_t)nd->in.d[1 + i - lead] : 1;
-      c->pos[i] = used ? (uint32_t)nd->out.d[1 + i - lead] : 1;
+      c->img[i] = used ? (uint32_t)img->d[1 + i - lead] : 1;
+      c->pos[i] = used ? (uint32_t)pos->d[1 + i - lead] : 1;
       c->k[i] = used ? (uint32_t)loom_layer_get_value(l, 2).i[i - lead] : 1;
       c->s[i] = used ? (uint32_t)loom_layer_get_value(l, 3).i[i - lead] : 1;
       c->pad[i] = used ? (uint32_t)loom_layer_get_value(l, 4).i[i - lead] : 0;
@@ -98,7 +103,7 @@ static int classify(loom_gpu_net *gn, const net_node *nd, gnode *out, loom_error
     return LOOM_OK;
   }
   char why[160];
-  snprintf(why, sizeof why, _("does not run %s layers yet (it runs dense, conv1d/2d/3d, embedding, layernorm, rmsnorm, softmax "
+  snprintf(why, sizeof why, _("does not run %s layers yet (it runs dense, convolutions, embedding, layernorm, rmsnorm, softmax "
              "and the element-wise activations)"),
            name);
   return unsupported(nd, why, err);
@@ -251,8 +256,10 @@ int gpu_net_record_forward(loom_gpu_net *gn, gpu_rec *rec, int64_t batch, bool f
     }
     case GN_EMBED: rc = gpu_op_embed(rec, &n->w, x, NULL, y, batch * n->pos, err); break;
     case GN_CONV:
-      rc = gpu_op_conv(rec, &n->conv, GPU_CONV_FORWARD, batch, &n->w, n->has_bias ? &n->b.data : NULL, x, NULL, y,
-                       err);
+      rc = n->transposed
+             ? gpu_op_conv(rec, &n->conv, GPU_CONV_DX, batch, &n->w, n->has_bias ? &n->b.data : NULL, NULL, x, y, err)
+             : gpu_op_conv(rec, &n->conv, GPU_CONV_FORWARD, batch, &n->w, n->has_bias ? &n->b.data : NULL, x, NULL, y,
+                           err);
       break;
     }
   }

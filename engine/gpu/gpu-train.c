@@ -334,10 +334,21 @@ static int record_backward(gpu_train *t, int k, bool need_input_grad, loom_error
     return need_input_grad ? gpu_op_softmax_backward(&t->rec, y, dy, dx, b * n->rows, n->cols, 1.0f, err) : LOOM_OK;
   case GN_CONV: {
     gt_tensor *tw = tensor_of(t, k, 0), *tb = tensor_of(t, k, 1);
-    rc = gpu_op_conv(&t->rec, &n->conv, GPU_CONV_DW, b, &n->w, NULL, x, dy, &tw->grad, err);
-    if (!rc && tb) rc = gpu_op_conv(&t->rec, &n->conv, GPU_CONV_DB, b, &n->w, NULL, NULL, dy, &tb->grad, err);
     /* dx through the forward's copy of W: with packed weights, the
      * dequantized W (the CPU's straight-through estimator) */
+    if (n->transposed) {
+      /* the sides swapped: x is the positions side, dy the image side */
+      gpu_conv img_side = n->conv;
+      img_side.cout = n->conv.cin; /* the bias belongs to the image side's channels */
+      memcpy(img_side.pos, n->conv.img, sizeof img_side.pos);
+      rc = gpu_op_conv(&t->rec, &n->conv, GPU_CONV_DW, b, &n->w, NULL, dy, x, &tw->grad, err);
+      if (!rc && tb) rc = gpu_op_conv(&t->rec, &img_side, GPU_CONV_DB, b, &n->w, NULL, NULL, dy, &tb->grad, err);
+      if (!rc && need_input_grad)
+        rc = gpu_op_conv(&t->rec, &n->conv, GPU_CONV_FORWARD, b, &n->w, NULL, dy, NULL, dx, err);
+      return rc;
+    }
+    rc = gpu_op_conv(&t->rec, &n->conv, GPU_CONV_DW, b, &n->w, NULL, x, dy, &tw->grad, err);
+    if (!rc && tb) rc = gpu_op_conv(&t->rec, &n->conv, GPU_CONV_DB, b, &n->w, NULL, NULL, dy, &tb->grad, err);
     if (!rc && need_input_grad) rc = gpu_op_conv(&t->rec, &n->conv, GPU_CONV_DX, b, &n->w, NULL, NULL, dy, dx, err);
     return rc;
   }

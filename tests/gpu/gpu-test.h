@@ -200,3 +200,34 @@ static inline loom_net *gpu_test_conv1d_net(void) {
                                               (int64_t[]){2}, 1, LOOM_DTYPE_FLOAT32)};
   return gpu_test_net_of(&in, layers, 1);
 }
+
+/* [4, 5, 6] → conv_transpose2d 4→6, kernel 3×2, stride 2×1, padding 1×0,
+ * dilation 1×2, groups 2, output_padding 1×0 (at `dtype`) → tanh → dense 8→3. */
+static inline loom_net *gpu_test_conv_t_net(loom_dtype dtype) {
+  loom_error err = {0};
+  loom_shape in = loom_shape_make(3, (int64_t[]){4, 5, 6});
+  loom_layer *ct = gpu_test_conv_layer("conv_transpose2d", 2, 4, 6, (int64_t[]){3, 2}, (int64_t[]){2, 1},
+                                       (int64_t[]){1, 0}, (int64_t[]){1, 2}, 2, dtype);
+  if (loom_layer_set_ints(ct, "output_padding", (int64_t[]){1, 0}, 2, &err)) g_error("%s", err.message);
+  loom_layer *dense = loom_layer_new_by_name("dense", &err);
+  if (!dense || loom_layer_set_int(dense, "in_features", 8, &err) || loom_layer_set_int(dense, "out_features", 3, &err))
+    g_error("%s", err.message);
+  loom_layer *layers[] = {ct, loom_layer_new_by_name("tanh", &err), dense};
+  return gpu_test_net_of(&in, layers, 3);
+}
+
+/* [3, 7] → conv_transpose1d 3→2, kernel 3, stride 3, padding 1;
+ * [2, 2, 3, 2] → conv_transpose3d 2→4, kernel 2×2×3, stride 2×1×1. */
+static inline loom_net *gpu_test_conv_t1d_net(void) {
+  loom_shape in = loom_shape_make(2, (int64_t[]){3, 7});
+  loom_layer *layers[] = {gpu_test_conv_layer("conv_transpose1d", 1, 3, 2, (int64_t[]){3}, (int64_t[]){3},
+                                              (int64_t[]){1}, (int64_t[]){1}, 1, LOOM_DTYPE_FLOAT32)};
+  return gpu_test_net_of(&in, layers, 1);
+}
+
+static inline loom_net *gpu_test_conv_t3d_net(void) {
+  loom_shape in = loom_shape_make(4, (int64_t[]){2, 2, 3, 2});
+  loom_layer *layers[] = {gpu_test_conv_layer("conv_transpose3d", 3, 2, 4, (int64_t[]){2, 2, 3}, (int64_t[]){2, 1, 1},
+                                              (int64_t[]){0, 0, 0}, (int64_t[]){1, 1, 1}, 1, LOOM_DTYPE_FLOAT32)};
+  return gpu_test_net_of(&in, layers, 1);
+}

@@ -153,7 +153,8 @@ static void test_embedding(void) {
 }
 
 /* conv1d, conv2d (grouped, strided, padded, dilated) and conv3d, at float32,
- * int8 and fp8 weights. */
+ * int8 and fp8 weights, and the transposed ones (conv_transpose2d also with
+ * output_padding). */
 static void test_convolutions(void) {
   static const loom_dtype dtypes[] = {LOOM_DTYPE_FLOAT32, LOOM_DTYPE_INT8, LOOM_DTYPE_FP8_E5M2};
   for (size_t i = 0; i < G_N_ELEMENTS(dtypes); i++) {
@@ -169,6 +170,19 @@ static void test_convolutions(void) {
   loom_net_free(net);
   net = gpu_test_conv1d_net();
   compare_forward(net, "conv1d", 2);
+  loom_net_free(net);
+  for (size_t i = 0; i < G_N_ELEMENTS(dtypes); i++) {
+    net = gpu_test_conv_t_net(dtypes[i]);
+    char what[64];
+    snprintf(what, sizeof what, "conv_transpose2d %s", loom_dtype_name(dtypes[i]));
+    compare_forward(net, what, 3);
+    loom_net_free(net);
+  }
+  net = gpu_test_conv_t1d_net();
+  compare_forward(net, "conv_transpose1d", 2);
+  loom_net_free(net);
+  net = gpu_test_conv_t3d_net();
+  compare_forward(net, "conv_transpose3d", 2);
   loom_net_free(net);
 }
 

@@ -344,15 +344,21 @@ static void test_cnn_sgd(void) {
   parity_net("cnn", net, ds, LOOM_OPTIM_SGD);
 }
 
-static void test_convolutions_adam(void) {
+static void conv_parity(const char *what, loom_net *net, loom_optim_kind kind) {
   loom_error err = {0};
-  loom_net *net = gpu_test_conv_net(LOOM_DTYPE_FLOAT32);
   loom_shape in = loom_net_input_shape(net), out = loom_net_output_shape(net);
   loom_dataset *ds = loom_dataset_new(100, &in, LOOM_TARGET_VECTOR, loom_shape_numel(&out), 0, &err);
   if (!ds) g_error("%s", err.message);
   gpu_test_fill(ds->inputs, 100 * loom_shape_numel(&in), -1, 1, 21);
   gpu_test_fill(ds->targets, 100 * loom_shape_numel(&out), -0.5, 0.5, 22);
-  parity_net("convolutions", net, ds, LOOM_OPTIM_ADAM);
+  parity_net(what, net, ds, kind);
+}
+
+static void test_convolutions_adam(void) {
+  conv_parity("convolutions", gpu_test_conv_net(LOOM_DTYPE_FLOAT32), LOOM_OPTIM_ADAM);
+}
+static void test_conv_transpose_sgd(void) {
+  conv_parity("conv_transpose2d", gpu_test_conv_t_net(LOOM_DTYPE_FLOAT32), LOOM_OPTIM_SGD);
 }
 
 int main(int argc, char **argv) {
@@ -370,6 +376,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/gpu/train/replace-links", test_replace_links);
   g_test_add_func("/gpu/train/cnn-sgd", test_cnn_sgd);
   g_test_add_func("/gpu/train/convolutions-adam", test_convolutions_adam);
+  g_test_add_func("/gpu/train/conv-transpose-sgd", test_conv_transpose_sgd);
   g_test_add_func("/gpu/train/norms-sgd", test_norms_sgd);
   g_test_add_func("/gpu/train/norms-adam", test_norms_adam);
   g_test_add_func("/gpu/train/embedding-sgd", test_embedding_sgd);
