@@ -42,7 +42,14 @@ layout(push_constant) uniform Push {
   uint lda, ldb, ldc; // elements for float operands, bytes per stored row for packed B
   uint trans_a, trans_b, accumulate, has_bias, per_tensor;
   uint kind, nbits; // packed B (decode.glsl)
+  uint act, tanh_gelu; // act > 0: store act.glsl's activation act − 1 of the result
+  float ap0, ap1;
 } p;
+
+#include "act.glsl"
+
+// The stored value of an output: with bias, then the fused activation.
+float epilogue(float v) { return p.act != 0u ? act_value(v, p.act - 1u, p.tanh_gelu, p.ap0, p.ap1) : v; }
 
 #if BDTYPE != 0
 #include "decode.glsl"
@@ -97,7 +104,7 @@ void main() {
     float v = red[t][0];
     if (p.accumulate != 0) v = c[t * p.ldc + n] + v;
     if (p.has_bias != 0) v = v + bias[n];
-    c[t * p.ldc + n] = v;
+    c[t * p.ldc + n] = epilogue(v);
   }
 }
 #elif defined(SMALL_M)
@@ -109,7 +116,7 @@ void main() {
   float v = acc;
   if (p.accumulate != 0) v = c[m * p.ldc + n] + v;
   if (p.has_bias != 0) v = v + bias[n];
-  c[m * p.ldc + n] = v;
+  c[m * p.ldc + n] = epilogue(v);
 }
 #else
 const uint BM = 64, BN = 64, BK = 16;
@@ -153,7 +160,7 @@ void main() {
       float v = acc[i][j];
       if (p.accumulate != 0) v = c[m * p.ldc + n] + v;
       if (p.has_bias != 0) v = v + bias[n];
-      c[m * p.ldc + n] = v;
+      c[m * p.ldc + n] = epilogue(v);
     }
   }
 }

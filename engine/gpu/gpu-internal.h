@@ -29,6 +29,9 @@ typedef enum {
   GPU_K_NORM,
   GPU_K_EMBED,
   GPU_K_MERGE,
+  GPU_K_CONV,
+  GPU_K_RMSPROP,
+  GPU_K_CLIP,
   GPU_K_COUNT
 } gpu_kernel;
 
@@ -145,13 +148,14 @@ typedef struct {
   uint32_t ldc;
   int64_t m, n, k;
   bool accumulate;
+  const struct gpu_act *act; /* applied to each stored output (a forward's fused activation); NULL: none */
 } gpu_gemm;
 int gpu_op_gemm(gpu_rec *rec, const gpu_gemm *op, loom_error *err);
 /* A float32 matrix viewed as a gpu_weights of dtype float32 (no copy). */
 gpu_weights gpu_weights_view(const gpu_buf *b, int64_t rows, int64_t cols);
 
 /* An activation layer's formula, or false when l is not one the device runs. */
-typedef struct {
+typedef struct gpu_act {
   uint32_t kind, tanh_gelu;
   float p0, p1;
 } gpu_act;
@@ -175,6 +179,14 @@ int gpu_op_sgd(gpu_rec *rec, const loom_optim_config *c, bool first, double lr, 
                gpu_buf *mom, int64_t n, loom_error *err);
 int gpu_op_adam(gpu_rec *rec, const loom_optim_config *c, int64_t step, double lr, gpu_buf *param,
                 const gpu_buf *grad, gpu_buf *m, gpu_buf *v, gpu_buf *vmax, int64_t n, loom_error *err);
+/* Clipping by the global norm (shaders/clip.comp): mode 0 sums one tensor's
+ * squares into sums[index], mode 1 makes scale = [coef, norm] from the
+ * n_tensors sums, mode 2 multiplies one tensor's gradient by coef. */
+int gpu_op_clip(gpu_rec *rec, int mode, gpu_buf *grad, int64_t n, int index, gpu_buf *sums, gpu_buf *scale,
+                int n_tensors, double max_norm, loom_error *err);
+/* RMSprop: mom used with momentum > 0, grad_avg when centered (else may be NULL). */
+int gpu_op_rmsprop(gpu_rec *rec, const loom_optim_config *c, double lr, gpu_buf *param, const gpu_buf *grad,
+                   gpu_buf *mom, gpu_buf *square_avg, gpu_buf *grad_avg, int64_t n, loom_error *err);
 
 /* layernorm / rmsnorm over rows of d values (shaders/norm.comp). w, b
  * may be NULL (no affine, or rmsnorm's missing bias); stats holds 2 floats
@@ -209,6 +221,21 @@ typedef struct {
 } gpu_segment;
 int gpu_op_segment(gpu_rec *rec, const gpu_segment *s, loom_error *err);
 
+/* A convolution (conv1d/2d/3d), spatial sizes padded to 3 dimensions with
+ * leading 1s (shaders/conv.comp): cin, img are the image side (a
+ * convolution's input, a transposed one's output), cout, pos the positions
+ * side whose channels are the weight's rows. */
+typedef struct {
+  uint32_t cin, cout, groups;
+  uint32_t img[3], pos[3], k[3], s[3], pad[3], d[3];
+} gpu_conv;
+typedef enum { GPU_CONV_FORWARD, GPU_CONV_DX, GPU_CONV_DW, GPU_CONV_DB } gpu_conv_mode;
+/* FORWARD: out = conv(in) [+ bias]; DX: out = the input gradient of dy;
+ * DW: out = the weight gradient from in (x) and dy; DB: out = the bias
+ * gradient of dy. Gradients are written whole. */
+int gpu_op_conv(gpu_rec *rec, const gpu_conv *c, gpu_conv_mode mode, int64_t batch, const gpu_weights *w,
+                const gpu_buf *bias, const gpu_buf *in, const gpu_buf *dy, gpu_buf *out, loom_error *err);
+
 #include "loom/loss.h"
 /* dy = ∂loss/∂y of the network output y (rows × cols) for mse, cross_entropy
  * (targets: int32 labels, one a row) or bce_logits (float targets), mean
@@ -219,7 +246,7 @@ int gpu_op_loss_grad(gpu_rec *rec, const loom_loss_spec *spec, const gpu_buf *y,
 
 /* ---- a network on the device (gpu-net.c) ---------------------------------- */
 
-typedef enum { GN_PASS, GN_DENSE, GN_ACT, GN_SOFTMAX, GN_NORM, GN_EMBED } gnode_kind;
+typedef enum { GN_PASS, GN_DENSE, GN_ACT, GN_SOFTMAX, GN_NORM, GN_EMBED, GN_CONV } gnode_kind;
 
 /* One plan node. Sizes are per sample, so one preparation serves every
  * batch up to the one its buffers were made for. */
@@ -237,6 +264,8 @@ typedef struct {
   bool layernorm, has_weight; /* norm */
   float eps;
   gpu_buf stats;        /* norm: mean and rstd of every row of the batch */
+  gpu_conv conv;        /* conv1d/2d/3d; transposed: the image side is the output */
+  bool transposed;
   /* Remote links: the node reads buffer `in`, its own, made from the spine
    * input (buffer `base`) and the merges that take effect: those after the
    * last replace (a replace discards what came before it, on the CPU too),
@@ -250,6 +279,12 @@ typedef struct {
     int64_t src_numel, before_numel;
   } *merges;
   bool base_used;      /* no replace: the spine input is the merge's start */
+  /* Forward only (gpu_net_record_forward with fuse): a dense layer whose
+   * output only an activation reads stores that activation's output itself
+   * (fuse_act: the activation's node, else -1), and the activation's node
+   * records nothing (fused). */
+  int fuse_act;
+  bool fused;
 } gnode;
 
 struct loom_gpu_net {
@@ -273,7 +308,9 @@ gpu_norm gpu_node_norm(gnode *n, int64_t batch);
 /* The most dispatches gpu_net_record_forward records. */
 int gpu_net_forward_dispatches(const loom_gpu_net *gn);
 /* Records the forward of `batch` samples (≤ gn->batch) into rec: one
- * dispatch per enabled node. */
-int gpu_net_record_forward(loom_gpu_net *gn, gpu_rec *rec, int64_t batch, loom_error *err);
+ * dispatch per enabled node, or with fuse a dense layer and the activation
+ * after it as one (the dense layer's own output is then not stored: a
+ * training step, whose backward reads it, records without fusing). */
+int gpu_net_record_forward(loom_gpu_net *gn, gpu_rec *rec, int64_t batch, bool fuse, loom_error *err);
 /* Records a fill of a whole buffer with zeros, visible to later dispatches. */
 void gpu_rec_zero(gpu_rec *rec, gpu_buf *b);

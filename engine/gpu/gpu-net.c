@@ -54,6 +54,32 @@ static int classify(loom_gpu_net *gn, const net_node *nd, gnode *out, loom_error
     out->rows = rows_per_sample(&nd->in);
     return LOOM_OK;
   }
+  bool transposed = !strncmp(name, "conv_transpose", 14);
+  if (!strcmp(name, "conv1d") || !strcmp(name, "conv2d") || !strcmp(name, "conv3d") ||
+      (transposed && strlen(name) == 16)) {
+    /* conv.c's parameters in its order: in, out, kernel, stride, padding,
+     * dilation, groups, bias; spatial sizes padded with leading 1s. A
+     * transposed convolution swaps the sides (its output is the image). */
+    int dims = name[strlen(name) - 2] - '0', lead = 3 - dims;
+    const loom_shape *img = transposed ? &nd->out : &nd->in, *pos = transposed ? &nd->in : &nd->out;
+    gpu_conv *c = &out->conv;
+    out->transposed = transposed;
+    c->cin = (uint32_t)img->d[0];
+    c->cout = (uint32_t)pos->d[0];
+    c->groups = (uint32_t)loom_layer_get_int(l, "groups");
+    for (int i = 0; i < 3; i++) {
+      bool used = i >= lead;
+      c->img[i] = used ? (uint32_t)img->d[1 + i - lead] : 1;
+      c->pos[i] = used ? (uint32_t)pos->d[1 + i - lead] : 1;
+      c->k[i] = used ? (uint32_t)loom_layer_get_value(l, 2).i[i - lead] : 1;
+      c->s[i] = used ? (uint32_t)loom_layer_get_value(l, 3).i[i - lead] : 1;
+      c->pad[i] = used ? (uint32_t)loom_layer_get_value(l, 4).i[i - lead] : 0;
+      c->d[i] = used ? (uint32_t)loom_layer_get_value(l, 5).i[i - lead] : 1;
+    }
+    out->kind = GN_CONV;
+    out->has_bias = l->n_weights > 1;
+    return LOOM_OK;
+  }
   if (!strcmp(name, "embedding")) {
     out->kind = GN_EMBED;
     out->pos = loom_shape_numel(&nd->in);
@@ -77,8 +103,8 @@ static int classify(loom_gpu_net *gn, const net_node *nd, gnode *out, loom_error
     return LOOM_OK;
   }
   char why[160];
-  snprintf(why, sizeof why, _("does not run %s layers yet (it runs dense, embedding, layernorm, rmsnorm, softmax and the "
-             "element-wise activations)"),
+  snprintf(why, sizeof why, _("does not run %s layers yet (it runs dense, convolutions, embedding, layernorm, rmsnorm, softmax "
+             "and the element-wise activations)"),
            name);
   return unsupported(nd, why, err);
 }
@@ -141,7 +167,8 @@ static int record_merges(loom_gpu_net *gn, gpu_rec *rec, const gnode *n, int64_t
 LOOM_API int loom_gpu_net_upload_weights(loom_gpu_net *gn, loom_error *err) {
   for (int i = 0; i < gn->n_nodes; i++) {
     gnode *n = &gn->nodes[i];
-    if (n->kind != GN_DENSE && n->kind != GN_EMBED && !(n->kind == GN_NORM && n->has_weight)) continue;
+    if (n->kind != GN_DENSE && n->kind != GN_EMBED && n->kind != GN_CONV && !(n->kind == GN_NORM && n->has_weight))
+      continue;
     int rc = gpu_weights_upload(gn->g, loom_layer_weights(n->layer, 0), &n->w, err);
     if (!rc && n->has_bias) {
       loom_weights *b = loom_layer_weights(n->layer, 1);
@@ -167,17 +194,56 @@ int gpu_net_forward_dispatches(const loom_gpu_net *gn) {
   return d;
 }
 
-int gpu_net_record_forward(loom_gpu_net *gn, gpu_rec *rec, int64_t batch, loom_error *err) {
+/* Pairs each dense layer with the activation right after it when that
+ * activation is the only reader of the dense layer's output (no link reads
+ * it and it is not the network's output), so the forward can store the
+ * activation directly. */
+static void plan_fusion(loom_gpu_net *gn) {
+  int *readers = calloc((size_t)gn->n_bufs, sizeof *readers);
+  for (int i = 0; i < gn->n_nodes; i++) {
+    gn->nodes[i].fuse_act = -1;
+    gn->nodes[i].fused = false;
+  }
+  if (!readers) return; /* no fusion: the forward is the same, one dispatch more a pair */
+  for (int i = 0; i < gn->n_nodes; i++) {
+    const gnode *n = &gn->nodes[i];
+    if (n->n_merges > 0) {
+      if (n->base_used) readers[n->base]++;
+      for (int m = 0; m < n->n_merges; m++) readers[n->merges[m].src]++;
+    } else if (n->kind != GN_PASS) {
+      readers[n->in]++;
+    }
+  }
+  for (int i = 0; i < gn->n_nodes; i++) {
+    gnode *n = &gn->nodes[i];
+    if (n->kind != GN_DENSE || n->out == gn->out_buf || readers[n->out] != 1) continue;
+    for (int j = i + 1; j < gn->n_nodes; j++) {
+      gnode *a = &gn->nodes[j];
+      if (a->kind == GN_PASS && a->n_merges == 0) continue; /* a disabled slot passes it on */
+      if (a->kind == GN_ACT && a->n_merges == 0 && a->in == n->out) {
+        n->fuse_act = j;
+        a->fused = true;
+      }
+      break;
+    }
+  }
+  free(readers);
+}
+
+int gpu_net_record_forward(loom_gpu_net *gn, gpu_rec *rec, int64_t batch, bool fuse, loom_error *err) {
   int rc = LOOM_OK;
   for (int i = 0; !rc && i < gn->n_nodes; i++) {
     gnode *n = &gn->nodes[i];
     gpu_buf *x = &gn->bufs[n->in], *y = &gn->bufs[n->out];
     if (n->n_merges > 0 && (rc = record_merges(gn, rec, n, batch, err))) break;
+    if (fuse && n->fused) continue;
     switch (n->kind) {
     case GN_PASS: break;
     case GN_DENSE: {
+      const gnode *a = fuse && n->fuse_act >= 0 ? &gn->nodes[n->fuse_act] : NULL;
       gpu_gemm op = {.a = x, .lda = (uint32_t)n->k, .b = &n->w, .tb = true, .bias = n->has_bias ? &n->b.data : NULL,
-                     .c = y, .ldc = (uint32_t)n->n, .m = batch * n->pos, .n = n->n, .k = n->k};
+                     .c = a ? &gn->bufs[a->out] : y, .ldc = (uint32_t)n->n, .m = batch * n->pos, .n = n->n, .k = n->k,
+                     .act = a ? &a->act : NULL};
       rc = gpu_op_gemm(rec, &op, err);
       break;
     }
@@ -189,6 +255,12 @@ int gpu_net_record_forward(loom_gpu_net *gn, gpu_rec *rec, int64_t batch, loom_e
       break;
     }
     case GN_EMBED: rc = gpu_op_embed(rec, &n->w, x, NULL, y, batch * n->pos, err); break;
+    case GN_CONV:
+      rc = n->transposed
+             ? gpu_op_conv(rec, &n->conv, GPU_CONV_DX, batch, &n->w, n->has_bias ? &n->b.data : NULL, NULL, x, y, err)
+             : gpu_op_conv(rec, &n->conv, GPU_CONV_FORWARD, batch, &n->w, n->has_bias ? &n->b.data : NULL, x, NULL, y,
+                           err);
+      break;
     }
   }
   return rc;
@@ -196,7 +268,7 @@ int gpu_net_record_forward(loom_gpu_net *gn, gpu_rec *rec, int64_t batch, loom_e
 
 static int record(loom_gpu_net *gn, loom_error *err) {
   int rc = gpu_rec_begin(gn->g, gpu_net_forward_dispatches(gn), &gn->rec, err);
-  if (!rc) rc = gpu_net_record_forward(gn, &gn->rec, gn->batch, err);
+  if (!rc) rc = gpu_net_record_forward(gn, &gn->rec, gn->batch, true, err);
   if (!rc)
     gpu_rec_copy(&gn->rec, &gn->bufs[gn->out_buf], &gn->readback, (size_t)(gn->batch * gn->out_numel) * sizeof(float));
   if (!rc) rc = gpu_rec_end(&gn->rec, err);
@@ -286,6 +358,7 @@ LOOM_API loom_gpu_net *loom_gpu_net_new(loom_gpu *g, loom_net *net, int64_t batc
     rc = gpu_buf_new_readback(g, (size_t)(batch * gn->out_numel) * sizeof(float), _("the network output"),
                               &gn->readback, err);
   if (!rc) rc = loom_gpu_net_upload_weights(gn, err);
+  if (!rc) plan_fusion(gn);
   if (!rc) rc = record(gn, err);
   if (rc) {
     loom_gpu_net_free(gn);

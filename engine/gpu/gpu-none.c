@@ -77,4 +77,5 @@ const float *gpu_train_node_output(const gpu_train *t, int node) { return NULL; 
 const float *gpu_train_node_grad(const gpu_train *t, int node) { return NULL; }
 const float *gpu_train_tensor_grad(const gpu_train *t, int node, int index) { return NULL; }
 int gpu_train_download(gpu_train *t, loom_error *err) { return not_built(err); }
+double gpu_train_grad_norm(const gpu_train *t) { return 0.0; }
 int gpu_train_upload(gpu_train *t, bool packed_only, loom_error *err) { return not_built(err); }

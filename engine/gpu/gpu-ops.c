@@ -111,10 +111,13 @@ int gpu_op_gemm(gpu_rec *rec, const gpu_gemm *op, loom_error *err) {
                : small   ? (packed ? GPU_K_GEMV_PACKED : GPU_K_GEMV_F32)
                          : (packed ? GPU_K_GEMM_PACKED : GPU_K_GEMM_F32);
   struct {
-    uint32_t m, n, k, lda, ldb, ldc, ta, tb, accumulate, has_bias, per_tensor, kind, nbits;
+    uint32_t m, n, k, lda, ldb, ldc, ta, tb, accumulate, has_bias, per_tensor, kind, nbits, act, tanh_gelu;
+    float ap0, ap1;
   } push = {(uint32_t)op->m, (uint32_t)op->n, (uint32_t)op->k, op->lda, op->b->ld, op->ldc, op->ta, op->tb,
             op->accumulate, op->bias != NULL, op->b->per_tensor,
-            packed ? gpu_decode_kind(op->b->dtype) : 0, packed ? (uint32_t)loom_dtype_traits_get(op->b->dtype)->bits : 0};
+            packed ? gpu_decode_kind(op->b->dtype) : 0, packed ? (uint32_t)loom_dtype_traits_get(op->b->dtype)->bits : 0,
+            op->act ? op->act->kind + 1 : 0, op->act ? op->act->tanh_gelu : 0, op->act ? op->act->p0 : 0.0f,
+            op->act ? op->act->p1 : 0.0f};
   const gpu_buf *dummy = rec->g->dummy;
   const gpu_buf *bufs[5] = {op->a, &op->b->data, op->b->scales.buffer ? &op->b->scales : dummy,
                             op->bias ? op->bias : dummy, op->c};
@@ -319,4 +322,63 @@ int gpu_op_segment(gpu_rec *rec, const gpu_segment *s, loom_error *err) {
   uint32_t groups[3];
   gpu_groups_1d(s->batch * s->len, 256, groups);
   return gpu_rec_dispatch(rec, GPU_K_MERGE, bufs, &push, sizeof push, groups, err);
+}
+
+int gpu_op_conv(gpu_rec *rec, const gpu_conv *c, gpu_conv_mode mode, int64_t batch, const gpu_weights *w,
+                const gpu_buf *bias, const gpu_buf *in, const gpu_buf *dy, gpu_buf *out, loom_error *err) {
+  int64_t n_img = (int64_t)c->img[0] * c->img[1] * c->img[2], n_pos = (int64_t)c->pos[0] * c->pos[1] * c->pos[2];
+  int64_t taps = (int64_t)c->k[0] * c->k[1] * c->k[2];
+  int64_t work = mode == GPU_CONV_FORWARD ? batch * c->cout * n_pos
+               : mode == GPU_CONV_DX      ? batch * c->cin * n_img
+               : mode == GPU_CONV_DW      ? (int64_t)c->cout * (c->cin / c->groups) * taps
+                                          : c->cout;
+  if (batch * c->cout * n_pos > GPU_MAX_INDEX || batch * c->cin * n_img > GPU_MAX_INDEX)
+    return too_large(_("a convolution"), batch * c->cout * n_pos, err);
+  bool f32 = w->dtype == LOOM_DTYPE_FLOAT32;
+  struct {
+    uint32_t batch, cin, cout, groups, img[3], pos[3], k[3], s[3], pad[3], d[3];
+    uint32_t mode, has_bias, ldb, kind, nbits, per_tensor;
+  } push = {(uint32_t)batch, c->cin, c->cout, c->groups,
+            {c->img[0], c->img[1], c->img[2]}, {c->pos[0], c->pos[1], c->pos[2]},
+            {c->k[0], c->k[1], c->k[2]}, {c->s[0], c->s[1], c->s[2]},
+            {c->pad[0], c->pad[1], c->pad[2]}, {c->d[0], c->d[1], c->d[2]},
+            (uint32_t)mode, bias != NULL, w->ld, f32 ? 8u : gpu_decode_kind(w->dtype),
+            f32 ? 32u : (uint32_t)loom_dtype_traits_get(w->dtype)->bits, w->per_tensor};
+  const gpu_buf *dummy = rec->g->dummy;
+  const gpu_buf *bufs[6] = {in ? in : dummy, &w->data, w->scales.buffer ? &w->scales : dummy,
+                            bias ? bias : dummy, dy ? dy : dummy, out};
+  uint32_t groups[3];
+  gpu_groups_1d(work, 256, groups);
+  return gpu_rec_dispatch(rec, GPU_K_CONV, bufs, &push, sizeof push, groups, err);
+}
+
+int gpu_op_rmsprop(gpu_rec *rec, const loom_optim_config *c, double lr, gpu_buf *param, const gpu_buf *grad,
+                   gpu_buf *mom, gpu_buf *square_avg, gpu_buf *grad_avg, int64_t n, loom_error *err) {
+  if (n > GPU_MAX_INDEX) return too_large(_("an optimizer step"), n, err);
+  /* The same float32 constants as rmsprop_tensor(). */
+  struct {
+    uint32_t n, flags;
+    float a, one_a, eps, wd, mom, neg_lr;
+  } push = {(uint32_t)n,          (c->maximize ? 1u : 0u) | (c->centered ? 2u : 0u),
+            (float)c->alpha,      (float)(1.0 - c->alpha),
+            (float)c->eps,        (float)c->weight_decay,
+            (float)c->momentum,   (float)-lr};
+  const gpu_buf *dummy = rec->g->dummy;
+  const gpu_buf *bufs[5] = {param, grad, mom ? mom : dummy, square_avg, grad_avg ? grad_avg : dummy};
+  uint32_t groups[3];
+  gpu_groups_1d(n, 256, groups);
+  return gpu_rec_dispatch(rec, GPU_K_RMSPROP, bufs, &push, sizeof push, groups, err);
+}
+
+int gpu_op_clip(gpu_rec *rec, int mode, gpu_buf *grad, int64_t n, int index, gpu_buf *sums, gpu_buf *scale,
+                int n_tensors, double max_norm, loom_error *err) {
+  if (n > GPU_MAX_INDEX) return too_large(_("a gradient"), n, err);
+  struct {
+    uint32_t n, index, mode, n_tensors;
+    float max_norm;
+  } push = {(uint32_t)n, (uint32_t)index, (uint32_t)mode, (uint32_t)n_tensors, (float)max_norm};
+  const gpu_buf *bufs[3] = {grad ? grad : rec->g->dummy, sums, scale};
+  uint32_t groups[3] = {1, 1, 1};
+  if (mode == 2) gpu_groups_1d(n, 256, groups);
+  return gpu_rec_dispatch(rec, GPU_K_CLIP, bufs, &push, sizeof push, groups, err);
 }

@@ -55,6 +55,18 @@ static const uint32_t spv_rowdot_packed[] =
 #include "rowdot-packed.spv.inc"
   ;
 
+static const uint32_t spv_conv[] =
+#include "conv.spv.inc"
+  ;
+
+static const uint32_t spv_rmsprop[] =
+#include "rmsprop.spv.inc"
+  ;
+
+static const uint32_t spv_clip[] =
+#include "clip.spv.inc"
+  ;
+
 #define KERNEL(ident, array, bindings) [ident] = {#array, array, sizeof array, bindings}
 
 const gpu_kernel_info gpu_kernels[GPU_K_COUNT] = {
@@ -73,4 +85,7 @@ const gpu_kernel_info gpu_kernels[GPU_K_COUNT] = {
   KERNEL(GPU_K_NORM, spv_norm, 7),
   KERNEL(GPU_K_EMBED, spv_embed, 5),
   KERNEL(GPU_K_MERGE, spv_merge, 2),
+  KERNEL(GPU_K_CONV, spv_conv, 6),
+  KERNEL(GPU_K_RMSPROP, spv_rmsprop, 5),
+  KERNEL(GPU_K_CLIP, spv_clip, 3),
 };

@@ -49,6 +49,8 @@ struct gpu_train {
    * and the host reading the statistics from it directly cost the H100 a
    * training step of 100 ms instead of a few. */
   gpu_buf *rb_bufs, *rb_grads;
+  /* Clipping: each tensor's Σ g², then [coef, norm] (and its host copy). */
+  gpu_buf clip_sums, clip_scale, rb_clip_scale;
   int n_tensors;
   gt_tensor *tensors;
   int64_t steps;    /* optimizer steps done on the device */
@@ -60,13 +62,6 @@ int gpu_train_check_config(const loom_train_config *cfg, loom_error *err) {
     return loom_error_set(err, LOOM_ERR_UNSUPPORTED,
                           _("method: the Vulkan backend trains with backprop only, not %s"),
                           loom_train_method_name(cfg->method));
-  if (cfg->optim.kind != LOOM_OPTIM_SGD && cfg->optim.kind != LOOM_OPTIM_ADAM && cfg->optim.kind != LOOM_OPTIM_ADAMW)
-    return loom_error_set(err, LOOM_ERR_UNSUPPORTED,
-                          _("optim.kind: the Vulkan backend has no %s kernel yet (sgd, adam and adamw)"),
-                          loom_optim_name(cfg->optim.kind));
-  if (cfg->clip_norm > 0)
-    return loom_error_set(err, LOOM_ERR_UNSUPPORTED,
-                          _("clip_norm: the Vulkan backend does not clip gradients yet; set clip_norm to 0"));
   if (cfg->loss.kind != LOOM_LOSS_MSE && cfg->loss.kind != LOOM_LOSS_CROSS_ENTROPY &&
       cfg->loss.kind != LOOM_LOSS_BCE_LOGITS)
     return loom_error_set(err, LOOM_ERR_UNSUPPORTED,
@@ -217,10 +212,8 @@ gpu_train *gpu_train_new(loom_gpu *gpu, loom_net *net, int64_t max_batch, const 
     return NULL;
   }
   int rc = LOOM_OK;
-  char what[160];
   for (int i = 1; !rc && i < gn->n_bufs; i++) {
-    snprintf(what, sizeof what, _("a gradient of %d bytes"), (int)gn->bufs[i].bytes);
-    rc = gpu_buf_new(gpu, gn->bufs[i].bytes, what, &t->grads[i], err);
+    rc = gpu_buf_new(gpu, gn->bufs[i].bytes, _("the gradient at a layer's output"), &t->grads[i], err);
   }
   /* Buffer 0 is the network input: its gradient is needed only when a
    * disabled slot before the first layer reports it (the trainer's norms). */
@@ -230,13 +223,17 @@ gpu_train *gpu_train_new(loom_gpu *gpu, loom_net *net, int64_t max_batch, const 
     if (!rc) rc = gpu_buf_new_readback(gpu, gn->bufs[i].bytes, _("a copy for the host"), &t->rb_grads[i], err);
   }
   if (!rc) rc = plan_sums(t, err);
+  if (!rc) rc = gpu_buf_new(gpu, (size_t)(2 * gn->n_nodes + 1) * sizeof(float), _("the gradient norms"), &t->clip_sums, err);
+  if (!rc) rc = gpu_buf_new(gpu, 2 * sizeof(float), _("the gradient norms"), &t->clip_scale, err);
+  if (!rc) rc = gpu_buf_new_readback(gpu, 2 * sizeof(float), _("the gradient norms"), &t->rb_clip_scale, err);
   /* Labels are one int32 a sample; float targets the output's width. */
   if (!rc)
     rc = gpu_buf_new(gpu, (size_t)(max_batch * (t->width > 0 ? t->width : 1)) * sizeof(float), _("the targets"),
                      &t->targets, err);
   for (int k = 0; !rc && k < gn->n_nodes; k++) {
     gnode *n = &gn->nodes[k];
-    if (n->kind != GN_DENSE && n->kind != GN_EMBED && !(n->kind == GN_NORM && n->has_weight)) continue;
+    if (n->kind != GN_DENSE && n->kind != GN_EMBED && n->kind != GN_CONV && !(n->kind == GN_NORM && n->has_weight))
+      continue;
     for (int idx = 0; !rc && idx < (n->has_bias ? 2 : 1); idx++) {
       gt_tensor *tt = &t->tensors[t->n_tensors];
       tt->w = loom_layer_weights(n->layer, idx);
@@ -280,6 +277,9 @@ void gpu_train_free(gpu_train *t) {
   for (int i = 0; t->grads && i < t->gn->n_bufs; i++) gpu_buf_free(g, &t->grads[i]);
   for (int k = 0; t->gpriv && k < t->gn->n_nodes; k++) gpu_buf_free(g, &t->gpriv[k]);
   gpu_buf_free(g, &t->targets);
+  gpu_buf_free(g, &t->clip_sums);
+  gpu_buf_free(g, &t->clip_scale);
+  gpu_buf_free(g, &t->rb_clip_scale);
   loom_gpu_net_free(t->gn);
   free(t->grads);
   free(t->has_grad);
@@ -332,6 +332,26 @@ static int record_backward(gpu_train *t, int k, bool need_input_grad, loom_error
     return need_input_grad ? gpu_op_act(&t->rec, &n->act, x, dy, dx, b * n->numel, err) : LOOM_OK;
   case GN_SOFTMAX:
     return need_input_grad ? gpu_op_softmax_backward(&t->rec, y, dy, dx, b * n->rows, n->cols, 1.0f, err) : LOOM_OK;
+  case GN_CONV: {
+    gt_tensor *tw = tensor_of(t, k, 0), *tb = tensor_of(t, k, 1);
+    /* dx through the forward's copy of W: with packed weights, the
+     * dequantized W (the CPU's straight-through estimator) */
+    if (n->transposed) {
+      /* the sides swapped: x is the positions side, dy the image side */
+      gpu_conv img_side = n->conv;
+      img_side.cout = n->conv.cin; /* the bias belongs to the image side's channels */
+      memcpy(img_side.pos, n->conv.img, sizeof img_side.pos);
+      rc = gpu_op_conv(&t->rec, &n->conv, GPU_CONV_DW, b, &n->w, NULL, dy, x, &tw->grad, err);
+      if (!rc && tb) rc = gpu_op_conv(&t->rec, &img_side, GPU_CONV_DB, b, &n->w, NULL, NULL, dy, &tb->grad, err);
+      if (!rc && need_input_grad)
+        rc = gpu_op_conv(&t->rec, &n->conv, GPU_CONV_FORWARD, b, &n->w, NULL, dy, NULL, dx, err);
+      return rc;
+    }
+    rc = gpu_op_conv(&t->rec, &n->conv, GPU_CONV_DW, b, &n->w, NULL, x, dy, &tw->grad, err);
+    if (!rc && tb) rc = gpu_op_conv(&t->rec, &n->conv, GPU_CONV_DB, b, &n->w, NULL, NULL, dy, &tb->grad, err);
+    if (!rc && need_input_grad) rc = gpu_op_conv(&t->rec, &n->conv, GPU_CONV_DX, b, &n->w, NULL, NULL, dy, dx, err);
+    return rc;
+  }
   case GN_EMBED: {
     gt_tensor *tw = tensor_of(t, k, 0);
     gpu_rec_zero(&t->rec, &tw->grad);
@@ -355,10 +375,11 @@ static int record_step(gpu_train *t, const loom_train_config *cfg, double lr, lo
   loom_gpu_net *gn = t->gn;
   gpu_rec_free(&t->rec);
   /* forward, loss, backward (≤ 3 a node, and a merge's segments), update (1 a tensor) */
-  int max = gpu_net_forward_dispatches(gn) + 1 + t->n_tensors;
+  int max = gpu_net_forward_dispatches(gn) + 1 + 3 * t->n_tensors + 1;
   for (int k = 0; k < gn->n_nodes; k++) max += 4 + gn->nodes[k].n_merges;
   int rc = gpu_rec_begin(t->g, max, &t->rec, err);
-  if (!rc) rc = gpu_net_record_forward(gn, &t->rec, t->rows, err);
+  /* unfused: the backward reads every layer's own output */
+  if (!rc) rc = gpu_net_record_forward(gn, &t->rec, t->rows, false, err);
   /* The sums start from zero; the loss gradient is the first part of its
    * buffer's, so it may come after. */
   for (int j = 0; !rc && j < gn->n_bufs; j++)
@@ -385,12 +406,25 @@ static int record_step(gpu_train *t, const loom_train_config *cfg, double lr, lo
     }
     if (!rc) rc = record_distribute(t, k, err);
   }
+  /* Clipping by the global norm: every gradient is complete here. */
+  if (cfg->clip_norm > 0) {
+    for (int i = 0; !rc && i < t->n_tensors; i++)
+      rc = gpu_op_clip(&t->rec, 0, &t->tensors[i].grad, t->tensors[i].n, i, &t->clip_sums, &t->clip_scale,
+                       t->n_tensors, cfg->clip_norm, err);
+    if (!rc) rc = gpu_op_clip(&t->rec, 1, NULL, 0, 0, &t->clip_sums, &t->clip_scale, t->n_tensors, cfg->clip_norm, err);
+    for (int i = 0; !rc && i < t->n_tensors; i++)
+      rc = gpu_op_clip(&t->rec, 2, &t->tensors[i].grad, t->tensors[i].n, i, &t->clip_sums, &t->clip_scale,
+                       t->n_tensors, cfg->clip_norm, err);
+    if (!rc) gpu_rec_copy(&t->rec, &t->clip_scale, &t->rb_clip_scale, 2 * sizeof(float));
+  }
   t->steps++;
   for (int i = 0; !rc && i < t->n_tensors; i++) {
     gt_tensor *tt = &t->tensors[i];
     if (cfg->optim.kind == LOOM_OPTIM_SGD)
       rc = gpu_op_sgd(&t->rec, &cfg->optim, !tt->has_momentum, lr, param_buf(tt), &tt->grad,
                       cfg->optim.momentum != 0 ? &tt->s1 : NULL, tt->n, err);
+    else if (cfg->optim.kind == LOOM_OPTIM_RMSPROP)
+      rc = gpu_op_rmsprop(&t->rec, &cfg->optim, lr, param_buf(tt), &tt->grad, &tt->s1, &tt->s2, &tt->s3, tt->n, err);
     else
       rc = gpu_op_adam(&t->rec, &cfg->optim, t->steps, lr, param_buf(tt), &tt->grad, &tt->s1, &tt->s2,
                        cfg->optim.amsgrad ? &tt->s3 : NULL, tt->n, err);
@@ -463,3 +497,5 @@ const float *gpu_train_tensor_grad(const gpu_train *t, int node, int index) {
   gt_tensor *tt = tensor_of(t, node, index);
   return tt ? tt->rb_grad.map : NULL;
 }
+
+double gpu_train_grad_norm(const gpu_train *t) { return ((const float *)t->rb_clip_scale.map)[1]; }

@@ -20,9 +20,9 @@ typedef struct gpu_train gpu_train;
 
 /* Prepares `net` (inferred) for steps of at most max_batch samples under
  * cfg: every slot must run on the device (an error names the slot and layer
- * type), the method must be backprop, the optimizer SGD, Adam or AdamW, the
- * loss mse, cross_entropy or bce_logits and clip_norm 0 (an error names the
- * field). The device's copies start from the host's masters. */
+ * type), the method must be backprop, the loss mse, cross_entropy or
+ * bce_logits (an error names the field). The device's copies start from
+ * the host's masters. */
 gpu_train *gpu_train_new(loom_gpu *gpu, loom_net *net, int64_t max_batch, const loom_train_config *cfg,
                          loom_error *err);
 void gpu_train_free(gpu_train *t);
@@ -44,6 +44,10 @@ const float *gpu_train_output(const gpu_train *t);
 const float *gpu_train_node_output(const gpu_train *t, int node);
 const float *gpu_train_node_grad(const gpu_train *t, int node);
 const float *gpu_train_tensor_grad(const gpu_train *t, int node, int index);
+
+/* With clip_norm > 0: the global gradient norm before clipping, as the
+ * device computed it (float32) in the last step. */
+double gpu_train_grad_norm(const gpu_train *t);
 
 /* Copies the device's updated masters into the host's stores (touched, so
  * their packed copies follow at the next morph). */

@@ -57,10 +57,13 @@ int trainer_device_step(loom_trainer *tr, const loom_batch *b, loom_error *err) 
     tr->grads[t] = tt->grad;
   }
   if ((rc = trainer_gradient_pass(tr, err))) return rc;
+  /* The global norm before clipping: the device's when it clipped (the
+   * gradients read back are the clipped ones, whose norms the layers report,
+   * as on the CPU). */
   double norm = 0.0;
   for (int t = 0; t < tr->n_tensors; t++)
     if (tr->grads[t]) norm += tr->tensors[t].grad_sq;
-  s->grad_norm = sqrt(norm);
+  s->grad_norm = tr->cfg.clip_norm > 0 ? gpu_train_grad_norm(tr->dev) : sqrt(norm);
   /* The host's masters are still those before the update: back them up,
    * then take the device's. */
   for (int t = 0; t < tr->n_tensors; t++)

@@ -13,6 +13,9 @@ Prints one line per figure, medians over RUNS runs:
   train_step_us        784-256-10 ReLU MLP, batch 64, Adam, cross-entropy: a
                        batch gathered on the GPU, forward, loss read back,
                        backward, step (what loom_trainer_step does)
+  cnn_step_us          the digits CNN example (conv 1→4 3×3 pad 1, ReLU, conv
+                       4→8 3×3 stride 2 pad 1, ReLU, Linear 128→10), batch 32,
+                       Adam, on 1024 8×8 images
   matmul_tflops        float32 SIZE³ product, TF32 off
 """
 import statistics
@@ -78,25 +81,32 @@ def main():
     print("forward16_graph_us", f"{timed(graph, runs, 200) * 1e6:.1f}")
 
     torch.manual_seed(3)
-    model = torch.nn.Sequential(torch.nn.Linear(784, 256), torch.nn.ReLU(), torch.nn.Linear(256, 10)).to(dev)
-    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
-    centres = torch.rand(10, 784, device=dev) * 2 - 1
-    labels = torch.randint(0, 10, (1024,), device=dev)
-    data = centres[labels] + 0.5 * torch.randn(1024, 784, device=dev)
-    state = {"perm": torch.randperm(1024, device=dev), "pos": 0}
+    mlp = torch.nn.Sequential(torch.nn.Linear(784, 256), torch.nn.ReLU(), torch.nn.Linear(256, 10))
+    cnn = torch.nn.Sequential(torch.nn.Conv2d(1, 4, 3, 1, 1), torch.nn.ReLU(), torch.nn.Conv2d(4, 8, 3, 2, 1),
+                              torch.nn.ReLU(), torch.nn.Flatten(), torch.nn.Linear(128, 10))
+    for name, model, shape, batch in (("train_step_us", mlp, (784,), 64), ("cnn_step_us", cnn, (1, 8, 8), 32)):
+        model = model.to(dev)
+        opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+        feat = 1
+        for d in shape:
+            feat *= d
+        centres = torch.rand(10, feat, device=dev) * 2 - 1
+        labels = torch.randint(0, 10, (1024,), device=dev)
+        data = (centres[labels] + 0.5 * torch.randn(1024, feat, device=dev)).reshape(1024, *shape)
+        state = {"perm": torch.randperm(1024, device=dev), "pos": 0}
 
-    def step():
-        if state["pos"] >= 1024:
-            state["perm"], state["pos"] = torch.randperm(1024, device=dev), 0
-        idx = state["perm"][state["pos"]:state["pos"] + 64]
-        state["pos"] += 64
-        opt.zero_grad(set_to_none=True)
-        loss = torch.nn.functional.cross_entropy(model(data[idx]), labels[idx])
-        loss.item()
-        loss.backward()
-        opt.step()
+        def step():
+            if state["pos"] >= 1024:
+                state["perm"], state["pos"] = torch.randperm(1024, device=dev), 0
+            idx = state["perm"][state["pos"]:state["pos"] + batch]
+            state["pos"] += batch
+            opt.zero_grad(set_to_none=True)
+            loss = torch.nn.functional.cross_entropy(model(data[idx]), labels[idx])
+            loss.item()
+            loss.backward()
+            opt.step()
 
-    print("train_step_us", f"{timed(step, runs, 100) * 1e6:.1f}")
+        print(name, f"{timed(step, runs, 100) * 1e6:.1f}")
 
     a = torch.rand(size, size, device=dev)
     b = torch.rand(size, size, device=dev)

@@ -141,3 +141,93 @@ static inline void gpu_test_tokens(float *x, int64_t n, uint64_t seed) {
     x[i] = (float)((s >> 33) % 9);
   }
 }
+
+static inline loom_layer *gpu_test_conv_layer(const char *type, int dims, int64_t cin, int64_t cout,
+                                              const int64_t *k, const int64_t *s, const int64_t *pad,
+                                              const int64_t *d, int64_t groups, loom_dtype dtype) {
+  loom_error err = {0};
+  loom_layer *l = loom_layer_new_by_name(type, &err);
+  if (!l || loom_layer_set_int(l, "in_channels", cin, &err) || loom_layer_set_int(l, "out_channels", cout, &err) ||
+      loom_layer_set_ints(l, "kernel", k, dims, &err) || loom_layer_set_ints(l, "stride", s, dims, &err) ||
+      loom_layer_set_ints(l, "padding", pad, dims, &err) || loom_layer_set_ints(l, "dilation", d, dims, &err) ||
+      loom_layer_set_int(l, "groups", groups, &err) || loom_layer_set_dtype(l, dtype, &err))
+    g_error("%s", err.message);
+  return l;
+}
+
+static inline loom_net *gpu_test_net_of(const loom_shape *in, loom_layer **layers, int n) {
+  loom_error err = {0};
+  loom_net *net = loom_net_new(1, 1, n, 1, &err);
+  if (!net || loom_net_set_input_shape(net, in, &err)) g_error("%s", err.message);
+  for (int x = 0; x < n; x++)
+    if (loom_net_place(net, (loom_coord){0, 0, x, 0}, layers[x], &err)) g_error("%s", err.message);
+  loom_diag *diags = NULL;
+  if (loom_net_infer_shapes(net, 6, &diags)) g_error("%s", diags[0].message);
+  free(diags);
+  return net;
+}
+
+/* [4, 9, 10] → conv2d 4→6, kernel 3×2, stride 2×1, padding 1×0, dilation
+ * 1×2, groups 2 (at `dtype`) → tanh → conv2d 6→3 1×1 → dense 8→4. */
+static inline loom_net *gpu_test_conv_net(loom_dtype dtype) {
+  loom_error err = {0};
+  loom_shape in = loom_shape_make(3, (int64_t[]){4, 9, 10});
+  loom_layer *dense = loom_layer_new_by_name("dense", &err);
+  if (!dense || loom_layer_set_int(dense, "in_features", 8, &err) || loom_layer_set_int(dense, "out_features", 4, &err))
+    g_error("%s", err.message);
+  loom_layer *layers[] = {
+    gpu_test_conv_layer("conv2d", 2, 4, 6, (int64_t[]){3, 2}, (int64_t[]){2, 1}, (int64_t[]){1, 0}, (int64_t[]){1, 2},
+                        2, dtype),
+    loom_layer_new_by_name("tanh", &err),
+    gpu_test_conv_layer("conv2d", 2, 6, 3, (int64_t[]){1, 1}, (int64_t[]){1, 1}, (int64_t[]){0, 0}, (int64_t[]){1, 1},
+                        1, LOOM_DTYPE_FLOAT32),
+    dense};
+  return gpu_test_net_of(&in, layers, 4);
+}
+
+/* [2, 3, 4, 5] → conv3d 2→3, kernel 2×3×2, stride 1×2×1, padding 1×1×0. */
+static inline loom_net *gpu_test_conv3d_net(void) {
+  loom_shape in = loom_shape_make(4, (int64_t[]){2, 3, 4, 5});
+  loom_layer *layers[] = {gpu_test_conv_layer("conv3d", 3, 2, 3, (int64_t[]){2, 3, 2}, (int64_t[]){1, 2, 1},
+                                              (int64_t[]){1, 1, 0}, (int64_t[]){1, 1, 1}, 1, LOOM_DTYPE_FLOAT32)};
+  return gpu_test_net_of(&in, layers, 1);
+}
+
+/* [3, 11] → conv1d 3→5, kernel 3, stride 2, padding 1, dilation 2. */
+static inline loom_net *gpu_test_conv1d_net(void) {
+  loom_shape in = loom_shape_make(2, (int64_t[]){3, 11});
+  loom_layer *layers[] = {gpu_test_conv_layer("conv1d", 1, 3, 5, (int64_t[]){3}, (int64_t[]){2}, (int64_t[]){1},
+                                              (int64_t[]){2}, 1, LOOM_DTYPE_FLOAT32)};
+  return gpu_test_net_of(&in, layers, 1);
+}
+
+/* [4, 5, 6] → conv_transpose2d 4→6, kernel 3×2, stride 2×1, padding 1×0,
+ * dilation 1×2, groups 2, output_padding 1×0 (at `dtype`) → tanh → dense 8→3. */
+static inline loom_net *gpu_test_conv_t_net(loom_dtype dtype) {
+  loom_error err = {0};
+  loom_shape in = loom_shape_make(3, (int64_t[]){4, 5, 6});
+  loom_layer *ct = gpu_test_conv_layer("conv_transpose2d", 2, 4, 6, (int64_t[]){3, 2}, (int64_t[]){2, 1},
+                                       (int64_t[]){1, 0}, (int64_t[]){1, 2}, 2, dtype);
+  if (loom_layer_set_ints(ct, "output_padding", (int64_t[]){1, 0}, 2, &err)) g_error("%s", err.message);
+  loom_layer *dense = loom_layer_new_by_name("dense", &err);
+  if (!dense || loom_layer_set_int(dense, "in_features", 8, &err) || loom_layer_set_int(dense, "out_features", 3, &err))
+    g_error("%s", err.message);
+  loom_layer *layers[] = {ct, loom_layer_new_by_name("tanh", &err), dense};
+  return gpu_test_net_of(&in, layers, 3);
+}
+
+/* [3, 7] → conv_transpose1d 3→2, kernel 3, stride 3, padding 1;
+ * [2, 2, 3, 2] → conv_transpose3d 2→4, kernel 2×2×3, stride 2×1×1. */
+static inline loom_net *gpu_test_conv_t1d_net(void) {
+  loom_shape in = loom_shape_make(2, (int64_t[]){3, 7});
+  loom_layer *layers[] = {gpu_test_conv_layer("conv_transpose1d", 1, 3, 2, (int64_t[]){3}, (int64_t[]){3},
+                                              (int64_t[]){1}, (int64_t[]){1}, 1, LOOM_DTYPE_FLOAT32)};
+  return gpu_test_net_of(&in, layers, 1);
+}
+
+static inline loom_net *gpu_test_conv_t3d_net(void) {
+  loom_shape in = loom_shape_make(4, (int64_t[]){2, 2, 3, 2});
+  loom_layer *layers[] = {gpu_test_conv_layer("conv_transpose3d", 3, 2, 4, (int64_t[]){2, 2, 3}, (int64_t[]){2, 1, 1},
+                                              (int64_t[]){0, 0, 0}, (int64_t[]){1, 1, 1}, 1, LOOM_DTYPE_FLOAT32)};
+  return gpu_test_net_of(&in, layers, 1);
+}

@@ -89,14 +89,14 @@ static void test_forward_parity(void) {
   g_free(c);
   g_free(g);
 
-  /* A convolution cannot run on the device: refused, naming the layer and slot. */
-  char *cnn = make_example("cnn");
-  float img[64] = {0};
-  write_npy(x, "1, 1, 8, 8", 64, img);
+  /* A container cannot run on the device: refused, naming the layer and slot. */
+  char *cnn = make_example("moe");
+  float img[4] = {0};
+  write_npy(x, "1, 4", 4, img);
   r = run((const char *[]){"forward", cnn, "--input", x, "--output", yg, "--device", "vulkan", NULL});
   g_assert_cmpint(r.status, ==, 1);
-  g_assert_nonnull(strstr(r.err, "conv2d"));
-  g_assert_nonnull(strstr(r.err, "(0,0,0,0)"));
+  g_assert_nonnull(strstr(r.err, "parallel"));
+  g_assert_nonnull(strstr(r.err, "(0,1,0,0)"));
   cli_result_clear(&r);
   r = run((const char *[]){"forward", cnn, "--input", x, "--output", yg, "--device", "gpu", NULL});
   g_assert_cmpint(r.status, ==, 2);
@@ -136,15 +136,15 @@ static void test_train(void) {
     g_assert_cmpfloat(fabs(cpu[i] - dev[i]), <=, 1e-5 * fabs(cpu[i]));
   }
   /* What the device cannot train is refused, naming the field or the slot. */
-  r = run((const char *[]){"train", model, "--epochs", "1", "--optimizer", "rmsprop", "--device", "vulkan", NULL});
+  r = run((const char *[]){"train", model, "--epochs", "1", "--method", "tween", "--device", "vulkan", NULL});
   g_assert_cmpint(r.status, ==, 1);
-  g_assert_nonnull(strstr(r.err, "optim.kind"));
+  g_assert_nonnull(strstr(r.err, "method:"));
   cli_result_clear(&r);
-  char *cnn = make_example("cnn");
+  char *cnn = make_example("moe");
   r = run((const char *[]){"train", cnn, "--epochs", "1", "--device", "vulkan", NULL});
   g_assert_cmpint(r.status, ==, 1);
-  g_assert_nonnull(strstr(r.err, "conv2d"));
-  g_assert_nonnull(strstr(r.err, "(0,0,0,0)"));
+  g_assert_nonnull(strstr(r.err, "parallel"));
+  g_assert_nonnull(strstr(r.err, "(0,1,0,0)"));
   cli_result_clear(&r);
   r = run((const char *[]){"train", model, "--device", "tpu", NULL});
   g_assert_cmpint(r.status, ==, 2);
@@ -174,7 +174,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/gpu/cli/forward", test_forward_parity);
   g_test_add_func("/gpu/cli/train", test_train);
   int rc = g_test_run();
-  static const char *const made[] = {"playground.loom.json", "cnn.loom.json", "spiral.loom.json", "x.npy", "yc.npy", "yg.npy"};
+  static const char *const made[] = {"playground.loom.json", "moe.loom.json", "spiral.loom.json", "x.npy", "yc.npy", "yg.npy"};
   for (size_t i = 0; i < G_N_ELEMENTS(made); i++) {
     char *path = g_build_filename(tmp_dir, made[i], NULL);
     g_unlink(path);

@@ -329,6 +329,7 @@ static void check_optimizer(const loom_optim_config *cfg, const char *what) {
   gpu_test_buf(gpu, &b2, NULL, N);
   gpu_test_buf(gpu, &b3, NULL, N);
   bool adam = cfg->kind == LOOM_OPTIM_ADAM || cfg->kind == LOOM_OPTIM_ADAMW;
+  bool rms = cfg->kind == LOOM_OPTIM_RMSPROP;
   for (int s = 1; s <= STEPS; s++) {
     gpu_test_fill(g, N, -1, 1, 20 + s);
     g[0] = 0.0f;
@@ -339,14 +340,15 @@ static void check_optimizer(const loom_optim_config *cfg, const char *what) {
     gpu_rec rec;
     int rc = gpu_rec_begin(gpu, 1, &rec, &err);
     if (!rc)
-      rc = adam ? gpu_op_adam(&rec, cfg, s, lr, &bp, &bg, &b1, &b2, cfg->amsgrad ? &b3 : NULL, N, &err)
-                : gpu_op_sgd(&rec, cfg, s == 1, lr, &bp, &bg, cfg->momentum != 0 ? &b1 : NULL, N, &err);
+      rc = adam  ? gpu_op_adam(&rec, cfg, s, lr, &bp, &bg, &b1, &b2, cfg->amsgrad ? &b3 : NULL, N, &err)
+         : rms ? gpu_op_rmsprop(&rec, cfg, lr, &bp, &bg, &b1, &b2, &b3, N, &err)
+               : gpu_op_sgd(&rec, cfg, s == 1, lr, &bp, &bg, cfg->momentum != 0 ? &b1 : NULL, N, &err);
     if (rc || gpu_rec_end(&rec, &err) || gpu_rec_submit(&rec, &err)) g_error("%s", err.message);
     gpu_rec_free(&rec);
     /* Adds and products round as on the CPU; Adam's division and square
      * root carry the driver's accuracy: a few ulp of each step's change. */
     double tol[N];
-    for (int i = 0; i < N; i++) tol[i] = adam ? 2e-6 * fabs(p[i]) + 1e-5 * lr * s : 2.0 * EPS32 * fabs(p[i]);
+    for (int i = 0; i < N; i++) tol[i] = adam || rms ? 2e-6 * fabs(p[i]) + 1e-5 * lr * s : 2.0 * EPS32 * fabs(p[i]);
     char label[96];
     snprintf(label, sizeof label, "%s step %d", what, s);
     double worst = gpu_test_compare(label, bp.map, p, tol, N);
@@ -374,6 +376,13 @@ static void test_optimizers(void) {
   check_optimizer(&c, "adam amsgrad l2");
   c = loom_optim_defaults(LOOM_OPTIM_ADAMW);
   check_optimizer(&c, "adamw");
+  c = loom_optim_defaults(LOOM_OPTIM_RMSPROP);
+  check_optimizer(&c, "rmsprop");
+  c.momentum = 0.9;
+  c.centered = true;
+  c.weight_decay = 0.01;
+  c.maximize = true;
+  check_optimizer(&c, "rmsprop centered momentum l2 maximize");
 }
 
 /* Every code of every packed dtype the device decodes, against the CPU's

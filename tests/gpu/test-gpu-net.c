@@ -43,7 +43,8 @@ static void compare_forward(loom_net *net, const char *what, int64_t batch) {
 }
 
 static void test_examples(void) {
-  static const char *const names[] = {"xor", "spiral", "playground", "playground-int4", "hop", "playground-skip"};
+  static const char *const names[] = {"xor", "spiral", "playground", "playground-int4", "hop", "playground-skip",
+                                      "cnn"};
   for (size_t i = 0; i < G_N_ELEMENTS(names); i++) {
     loom_error err = {0};
     loom_net *net = NULL;
@@ -90,6 +91,26 @@ static void test_chain(void) {
   loom_net_free(net);
 }
 
+/* A dense layer and the activation after it are one dispatch, unless
+ * something else reads the dense layer's output (hop: a concat link reads
+ * its first layer; the parity above holds either way). */
+static void test_fusion(void) {
+  static const struct {
+    const char *name;
+    int dispatches;
+  } cases[] = {{"xor", 2}, {"spiral", 3}, {"hop", 9}};
+  for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+    loom_error err = {0};
+    loom_net *net = NULL;
+    if (loom_example_build(cases[i].name, &net, &err)) g_error("%s", err.message);
+    loom_gpu_net *gn = loom_gpu_net_new(gpu, net, 2, &err);
+    if (!gn) g_error("%s", err.message);
+    g_assert_cmpint(loom_gpu_net_n_dispatches(gn), ==, cases[i].dispatches);
+    loom_gpu_net_free(gn);
+    loom_net_free(net);
+  }
+}
+
 static void test_norms(void) {
   loom_net *net = gpu_test_norm_net(12, 5);
   compare_forward(net, "norms", 6);
@@ -131,6 +152,40 @@ static void test_embedding(void) {
   }
 }
 
+/* conv1d, conv2d (grouped, strided, padded, dilated) and conv3d, at float32,
+ * int8 and fp8 weights, and the transposed ones (conv_transpose2d also with
+ * output_padding). */
+static void test_convolutions(void) {
+  static const loom_dtype dtypes[] = {LOOM_DTYPE_FLOAT32, LOOM_DTYPE_INT8, LOOM_DTYPE_FP8_E5M2};
+  for (size_t i = 0; i < G_N_ELEMENTS(dtypes); i++) {
+    loom_net *net = gpu_test_conv_net(dtypes[i]);
+    char what[64];
+    snprintf(what, sizeof what, "convolutions %s", loom_dtype_name(dtypes[i]));
+    compare_forward(net, what, 3);
+    compare_forward(net, what, 1);
+    loom_net_free(net);
+  }
+  loom_net *net = gpu_test_conv3d_net();
+  compare_forward(net, "conv3d", 2);
+  loom_net_free(net);
+  net = gpu_test_conv1d_net();
+  compare_forward(net, "conv1d", 2);
+  loom_net_free(net);
+  for (size_t i = 0; i < G_N_ELEMENTS(dtypes); i++) {
+    net = gpu_test_conv_t_net(dtypes[i]);
+    char what[64];
+    snprintf(what, sizeof what, "conv_transpose2d %s", loom_dtype_name(dtypes[i]));
+    compare_forward(net, what, 3);
+    loom_net_free(net);
+  }
+  net = gpu_test_conv_t1d_net();
+  compare_forward(net, "conv_transpose1d", 2);
+  loom_net_free(net);
+  net = gpu_test_conv_t3d_net();
+  compare_forward(net, "conv_transpose3d", 2);
+  loom_net_free(net);
+}
+
 static void expect_refusal(const char *example, const char *needle) {
   loom_error err = {0};
   loom_net *net = NULL;
@@ -143,8 +198,8 @@ static void expect_refusal(const char *example, const char *needle) {
 }
 
 static void test_refusals(void) {
-  expect_refusal("cnn", "conv2d");
-  expect_refusal("cnn", "(0,0,0,0)");
+  expect_refusal("moe", "parallel");
+  expect_refusal("moe", "(0,1,0,0)");
   expect_refusal("feedback", "systolic");
 }
 
@@ -176,8 +231,10 @@ int main(int argc, char **argv) {
   g_test_add_func("/gpu/net/devices", test_device_list);
   g_test_add_func("/gpu/net/examples", test_examples);
   g_test_add_func("/gpu/net/chain", test_chain);
+  g_test_add_func("/gpu/net/fusion", test_fusion);
   g_test_add_func("/gpu/net/norms", test_norms);
   g_test_add_func("/gpu/net/embedding", test_embedding);
+  g_test_add_func("/gpu/net/convolutions", test_convolutions);
   g_test_add_func("/gpu/net/refusals", test_refusals);
   int rc = g_test_run();
   loom_gpu_free(gpu);

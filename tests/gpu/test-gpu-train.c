@@ -4,7 +4,7 @@
  * of every step and the weights after every step compared within the
  * tolerance of docs/gpu.md "Training on the device"; the examples cover the
  * three losses the device computes (cross-entropy: spiral, mse: xor,
- * bce_logits: playground), SGD with momentum, Adam and AdamW, a short last
+ * bce_logits: playground), SGD with momentum, Adam, AdamW and RMSprop, a short last
  * batch of an epoch, int4 weights trained quantization-aware (playground-int4)
  * a disabled slot (spiral), layernorm / rmsnorm with and without affine
  * weights (norms) and an embedding table (token data, mse). Two device runs are bit-identical. What the
@@ -36,6 +36,10 @@ static loom_train_config config_for(loom_net *net, const loom_dataset *ds, loom_
     c.optim.weight_decay = 1e-3;
   }
   if (kind == LOOM_OPTIM_ADAMW) c.optim.weight_decay = 0.01;
+  if (kind == LOOM_OPTIM_RMSPROP) {
+    c.optim.momentum = 0.5;
+    c.optim.centered = true;
+  }
   /* Adam divides by √v + eps: an element whose gradient is rounding noise
    * (0 in exact arithmetic, ±1e-9 on either side) moves by ~lr either way
    * with torch's eps = 1e-8, so no step-by-step parity can hold for it. With
@@ -90,12 +94,12 @@ static bool weights_identical(loom_net *a, loom_net *b) {
 #define WEIGHT_TOL 2e-5
 
 /* Steps `cpu_net` (taken) and two clones, one on the CPU, two on the device. */
-static void parity_net(const char *example, loom_net *cpu_net, loom_dataset *ds, loom_optim_kind kind) {
+static void parity_cfg(const char *example, loom_net *cpu_net, loom_dataset *ds, const loom_train_config *config) {
   loom_error err = {0};
   loom_net *dev_net = loom_net_clone(cpu_net, &err), *again_net = loom_net_clone(cpu_net, &err);
   g_assert_nonnull(dev_net);
   g_assert_nonnull(again_net);
-  loom_train_config cfg = config_for(cpu_net, ds, kind);
+  loom_train_config cfg = *config;
   loom_trainer *cpu = loom_trainer_new(cpu_net, ds, NULL, &cfg, NULL, &err);
   loom_trainer *dev = loom_trainer_new(dev_net, ds, NULL, &cfg, NULL, &err);
   loom_trainer *again = loom_trainer_new(again_net, ds, NULL, &cfg, NULL, &err);
@@ -117,6 +121,9 @@ static void parity_net(const char *example, loom_net *cpu_net, loom_dataset *ds,
     if (!(dl <= tl)) g_error("%s step %d: loss %.9g on the device, %.9g on the CPU", example, s + 1, sd.loss, sc.loss);
     worst_loss = MAX(worst_loss, dl / tl);
     g_assert_cmpint(sc.correct, ==, sd.correct);
+    if (!(fabs(sc.grad_norm - sd.grad_norm) <= 1e-5 * sc.grad_norm + 1e-9))
+      g_error("%s step %d: gradient norm %.9g on the device, %.9g on the CPU", example, s + 1, sd.grad_norm,
+              sc.grad_norm);
     double w = weights_distance(dev_net, cpu_net);
     if (!(w <= WEIGHT_TOL))
       g_error("%s step %d: the weights differ by %.3g of their largest magnitude (tolerance %g)", example, s + 1, w,
@@ -137,7 +144,7 @@ static void parity_net(const char *example, loom_net *cpu_net, loom_dataset *ds,
   g_assert_true(weights_identical(dev_net, again_net));
   g_test_message("%s, %s: %d steps, worst weight difference %.3g of the largest (tolerance %g), loss %.3f of its "
                  "tolerance",
-                 example, loom_optim_name(kind), STEPS, worst_w, WEIGHT_TOL, worst_loss);
+                 example, loom_optim_name(cfg.optim.kind), STEPS, worst_w, WEIGHT_TOL, worst_loss);
   loom_trainer_free(cpu);
   loom_trainer_free(dev);
   loom_trainer_free(again);
@@ -145,6 +152,22 @@ static void parity_net(const char *example, loom_net *cpu_net, loom_dataset *ds,
   loom_net_free(cpu_net);
   loom_net_free(dev_net);
   loom_net_free(again_net);
+}
+
+static void parity_net(const char *example, loom_net *cpu_net, loom_dataset *ds, loom_optim_kind kind) {
+  loom_train_config cfg = config_for(cpu_net, ds, kind);
+  parity_cfg(example, cpu_net, ds, &cfg);
+}
+
+/* Gradient clipping by the global norm, tight enough to clip most steps. */
+static void test_clip(void) {
+  loom_error err = {0};
+  loom_net *net = NULL;
+  if (loom_example_build("hop", &net, &err)) g_error("%s", err.message);
+  loom_dataset *ds = data_for("hop");
+  loom_train_config cfg = config_for(net, ds, LOOM_OPTIM_SGD);
+  cfg.clip_norm = 0.05;
+  parity_cfg("hop clipped", net, ds, &cfg);
 }
 
 static void parity(const char *example, loom_optim_kind kind) {
@@ -183,6 +206,7 @@ static void test_spiral_adam(void) { parity("spiral", LOOM_OPTIM_ADAM); }
 /* SGD, not Adam, where a loss gradient is checked alone: Adam's step does
  * not see a gradient's scale. */
 static void test_xor_sgd(void) { parity("xor", LOOM_OPTIM_SGD); }
+static void test_spiral_rmsprop(void) { parity("spiral", LOOM_OPTIM_RMSPROP); }
 static void test_playground_adamw(void) { parity("playground", LOOM_OPTIM_ADAMW); }
 static void test_playground_int4_adam(void) { parity("playground-int4", LOOM_OPTIM_ADAM); }
 /* Remote links: an add and a concatenation whose sources the spine reads too. */
@@ -277,19 +301,12 @@ static void test_refusals(void) {
   c.method = LOOM_TRAIN_TWEEN;
   expect_refusal(net, ds, &c, "method:");
   c = cfg;
-  c.optim = loom_optim_defaults(LOOM_OPTIM_RMSPROP);
-  expect_refusal(net, ds, &c, "optim.kind: the Vulkan backend has no rmsprop kernel");
-  c = cfg;
-  c.clip_norm = 1.0;
-  expect_refusal(net, ds, &c, "clip_norm:");
-  /* Live changes to what the device cannot do are refused too. */
+  c.loss.kind = LOOM_LOSS_MULTI_HEAD_CE;
+  expect_refusal(net, ds, &c, "loss: the Vulkan backend does not compute the multi_head_ce loss");
+  /* Training state stays where the optimizer state is. */
   loom_trainer *tr = loom_trainer_new(net, ds, NULL, &cfg, NULL, &err);
   g_assert_nonnull(tr);
   g_assert_cmpint(loom_trainer_set_device(tr, gpu, &err), ==, 0);
-  c = cfg;
-  c.clip_norm = 1.0;
-  g_assert_cmpint(loom_trainer_set_config(tr, &c, &err), ==, LOOM_ERR_UNSUPPORTED);
-  g_assert_nonnull(strstr(err.message, "clip_norm"));
   void *bytes = NULL;
   size_t len = 0;
   g_assert_cmpint(loom_trainer_export_state(tr, &bytes, &len, &err), ==, LOOM_ERR_UNSUPPORTED);
@@ -304,14 +321,44 @@ static void test_refusals(void) {
   loom_net_free(net);
 
   /* A layer the device cannot run: the slot and the type are named. */
-  if (loom_example_build("cnn", &net, &err)) g_error("%s", err.message);
+  if (loom_example_build("moe", &net, &err)) g_error("%s", err.message);
   loom_shape in = loom_net_input_shape(net);
-  ds = loom_gen_clusters(40, 10, loom_shape_numel(&in), 0.3, 5, &err);
+  ds = loom_gen_clusters(40, 3, loom_shape_numel(&in), 0.3, 5, &err);
   g_assert_nonnull(ds);
   cfg = config_for(net, ds, LOOM_OPTIM_SGD);
-  expect_refusal(net, ds, &cfg, "layer conv2d at (0,0,0,0)");
+  expect_refusal(net, ds, &cfg, "layer parallel at (0,1,0,0)");
   loom_dataset_free(ds);
   loom_net_free(net);
+}
+
+/* The digits CNN (conv2d → relu → conv2d stride 2 → relu → dense) on 8×8
+ * images of clusters, and a net with grouped, strided, padded and dilated
+ * conv1d/conv2d layers. */
+static void test_cnn_sgd(void) {
+  loom_error err = {0};
+  loom_net *net = NULL;
+  if (loom_example_build("cnn", &net, &err)) g_error("%s", err.message);
+  loom_dataset *ds = loom_gen_clusters(100, 10, 64, 0.5, 7, &err);
+  loom_shape img = loom_shape_make(3, (int64_t[]){1, 8, 8});
+  if (!ds || loom_dataset_reshape_inputs(ds, &img, &err)) g_error("%s", err.message);
+  parity_net("cnn", net, ds, LOOM_OPTIM_SGD);
+}
+
+static void conv_parity(const char *what, loom_net *net, loom_optim_kind kind) {
+  loom_error err = {0};
+  loom_shape in = loom_net_input_shape(net), out = loom_net_output_shape(net);
+  loom_dataset *ds = loom_dataset_new(100, &in, LOOM_TARGET_VECTOR, loom_shape_numel(&out), 0, &err);
+  if (!ds) g_error("%s", err.message);
+  gpu_test_fill(ds->inputs, 100 * loom_shape_numel(&in), -1, 1, 21);
+  gpu_test_fill(ds->targets, 100 * loom_shape_numel(&out), -0.5, 0.5, 22);
+  parity_net(what, net, ds, kind);
+}
+
+static void test_convolutions_adam(void) {
+  conv_parity("convolutions", gpu_test_conv_net(LOOM_DTYPE_FLOAT32), LOOM_OPTIM_ADAM);
+}
+static void test_conv_transpose_sgd(void) {
+  conv_parity("conv_transpose2d", gpu_test_conv_t_net(LOOM_DTYPE_FLOAT32), LOOM_OPTIM_SGD);
 }
 
 int main(int argc, char **argv) {
@@ -319,12 +366,17 @@ int main(int argc, char **argv) {
   g_test_add_func("/gpu/train/spiral-sgd", test_spiral_sgd);
   g_test_add_func("/gpu/train/spiral-adam", test_spiral_adam);
   g_test_add_func("/gpu/train/xor-sgd", test_xor_sgd);
+  g_test_add_func("/gpu/train/spiral-rmsprop", test_spiral_rmsprop);
+  g_test_add_func("/gpu/train/clip", test_clip);
   g_test_add_func("/gpu/train/playground-adamw", test_playground_adamw);
   g_test_add_func("/gpu/train/playground-int4-adam", test_playground_int4_adam);
   g_test_add_func("/gpu/train/hop-sgd", test_hop_sgd);
   g_test_add_func("/gpu/train/hop-adam", test_hop_adam);
   g_test_add_func("/gpu/train/playground-skip-sgd", test_playground_skip_sgd);
   g_test_add_func("/gpu/train/replace-links", test_replace_links);
+  g_test_add_func("/gpu/train/cnn-sgd", test_cnn_sgd);
+  g_test_add_func("/gpu/train/convolutions-adam", test_convolutions_adam);
+  g_test_add_func("/gpu/train/conv-transpose-sgd", test_conv_transpose_sgd);
   g_test_add_func("/gpu/train/norms-sgd", test_norms_sgd);
   g_test_add_func("/gpu/train/norms-adam", test_norms_adam);
   g_test_add_func("/gpu/train/embedding-sgd", test_embedding_sgd);

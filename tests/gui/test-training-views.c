@@ -360,10 +360,11 @@ static void test_device(void) {
   g_autofree char *after = net_json(loom_document_get_net(doc()));
   g_assert_cmpstr(before, !=, after);
 
-  /* The CNN's convolutions do not run there: refused, naming the slot. */
-  g_autoptr(LoomDocument) cnn = loom_document_new_for_example("cnn", &error);
+  /* The mixture of experts' parallel container does not run there: refused,
+   * naming the slot. */
+  g_autoptr(LoomDocument) moe = loom_document_new_for_example("moe", &error);
   g_assert_no_error(error);
-  loom_window_set_document(window, cnn);
+  loom_window_set_document(window, moe);
   wait_state(LOOM_TRAINING_INVALID, "the refusal");
   LoomTrainingSnapshot *snap = loom_training_session_get_latest(session());
   g_assert_nonnull(snap->message);
@@ -371,7 +372,7 @@ static void test_device(void) {
   g_assert_nonnull(strstr(snap->message, "(0,"));
   g_assert_false(play_enabled());
   gtk_drop_down_set_selected(pane()->device_dropdown, 0);
-  wait_state(LOOM_TRAINING_PAUSED, "the CPU to take the CNN");
+  wait_state(LOOM_TRAINING_PAUSED, "the CPU to take the mixture of experts");
   g_assert_true(play_enabled());
 }
 

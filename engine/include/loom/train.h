@@ -298,7 +298,7 @@ LOOM_API int loom_trainer_import_state(loom_trainer *tr, const void *bytes, size
  * each step the host's masters hold the updated weights, so statistics,
  * checkpoints and evaluation (on the CPU) work as ever. Refused, with the
  * slot or the configuration field named: a slot the device cannot run, a
- * method other than backprop, RMSprop, clip_norm > 0, multi-head CE.
+ * method other than backprop, multi-head cross-entropy.
  * Training-state export and import are refused while on a device (the
  * optimizer state lives there).
  */
