@@ -101,6 +101,26 @@ static void field_activation(const loom_loss_spec *loss, float *row, int channel
   }
 }
 
+/* The network's output for @n samples: a systolic network holds them for
+ * the ticks it trains with and is read after the last, as the trainer and
+ * loom_evaluate_ticks score it. */
+static int field_forward(Worker *w, const float *x, int64_t n, float *y, int64_t channels) {
+  loom_ctx ctx = {.pool = w->pool, .training = false};
+  if (loom_net_execution(w->net) != LOOM_EXEC_SYSTOLIC) return loom_net_forward(w->net, &ctx, x, n, y, NULL);
+  loom_systolic *sys = loom_systolic_new(w->net, n, NULL);
+  if (!sys) return LOOM_ERR_INVALID;
+  int64_t ticks = loom_trainer_config(w->trainer)->ticks;
+  if (ticks <= 0) ticks = loom_systolic_n_slots(sys);
+  int rc = loom_systolic_set_input(sys, x, NULL);
+  for (int64_t t = 0; rc == LOOM_OK && t < ticks; t++) rc = loom_systolic_tick(sys, &ctx, NULL);
+  int64_t numel = 0;
+  const float *out = rc == LOOM_OK ? loom_systolic_output(sys, &numel) : NULL;
+  if (out && numel == channels) memcpy(y, out, (size_t)(n * channels) * sizeof *y);
+  else rc = LOOM_ERR_INVALID;
+  loom_systolic_free(sys);
+  return rc;
+}
+
 /* The network's output over the plane of a two-feature data set. */
 static void make_field(Worker *w, LoomTrainingSnapshot *snap) {
   const loom_dataset *train = w->data->train;
@@ -135,8 +155,7 @@ static void make_field(Worker *w, LoomTrainingSnapshot *snap) {
       x[(r * res + c) * 2 + 1] = (float)(lo[1] + (hi[1] - lo[1]) * (r + 0.5) / res);
     }
   float *y = g_new(float, (gsize)res * res * channels);
-  loom_ctx ctx = {.pool = w->pool, .training = false};
-  if (loom_net_forward(w->net, &ctx, x, (int64_t)res * res, y, NULL) != LOOM_OK) {
+  if (field_forward(w, x, (int64_t)res * res, y, channels) != LOOM_OK) {
     g_free(y);
     return;
   }

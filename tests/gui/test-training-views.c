@@ -262,6 +262,57 @@ static loom_layer *dense(int64_t in, int64_t out) {
 
 static gboolean titled(gpointer title) { return g_strcmp0(loom_document_get_title(doc()), title) == 0; }
 
+static gboolean has_field(gpointer data) {
+  LoomTrainingSnapshot *snap = loom_training_session_get_latest(session());
+  return snap && snap->field && !loom_training_session_get_busy(session());
+}
+
+/* A systolic network of two features, with a feedback loop, gets its
+ * decision boundary too: the worker runs the plane through the ticks it
+ * trains with (a plain forward refuses the loop). */
+static void test_systolic_field(void) {
+  /* dense 2→4, tanh, dense 4→2, and the output fed back into the first
+   * layer's input: only a systolic run computes this network. */
+  loom_net *net = loom_net_new(1, 1, 3, 1, NULL);
+  g_assert_cmpint(loom_net_place(net, (loom_coord){0, 0, 0, 0}, dense(2, 4), NULL), ==, LOOM_OK);
+  g_assert_cmpint(loom_net_place(net, (loom_coord){0, 0, 1, 0}, loom_layer_new_by_name("tanh", NULL), NULL), ==, LOOM_OK);
+  g_assert_cmpint(loom_net_place(net, (loom_coord){0, 0, 2, 0}, dense(4, 2), NULL), ==, LOOM_OK);
+  loom_shape in = loom_shape_1d(2);
+  g_assert_cmpint(loom_net_set_input_shape(net, &in, NULL), ==, LOOM_OK);
+  g_assert_cmpint(loom_net_set_execution(net, LOOM_EXEC_SYSTOLIC, NULL), ==, LOOM_OK);
+  loom_link loop = {{0, 0, 2, 0}, {0, 0, 0, 0}, LOOM_MERGE_ADD};
+  loom_error err = {0};
+  if (loom_net_add_link(net, &loop, &err)) g_error("feedback link: %s", err.message);
+  g_assert_cmpint(loom_net_infer_shapes(net, 7, NULL), ==, 0);
+  loom_model_extras extras = {0};
+  g_assert_cmpint(loom_example_settings("xor", &extras.settings, NULL), ==, LOOM_OK);
+  g_autofree char *path = g_build_filename(tmp_dir, "xor-systolic.loom.json", NULL);
+  g_assert_cmpint(loom_model_save_ex(net, &extras, path, NULL), ==, LOOM_OK);
+  loom_model_extras_clear(&extras);
+  g_autoptr(GFile) file = g_file_new_for_path(path);
+  loom_window_open_file(window, file);
+  gui_test_wait(titled, "xor-systolic.loom.json", TIMEOUT_MS, "the systolic xor to open");
+  wait_state(LOOM_TRAINING_PAUSED, "the systolic xor to be ready");
+  activate("win.train-step");
+  gui_test_wait(has_field, NULL, TIMEOUT_MS, "a decision field");
+  LoomTrainingSnapshot *snap = loom_training_session_get_latest(session());
+  g_assert_cmpint(snap->field_res, >, 1);
+  /* Not a constant plane: the field is the network's output. */
+  float lo = snap->field[0], hi = snap->field[0];
+  for (int i = 1; i < snap->field_res * snap->field_res * snap->field_channels; i++) {
+    lo = MIN(lo, snap->field[i]);
+    hi = MAX(hi, snap->field[i]);
+  }
+  g_assert_cmpfloat(hi - lo, >, 1e-4);
+  loom_net_free(net);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(LoomDocument) fresh = loom_document_new_for_example("feedback", &error);
+  g_assert_no_error(error);
+  loom_window_set_document(window, fresh);
+  gui_test_wait(settled, NULL, TIMEOUT_MS, "the fresh example");
+}
+
+
 /* torch's nn.Sequential(Linear(4, 8), ReLU(), Linear(8, 3)) saved as
  * safetensors (tests/io/make_state_dict.py) into the same network in the
  * window: its forward gives torch's output; one undo puts the weights back;
@@ -383,6 +434,7 @@ static void add_cases(void) {
   g_test_add_func("/training/export", test_export);
   g_test_add_func("/training/systolic", test_systolic);
   g_test_add_func("/training/systolic-train", test_systolic_train);
+  g_test_add_func("/training/systolic-field", test_systolic_field);
   g_test_add_func("/training/import-weights", test_import_weights);
   g_test_add_func("/training/device", test_device);
 }
