@@ -9,7 +9,7 @@
  * EXTRAS_SHARE of the worker's time, so watching does not slow training
  * down much; they are always made when training pauses or stops.
  */
-#include "loom-training-worker.h"
+#include "loom-training-worker-private.h"
 
 #include <glib/gi18n.h>
 #include <math.h>
@@ -19,48 +19,7 @@
 #define PUBLISH_INTERVAL_US (G_USEC_PER_SEC / 30)
 #define EXTRAS_INTERVAL_US (G_USEC_PER_SEC / 10)
 #define EXTRAS_SHARE 0.05
-#define FIELD_RES 48
-#define FIELD_MAX_CHANNELS 16
-/* Each DNA snapshot of the timeline stays small: larger layers keep their
- * fixed-length profile only (docs/dna.md). */
-#define DNA_MAX_BYTES ((size_t)4 << 20)
 
-struct _Worker {
-  GThread *thread;
-  GAsyncQueue *queue;
-  WorkerPublishFunc publish;
-  gpointer publish_data;
-  char *datasets_dir;
-
-  /* Everything below belongs to the worker thread. */
-  loom_net *net;
-  loom_train_settings *settings;
-  LoomTrainingData *data;
-  gboolean data_published;
-  loom_trainer *trainer;
-  loom_pool *pool;
-  int pool_threads;
-  loom_adapt_tracker *adapt;
-  LoomTrainingState state;
-  char *message;
-  gboolean has_alert;
-  loom_coord alert_at;
-  gint64 step_offset; /* steps of earlier trainers (restarts) */
-  gint64 stop_at_epoch; /* step-epoch: run until this epoch begins; -1 none */
-  double elapsed;
-  double prev_lr;
-  gint64 prev_explosions;
-  gboolean has_watch;
-  loom_coord watch;
-  int device;    /* -1: the CPU; else the Vulkan device every step runs on */
-  loom_gpu *gpu; /* open while device >= 0 */
-  int gpu_index;
-
-  LoomTrainingSnapshot *pending; /* being filled: points, epochs, events */
-  guint64 serial;
-  guint64 command_seq;
-  gint64 last_publish, next_extras;
-};
 
 WorkerCommand *worker_command_new(WorkerCommandKind kind) {
   WorkerCommand *cmd = g_new0(WorkerCommand, 1);
@@ -83,120 +42,6 @@ static void add_event(Worker *w, gint64 step, LoomTrainingEventKind kind, char *
   g_array_append_val(w->pending->events, e);
 }
 
-static gint64 total_steps(Worker *w) {
-  return w->step_offset + (w->trainer ? loom_trainer_steps(w->trainer) : 0);
-}
-
-/* Output → what the decision view shows: class probabilities, a binary
- * probability, or the raw regression value. */
-static void field_activation(const loom_loss_spec *loss, float *row, int channels) {
-  if (loss->kind == LOOM_LOSS_CROSS_ENTROPY && channels >= 2) {
-    float m = row[0];
-    for (int c = 1; c < channels; c++) m = fmaxf(m, row[c]);
-    float sum = 0;
-    for (int c = 0; c < channels; c++) sum += row[c] = expf(row[c] - m);
-    for (int c = 0; c < channels; c++) row[c] /= sum;
-  } else if (loss->kind == LOOM_LOSS_BCE_LOGITS && channels == 1) {
-    row[0] = 1.0f / (1.0f + expf(-row[0]));
-  }
-}
-
-/* The network's output for @n samples: a systolic network holds them for
- * the ticks it trains with and is read after the last, as the trainer and
- * loom_evaluate_ticks score it. */
-static int field_forward(Worker *w, const float *x, int64_t n, float *y, int64_t channels) {
-  loom_ctx ctx = {.pool = w->pool, .training = false};
-  if (loom_net_execution(w->net) != LOOM_EXEC_SYSTOLIC) return loom_net_forward(w->net, &ctx, x, n, y, NULL);
-  loom_systolic *sys = loom_systolic_new(w->net, n, NULL);
-  if (!sys) return LOOM_ERR_INVALID;
-  int64_t ticks = loom_trainer_config(w->trainer)->ticks;
-  if (ticks <= 0) ticks = loom_systolic_n_slots(sys);
-  int rc = loom_systolic_set_input(sys, x, NULL);
-  for (int64_t t = 0; rc == LOOM_OK && t < ticks; t++) rc = loom_systolic_tick(sys, &ctx, NULL);
-  int64_t numel = 0;
-  const float *out = rc == LOOM_OK ? loom_systolic_output(sys, &numel) : NULL;
-  if (out && numel == channels) memcpy(y, out, (size_t)(n * channels) * sizeof *y);
-  else rc = LOOM_ERR_INVALID;
-  loom_systolic_free(sys);
-  return rc;
-}
-
-/* The network's output over the plane of a two-feature data set. */
-static void make_field(Worker *w, LoomTrainingSnapshot *snap) {
-  const loom_dataset *train = w->data->train;
-  if (train->input_numel != 2) return;
-  loom_shape out = loom_net_output_shape(w->net);
-  int64_t channels = loom_shape_numel(&out);
-  if (channels < 1 || channels > FIELD_MAX_CHANNELS) return;
-  double lo[2] = {INFINITY, INFINITY}, hi[2] = {-INFINITY, -INFINITY};
-  const loom_dataset *sets[2] = {train, w->data->test};
-  for (int s = 0; s < 2; s++)
-    for (int64_t i = 0; sets[s] && i < sets[s]->n; i++)
-      for (int d = 0; d < 2; d++) {
-        double v = sets[s]->inputs[i * 2 + d];
-        if (!isfinite(v)) continue;
-        lo[d] = fmin(lo[d], v);
-        hi[d] = fmax(hi[d], v);
-      }
-  for (int d = 0; d < 2; d++) {
-    if (!(hi[d] > lo[d])) {
-      lo[d] = isfinite(lo[d]) ? lo[d] - 1 : -1;
-      hi[d] = lo[d] + 2;
-    }
-    double pad = 0.1 * (hi[d] - lo[d]);
-    lo[d] -= pad;
-    hi[d] += pad;
-  }
-  int res = FIELD_RES;
-  g_autofree float *x = g_new(float, (gsize)res * res * 2);
-  for (int r = 0; r < res; r++)
-    for (int c = 0; c < res; c++) {
-      x[(r * res + c) * 2] = (float)(lo[0] + (hi[0] - lo[0]) * (c + 0.5) / res);
-      x[(r * res + c) * 2 + 1] = (float)(lo[1] + (hi[1] - lo[1]) * (r + 0.5) / res);
-    }
-  float *y = g_new(float, (gsize)res * res * channels);
-  if (field_forward(w, x, (int64_t)res * res, y, channels) != LOOM_OK) {
-    g_free(y);
-    return;
-  }
-  const loom_loss_spec *loss = &loom_trainer_config(w->trainer)->loss;
-  for (int i = 0; i < res * res; i++) field_activation(loss, y + (gsize)i * channels, (int)channels);
-  snap->field = y;
-  snap->field_res = res;
-  snap->field_channels = (int)channels;
-  snap->field_regression = loss->kind == LOOM_LOSS_MSE && train->target_kind == LOOM_TARGET_VECTOR;
-  snap->field_bounds[0] = lo[0];
-  snap->field_bounds[1] = hi[0];
-  snap->field_bounds[2] = lo[1];
-  snap->field_bounds[3] = hi[1];
-}
-
-static void make_extras(Worker *w, LoomTrainingSnapshot *snap) {
-  if (w->has_watch) {
-    int64_t batch = 0;
-    const float *a = loom_net_activation(w->net, w->watch, &batch);
-    loom_layer *l = loom_net_layer_at(w->net, w->watch);
-    if (a && l && batch > 0) {
-      loom_shape s = loom_layer_out_shape(l);
-      gint64 n = batch * loom_shape_numel(&s);
-      snap->watch = g_memdup2(a, (gsize)n * sizeof(float));
-      snap->n_watch = n;
-      snap->watch_at = w->watch;
-    }
-  }
-  snap->net = loom_net_clone(w->net, NULL);
-  snap->net_step = total_steps(w);
-  /* Signatures for the DNA view's timeline and its live heatmap; bounded in
-   * memory by the engine's default. */
-  snap->dna = loom_shared_dna_new(loom_dna_snapshot_new_ex(w->net, snap->net_step, DNA_MAX_BYTES, NULL));
-  if (w->trainer) {
-    void *bytes = NULL;
-    size_t len = 0;
-    if (loom_trainer_export_state(w->trainer, &bytes, &len, NULL) == LOOM_OK)
-      snap->train_state = g_bytes_new_with_free_func(bytes, len, free, bytes);
-    if (w->data) make_field(w, snap); /* after the activations were copied: it runs a forward */
-  }
-}
 
 /* Publishes what happened since the last publication: at most every
  * PUBLISH_INTERVAL unless @force (a pause, a stop, a command's result). */
@@ -237,7 +82,7 @@ static void publish(Worker *w, gboolean force) {
   }
   if (force || now >= w->next_extras) {
     gint64 t0 = g_get_monotonic_time();
-    make_extras(w, snap);
+    worker_make_extras(w, snap);
     gint64 cost = g_get_monotonic_time() - t0;
     /* The next extras wait until they are at most EXTRAS_SHARE of the time. */
     w->next_extras = now + MAX(EXTRAS_INTERVAL_US, (gint64)(cost / EXTRAS_SHARE));
