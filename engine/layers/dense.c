@@ -8,7 +8,9 @@
 #include <stdio.h>
 
 #include "core/i18n.h"
+#include "kernels/gemv.h"
 #include "kernels/matmul.h"
+#include "kernels/qgemm.h"
 #include "layers/registry.h"
 
 enum { P_IN, P_OUT, P_BIAS };
@@ -57,13 +59,42 @@ static int dense_build(loom_layer *l, const loom_shape *in, uint64_t seed, loom_
   return LOOM_OK;
 }
 
+/* At rest (no float32 master: docs/dtypes.md) the product reads the packed
+ * codes: the integer kernel for the dtypes it serves (activations quantized
+ * to int8 on the fly, within docs/dtypes.md's tolerance), else the float GEMV
+ * once per input row (exact dequantized weights, fixed order). Both give the
+ * same bits for any thread count; neither makes a float32 copy of W.
+ * float32 and float64 rest as their master and take loom_sgemm as always. */
+static int dense_forward_packed(loom_layer *l, loom_pool *pool, const float *x, float *y, int64_t m, loom_error *err) {
+  const loom_weights *w = l->weights[W_WEIGHT];
+  const loom_dtype d = loom_weights_dtype(w);
+  int64_t n_in = layer_int(l, P_IN), n_out = layer_int(l, P_OUT), nscales;
+  const uint8_t *packed = loom_weights_packed(w, NULL);
+  const float *scales = loom_weights_scales(w, &nscales);
+  int rc;
+  if (loom_qgemm_supports(d)) {
+    rc = loom_qgemm_packed(pool, d, packed, n_out, n_in, scales, nscales, m, x, y, err);
+  } else {
+    rc = LOOM_OK;
+    for (int64_t r = 0; r < m && !rc; r++)
+      rc = loom_gemv_packed(pool, d, packed, n_out, n_in, scales, nscales, x + r * n_in, y + r * n_out, err);
+  }
+  if (rc) loom_error_prefix(err, "%s", loom_weights_label(w));
+  return rc;
+}
+
 static int dense_forward(loom_layer *l, const loom_ctx *ctx, const float *x, float *y, int64_t batch,
                          loom_error *err) {
   int64_t n_in = layer_int(l, P_IN), n_out = layer_int(l, P_OUT);
   int64_t m = batch * dense_positions(l);
-  const float *w = layer_weight_values(l, W_WEIGHT, err);
-  if (!w) return err ? err->code : LOOM_ERR_INVALID;
-  loom_sgemm(ctx ? ctx->pool : NULL, false, true, m, n_out, n_in, x, n_in, w, n_in, false, y, n_out);
+  if (!loom_weights_master_resident(l->weights[W_WEIGHT])) {
+    int rc = dense_forward_packed(l, ctx ? ctx->pool : NULL, x, y, m, err);
+    if (rc) return rc;
+  } else {
+    const float *w = layer_weight_values(l, W_WEIGHT, err);
+    if (!w) return err ? err->code : LOOM_ERR_INVALID;
+    loom_sgemm(ctx ? ctx->pool : NULL, false, true, m, n_out, n_in, x, n_in, w, n_in, false, y, n_out);
+  }
   if (l->n_weights > W_BIAS) {
     const float *b = layer_weight_values(l, W_BIAS, err);
     if (!b) return err ? err->code : LOOM_ERR_INVALID;

@@ -8,6 +8,7 @@
  * A store is not thread-safe: one owner at a time (the worker owns its copy).
  */
 #pragma once
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -35,7 +36,10 @@ LOOM_API int64_t loom_weights_rows(const loom_weights *w);
 LOOM_API int64_t loom_weights_cols(const loom_weights *w);
 LOOM_API int64_t loom_weights_count(const loom_weights *w);
 
-LOOM_API float *loom_weights_master(loom_weights *w); /* writable; call loom_weights_touch() after writing */
+/* Writable; call loom_weights_touch() after writing. At rest (below) both
+ * accessors first recreate the master from the packed copy and return NULL
+ * only when that runs out of memory (loom_weights_ensure_master reports it). */
+LOOM_API float *loom_weights_master(loom_weights *w);
 LOOM_API const float *loom_weights_master_const(const loom_weights *w);
 LOOM_API void loom_weights_touch(loom_weights *w); /* master changed: invalidates the packed cache */
 /* e.g. "layer (0,1,2,0) weight", used in error messages; copied, truncated at 127 bytes. */
@@ -62,6 +66,29 @@ LOOM_API const float *loom_weights_scales(const loom_weights *w, int64_t *nscale
 /* Packed bytes + scale bytes (4 per scale) at the current dtype / had it dtype d. */
 LOOM_API size_t loom_weights_bytes(const loom_weights *w);
 LOOM_API size_t loom_weights_bytes_at(const loom_weights *w, loom_dtype d);
+
+/*
+ * At rest (inference, docs/dtypes.md): to_inference morphs (so a non-finite
+ * master fails as morph does, the store unchanged) and frees the dequantized
+ * copy and, except at float32 and float64, the float32 master: the packed
+ * codes and scales are then the only copy. float32 keeps the master (it is its
+ * packed form); float64 keeps the master and frees its 8-byte copy (an exact
+ * widening of the master, rebuilt by morph). A layer reads packed_/scales at
+ * rest; anything needing the master (training, set_dtype, set_scale_mode,
+ * editing) recreates it = dequantize(codes), which is exact by construction,
+ * and the cache stays valid. ensure_master does that with an error naming
+ * the label; master_resident says whether it is there.
+ */
+LOOM_API int loom_weights_to_inference(loom_weights *w, loom_error *err);
+LOOM_API int loom_weights_ensure_master(loom_weights *w, loom_error *err);
+LOOM_API bool loom_weights_master_resident(const loom_weights *w);
+/* Bytes allocated now: master + packed copy + scales + dequantized copy. */
+LOOM_API size_t loom_weights_resident_bytes(const loom_weights *w);
+/* What the store holds at its dtype at rest (packed + scales; the master at
+ * float32/float64) and while training (master + packed + scales + the
+ * dequantized copy the layers compute with; not gradients or optimizer state). */
+LOOM_API size_t loom_weights_inference_bytes(const loom_weights *w);
+LOOM_API size_t loom_weights_training_bytes(const loom_weights *w);
 
 /*
  * For the model file: takes a packed tensor of dtype d (rows × cols as the
