@@ -273,7 +273,7 @@ LOOM_API int loom_weights_morph(loom_weights *w, loom_error *err) {
 LOOM_API const float *loom_weights_effective(loom_weights *w, loom_error *err) {
   if (loom_weights_morph(w, err)) return NULL;
   /* float32 -> float64 -> float32 is exact: both compute with the master. */
-  if (w->dtype == LOOM_DTYPE_FLOAT32 || w->dtype == LOOM_DTYPE_FLOAT64) return w->master;
+  if (w->dtype == LOOM_DTYPE_FLOAT32 || (w->dtype == LOOM_DTYPE_FLOAT64 && w->master)) return w->master;
   if (!w->effective_valid) {
     if (!w->effective && !(w->effective = malloc((size_t)w->count * sizeof *w->effective))) {
       loom_error_set(err, LOOM_ERR_NOMEM, _("%s: out of memory"), w->label);
@@ -397,21 +397,21 @@ fail:
 
 /* ---- inference: the packed copy alone (docs/dtypes.md, "At rest") -------- */
 
-/* float32 is its own packed form, and float64 holds exactly the float32
- * master widened (half the bytes kept as the master): both rest as the master. */
-static bool rests_as_master(loom_dtype d) { return d == LOOM_DTYPE_FLOAT32 || d == LOOM_DTYPE_FLOAT64; }
+/* float32 is its own packed form. float64 rests as its 8-byte codes like any
+ * other dtype (twice the master: the layers read the packed copy at rest, and
+ * a forward would otherwise rebuild it from the master beside it). */
+static bool rests_as_master(loom_dtype d) { return d == LOOM_DTYPE_FLOAT32; }
 
 LOOM_API int loom_weights_to_inference(loom_weights *w, loom_error *err) {
-  if (!w->master) return 0; /* already at rest */
-  int rc = loom_weights_morph(w, err); /* validates the master (finite) and builds the codes */
+  /* Already at rest, the master gone, morph has nothing to do (the cache is
+   * valid); a dequantized copy some layer made since is freed all the same. */
+  int rc = w->master ? loom_weights_morph(w, err) : 0; /* validates the master (finite), builds the codes */
   if (rc) return rc;
   free(w->effective);
   w->effective = NULL;
   w->effective_valid = false;
-  if (rests_as_master(w->dtype)) {
-    drop_cache(w); /* float64: the 8-byte copy is rebuilt from the master by the next morph */
-    return 0;
-  }
+  if (!w->master) return 0;
+  if (rests_as_master(w->dtype)) return 0;
   free(w->master);
   w->master = NULL;
   return 0;
@@ -445,8 +445,7 @@ LOOM_API size_t loom_weights_resident_bytes(const loom_weights *w) {
 }
 
 LOOM_API size_t loom_weights_inference_bytes(const loom_weights *w) {
-  if (rests_as_master(w->dtype)) return (size_t)w->count * sizeof(float);
-  return loom_weights_bytes(w);
+  return loom_weights_bytes(w); /* at float32 the packed form is the master */
 }
 
 LOOM_API size_t loom_weights_training_bytes(const loom_weights *w) {

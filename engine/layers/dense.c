@@ -64,7 +64,7 @@ static int dense_build(loom_layer *l, const loom_shape *in, uint64_t seed, loom_
  * to int8 on the fly, within docs/dtypes.md's tolerance), else the float GEMV
  * once per input row (exact dequantized weights, fixed order). Both give the
  * same bits for any thread count; neither makes a float32 copy of W.
- * float32 and float64 rest as their master and take loom_sgemm as always. */
+ * float32 rests as its master and takes loom_sgemm as always. */
 static int dense_forward_packed(loom_layer *l, loom_pool *pool, const float *x, float *y, int64_t m, loom_error *err) {
   const loom_weights *w = l->weights[W_WEIGHT];
   const loom_dtype d = loom_weights_dtype(w);

@@ -70,11 +70,9 @@ LOOM_API size_t loom_weights_bytes_at(const loom_weights *w, loom_dtype d);
 /*
  * At rest (inference, docs/dtypes.md): to_inference morphs (so a non-finite
  * master fails as morph does, the store unchanged) and frees the dequantized
- * copy and, except at float32 and float64, the float32 master: the packed
- * codes and scales are then the only copy. float32 keeps the master (it is its
- * packed form); float64 keeps the master and frees its 8-byte copy (an exact
- * widening of the master, rebuilt by morph). A layer reads packed_/scales at
- * rest; anything needing the master (training, set_dtype, set_scale_mode,
+ * copy and, except at float32, the float32 master: the packed codes and
+ * scales are then the only copy (float32 keeps the master: it is its packed
+ * form). A layer reads loom_weights_packed/_scales at rest; anything needing the master (training, set_dtype, set_scale_mode,
  * editing) recreates it = dequantize(codes), which is exact by construction,
  * and the cache stays valid. ensure_master does that with an error naming
  * the label; master_resident says whether it is there.
@@ -84,8 +82,8 @@ LOOM_API int loom_weights_ensure_master(loom_weights *w, loom_error *err);
 LOOM_API bool loom_weights_master_resident(const loom_weights *w);
 /* Bytes allocated now: master + packed copy + scales + dequantized copy. */
 LOOM_API size_t loom_weights_resident_bytes(const loom_weights *w);
-/* What the store holds at its dtype at rest (packed + scales; the master at
- * float32/float64) and while training (master + packed + scales + the
+/* What the store holds at its dtype at rest (packed + scales, i.e.
+ * loom_weights_bytes) and while training (master + packed + scales + the
  * dequantized copy the layers compute with; not gradients or optimizer state). */
 LOOM_API size_t loom_weights_inference_bytes(const loom_weights *w);
 LOOM_API size_t loom_weights_training_bytes(const loom_weights *w);
