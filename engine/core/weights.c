@@ -1,6 +1,7 @@
 /*
  * The weight store: a float32 master and one cached packed copy (+ scales) at
- * the store's dtype. The cache is a single slot: switching dtypes rebuilds,
+ * the store's dtype; at rest (inference) the packed copy alone, the master
+ * recreated from it on demand (the section at the end). The cache is a single slot: switching dtypes rebuilds,
  * which keeps memory at master + one copy; the buffers are kept at exactly the
  * size the byte accounting reports, so what loom_weights_bytes() says is what
  * is allocated.

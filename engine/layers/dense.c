@@ -71,6 +71,10 @@ static int dense_forward_packed(loom_layer *l, loom_pool *pool, const float *x, 
   int64_t n_in = layer_int(l, P_IN), n_out = layer_int(l, P_OUT), nscales;
   const uint8_t *packed = loom_weights_packed(w, NULL);
   const float *scales = loom_weights_scales(w, &nscales);
+  /* At rest the codes are the only copy and never stale (weights.c keeps
+   * them valid); a store breaking that must fail here, not read NULL. */
+  if (!packed)
+    return loom_error_set(err, LOOM_ERR_INVALID, _("%s: at rest but without packed codes"), loom_weights_label(w));
   int rc;
   if (loom_qgemm_supports(d)) {
     rc = loom_qgemm_packed(pool, d, packed, n_out, n_in, scales, nscales, m, x, y, err);

@@ -1,7 +1,7 @@
 /*
  * Weight stores. A weight tensor is rows × cols (rows = output rows, the unit
  * of per-row scales; a 1-D tensor such as a bias has rows = 1). Its float32
- * master is the source of truth; morph builds and caches the packed copy (and
+ * master is the source of truth (at rest, below, the packed copy is); morph builds and caches the packed copy (and
  * scales) at the store's dtype, and any change of master (touch), dtype or
  * scale mode makes that cache stale. Rules: docs/dtypes.md.
  *
