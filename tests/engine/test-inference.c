@@ -11,6 +11,7 @@
 #include "kernels/qgemm.h"
 #include "loom/loom.h"
 #include "loom/layer.h"
+#include "loom/model.h"
 #include "loom/weights.h"
 #include "train-test-util.h"
 
@@ -202,11 +203,48 @@ static void test_store_at_rest(void) {
   loom_weights_free(w);
 }
 
+/* A net at rest saves the codes it computes with, and a clone rests too and
+ * computes the same bits: nothing is re-quantized on the way. */
+static void test_save_and_clone_at_rest(void) {
+  const loom_dtype dts[] = {LOOM_DTYPE_FLOAT32, LOOM_DTYPE_FLOAT64, LOOM_DTYPE_INT4, LOOM_DTYPE_FP8_E4M3};
+  float x[2 * N_IN];
+  for (int i = 0; i < 2 * N_IN; i++) x[i] = (float)((i * 7919) % 41 - 20) / 9.0f;
+  for (size_t k = 0; k < G_N_ELEMENTS(dts); k++) {
+    loom_error err = {0};
+    loom_net *net = dense_net(dts[k], N_IN, N_OUT, true);
+    float plain[2 * N_OUT], again[2 * N_OUT], rest[2 * N_OUT], cloned[2 * N_OUT];
+    forward(net, 1, x, 2, plain);
+    g_assert_cmpint(loom_net_to_inference(net, &err), ==, 0);
+    forward(net, 2, x, 2, rest);
+    loom_net *c = loom_net_clone(net, &err);
+    if (!c) g_error("%s", err.message);
+    g_assert_cmpuint(loom_net_resident_bytes(c), ==, loom_net_resident_bytes(net));
+    forward(c, 1, x, 2, cloned);
+    g_assert_cmpmem(rest, sizeof rest, cloned, sizeof cloned);
+    loom_net_free(c);
+
+    size_t len = 0;
+    char *json = loom_model_to_json(net, &len, &err);
+    if (!json) g_error("%s", err.message);
+    loom_net *back = NULL;
+    if (loom_model_load_data(json, len, "rest.loom.json", 0, &back, &err)) g_error("%s", err.message);
+    g_free(json);
+    loom_diag *diags = NULL;
+    g_assert_cmpint(loom_net_infer_shapes(back, 0, &diags), ==, 0);
+    g_free(diags);
+    forward(back, 1, x, 2, again); /* the plain forward of what was saved */
+    g_assert_cmpmem(plain, sizeof plain, again, sizeof again);
+    loom_net_free(back);
+    loom_net_free(net);
+  }
+}
+
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/inference/forward-every-dtype", test_forward_every_dtype);
   g_test_add_func("/inference/int4-resident-bytes", test_int4_resident_bytes);
   g_test_add_func("/inference/train-after-inference", test_train_after_inference);
   g_test_add_func("/inference/store-at-rest", test_store_at_rest);
+  g_test_add_func("/inference/save-and-clone-at-rest", test_save_and_clone_at_rest);
   return g_test_run();
 }
