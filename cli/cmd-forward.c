@@ -195,7 +195,7 @@ int cmd_forward(int argc, char **argv) {
   if (inference && use_gpu)
     return cli_usage_error("forward", _("--inference runs on the CPU; it cannot be combined with --device %s"),
                            device_text);
-  loom_net *net = cli_load_model("forward", model);
+  loom_net *net = cli_load_model_flags("forward", model, inference ? LOOM_MODEL_AT_REST : 0);
   if (!net) return 1;
   int status = run_forward(model, net, in_path, out_path, threads, use_gpu, device, inference);
   loom_net_free(net);

@@ -164,7 +164,7 @@ int cmd_info(int argc, char **argv) {
     int rc = describe_plain_safetensors(path);
     if (rc >= 0) return rc;
   }
-  loom_net *net = cli_load_model("info", path);
+  loom_net *net = cli_load_model_flags("info", path, inference ? LOOM_MODEL_AT_REST : 0);
   if (!net) return 1;
 
   loom_diag *diags = NULL;

@@ -228,13 +228,27 @@ static void test_save_and_clone_at_rest(void) {
     if (!json) g_error("%s", err.message);
     loom_net *back = NULL;
     if (loom_model_load_data(json, len, "rest.loom.json", 0, &back, &err)) g_error("%s", err.message);
-    g_free(json);
     loom_diag *diags = NULL;
     g_assert_cmpint(loom_net_infer_shapes(back, 0, &diags), ==, 0);
     g_free(diags);
     forward(back, 1, x, 2, again); /* the plain forward of what was saved */
     g_assert_cmpmem(plain, sizeof plain, again, sizeof again);
     loom_net_free(back);
+
+    /* Loaded at rest: each tensor rests as soon as it is read. */
+    if (loom_model_load_data(json, len, "rest.loom.json", LOOM_MODEL_STRICT | LOOM_MODEL_AT_REST, &back, &err))
+      g_error("%s", err.message);
+    g_assert_true(loom_weights_master_resident(weight_of(back, 0)) == (dts[k] == LOOM_DTYPE_FLOAT32));
+    g_assert_cmpint(loom_net_infer_shapes(back, 0, &diags), ==, 0);
+    g_free(diags);
+    g_assert_cmpint(loom_net_to_inference(back, &err), ==, 0);
+    g_assert_cmpuint(loom_net_resident_bytes(back), ==, loom_net_inference_bytes(back));
+    forward(back, 3, x, 2, again);
+    g_assert_cmpmem(rest, sizeof rest, again, sizeof again);
+    loom_net_free(back);
+    g_assert_cmpint(loom_model_load_data(json, len, "rest.loom.json", 1u << 7, &back, &err), ==, LOOM_ERR_INVALID);
+    g_assert_nonnull(strstr(err.message, "unknown load flags 0x80"));
+    free(json); /* malloc'd (model.h) */
     loom_net_free(net);
   }
 }
