@@ -77,6 +77,14 @@ static void test_forward_every_dtype(void) {
     forward(net, 1, x, BATCH, y1);
     forward(net, 3, x, BATCH, y3);
     g_assert_cmpmem(y1, sizeof y1, y3, sizeof y3);
+    /* One sample at a time takes the GEMV where a batch takes blocks: the
+     * per-sample results must pass the same check, so fill y1 that way when
+     * the sample index is odd (not at float32: the plain path it matches
+     * bit for bit is the batch product). */
+    for (int s = 1; !rests_as_master && s < BATCH; s += 2) {
+      forward(net, 2, x + s * N_IN, 1, y3);
+      memcpy(y1 + s * N_OUT, y3, N_OUT * sizeof *y3);
+    }
     /* Nothing was dequantized into a resident copy by the forward. */
     g_assert_cmpuint(loom_net_resident_bytes(net), ==, loom_net_inference_bytes(net));
     if (rests_as_master) { /* the same loom_sgemm on the same values */
@@ -93,8 +101,10 @@ static void test_forward_every_dtype(void) {
             abs_w += fabs(w[r * N_IN + c]);
             abs_wx += fabs((double)w[r * N_IN + c] * x[s * N_IN + c]);
           }
+          /* The float formats: the GEMV's bound at one sample, loom_sgemm's
+           * on dequantized blocks of rows for the batch (the larger). */
           double kernel = integer ? sx * abs_w * (0.5 + 0x1p-20) + 0x1p-22 * abs_wx + 0x1p-140
-                                  : (N_IN / 64.0 + 8) * 0x1p-24 * abs_wx;
+                                  : (N_IN + 8) * 0x1p-24 * abs_wx;
           /* loom_sgemm's rounding (any order) and the two bias additions. */
           double plain = (N_IN + 2) * 0x1p-24 * abs_wx + 0x1p-23 * (abs_wx + fabs(b[r]));
           double diff = fabs((double)y1[s * N_OUT + r] - y0[s * N_OUT + r]);
@@ -106,6 +116,36 @@ static void test_forward_every_dtype(void) {
     }
     loom_net_free(net);
   }
+}
+
+/* A batch at a float format takes dequantized blocks of rows (dense.c: 65536
+ * floats, 13 rows of 5003 here, so 29 rows make three blocks, the last one
+ * short, with per-row and per-tensor scales): the same values as the plain
+ * forward up to loom_sgemm's rounding, the same bits for any thread count. */
+static void test_forward_blocks(void) {
+  enum { IN = 5003, OUT = 29, B = 4 };
+  const loom_dtype dts[] = {LOOM_DTYPE_FP8_E5M2, LOOM_DTYPE_BFLOAT16, LOOM_DTYPE_INT16, LOOM_DTYPE_UINT32};
+  float *x = g_new(float, B * IN), y0[B * OUT], y1[B * OUT], y2[B * OUT];
+  for (int i = 0; i < B * IN; i++) x[i] = (float)((i * 7919) % 83 - 41) / 17.0f;
+  for (size_t k = 0; k < G_N_ELEMENTS(dts); k++) {
+    loom_error err = {0};
+    loom_net *net = dense_net(dts[k], IN, OUT, false);
+    if (k == 2) g_assert_cmpint(loom_weights_set_scale_mode(weight_of(net, 0), LOOM_SCALE_PER_TENSOR, &err), ==, 0);
+    forward(net, 1, x, B, y0);
+    const float *w = loom_weights_effective(weight_of(net, 0), &err);
+    double abs_wx[B * OUT] = {0};
+    for (int s = 0; s < B; s++)
+      for (int r = 0; r < OUT; r++)
+        for (int c = 0; c < IN; c++) abs_wx[s * OUT + r] += fabs((double)w[r * IN + c] * x[s * IN + c]);
+    g_assert_cmpint(loom_net_to_inference(net, &err), ==, 0);
+    forward(net, 1, x, B, y1);
+    forward(net, 2, x, B, y2);
+    g_assert_cmpmem(y1, sizeof y1, y2, sizeof y2);
+    for (int i = 0; i < B * OUT; i++)
+      g_assert_cmpfloat(fabs((double)y1[i] - y0[i]), <=, 2 * (IN + 2) * 0x1p-24 * abs_wx[i]);
+    loom_net_free(net);
+  }
+  g_free(x);
 }
 
 /* int4 at rest: the codes (half a byte each) and one scale per row; before,
@@ -256,6 +296,7 @@ static void test_save_and_clone_at_rest(void) {
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/inference/forward-every-dtype", test_forward_every_dtype);
+  g_test_add_func("/inference/forward-blocks", test_forward_blocks);
   g_test_add_func("/inference/int4-resident-bytes", test_int4_resident_bytes);
   g_test_add_func("/inference/train-after-inference", test_train_after_inference);
   g_test_add_func("/inference/store-at-rest", test_store_at_rest);
