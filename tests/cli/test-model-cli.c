@@ -319,7 +319,8 @@ static void test_forward_and_info_inference(void) {
   g_assert_cmpint(r.status, ==, 0);
   /* master 16 + codes 2 + scales 8 + gradient 16; at rest codes + scales;
    * training adds the dequantized copy. */
-  g_assert_nonnull(strstr(r.out, "  resident bytes: 42 now (as loaded); 10 at rest for inference, 58 while training\n"));
+  g_assert_nonnull(
+    strstr(r.out, "  resident bytes: 42 now (as loaded); 10 at rest for inference, 58 while training\n"));
   cli_result_clear(&r);
   r = run((const char *[]){"info", "--inference", m4, NULL});
   g_assert_cmpint(r.status, ==, 0);
@@ -331,7 +332,8 @@ static void test_forward_and_info_inference(void) {
 
   r = run((const char *[]){"forward", m4, "--inference", "--device", "vulkan", "--input", x, "--output", y1, NULL});
   g_assert_cmpint(r.status, ==, 2);
-  g_assert_nonnull(strstr(r.err, "loom forward: --inference runs on the CPU; it cannot be combined with --device vulkan"));
+  g_assert_nonnull(
+    strstr(r.err, "loom forward: --inference runs on the CPU; it cannot be combined with --device vulkan"));
   cli_result_clear(&r);
   g_free(model);
   g_free(m4);

@@ -72,10 +72,11 @@ LOOM_API size_t loom_weights_bytes_at(const loom_weights *w, loom_dtype d);
  * master fails as morph does, the store unchanged) and frees the dequantized
  * copy and, except at float32, the float32 master: the packed codes and
  * scales are then the only copy (float32 keeps the master: it is its packed
- * form). A layer reads loom_weights_packed/_scales at rest; anything needing the master (training, set_dtype, set_scale_mode,
- * editing) recreates it = dequantize(codes), which is exact by construction,
- * and the cache stays valid. ensure_master does that with an error naming
- * the label; master_resident says whether it is there.
+ * form). A layer reads loom_weights_packed/_scales at rest; anything that
+ * needs the master (training, set_dtype, set_scale_mode, editing) recreates
+ * it = dequantize(codes), which is exact by construction, and the cache stays
+ * valid. ensure_master does that with an error naming the label;
+ * master_resident says whether it is there. touch at rest does nothing.
  */
 LOOM_API int loom_weights_to_inference(loom_weights *w, loom_error *err);
 LOOM_API int loom_weights_ensure_master(loom_weights *w, loom_error *err);
