@@ -37,10 +37,12 @@ bool cli_parse_int_list(const char *text, int64_t *out, int max, int *n) {
   }
 }
 
-loom_net *cli_load_model(const char *command, const char *path) {
+loom_net *cli_load_model(const char *command, const char *path) { return cli_load_model_flags(command, path, 0); }
+
+loom_net *cli_load_model_flags(const char *command, const char *path, unsigned flags) {
   loom_net *net = NULL;
   loom_error err = {0};
-  if (loom_model_load(path, LOOM_MODEL_STRICT, &net, &err) != LOOM_OK) {
+  if (loom_model_load(path, LOOM_MODEL_STRICT | flags, &net, &err) != LOOM_OK) {
     cli_error(command, "%s", err.message);
     return NULL;
   }

@@ -13,6 +13,8 @@ bool cli_parse_int_list(const char *text, int64_t *out, int max, int *n);
 
 /* Loads a model strictly; on failure prints "loom CMD: message" and returns NULL. */
 loom_net *cli_load_model(const char *command, const char *path);
+/* The same with extra loom_model_flags (LOOM_MODEL_AT_REST for --inference). */
+loom_net *cli_load_model_flags(const char *command, const char *path, unsigned flags);
 
 /* Writes a float in the C locale, shortest form that reads back exactly. */
 void cli_format_double(char *buf, size_t size, double v);

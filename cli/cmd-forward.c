@@ -1,6 +1,10 @@
 /*
- * loom forward MODEL --input X.npy --output Y.npy [--threads N] [--device cpu|vulkan[:N]]
+ * loom forward MODEL --input X.npy --output Y.npy [--threads N] [--device cpu|vulkan[:N]] [--inference]
  *
+ * --inference puts the weights at rest before running (loom_net_to_inference:
+ * only the packed codes and scales stay resident, the dense layer multiplies
+ * them directly); the outputs then differ from the plain forward within
+ * docs/dtypes.md's tolerance for the integer dtypes. CPU only.
  * --device vulkan runs the whole forward on a Vulkan device as one command
  * buffer (docs/gpu.md); a network with a layer or link the device cannot run
  * is refused, naming the slot: it is never run on the CPU instead.
@@ -56,7 +60,7 @@ static int forward_on_gpu(const char *model_path, loom_net *net, int device, con
 }
 
 static int run_forward(const char *model_path, loom_net *net, const char *in_path, const char *out_path,
-                       int threads, bool use_gpu, int device) {
+                       int threads, bool use_gpu, int device, bool inference) {
   loom_error err = {0};
   loom_diag *diags = NULL;
   int n_diags = loom_net_infer_shapes(net, 0, &diags);
@@ -71,6 +75,11 @@ static int run_forward(const char *model_path, loom_net *net, const char *in_pat
     return 1;
   }
   free(diags);
+  /* After shape inference, which builds the weights it would otherwise rebuild. */
+  if (inference && loom_net_to_inference(net, &err)) {
+    cli_error("forward", "%s: %s", model_path, err.message);
+    return 1;
+  }
   loom_shape in = loom_net_input_shape(net), out = loom_net_output_shape(net);
 
   loom_npy x;
@@ -144,8 +153,13 @@ static int run_forward(const char *model_path, loom_net *net, const char *in_pat
 
 int cmd_forward(int argc, char **argv) {
   const char *model = NULL, *in_path = NULL, *out_path = NULL, *threads_text = NULL, *device_text = NULL;
+  bool inference = false;
   for (int i = 1; i < argc; i++) {
     int r;
+    if (!strcmp(argv[i], "--inference")) {
+      inference = true;
+      continue;
+    }
     if ((r = cli_option_value("--input", argc, argv, &i, &in_path)) ||
         (r = cli_option_value("--output", argc, argv, &i, &out_path)) ||
         (r = cli_option_value("--threads", argc, argv, &i, &threads_text)) ||
@@ -177,9 +191,13 @@ int cmd_forward(int argc, char **argv) {
     if (loom_gpu_parse_device(device_text, &use_gpu, &device, &err))
       return cli_usage_error("forward", "%s", err.message);
   }
-  loom_net *net = cli_load_model("forward", model);
+  /* The device uploads its own copy of the weights: resting them here would save nothing. */
+  if (inference && use_gpu)
+    return cli_usage_error("forward", _("--inference runs on the CPU; it cannot be combined with --device %s"),
+                           device_text);
+  loom_net *net = cli_load_model_flags("forward", model, inference ? LOOM_MODEL_AT_REST : 0);
   if (!net) return 1;
-  int status = run_forward(model, net, in_path, out_path, threads, use_gpu, device);
+  int status = run_forward(model, net, in_path, out_path, threads, use_gpu, device, inference);
   loom_net_free(net);
   return status;
 }

@@ -3,6 +3,9 @@
  * hyperparameters, size), the links, totals and every shape problem. Exit
  * status 1 when shape inference finds a problem, so scripts can check models.
  * loom info --devices: the Vulkan devices (the N of --device vulkan:N).
+ * loom info MODEL --inference: the same after putting the weights at rest
+ * (loom_net_to_inference), so "resident now" is what loom forward --inference
+ * holds; without it, what a model loaded for training holds.
  */
 #include <glib/gi18n.h>
 #include <stdio.h>
@@ -142,7 +145,12 @@ static int list_devices(void) {
 
 int cmd_info(int argc, char **argv) {
   const char *path = NULL;
+  bool inference = false;
   for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--inference")) {
+      inference = true;
+      continue;
+    }
     if (!strcmp(argv[i], "--devices")) {
       if (argc != 2) return cli_usage_error("info", _("--devices takes no MODEL"));
       return list_devices();
@@ -156,13 +164,20 @@ int cmd_info(int argc, char **argv) {
     int rc = describe_plain_safetensors(path);
     if (rc >= 0) return rc;
   }
-  loom_net *net = cli_load_model("info", path);
+  loom_net *net = cli_load_model_flags("info", path, inference ? LOOM_MODEL_AT_REST : 0);
   if (!net) return 1;
 
   loom_diag *diags = NULL;
   int n_diags = 0;
   loom_shape in = loom_net_input_shape(net);
   if (in.rank > 0) n_diags = loom_net_infer_shapes(net, 0, &diags);
+  loom_error err = {0};
+  if (inference && loom_net_to_inference(net, &err)) {
+    cli_error("info", "%s: %s", path, err.message);
+    free(diags);
+    loom_net_free(net);
+    return 1;
+  }
   char text[96], text2[96];
 
   printf(_("Model: %s\n"), path);
@@ -199,6 +214,10 @@ int cmd_info(int argc, char **argv) {
   printf(_("  parameters: %lld\n"), (long long)loom_net_param_count(net));
   printf(_("  bytes: %zu at the layers' dtypes, %zu at float32\n"), loom_net_bytes(net), loom_net_bytes_float32(net));
   printf(_("  FLOPs per sample: %lld\n"), (long long)loom_net_flops(net));
+  /* Weight stores and gradients: what is allocated now (at rest with --inference), and the two figures. */
+  printf(_("  resident bytes: %zu now (%s); %zu at rest for inference, %zu while training\n"),
+         loom_net_resident_bytes(net), inference ? _("at rest") : _("as loaded"), loom_net_inference_bytes(net),
+         loom_net_training_bytes(net));
 
   printf("\n");
   if (in.rank == 0) {

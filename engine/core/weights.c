@@ -1,6 +1,7 @@
 /*
  * The weight store: a float32 master and one cached packed copy (+ scales) at
- * the store's dtype. The cache is a single slot: switching dtypes rebuilds,
+ * the store's dtype; at rest (inference) the packed copy alone, the master
+ * recreated from it on demand (the section at the end). The cache is a single slot: switching dtypes rebuilds,
  * which keeps memory at master + one copy; the buffers are kept at exactly the
  * size the byte accounting reports, so what loom_weights_bytes() says is what
  * is allocated.
@@ -18,7 +19,7 @@
 
 struct loom_weights {
   int64_t rows, cols, count;
-  float *master;
+  float *master; /* NULL at rest (loom_weights_to_inference): the cache is then the only copy */
   char label[128];
   loom_dtype dtype;
   loom_scale_mode mode;
@@ -111,7 +112,12 @@ LOOM_API void loom_weights_free(loom_weights *w) {
 LOOM_API loom_weights *loom_weights_clone(const loom_weights *w, loom_error *err) {
   loom_weights *c = loom_weights_new(w->rows, w->cols, err);
   if (!c) return NULL;
-  memcpy(c->master, w->master, (size_t)w->count * sizeof *w->master);
+  if (w->master) {
+    memcpy(c->master, w->master, (size_t)w->count * sizeof *w->master);
+  } else { /* at rest: so is the copy (its valid cache is copied below) */
+    free(c->master);
+    c->master = NULL;
+  }
   memcpy(c->label, w->label, sizeof c->label);
   c->dtype = w->dtype;
   c->mode = w->mode;
@@ -142,10 +148,24 @@ nomem:
 LOOM_API int64_t loom_weights_rows(const loom_weights *w) { return w->rows; }
 LOOM_API int64_t loom_weights_cols(const loom_weights *w) { return w->cols; }
 LOOM_API int64_t loom_weights_count(const loom_weights *w) { return w->count; }
-LOOM_API float *loom_weights_master(loom_weights *w) { return w->master; }
-LOOM_API const float *loom_weights_master_const(const loom_weights *w) { return w->master; }
+LOOM_API float *loom_weights_master(loom_weights *w) {
+  if (!w->master && loom_weights_ensure_master(w, NULL)) return NULL;
+  return w->master;
+}
+
+LOOM_API const float *loom_weights_master_const(const loom_weights *w) {
+  /* Recreating the master does not change any value the store stands for
+   * (master := dequantize(cache) is what the cache already means), so a
+   * reader holding a const store may trigger it; every store is allocated
+   * writable by loom_weights_new. */
+  if (!w->master && loom_weights_ensure_master((loom_weights *)w, NULL)) return NULL;
+  return w->master;
+}
 
 LOOM_API void loom_weights_touch(loom_weights *w) {
+  /* At rest nobody can have written a master that does not exist: the cache
+   * is still the truth and must not be marked stale (it is the only copy). */
+  if (!w->master) return;
   /* Buffers stay allocated: training morphs after every step at the same size. */
   w->cache_valid = false;
   w->effective_valid = false;
@@ -161,6 +181,8 @@ LOOM_API int loom_weights_set_dtype(loom_weights *w, loom_dtype d, loom_error *e
   if (!loom_dtype_traits_get(d))
     return loom_error_set(err, LOOM_ERR_INVALID, _("%s: invalid dtype %d"), w->label, (int)d);
   if (d != w->dtype) {
+    int rc = loom_weights_ensure_master(w, err); /* at rest the cache is the only copy */
+    if (rc) return rc;
     drop_cache(w); /* a different size: do not keep the old copy around */
     w->dtype = d;
   }
@@ -173,6 +195,10 @@ LOOM_API int loom_weights_set_scale_mode(loom_weights *w, loom_scale_mode m, loo
   if (m != LOOM_SCALE_PER_ROW && m != LOOM_SCALE_PER_TENSOR)
     return loom_error_set(err, LOOM_ERR_INVALID, _("%s: invalid scale mode %d"), w->label, (int)m);
   if (m != w->mode) {
+    if (loom_dtype_traits_get(w->dtype)->scaled) {
+      int rc = loom_weights_ensure_master(w, err); /* new scales are computed from the master */
+      if (rc) return rc;
+    }
     w->mode = m;
     if (loom_dtype_traits_get(w->dtype)->scaled) loom_weights_touch(w);
   }
@@ -248,7 +274,7 @@ LOOM_API int loom_weights_morph(loom_weights *w, loom_error *err) {
 LOOM_API const float *loom_weights_effective(loom_weights *w, loom_error *err) {
   if (loom_weights_morph(w, err)) return NULL;
   /* float32 -> float64 -> float32 is exact: both compute with the master. */
-  if (w->dtype == LOOM_DTYPE_FLOAT32 || w->dtype == LOOM_DTYPE_FLOAT64) return w->master;
+  if (w->dtype == LOOM_DTYPE_FLOAT32 || (w->dtype == LOOM_DTYPE_FLOAT64 && w->master)) return w->master;
   if (!w->effective_valid) {
     if (!w->effective && !(w->effective = malloc((size_t)w->count * sizeof *w->effective))) {
       loom_error_set(err, LOOM_ERR_NOMEM, _("%s: out of memory"), w->label);
@@ -368,4 +394,64 @@ fail:
   free(copy);
   free(sc);
   return rc;
+}
+
+/* ---- inference: the packed copy alone (docs/dtypes.md, "At rest") -------- */
+
+/* float32 is its own packed form. float64 rests as its 8-byte codes like any
+ * other dtype (twice the master: the layers read the packed copy at rest, and
+ * a forward would otherwise rebuild it from the master beside it). */
+static bool rests_as_master(loom_dtype d) { return d == LOOM_DTYPE_FLOAT32; }
+
+LOOM_API int loom_weights_to_inference(loom_weights *w, loom_error *err) {
+  /* Already at rest, the master gone, morph has nothing to do (the cache is
+   * valid); a dequantized copy some layer made since is freed all the same. */
+  int rc = w->master ? loom_weights_morph(w, err) : 0; /* validates the master (finite), builds the codes */
+  if (rc) return rc;
+  free(w->effective);
+  w->effective = NULL;
+  w->effective_valid = false;
+  if (!w->master) return 0;
+  if (rests_as_master(w->dtype)) return 0;
+  free(w->master);
+  w->master = NULL;
+  return 0;
+}
+
+LOOM_API int loom_weights_ensure_master(loom_weights *w, loom_error *err) {
+  if (w->master) return 0;
+  float *master = malloc((size_t)w->count * sizeof *master);
+  if (!master)
+    return loom_error_set(err, LOOM_ERR_NOMEM, _("%s: out of memory recreating the float32 master of %lld values"),
+                          w->label, (long long)w->count);
+  /* Exact by construction: the values the store computed with at rest are
+   * these dequantized codes, and the cache stays valid for them (as after
+   * loom_weights_load_packed), so nothing is re-quantized. */
+  int rc = loom_dtype_dequantize(w->dtype, w->packed, w->rows, w->cols, w->scales, w->nscales, master, err);
+  if (rc) {
+    free(master);
+    loom_error_prefix(err, "%s", w->label);
+    return rc;
+  }
+  w->master = master;
+  return 0;
+}
+
+LOOM_API bool loom_weights_master_resident(const loom_weights *w) { return w->master != NULL; }
+
+LOOM_API size_t loom_weights_resident_bytes(const loom_weights *w) {
+  size_t n = w->master ? (size_t)w->count * sizeof(float) : 0;
+  if (w->effective) n += (size_t)w->count * sizeof(float); /* kept allocated while stale, so counted */
+  return n + w->packed_size + (size_t)w->nscales * sizeof(float);
+}
+
+LOOM_API size_t loom_weights_inference_bytes(const loom_weights *w) {
+  return loom_weights_bytes(w); /* at float32 the packed form is the master */
+}
+
+LOOM_API size_t loom_weights_training_bytes(const loom_weights *w) {
+  const size_t values = (size_t)w->count * sizeof(float);
+  if (w->dtype == LOOM_DTYPE_FLOAT32) return values;
+  if (w->dtype == LOOM_DTYPE_FLOAT64) return values + loom_weights_bytes(w); /* computes with the master */
+  return values + loom_weights_bytes(w) + values;                           /* + the dequantized copy */
 }

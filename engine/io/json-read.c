@@ -16,6 +16,7 @@ void jr_init(jr *r, const char *source, bool strict, loom_error *err) {
   r->len = 1;
   r->tensors = NULL;
   r->weight_bytes = 0;
+  r->at_rest = false;
 }
 
 static void path_append(jr *r, const char *text) {

@@ -21,6 +21,7 @@ typedef struct jr {
   size_t len;
   struct model_tensors *tensors; /* model reader: weights come from a safetensors file (NULL: base64) */
   uint64_t weight_bytes;         /* model reader: memory the weights read so far take */
+  bool at_rest;                  /* model reader: LOOM_MODEL_AT_REST */
 } jr;
 
 void jr_init(jr *r, const char *source, bool strict, loom_error *err);

@@ -309,7 +309,8 @@ load:
   /* The mode first: loading keeps the packed copy, and a later mode change
    * would throw it away. */
   if ((rc = loom_weights_set_scale_mode(w, e->mode, r->err)) ||
-      (rc = loom_weights_load_packed(w, e->dtype, e->bin ? e->bin : bytes, e->nbytes, scales, e->nscales, r->err)))
+      (rc = loom_weights_load_packed(w, e->dtype, e->bin ? e->bin : bytes, e->nbytes, scales, e->nscales, r->err)) ||
+      (r->at_rest && (rc = loom_weights_to_inference(w, r->err))))
     rc = jr_wrap(r, rc);
 done:
   free(bytes);

@@ -252,7 +252,7 @@ int model_load_text(const char *json, size_t len, const char *source_name, unsig
   if (extras) memset(extras, 0, sizeof *extras);
   const char *source = source_name ? source_name : "<data>";
   if (!json || !out) return loom_error_set(err, LOOM_ERR_INVALID, _("%s: no model text or result given"), source);
-  if (flags & ~(unsigned)LOOM_MODEL_STRICT)
+  if (flags & ~(unsigned)(LOOM_MODEL_STRICT | LOOM_MODEL_AT_REST))
     return loom_error_set(err, LOOM_ERR_INVALID, _("%s: unknown load flags 0x%x"), source, flags);
   if (len > LOOM_MODEL_MAX_FILE_BYTES)
     return loom_error_set(err, LOOM_ERR_NOMEM, _("%s: %zu bytes is more than the limit of %zu bytes"), source, len,
@@ -260,6 +260,7 @@ int model_load_text(const char *json, size_t len, const char *source_name, unsig
   jr r;
   jr_init(&r, source, (flags & LOOM_MODEL_STRICT) != 0, err);
   r.tensors = tensors;
+  r.at_rest = (flags & LOOM_MODEL_AT_REST) != 0;
   int rc = jr_precheck(&r, json, len, MODEL_MAX_JSON_DEPTH);
   if (rc) return rc;
 

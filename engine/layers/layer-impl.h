@@ -99,7 +99,9 @@ const char *layer_where(const loom_layer *l, char *buf, size_t size);
 int layer_forward(loom_layer *l, const loom_ctx *ctx, const float *x, float *y, int64_t batch, loom_error *err);
 int layer_backward(loom_layer *l, const loom_ctx *ctx, const float *x, const float *y, const float *dy, float *dx,
                    int64_t batch, loom_error *err);
-/* Zeroes the gradients of l and its children. */
+/* True when l's own weights have their masters and gradients (not at rest). */
+bool layer_ready_for_training(const loom_layer *l);
+/* Zeroes the gradients of l and its children (none to zero at rest). */
 void layer_zero_grad(loom_layer *l);
 /* Sets where the layer sits (the net calls it on place/move; has_coord false
  * clears it) and relabels its weights, children and gate included. */

@@ -154,12 +154,17 @@ int layer_backward(loom_layer *l, const loom_ctx *ctx, const float *x, const flo
   if (!l->built)
     return loom_error_set(err, LOOM_ERR_INVALID, _("%s is not built for an input shape yet"),
                           layer_where(l, where, sizeof where));
+  /* A layer at rest gets its masters and gradients back before anything writes them. */
+  if (!layer_ready_for_training(l)) {
+    int rc = loom_layer_prepare_training(l, err);
+    if (rc) return rc;
+  }
   return l->type->backward(l, ctx, x, y, dy, dx, batch, err);
 }
 
 void layer_zero_grad(loom_layer *l) {
   for (int i = 0; i < l->n_weights; i++)
-    memset(l->grad[i], 0, (size_t)loom_weights_count(l->weights[i]) * sizeof(float));
+    if (l->grad[i]) memset(l->grad[i], 0, (size_t)loom_weights_count(l->weights[i]) * sizeof(float));
   for (int c = 0; c < l->n_children; c++) layer_zero_grad(l->children[c]);
   if (l->gate) layer_zero_grad(l->gate);
 }

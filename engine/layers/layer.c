@@ -110,9 +110,11 @@ LOOM_API loom_layer *loom_layer_clone(const loom_layer *src, loom_error *err) {
     if (!l->weights[i]) goto fail;
     l->n_weights = i + 1;
     int64_t n = loom_weights_count(src->weights[i]);
-    l->grad[i] = malloc((size_t)n * sizeof(float));
-    if (!l->grad[i]) goto nomem;
-    memcpy(l->grad[i], src->grad[i], (size_t)n * sizeof(float));
+    if (src->grad[i]) { /* none at rest (layer-rest.c): the copy rests too */
+      l->grad[i] = malloc((size_t)n * sizeof(float));
+      if (!l->grad[i]) goto nomem;
+      memcpy(l->grad[i], src->grad[i], (size_t)n * sizeof(float));
+    }
     l->weight_names[i] = src->weight_names[i];
     l->weight_quantized[i] = src->weight_quantized[i];
   }

@@ -241,3 +241,32 @@ LOOM_API int64_t loom_net_flops(const loom_net *net) {
     if (net->slots[i] && !net->disabled[i]) n += loom_layer_flops(net->slots[i]);
   return n;
 }
+
+/* ---- inference at rest ---------------------------------------------------- */
+
+LOOM_API int loom_net_to_inference(loom_net *net, loom_error *err) {
+  for (int64_t i = 0; net && i < net->n_slots; i++) {
+    int rc = net->slots[i] ? loom_layer_to_inference(net->slots[i], err) : LOOM_OK;
+    if (rc) return rc;
+  }
+  return LOOM_OK;
+}
+
+LOOM_API int loom_net_prepare_training(loom_net *net, loom_error *err) {
+  for (int64_t i = 0; net && i < net->n_slots; i++) {
+    int rc = net->slots[i] ? loom_layer_prepare_training(net->slots[i], err) : LOOM_OK;
+    if (rc) return rc;
+  }
+  return LOOM_OK;
+}
+
+static size_t net_sum(const loom_net *net, size_t (*of)(const loom_layer *)) {
+  size_t n = 0;
+  for (int64_t i = 0; net && i < net->n_slots; i++)
+    if (net->slots[i]) n += of(net->slots[i]);
+  return n;
+}
+
+LOOM_API size_t loom_net_resident_bytes(const loom_net *net) { return net_sum(net, loom_layer_resident_bytes); }
+LOOM_API size_t loom_net_inference_bytes(const loom_net *net) { return net_sum(net, loom_layer_inference_bytes); }
+LOOM_API size_t loom_net_training_bytes(const loom_net *net) { return net_sum(net, loom_layer_training_bytes); }

@@ -110,6 +110,10 @@ LOOM_API int loom_train_config_validate(const loom_train_config *c, loom_error *
 
 static int setup_tensors(loom_trainer *tr, loom_error *err) {
   loom_net *net = tr->net;
+  /* A net loaded for inference gets its masters and gradients back here,
+   * with an error naming the tensor should that run out of memory. */
+  int rc = loom_net_prepare_training(net, err);
+  if (rc) return rc;
   tr->n_nodes = net_plan_n_nodes(net);
   int n = 0;
   const net_node *nodes = net_plan_nodes(net);

@@ -7,6 +7,10 @@
  *   conv2d 32→64, 3×3, padding 1, on batch 8 × 32 × 64 × 64
  *   the playground MLP 2-8-8-1 (dense + tanh), batch 10, run through a loom_net
  *
+ * Then the dense workload's forward at a few dtypes, plain (loom_sgemm on the
+ * dequantized copy) beside at rest (the packed codes only: docs/kernels.md,
+ * "Dense layer at rest"), with the bytes each keeps resident.
+ *
  * Usage: bench-layers [--threads N] [--runs R]   (N defaults to the online cores)
  * Each figure is the median over R runs (default 7) of the time per call; a
  * run repeats the call for at least 50 ms. Without torch the column says so.
@@ -123,6 +127,33 @@ static loom_layer *dense(int64_t in, int64_t out) {
   return l;
 }
 
+/* Dense 1024→1024, batch 64, inference forward: plain against at rest. */
+static void bench_at_rest(loom_pool *pool, int runs) {
+  static const loom_dtype dts[] = {LOOM_DTYPE_FLOAT32, LOOM_DTYPE_INT8, LOOM_DTYPE_INT4, LOOM_DTYPE_TERNARY,
+                                   LOOM_DTYPE_FP8_E4M3};
+  printf("\n%-38s %10s %10s %9s %12s %12s\n", "dense 1024→1024 b64, forward", "plain", "at rest", "rest/pl",
+         "bytes plain", "bytes rest");
+  for (size_t k = 0; k < G_N_ELEMENTS(dts); k++) {
+    loom_error err = {0};
+    workload w = {.name = loom_dtype_name(dts[k]), .batch = 64, .ctx = {.pool = pool}};
+    loom_layer *l = dense(1024, 1024);
+    if (loom_layer_set_dtype(l, dts[k], &err)) die(w.name, &err);
+    add_layer(&w, l);
+    finish(&w, &(loom_shape){1, {1024}});
+    double plain = timed(run_forward, &w, runs);
+    size_t plain_bytes = loom_layer_resident_bytes(l);
+    if (loom_layer_to_inference(l, &err)) die(w.name, &err);
+    double rest = timed(run_forward, &w, runs);
+    printf("%-38s %10.4f %10.4f %9.2f %12zu %12zu\n", w.name, plain, rest, rest / plain, plain_bytes,
+           loom_layer_resident_bytes(l));
+    loom_layer_free(l);
+    for (int i = 0; i < 2; i++) {
+      g_free(w.acts[i]);
+      g_free(w.grads[i]);
+    }
+  }
+}
+
 /* ---- torch ----------------------------------------------------------------- */
 
 typedef struct torch_figures {
@@ -228,6 +259,7 @@ int main(int argc, char **argv) {
       printf("%-38s %-9s %10.4f %10s %11s\n", p == 0 ? w[i].title : "", p == 0 ? "forward" : "backward",
              loom_ms[i][p], tcol, rcol);
     }
+  bench_at_rest(pool, runs);
 
   for (int i = 0; i < 3; i++) {
     for (int l = 0; l <= MAX_LAYERS; l++) {

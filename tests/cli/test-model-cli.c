@@ -267,6 +267,82 @@ static void test_forward_values_and_threads(void) {
   g_free(y2);
 }
 
+/* --inference: float32 rests as its master (the same bits as the plain
+ * forward); at int4 the dense layer multiplies the codes with int8
+ * activations, within docs/dtypes.md's bound and with the same bits for any
+ * thread count. loom info reports the resident bytes either way. */
+static void test_forward_and_info_inference(void) {
+  char *model = tmp_path("inf.loom.json"), *m4 = tmp_path("inf4.loom.json");
+  g_assert_true(g_file_set_contents(model, known_model, -1, NULL));
+  CliResult r = run((const char *[]){"convert", model, "--to", "json", "--dtype", "int4", "--out", m4, NULL});
+  if (r.status) g_error("%s", r.err);
+  cli_result_clear(&r);
+  char *x = tmp_path("inf-x.npy"), *y0 = tmp_path("inf-y0.npy"), *y1 = tmp_path("inf-y1.npy"),
+       *y2 = tmp_path("inf-y2.npy");
+  float xs[6] = {1, 1, 0.5f, 0, -0.25f, 0.125f};
+  write_npy(x, (int64_t[]){3, 2}, 2, xs);
+  float *d0, *d1, *d2;
+  gsize n0, n1, n2;
+  for (int k = 0; k < 2; k++) {
+    const char *m = k ? m4 : model;
+    r = run((const char *[]){"forward", m, "--input", x, "--output", y0, NULL});
+    g_assert_cmpint(r.status, ==, 0);
+    cli_result_clear(&r);
+    r = run((const char *[]){"forward", m, "--inference", "--input", x, "--output", y1, "--threads", "1", NULL});
+    if (r.status) g_error("%s", r.err);
+    cli_result_clear(&r);
+    r = run((const char *[]){"forward", m, "--input", x, "--output", y2, "--threads", "2", "--inference", NULL});
+    g_assert_cmpint(r.status, ==, 0);
+    cli_result_clear(&r);
+    g_free(read_npy(y0, &d0, &n0));
+    g_free(read_npy(y1, &d1, &n1));
+    g_free(read_npy(y2, &d2, &n2));
+    g_assert_cmpuint(n0, ==, 6);
+    g_assert_cmpmem(d1, n1 * 4, d2, n2 * 4);
+    if (!k) g_assert_cmpmem(d0, n0 * 4, d1, n1 * 4);
+    /* -0.25, 0.125 is off the int8 grid: the integer path shows in the last sample. */
+    if (k) g_assert_true(memcmp(d0 + 4, d1 + 4, 2 * sizeof *d0) != 0);
+    /* int4, per row: W = [[8/7, -2], [20/7, -4]]; the add link doubles W·x
+     * (tanh does not widen a difference), the activation term of the bound
+     * is s_x · Σ|W[r]| / 2 with s_x = max|x| / 127. */
+    const double abs_w[2] = {8.0 / 7 + 2, 20.0 / 7 + 4};
+    for (int i = 0; k && i < 6; i++) {
+      double sx = MAX(ABS(xs[i / 2 * 2]), ABS(xs[i / 2 * 2 + 1])) / 127.0;
+      g_assert_cmpfloat(ABS(d1[i] - d0[i]), <=, sx * abs_w[i % 2] + 1e-6);
+    }
+    g_free(d0);
+    g_free(d1);
+    g_free(d2);
+  }
+
+  r = run((const char *[]){"info", m4, NULL});
+  g_assert_cmpint(r.status, ==, 0);
+  /* master 16 + codes 2 + scales 8 + gradient 16; at rest codes + scales;
+   * training adds the dequantized copy. */
+  g_assert_nonnull(
+    strstr(r.out, "  resident bytes: 42 now (as loaded); 10 at rest for inference, 58 while training\n"));
+  cli_result_clear(&r);
+  r = run((const char *[]){"info", "--inference", m4, NULL});
+  g_assert_cmpint(r.status, ==, 0);
+  g_assert_nonnull(strstr(r.out, "  resident bytes: 10 now (at rest); 10 at rest for inference, 58 while training\n"));
+  cli_result_clear(&r);
+  r = run((const char *[]){"info", model, "--inference", NULL});
+  g_assert_nonnull(strstr(r.out, "  resident bytes: 16 now (at rest); 16 at rest for inference, 32 while training\n"));
+  cli_result_clear(&r);
+
+  r = run((const char *[]){"forward", m4, "--inference", "--device", "vulkan", "--input", x, "--output", y1, NULL});
+  g_assert_cmpint(r.status, ==, 2);
+  g_assert_nonnull(
+    strstr(r.err, "loom forward: --inference runs on the CPU; it cannot be combined with --device vulkan"));
+  cli_result_clear(&r);
+  g_free(model);
+  g_free(m4);
+  g_free(x);
+  g_free(y0);
+  g_free(y1);
+  g_free(y2);
+}
+
 static void test_forward_and_info_errors(void) {
   expect_usage((const char *[]){"forward", NULL}, "loom forward: missing MODEL");
   expect_usage((const char *[]){"forward", "m", "--output", "y", NULL}, "loom forward: missing --input X.npy");
@@ -394,6 +470,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/cli/model/new-errors", test_new_errors);
   g_test_add_func("/cli/model/forward-values-and-threads", test_forward_values_and_threads);
   g_test_add_func("/cli/model/forward-and-info-errors", test_forward_and_info_errors);
+  g_test_add_func("/cli/model/forward-and-info-inference", test_forward_and_info_inference);
   int rc = g_test_run();
   GDir *d = g_dir_open(tmp_dir, 0, NULL);
   const char *name;

@@ -142,6 +142,16 @@ LOOM_API float *loom_layer_grad(loom_layer *l, int index); /* same size as the w
 LOOM_API int64_t loom_layer_param_count(const loom_layer *l);
 LOOM_API size_t loom_layer_bytes(const loom_layer *l);                  /* at the current dtype */
 LOOM_API size_t loom_layer_bytes_at(const loom_layer *l, loom_dtype d); /* had it dtype d */
+/* Inference at rest (docs/dtypes.md, "At rest"), children and gate included:
+ * to_inference keeps only the packed weights (loom_weights_to_inference) and
+ * frees the gradients (loom_layer_grad is then NULL); prepare_training
+ * recreates masters and gradients (a backward pass does it by itself). Bytes:
+ * weight stores + gradients allocated now / at rest / while training. */
+LOOM_API int loom_layer_to_inference(loom_layer *l, loom_error *err);
+LOOM_API int loom_layer_prepare_training(loom_layer *l, loom_error *err);
+LOOM_API size_t loom_layer_resident_bytes(const loom_layer *l);
+LOOM_API size_t loom_layer_inference_bytes(const loom_layer *l);
+LOOM_API size_t loom_layer_training_bytes(const loom_layer *l);
 LOOM_API int64_t loom_layer_flops(const loom_layer *l);                 /* forward, per sample */
 /* Writes a one-line summary: "dense 64→10, bias". */
 LOOM_API char *loom_layer_describe(const loom_layer *l, char *buf, size_t size);

@@ -26,6 +26,10 @@ extern "C" {
 
 typedef enum loom_model_flags {
   LOOM_MODEL_STRICT = 1 << 0, /* unknown fields are errors (default in the CLI and GUI) */
+  /* Each weight tensor goes to rest (loom_weights_to_inference) as soon as it
+   * is read, so the float32 masters of a model never all exist at once; call
+   * loom_net_to_inference after shape inference for the rest (gradients). */
+  LOOM_MODEL_AT_REST = 1 << 1,
 } loom_model_flags;
 
 /* Errors name the file and the JSON path ("$.slots[3].params.kernel") or the

@@ -165,6 +165,20 @@ LOOM_API size_t loom_net_bytes(const loom_net *net);            /* at the layers
 LOOM_API size_t loom_net_bytes_float32(const loom_net *net);    /* had every layer float32 */
 LOOM_API int64_t loom_net_flops(const loom_net *net);           /* forward, per sample */
 
+/* ---- inference at rest (docs/dtypes.md, "At rest") ---------------------- */
+
+/* Every built layer keeps only its packed weights and scales (float32 and
+ * float64 keep the float32 master), gradients freed; the dense layer then
+ * multiplies the packed codes directly (docs/kernels.md). Errors name the
+ * weights' layer and slot; a failure leaves the layers before it at rest. */
+LOOM_API int loom_net_to_inference(loom_net *net, loom_error *err);
+/* Recreates every master (dequantized codes: exact) and gradient; the trainer calls it. */
+LOOM_API int loom_net_prepare_training(loom_net *net, loom_error *err);
+/* Weight stores + gradients: allocated now / at rest / while training. */
+LOOM_API size_t loom_net_resident_bytes(const loom_net *net);
+LOOM_API size_t loom_net_inference_bytes(const loom_net *net);
+LOOM_API size_t loom_net_training_bytes(const loom_net *net);
+
 #ifdef __cplusplus
 }
 #endif

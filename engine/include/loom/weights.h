@@ -1,13 +1,14 @@
 /*
  * Weight stores. A weight tensor is rows × cols (rows = output rows, the unit
  * of per-row scales; a 1-D tensor such as a bias has rows = 1). Its float32
- * master is the source of truth; morph builds and caches the packed copy (and
+ * master is the source of truth (at rest, below, the packed copy is); morph builds and caches the packed copy (and
  * scales) at the store's dtype, and any change of master (touch), dtype or
  * scale mode makes that cache stale. Rules: docs/dtypes.md.
  *
  * A store is not thread-safe: one owner at a time (the worker owns its copy).
  */
 #pragma once
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -35,7 +36,10 @@ LOOM_API int64_t loom_weights_rows(const loom_weights *w);
 LOOM_API int64_t loom_weights_cols(const loom_weights *w);
 LOOM_API int64_t loom_weights_count(const loom_weights *w);
 
-LOOM_API float *loom_weights_master(loom_weights *w); /* writable; call loom_weights_touch() after writing */
+/* Writable; call loom_weights_touch() after writing. At rest (below) both
+ * accessors first recreate the master from the packed copy and return NULL
+ * only when that runs out of memory (loom_weights_ensure_master reports it). */
+LOOM_API float *loom_weights_master(loom_weights *w);
 LOOM_API const float *loom_weights_master_const(const loom_weights *w);
 LOOM_API void loom_weights_touch(loom_weights *w); /* master changed: invalidates the packed cache */
 /* e.g. "layer (0,1,2,0) weight", used in error messages; copied, truncated at 127 bytes. */
@@ -62,6 +66,28 @@ LOOM_API const float *loom_weights_scales(const loom_weights *w, int64_t *nscale
 /* Packed bytes + scale bytes (4 per scale) at the current dtype / had it dtype d. */
 LOOM_API size_t loom_weights_bytes(const loom_weights *w);
 LOOM_API size_t loom_weights_bytes_at(const loom_weights *w, loom_dtype d);
+
+/*
+ * At rest (inference, docs/dtypes.md): to_inference morphs (so a non-finite
+ * master fails as morph does, the store unchanged) and frees the dequantized
+ * copy and, except at float32, the float32 master: the packed codes and
+ * scales are then the only copy (float32 keeps the master: it is its packed
+ * form). A layer reads loom_weights_packed/_scales at rest; anything that
+ * needs the master (training, set_dtype, set_scale_mode, editing) recreates
+ * it = dequantize(codes), which is exact by construction, and the cache stays
+ * valid. ensure_master does that with an error naming the label;
+ * master_resident says whether it is there. touch at rest does nothing.
+ */
+LOOM_API int loom_weights_to_inference(loom_weights *w, loom_error *err);
+LOOM_API int loom_weights_ensure_master(loom_weights *w, loom_error *err);
+LOOM_API bool loom_weights_master_resident(const loom_weights *w);
+/* Bytes allocated now: master + packed copy + scales + dequantized copy. */
+LOOM_API size_t loom_weights_resident_bytes(const loom_weights *w);
+/* What the store holds at its dtype at rest (packed + scales, i.e.
+ * loom_weights_bytes) and while training (master + packed + scales + the
+ * dequantized copy the layers compute with; not gradients or optimizer state). */
+LOOM_API size_t loom_weights_inference_bytes(const loom_weights *w);
+LOOM_API size_t loom_weights_training_bytes(const loom_weights *w);
 
 /*
  * For the model file: takes a packed tensor of dtype d (rows × cols as the
