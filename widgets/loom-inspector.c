@@ -16,7 +16,7 @@ struct _LoomInspector {
   GPtrArray *rows; /* LoomParamRow*, one per parameter of `type` */
   GtkWidget *dtype_label, *dtype_drop;
   GtkStringList *dtype_model;
-  GtkWidget *info_count, *info_size, *info_flops, *info_in, *info_out;
+  GtkWidget *info_count, *info_size, *info_memory, *info_flops, *info_in, *info_out;
   GtkWidget *live_section; /* "Live Statistics" and the application's widget */
   GtkWidget *live;
   GBinding *live_binding;
@@ -198,6 +198,15 @@ static void update_info(LoomInspector *self) {
   gtk_label_set_text(GTK_LABEL(self->info_count), count);
   g_autofree char *size = loom_format_memory(loom_layer_bytes(l), loom_layer_bytes_at(l, LOOM_DTYPE_FLOAT32));
   gtk_label_set_text(GTK_LABEL(self->info_size), self->built ? size : C_("size", "not built"));
+  /* What the weights hold in memory (docs/dtypes.md, "At rest"): now, with
+   * only the packed codes (inference), and with masters and gradients. */
+  g_autofree char *now = g_format_size(loom_layer_resident_bytes(l));
+  g_autofree char *rest = g_format_size(loom_layer_inference_bytes(l));
+  g_autofree char *training = g_format_size(loom_layer_training_bytes(l));
+  /* Translators: the inspector's memory row: bytes held now, at rest for inference, while training. */
+  g_autofree char *memory = g_strdup_printf(_("%s now · %s at rest · %s training"), now, rest, training);
+  gtk_label_set_text(GTK_LABEL(self->info_memory), self->built ? memory : C_("size", "not built"));
+  gtk_label_set_wrap(GTK_LABEL(self->info_memory), TRUE);
   g_autofree char *flops = loom_format_flops(loom_layer_flops(l));
   gtk_label_set_text(GTK_LABEL(self->info_flops), flops);
   loom_shape in = loom_layer_in_shape(l), out = loom_layer_out_shape(l);
@@ -315,9 +324,10 @@ static GtkWidget *build_page(LoomInspector *self) {
   gtk_grid_set_row_spacing(GTK_GRID(info), 4);
   attach_info(GTK_GRID(info), 0, _("Parameters"), &self->info_count);
   attach_info(GTK_GRID(info), 1, _("Size"), &self->info_size);
-  attach_info(GTK_GRID(info), 2, _("FLOPs per sample"), &self->info_flops);
-  attach_info(GTK_GRID(info), 3, _("Input shape"), &self->info_in);
-  attach_info(GTK_GRID(info), 4, _("Output shape"), &self->info_out);
+  attach_info(GTK_GRID(info), 2, _("In memory"), &self->info_memory);
+  attach_info(GTK_GRID(info), 3, _("FLOPs per sample"), &self->info_flops);
+  attach_info(GTK_GRID(info), 4, _("Input shape"), &self->info_in);
+  attach_info(GTK_GRID(info), 5, _("Output shape"), &self->info_out);
   gtk_box_append(GTK_BOX(box), info);
 
   GtkWidget *scroller = gtk_scrolled_window_new();
@@ -467,6 +477,11 @@ LoomParamRow *loom_inspector_get_param_row(LoomInspector *self, int index) {
 
 GtkDropDown *loom_inspector_get_dtype_drop_down(LoomInspector *self) {
   return GTK_DROP_DOWN(self->dtype_drop);
+}
+
+const char *loom_inspector_get_memory_text(LoomInspector *self) {
+  g_return_val_if_fail(LOOM_IS_INSPECTOR(self), NULL);
+  return gtk_label_get_text(GTK_LABEL(self->info_memory));
 }
 
 int loom_inspector_get_n_shown_diagnostics(LoomInspector *self) {

@@ -342,6 +342,19 @@ static void test_inspector_dtypes(void) {
   g_assert_cmpuint(gtk_drop_down_get_selected(drop), ==, LOOM_DTYPE_FLOAT32);
   g_assert_cmpint(e.count, ==, 1);
 
+  /* The memory row: the engine's resident, at-rest and training bytes; at
+   * rest the layer keeps only its packed codes. */
+  g_autofree char *now = g_format_size(loom_layer_resident_bytes(dense));
+  g_autofree char *rest = g_format_size(loom_layer_inference_bytes(dense));
+  g_autofree char *training = g_format_size(loom_layer_training_bytes(dense));
+  g_autofree char *want = g_strdup_printf("%s now · %s at rest · %s training", now, rest, training);
+  g_assert_cmpstr(loom_inspector_get_memory_text(LOOM_INSPECTOR(insp)), ==, want);
+  g_assert_cmpint(loom_layer_to_inference(dense, &err), ==, LOOM_OK);
+  loom_inspector_set_layer(LOOM_INSPECTOR(insp), dense, at(0, 0, 0, 0));
+  g_autofree char *now_at_rest = g_format_size(loom_layer_resident_bytes(dense));
+  g_assert_true(g_str_has_prefix(loom_inspector_get_memory_text(LOOM_INSPECTOR(insp)), now_at_rest));
+  g_assert_cmpuint(loom_layer_resident_bytes(dense), <=, loom_layer_inference_bytes(dense));
+
   /* A layer without weights has nothing to store at another dtype. */
   loom_layer *relu = new_layer("relu");
   loom_inspector_set_layer(LOOM_INSPECTOR(insp), relu, at(0, 0, 1, 0));
