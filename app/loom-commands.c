@@ -22,6 +22,7 @@ typedef enum {
   CMD_SET_LINK_MERGE,
   CMD_RESIZE,
   CMD_INPUT_SHAPE,
+  CMD_SET_EXECUTION,
   CMD_TRAINING, /* loom-commands-training.c */
 } CmdKind;
 
@@ -56,6 +57,7 @@ struct _LoomCommand {
   loom_link link;
   int link_index;
   loom_merge merge, old_merge;
+  loom_execution execution, old_execution;
   int dims[4], old_dims[4];
   loom_shape shape, old_shape;
 };
@@ -235,6 +237,9 @@ static int cmd_apply(LoomCommand *cmd, loom_net *net, LoomTrainingExtras *extras
       return LOOM_OK;
     }
     return slot_swap(net, cmd->at, &cmd->slot.layer, err);
+  case CMD_SET_EXECUTION:
+    if (!undo) cmd->old_execution = loom_net_execution(net);
+    return loom_net_set_execution(net, undo ? cmd->old_execution : cmd->execution, err);
   case CMD_SET_ENABLED:
     if (!undo) {
       if (!loom_net_layer_at(net, cmd->at)) return no_layer_error(cmd->at, err);
@@ -339,6 +344,12 @@ LoomCommand *loom_command_new_set_enabled(loom_coord at, gboolean enabled) {
   LoomCommand *cmd = cmd_new(CMD_SET_ENABLED, enabled ? N_("Enable Layer") : N_("Disable Layer"));
   cmd->at = at;
   cmd->enabled = enabled;
+  return cmd;
+}
+
+LoomCommand *loom_command_new_set_execution(loom_execution mode) {
+  LoomCommand *cmd = cmd_new(CMD_SET_EXECUTION, mode == LOOM_EXEC_SYSTOLIC ? N_("Run Systolically") : N_("Run Feed-Forward"));
+  cmd->execution = mode;
   return cmd;
 }
 

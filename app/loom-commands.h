@@ -46,6 +46,9 @@ LoomCommand *loom_command_new_set_enabled(loom_coord at, gboolean enabled);
 LoomCommand *loom_command_new_add_link(const loom_link *link);
 LoomCommand *loom_command_new_remove_link(int link_index);
 LoomCommand *loom_command_new_set_link_merge(int link_index, loom_merge merge);
+/* Feed-forward or systolic execution (DESIGN.md §2); back to feed-forward is
+ * refused while a feedback link exists, naming it. */
+LoomCommand *loom_command_new_set_execution(loom_execution mode);
 LoomCommand *loom_command_new_resize_grid(int depth, int rows, int cols, int layers_per_cell);
 LoomCommand *loom_command_new_set_input_shape(const loom_shape *shape);
 

@@ -352,7 +352,15 @@ static void loom_systolic_pane_init(LoomSystolicPane *self) {
   self->tick_label = GTK_LABEL(gtk_label_new(NULL));
   gtk_widget_add_css_class(GTK_WIDGET(self->tick_label), "heading");
   gtk_widget_set_margin_start(GTK_WIDGET(self->tick_label), 12);
+  gtk_widget_set_hexpand(GTK_WIDGET(self->tick_label), TRUE);
+  gtk_label_set_xalign(self->tick_label, 0);
   gtk_box_append(GTK_BOX(bar), GTK_WIDGET(self->tick_label));
+  /* The network's own mode (an undoable edit): feedback links need it, and
+   * training then runs backprop through the ticks. */
+  GtkWidget *mode = gtk_check_button_new_with_mnemonic(_("_Systolic Execution"));
+  gtk_actionable_set_action_name(GTK_ACTIONABLE(mode), "win.systolic-execution");
+  gtk_widget_set_tooltip_text(mode, _("Run and Train the Network Tick by Tick (Feedback Links Allowed)"));
+  gtk_box_append(GTK_BOX(bar), mode);
   GtkWidget *help = gtk_label_new(_("Each tick every slot reads the outputs of the tick before; the grid shows "
                                     "each slot's output norm."));
   gtk_widget_set_tooltip_text(help, _("A signal needs N ticks to cross N layers, and links that point backwards "

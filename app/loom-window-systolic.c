@@ -1,6 +1,8 @@
 /*
  * The window's side of the systolic pane: the document's network, the first
- * training sample as the held input, the win.systolic-* actions. The grid
+ * training sample as the held input, the win.systolic-* actions and the
+ * stateful win.systolic-execution (the network's execution mode, changed
+ * through an undoable command). The grid
  * shows the mesh while its page is in front; leaving it gives the layer
  * colours back.
  */
@@ -8,9 +10,37 @@
 
 #include "loom-window-private.h"
 
+/* The action's state follows the document (undo, another file). */
+static void sync_execution(LoomWindow *self) {
+  GAction *action = g_action_map_lookup_action(G_ACTION_MAP(self), "systolic-execution");
+  if (!action) return;
+  gboolean systolic = loom_net_execution(loom_document_get_net(self->document)) == LOOM_EXEC_SYSTOLIC;
+  g_simple_action_set_state(G_SIMPLE_ACTION(action), g_variant_new_boolean(systolic));
+}
+
 void loom_window_systolic_document_changed(LoomWindow *self) {
   loom_systolic_pane_set_net(self->systolic_pane, loom_document_get_net(self->document));
+  sync_execution(self);
 }
+
+/* A refusal (a feedback link keeps the network systolic) is a toast naming
+ * the link; the state then stays what the network is. */
+static void change_execution(GSimpleAction *action, GVariant *value, gpointer data) {
+  LoomWindow *self = data;
+  loom_execution mode = g_variant_get_boolean(value) ? LOOM_EXEC_SYSTOLIC : LOOM_EXEC_FEED_FORWARD;
+  if (loom_net_execution(loom_document_get_net(self->document)) != mode)
+    loom_window_execute(self, loom_command_new_set_execution(mode));
+  sync_execution(self);
+}
+
+static void toggle_execution(GSimpleAction *action, GVariant *param, gpointer data) {
+  g_autoptr(GVariant) state = g_action_get_state(G_ACTION(action));
+  g_action_change_state(G_ACTION(action), g_variant_new_boolean(!g_variant_get_boolean(state)));
+}
+
+static const GActionEntry systolic_actions[] = {
+  {.name = "systolic-execution", .activate = toggle_execution, .state = "false", .change_state = change_execution},
+};
 
 void loom_window_systolic_training_snapshot(LoomWindow *self, LoomTrainingSnapshot *snap) {
   if (!snap->data || snap->data == self->systolic_data) return;
@@ -68,6 +98,8 @@ void loom_window_systolic_class_init(GtkWidgetClass *widget_class) {
 }
 
 void loom_window_systolic_init(LoomWindow *self) {
+  g_action_map_add_action_entries(G_ACTION_MAP(self), systolic_actions, G_N_ELEMENTS(systolic_actions), self);
+  if (self->document) sync_execution(self);
   loom_systolic_pane_set_grid_view(self->systolic_pane, self->grid_view);
   g_signal_connect_swapped(self->bottom_stack, "notify::visible-child-name", G_CALLBACK(on_page), self);
 }

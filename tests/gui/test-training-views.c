@@ -262,6 +262,48 @@ static loom_layer *dense(int64_t in, int64_t out) {
 
 static gboolean titled(gpointer title) { return g_strcmp0(loom_document_get_title(doc()), title) == 0; }
 
+static gboolean execution_is(gpointer mode) {
+  return loom_net_execution(loom_document_get_net(doc())) == (loom_execution)GPOINTER_TO_INT(mode) &&
+         !loom_training_session_get_busy(session());
+}
+
+static gboolean execution_state(void) {
+  g_autoptr(GVariant) state = g_action_group_get_action_state(G_ACTION_GROUP(window), "systolic-execution");
+  return g_variant_get_boolean(state);
+}
+
+/* The execution mode is an undoable edit of the network: xor runs
+ * systolically and back; the feedback example cannot go feed-forward while
+ * its feedback link exists, and stays as it was. */
+static void test_execution_mode(void) {
+  g_autoptr(GError) error = NULL;
+  g_autoptr(LoomDocument) xor = loom_document_new_for_example("xor", &error);
+  g_assert_no_error(error);
+  loom_window_set_document(window, xor);
+  wait_state(LOOM_TRAINING_PAUSED, "the xor example");
+  g_assert_false(execution_state());
+  g_assert_true(gtk_widget_activate_action(GTK_WIDGET(window), "win.systolic-execution", NULL));
+  gui_test_wait(execution_is, GINT_TO_POINTER(LOOM_EXEC_SYSTOLIC), TIMEOUT_MS, "systolic execution");
+  g_assert_true(execution_state());
+  g_assert_cmpstr(loom_command_stack_get_undo_label(loom_document_get_commands(doc())), ==, "Run Systolically");
+  activate("win.undo");
+  gui_test_wait(execution_is, GINT_TO_POINTER(LOOM_EXEC_FEED_FORWARD), TIMEOUT_MS, "feed-forward again");
+  g_assert_false(execution_state());
+
+  g_autoptr(LoomDocument) feedback = loom_document_new_for_example("feedback", &error);
+  g_assert_no_error(error);
+  loom_window_set_document(window, feedback);
+  wait_state(LOOM_TRAINING_PAUSED, "the feedback example");
+  g_assert_true(execution_state());
+  g_autofree char *before = net_json(loom_document_get_net(doc()));
+  g_assert_true(gtk_widget_activate_action(GTK_WIDGET(window), "win.systolic-execution", NULL));
+  gui_test_spin(50);
+  g_assert_true(execution_state());
+  g_autofree char *after = net_json(loom_document_get_net(doc()));
+  g_assert_cmpstr(before, ==, after);
+  g_assert_false(loom_command_stack_get_can_undo(loom_document_get_commands(doc())));
+}
+
 static gboolean has_field(gpointer data) {
   LoomTrainingSnapshot *snap = loom_training_session_get_latest(session());
   return snap && snap->field && !loom_training_session_get_busy(session());
@@ -435,6 +477,7 @@ static void add_cases(void) {
   g_test_add_func("/training/systolic", test_systolic);
   g_test_add_func("/training/systolic-train", test_systolic_train);
   g_test_add_func("/training/systolic-field", test_systolic_field);
+  g_test_add_func("/training/execution-mode", test_execution_mode);
   g_test_add_func("/training/import-weights", test_import_weights);
   g_test_add_func("/training/device", test_device);
 }
