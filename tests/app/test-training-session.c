@@ -31,7 +31,10 @@ static void fixture_set_up(Fixture *f, gconstpointer data) {
   g_assert_cmpint(loom_example_build(example, &f->net, &err), ==, LOOM_OK);
   g_assert_cmpint(loom_example_settings(example, &f->settings, &err), ==, LOOM_OK);
   /* Long enough that no case reaches the last epoch. */
-  g_assert_cmpint(loom_train_settings_set_field(f->settings, "epochs", "1000", &err), ==, LOOM_OK);
+  /* Far more than any case runs: the worker trains tens of thousands of steps
+   * a second, and a run that reached its last epoch would stop "running"
+   * while a loaded machine's main loop is still catching up. */
+  g_assert_cmpint(loom_train_settings_set_field(f->settings, "epochs", "1000000", &err), ==, LOOM_OK);
   f->points = g_array_new(FALSE, FALSE, sizeof(LoomTrainingPoint));
   f->session = loom_training_session_new(NULL);
   g_signal_connect(f->session, "snapshot", G_CALLBACK(on_snapshot), f);
