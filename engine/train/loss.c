@@ -119,12 +119,16 @@ LOOM_API int loom_loss_bce_logits(const float *logits, const float *target, int6
   return LOOM_OK;
 }
 
-LOOM_API int loom_loss_multi_head_ce(const float *logits, const int32_t *labels, const uint8_t *mask, int64_t batch,
-                                     int64_t heads, int64_t classes, double label_smoothing, double *loss, float *dy,
-                                     loom_error *err) {
-  const char *what = "multi_head_ce";
-  int rc = check_sizes(what, batch, heads, logits, err);
-  if (!rc) rc = check_sizes(what, batch, classes, logits, err);
+typedef double (*head_row_fn)(const float *row, int32_t label, int64_t classes, double eps, double grad_scale,
+                               float *g);
+
+/* The mean over the active heads of @row_fn (cross-entropy of logits or
+ * NLL of probabilities): the same checks, mask and scaling for both. */
+static int multi_head(const char *what, head_row_fn row_fn, const float *x, const int32_t *labels,
+                      const uint8_t *mask, int64_t batch, int64_t heads, int64_t classes, double label_smoothing,
+                      double *loss, float *dy, loom_error *err) {
+  int rc = check_sizes(what, batch, heads, x, err);
+  if (!rc) rc = check_sizes(what, batch, classes, x, err);
   if (!rc && heads > INT64_MAX / classes / batch)
     rc = loom_error_set(err, LOOM_ERR_NOMEM, _("%s: batch × heads × classes overflows"), what);
   if (!rc) rc = check_smoothing(what, label_smoothing, err);
@@ -144,10 +148,17 @@ LOOM_API int loom_loss_multi_head_ce(const float *logits, const int32_t *labels,
   double sum = 0.0, inv = 1.0 / (double)active;
   for (int64_t i = 0; i < batch * heads; i++) {
     if (mask && !mask[i]) continue;
-    sum += ce_row(logits + i * classes, labels[i], classes, label_smoothing, inv, dy ? dy + i * classes : NULL);
+    sum += row_fn(x + i * classes, labels[i], classes, label_smoothing, inv, dy ? dy + i * classes : NULL);
   }
   *loss = sum * inv;
   return LOOM_OK;
+}
+
+LOOM_API int loom_loss_multi_head_ce(const float *logits, const int32_t *labels, const uint8_t *mask, int64_t batch,
+                                     int64_t heads, int64_t classes, double label_smoothing, double *loss, float *dy,
+                                     loom_error *err) {
+  return multi_head("multi_head_ce", ce_row, logits, labels, mask, batch, heads, classes, label_smoothing, loss, dy,
+                    err);
 }
 
 /* One head's −Σ t·log p over its probabilities p (t: the smoothed one-hot of
@@ -169,32 +180,8 @@ static double nll_row(const float *p, int32_t label, int64_t classes, double eps
 LOOM_API int loom_loss_multi_head_nll(const float *probs, const int32_t *labels, const uint8_t *mask, int64_t batch,
                                       int64_t heads, int64_t classes, double label_smoothing, double *loss, float *dy,
                                       loom_error *err) {
-  const char *what = "multi_head_nll";
-  int rc = check_sizes(what, batch, heads, probs, err);
-  if (!rc) rc = check_sizes(what, batch, classes, probs, err);
-  if (!rc && heads > INT64_MAX / classes / batch)
-    rc = loom_error_set(err, LOOM_ERR_NOMEM, _("%s: batch × heads × classes overflows"), what);
-  if (!rc) rc = check_smoothing(what, label_smoothing, err);
-  if (rc) return rc;
-  if (!labels) return loom_error_set(err, LOOM_ERR_INVALID, _("%s: missing labels"), what);
-  int64_t active = 0;
-  for (int64_t i = 0; i < batch * heads; i++) {
-    if (mask && !mask[i]) continue;
-    if ((rc = check_label(what, labels[i], classes, i / heads, i % heads, err))) return rc;
-    active++;
-  }
-  if (dy) memset(dy, 0, (size_t)(batch * heads * classes) * sizeof *dy);
-  if (active == 0) {
-    *loss = 0.0;
-    return LOOM_OK;
-  }
-  double sum = 0.0, inv = 1.0 / (double)active;
-  for (int64_t i = 0; i < batch * heads; i++) {
-    if (mask && !mask[i]) continue;
-    sum += nll_row(probs + i * classes, labels[i], classes, label_smoothing, inv, dy ? dy + i * classes : NULL);
-  }
-  *loss = sum * inv;
-  return LOOM_OK;
+  return multi_head("multi_head_nll", nll_row, probs, labels, mask, batch, heads, classes, label_smoothing, loss, dy,
+                    err);
 }
 
 /* ---- by kind ------------------------------------------------------------- */
