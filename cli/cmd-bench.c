@@ -34,9 +34,13 @@ int cmd_bench(int argc, char **argv);
 
 typedef struct bench_row {
   loom_dtype dtype;
-  double forward_s, train_s; /* medians */
+  double forward_s, rest_forward_s, train_s; /* medians */
   size_t bytes;
-  double max_abs, rel_rms; /* against the float32 output */
+  /* loom_net_resident_bytes: at rest (loom_net_to_inference), after the
+   * plain forwards, after the training steps */
+  size_t rest_resident, run_resident, train_resident;
+  double max_abs, rel_rms;                 /* against the float32 output */
+  double rest_max_abs, rest_rel_rms;       /* the forward at rest, against the same */
 } bench_row;
 
 typedef struct bench_setup {
@@ -115,8 +119,49 @@ static loom_net *clone_at(const bench_setup *b, loom_dtype d) {
   return net;
 }
 
-/* Forward timings and the output's deviation, then training-step timings
- * (which change the weights, so they come last). */
+/* max |y − ref| and √(Σ(y − ref)² / Σref²) over n outputs. */
+static void deviation(const float *y, const float *ref, int64_t n, double *max_abs_out, double *rel_rms_out) {
+  double max_abs = 0, dd = 0, rr = 0;
+  for (int64_t i = 0; i < n; i++) {
+    double diff = fabs((double)y[i] - (double)ref[i]);
+    if (!(diff <= max_abs)) max_abs = diff; /* NaN sticks */
+    dd += diff * diff;
+    rr += (double)ref[i] * ref[i];
+  }
+  *max_abs_out = max_abs;
+  /* An all-zero reference leaves no scale: any difference is infinitely large. */
+  *rel_rms_out = rr > 0 ? sqrt(dd / rr) : dd == 0 ? 0 : INFINITY;
+}
+
+/* The forward of a clone put at rest (packed codes and scales only, as
+ * `loom forward --inference` runs): its median time, resident bytes and
+ * deviation from the float32 output. */
+static int bench_at_rest(const bench_setup *b, loom_dtype d, float *y, double *times, bench_row *row) {
+  loom_net *net = clone_at(b, d);
+  if (!net) return 1;
+  loom_error err = {0};
+  loom_ctx infer = {.pool = b->pool};
+  int status = 0;
+  if (loom_net_to_inference(net, &err) || loom_net_forward(net, &infer, b->x, b->batch, y, &err)) goto fail;
+  for (int r = 0; r < b->runs; r++) {
+    double t0 = now_s();
+    if (loom_net_forward(net, &infer, b->x, b->batch, y, &err)) goto fail;
+    times[r] = now_s() - t0;
+  }
+  row->rest_forward_s = median(times, b->runs);
+  row->rest_resident = loom_net_resident_bytes(net);
+  deviation(y, b->ref, b->batch * b->width, &row->rest_max_abs, &row->rest_rel_rms);
+  goto done;
+fail:
+  cli_error("bench", _("%s: dtype %s at rest: %s"), b->model_path, loom_dtype_name(d), err.message);
+  status = 1;
+done:
+  loom_net_free(net);
+  return status;
+}
+
+/* Forward timings and the output's deviation, then the same at rest, then
+ * training-step timings (which change the weights, so they come last). */
 static int bench_dtype(const bench_setup *b, loom_dtype d, float *y, bench_row *row) {
   loom_net *net = clone_at(b, d);
   if (!net) return 1;
@@ -140,17 +185,11 @@ static int bench_dtype(const bench_setup *b, loom_dtype d, float *y, bench_row *
     times[r] = now_s() - t0;
   }
   row->forward_s = median(times, b->runs);
-  {
-    double max_abs = 0, dd = 0, rr = 0;
-    for (int64_t i = 0; i < n; i++) {
-      double diff = fabs((double)y[i] - (double)b->ref[i]);
-      if (!(diff <= max_abs)) max_abs = diff; /* NaN sticks */
-      dd += diff * diff;
-      rr += (double)b->ref[i] * b->ref[i];
-    }
-    row->max_abs = max_abs;
-    /* An all-zero reference leaves no scale: any difference is infinitely large. */
-    row->rel_rms = rr > 0 ? sqrt(dd / rr) : dd == 0 ? 0 : INFINITY;
+  row->run_resident = loom_net_resident_bytes(net);
+  deviation(y, b->ref, n, &row->max_abs, &row->rel_rms);
+  if (bench_at_rest(b, d, y, times, row)) {
+    status = 1;
+    goto done;
   }
 
   for (int64_t i = 0; i < loom_net_n_layers(net); i++)
@@ -175,6 +214,7 @@ static int bench_dtype(const bench_setup *b, loom_dtype d, float *y, bench_row *
     if (r >= 0) times[r] = now_s() - t0;
   }
   row->train_s = median(times, b->runs);
+  row->train_resident = loom_net_resident_bytes(net);
   goto done;
 fail:
   cli_error("bench", _("%s: dtype %s: %s"), b->model_path, loom_dtype_name(d), err.message);
@@ -205,16 +245,26 @@ static void print_json(const bench_setup *b, int threads, const bench_row *rows,
     cli_json_number(s, r->forward_s);
     g_string_append(s, ",\"forward_ratio\":");
     cli_json_number(s, r->forward_s / f32->forward_s);
+    g_string_append(s, ",\"rest_forward_s\":");
+    cli_json_number(s, r->rest_forward_s);
+    g_string_append(s, ",\"rest_forward_ratio\":");
+    cli_json_number(s, r->rest_forward_s / f32->forward_s);
     g_string_append(s, ",\"train_step_s\":");
     cli_json_number(s, r->train_s);
     g_string_append(s, ",\"train_step_ratio\":");
     cli_json_number(s, r->train_s / f32->train_s);
     g_string_append_printf(s, ",\"weight_bytes\":%zu,\"weight_bytes_ratio\":", r->bytes);
     cli_json_number(s, (double)r->bytes / (double)f32->bytes);
-    g_string_append(s, ",\"max_abs_deviation\":");
+    g_string_append_printf(s, ",\"resident_bytes_at_rest\":%zu,\"resident_bytes_forward\":%zu,"
+                           "\"resident_bytes_training\":%zu,\"max_abs_deviation\":",
+                           r->rest_resident, r->run_resident, r->train_resident);
     cli_json_number(s, r->max_abs);
     g_string_append(s, ",\"relative_rms_deviation\":");
     cli_json_number(s, r->rel_rms);
+    g_string_append(s, ",\"rest_max_abs_deviation\":");
+    cli_json_number(s, r->rest_max_abs);
+    g_string_append(s, ",\"rest_relative_rms_deviation\":");
+    cli_json_number(s, r->rest_rel_rms);
     g_string_append(s, "}");
   }
   g_string_append(s, "]}\n");
@@ -222,18 +272,60 @@ static void print_json(const bench_setup *b, int threads, const bench_row *rows,
   g_string_free(s, TRUE);
 }
 
+/* One line of the table: each cell padded with spaces to its width in
+ * characters, right-aligned unless the width is negative. */
+static void print_cells(const char *const *cells, const int *widths, int n) {
+  for (int c = 0; c < n; c++) {
+    int pad = abs(widths[c]) - (int)g_utf8_strlen(cells[c], -1);
+    if (c) putchar(' ');
+    for (int k = 0; widths[c] > 0 && k < pad; k++) putchar(' ');
+    fputs(cells[c], stdout);
+    for (int k = 0; widths[c] < 0 && k < pad; k++) putchar(' ');
+  }
+  putchar('\n');
+}
+
 static void print_table(const bench_setup *b, int threads, const bench_row *rows, int n_rows) {
   const bench_row *f32 = &rows[0];
   printf(ngettext("%s: batch %lld, median of %d runs, %d thread\n", "%s: batch %lld, median of %d runs, %d threads\n",
                   (unsigned long)threads),
          b->model_path, (long long)b->batch, b->runs, threads);
-  printf("%-10s %4s %12s %7s %12s %7s %12s %7s %10s %10s\n", _("dtype"), _("bits"), _("forward ms"), "×f32",
-         _("train ms"), "×f32", _("weight bytes"), "×f32", _("max |Δ|"), _("rel. RMS"));
+  enum { N_COLS = 16 };
+  /* Widths count characters, not bytes (a translated title may hold
+   * multi-byte characters); a column is as wide as its title needs. Negative:
+   * left-aligned. */
+  const char *titles[N_COLS] = {_("dtype"),     _("bits"),       _("forward ms"), "×f32",         _("at rest ms"),
+                                "×f32",         _("train ms"),   "×f32",          _("weight bytes"), "×f32",
+                                _("at rest B"), _("forward B"),  _("training B"), _("max |Δ|"),    _("rel. RMS"),
+                                _("rest RMS")};
+  int widths[N_COLS] = {-10, 4, 11, 6, 11, 6, 11, 6, 12, 6, 12, 12, 12, 9, 9, 9};
+  for (int c = 0; c < N_COLS; c++) {
+    int need = (int)g_utf8_strlen(titles[c], -1);
+    if (need > abs(widths[c])) widths[c] = widths[c] < 0 ? -need : need;
+  }
+  char cells[N_COLS][48];
+  print_cells(titles, widths, N_COLS);
   for (int i = 0; i < n_rows; i++) {
     const bench_row *r = &rows[i];
-    printf("%-10s %4d %12.4g %7.2f %12.4g %7.2f %12zu %7.3f %10.3g %10.3g\n", loom_dtype_name(r->dtype),
-           loom_dtype_traits_get(r->dtype)->bits, r->forward_s * 1e3, r->forward_s / f32->forward_s, r->train_s * 1e3,
-           r->train_s / f32->train_s, r->bytes, (double)r->bytes / (double)f32->bytes, r->max_abs, r->rel_rms);
+    const char *row[N_COLS];
+    snprintf(cells[0], sizeof cells[0], "%s", loom_dtype_name(r->dtype));
+    snprintf(cells[1], sizeof cells[1], "%d", loom_dtype_traits_get(r->dtype)->bits);
+    snprintf(cells[2], sizeof cells[2], "%.4g", r->forward_s * 1e3);
+    snprintf(cells[3], sizeof cells[3], "%.2f", r->forward_s / f32->forward_s);
+    snprintf(cells[4], sizeof cells[4], "%.4g", r->rest_forward_s * 1e3);
+    snprintf(cells[5], sizeof cells[5], "%.2f", r->rest_forward_s / f32->forward_s);
+    snprintf(cells[6], sizeof cells[6], "%.4g", r->train_s * 1e3);
+    snprintf(cells[7], sizeof cells[7], "%.2f", r->train_s / f32->train_s);
+    snprintf(cells[8], sizeof cells[8], "%zu", r->bytes);
+    snprintf(cells[9], sizeof cells[9], "%.3f", (double)r->bytes / (double)f32->bytes);
+    snprintf(cells[10], sizeof cells[10], "%zu", r->rest_resident);
+    snprintf(cells[11], sizeof cells[11], "%zu", r->run_resident);
+    snprintf(cells[12], sizeof cells[12], "%zu", r->train_resident);
+    snprintf(cells[13], sizeof cells[13], "%.3g", r->max_abs);
+    snprintf(cells[14], sizeof cells[14], "%.3g", r->rel_rms);
+    snprintf(cells[15], sizeof cells[15], "%.3g", r->rest_rel_rms);
+    for (int c = 0; c < N_COLS; c++) row[c] = cells[c];
+    print_cells(row, widths, N_COLS);
   }
 }
 

@@ -15,7 +15,7 @@ LOOM_PACKAGES=(
   python3-onnx python3-torch
 )
 
-loom_say() { printf '\033[1m==> %s\033[0m\n' "$*"; }
+loom_say() { printf '\033[1m==> [%4d s] %s\033[0m\n' "$SECONDS" "$*"; }
 
 loom_install_missing() {
   local missing=()

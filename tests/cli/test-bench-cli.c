@@ -94,6 +94,16 @@ static void test_all_dtypes(void) {
                                    1e-12);
     g_assert_true(json_object_has_member(r, "max_abs_deviation"));
     g_assert_true(json_object_has_member(r, "relative_rms_deviation"));
+    g_assert_true(json_object_has_member(r, "rest_relative_rms_deviation"));
+    g_assert_cmpfloat(json_object_get_double_member(r, "rest_forward_s"), >, 0);
+    /* At rest only the packed codes and scales stay: less than the plain
+     * forward keeps (float32 master, packed copy, gradients), which is no
+     * more than a training step keeps. */
+    int64_t rest = json_object_get_int_member(r, "resident_bytes_at_rest");
+    int64_t fwd = json_object_get_int_member(r, "resident_bytes_forward");
+    g_assert_cmpint(rest, >=, bytes);
+    g_assert_cmpint(rest, <, fwd);
+    g_assert_cmpint(fwd, <=, json_object_get_int_member(r, "resident_bytes_training"));
   }
   JsonObject *f32 = row_of(rows, "float32");
   g_assert_cmpint(json_object_get_int_member(f32, "bits"), ==, 32);
@@ -102,6 +112,8 @@ static void test_all_dtypes(void) {
   g_assert_cmpfloat(json_object_get_double_member(f32, "forward_ratio"), ==, 1);
   g_assert_cmpfloat(json_object_get_double_member(f32, "train_step_ratio"), ==, 1);
   g_assert_cmpint(json_object_get_int_member(f32, "weight_bytes"), ==, f32_bytes);
+  /* float32 rests as its own master: the same product, the same bits. */
+  g_assert_cmpfloat(json_object_get_double_member(f32, "rest_relative_rms_deviation"), ==, 0);
   /* float64 holds every float32 weight exactly: the same output. */
   g_assert_cmpfloat(json_object_get_double_member(row_of(rows, "float64"), "max_abs_deviation"), ==, 0);
   /* Fewer bits: fewer bytes, and an output that moves away from float32 but
@@ -117,6 +129,11 @@ static void test_all_dtypes(void) {
   JsonObject *i8 = row_of(rows, "int8");
   g_assert_cmpfloat(json_object_get_double_member(i8, "max_abs_deviation"), >, 0);
   g_assert_cmpfloat(json_object_get_double_member(i8, "relative_rms_deviation"), <, 0.01);
+  /* At rest int8 also quantizes the activations (docs/dtypes.md's bound). */
+  g_assert_cmpfloat(json_object_get_double_member(i8, "rest_relative_rms_deviation"), >, 0);
+  g_assert_cmpfloat(json_object_get_double_member(i8, "rest_relative_rms_deviation"), <, 0.01);
+  g_assert_cmpint(json_object_get_int_member(i8, "resident_bytes_at_rest"), <,
+                  json_object_get_int_member(f32, "resident_bytes_at_rest") / 2);
   double rms4 = json_object_get_double_member(row_of(rows, "int4"), "relative_rms_deviation");
   g_assert_cmpfloat(rms4, >, json_object_get_double_member(i8, "relative_rms_deviation"));
   g_assert_cmpfloat(json_object_get_double_member(row_of(rows, "binary"), "relative_rms_deviation"), <, 1.0);
@@ -167,14 +184,18 @@ static void test_table(void) {
     GPtrArray *words = g_ptr_array_new();
     for (int c = 0; cols[c]; c++)
       if (cols[c][0]) g_ptr_array_add(words, cols[c]);
-    g_assert_cmpuint(words->len, ==, 10);
-    if (i == 0) { /* the baseline: ratios 1, no deviation */
+    g_assert_cmpuint(words->len, ==, 16);
+    /* Columns of fixed width: the header (padded by characters) is as long as each row. */
+    g_assert_cmpint(g_utf8_strlen(lines[1], -1), ==, g_utf8_strlen(lines[2 + i], -1));
+    if (i == 0) { /* the baseline: ratios 1, no deviation, at rest neither */
       g_assert_cmpstr(words->pdata[3], ==, "1.00");
-      g_assert_cmpstr(words->pdata[7], ==, "1.000");
-      g_assert_cmpstr(words->pdata[8], ==, "0");
-      g_assert_cmpstr(words->pdata[9], ==, "0");
+      g_assert_cmpstr(words->pdata[9], ==, "1.000");
+      g_assert_cmpstr(words->pdata[13], ==, "0");
+      g_assert_cmpstr(words->pdata[14], ==, "0");
+      g_assert_cmpstr(words->pdata[15], ==, "0");
     } else {
-      g_assert_cmpstr(words->pdata[8], !=, "0");
+      g_assert_cmpstr(words->pdata[13], !=, "0");
+      g_assert_cmpstr(words->pdata[15], !=, "0");
     }
     g_ptr_array_free(words, TRUE);
     g_strfreev(cols);
