@@ -112,13 +112,33 @@ static double act_derivative(const act_job *j, double x, double y) {
   return 0.0;
 }
 
+/* ReLU's loops in float give the bits of the double formula (x or +0 out;
+ * dy·1 or dy·0, whose sign and NaN float keeps) without a switch per element,
+ * so the compiler vectorizes them: on the small networks of the examples they
+ * were the largest part of a training step. */
+static void relu_forward(const float *x, float *y, int64_t begin, int64_t end) {
+  for (int64_t i = begin; i < end; i++) y[i] = x[i] > 0 ? x[i] : 0.0f;
+}
+
+static void relu_backward(const float *x, const float *dy, float *dx, int64_t begin, int64_t end) {
+  for (int64_t i = begin; i < end; i++) dx[i] = x[i] > 0 ? dy[i] : dy[i] * 0.0f;
+}
+
 static void act_forward_range(void *arg, int64_t begin, int64_t end) {
   const act_job *j = arg;
+  if (j->kind == ACT_RELU) {
+    relu_forward(j->x, j->y, begin, end);
+    return;
+  }
   for (int64_t i = begin; i < end; i++) j->y[i] = (float)act_value(j, j->x[i]);
 }
 
 static void act_backward_range(void *arg, int64_t begin, int64_t end) {
   const act_job *j = arg;
+  if (j->kind == ACT_RELU) {
+    relu_backward(j->x, j->dy, j->dx, begin, end);
+    return;
+  }
   for (int64_t i = begin; i < end; i++)
     j->dx[i] = (float)((double)j->dy[i] * act_derivative(j, j->x[i], j->y ? j->y[i] : 0.0));
 }

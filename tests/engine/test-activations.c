@@ -1,4 +1,5 @@
 #include <glib.h>
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -162,11 +163,48 @@ static void test_exact_points(void) {
   }
 }
 
+static uint32_t bits_of(float v) {
+  uint32_t b;
+  memcpy(&b, &v, sizeof b);
+  return b;
+}
+
+/* ReLU runs float loops of its own (activation.c); they must give the bits of
+ * the double formula every other activation uses, at the edges too: ±0, NaN,
+ * ±inf, subnormals, and a negative dy where x ≤ 0 (dx is −0 then). */
+static void test_relu_bits(void) {
+  static const float xs[] = {-0.0f, 0.0f, NAN, -NAN, INFINITY, -INFINITY, 1e-45f, -1e-45f, 3.5f, -3.5f, FLT_MAX};
+  static const float dys[] = {1.0f, -2.0f, -0.0f, NAN, INFINITY};
+  enum { N = G_N_ELEMENTS(xs) * G_N_ELEMENTS(dys) };
+  float x[N], dy[N], y[N], dx[N];
+  int k = 0;
+  for (size_t i = 0; i < G_N_ELEMENTS(xs); i++)
+    for (size_t j = 0; j < G_N_ELEMENTS(dys); j++, k++) {
+      x[k] = xs[i];
+      dy[k] = dys[j];
+    }
+  act_case c = {"", "relu", NULL, 0, NULL, 0};
+  loom_layer *l = make(&c, N);
+  loom_ctx ctx = {0};
+  loom_error err = {0};
+  g_assert_cmpint(layer_forward(l, &ctx, x, y, 1, &err), ==, 0);
+  g_assert_cmpint(layer_backward(l, &ctx, x, y, dy, dx, 1, &err), ==, 0);
+  for (int i = 0; i < N; i++) {
+    double xd = x[i];
+    float want_y = (float)(xd > 0 ? xd : 0.0);
+    float want_dx = (float)((double)dy[i] * (xd > 0 ? 1.0 : 0.0));
+    g_assert_cmphex(bits_of(y[i]), ==, bits_of(want_y));
+    g_assert_cmphex(bits_of(dx[i]), ==, bits_of(want_dx));
+  }
+  loom_layer_free(l);
+}
+
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/layers/activations/parity", test_parity);
   g_test_add_func("/layers/activations/gradcheck", test_gradcheck);
   g_test_add_func("/layers/activations/params-and-describe", test_params_and_describe);
   g_test_add_func("/layers/activations/exact-points", test_exact_points);
+  g_test_add_func("/layers/activations/relu-bits", test_relu_bits);
   return g_test_run();
 }
