@@ -103,7 +103,10 @@ static void make_field(Worker *w, LoomTrainingSnapshot *snap) {
 void worker_make_extras(Worker *w, LoomTrainingSnapshot *snap) {
   if (w->has_watch) {
     int64_t batch = 0;
-    const float *a = loom_net_activation(w->net, w->watch, &batch);
+    /* The trainer's view covers systolic networks (the runner's last tick)
+     * and device steps (their copies), which the network's plan does not. */
+    const float *a = w->trainer ? loom_trainer_activation(w->trainer, w->watch, &batch)
+                                : loom_net_activation(w->net, w->watch, &batch);
     loom_layer *l = loom_net_layer_at(w->net, w->watch);
     if (a && l && batch > 0) {
       loom_shape s = loom_layer_out_shape(l);

@@ -88,6 +88,16 @@ void loom_slot_monitor_set_activations(LoomSlotMonitor *self, const float *value
   loom_histogram_set_values(self->activations, values, n, HISTOGRAM_BINS);
 }
 
+guint64 loom_slot_monitor_get_n_activations(LoomSlotMonitor *self) {
+  g_return_val_if_fail(LOOM_IS_SLOT_MONITOR(self), 0);
+  gsize n_bins = 0;
+  const guint64 *bins = loom_histogram_get_bin_counts(self->activations, &n_bins);
+  guint64 n_nan = 0, n_inf = 0, total = 0;
+  loom_histogram_get_nonfinite(self->activations, &n_nan, &n_inf);
+  for (gsize i = 0; bins && i < n_bins; i++) total += bins[i];
+  return total + n_nan + n_inf;
+}
+
 static void loom_slot_monitor_dispose(GObject *object) {
   LoomSlotMonitor *self = LOOM_SLOT_MONITOR(object);
   g_clear_pointer(&self->box, gtk_widget_unparent);

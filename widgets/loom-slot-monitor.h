@@ -22,6 +22,8 @@ int loom_slot_monitor_add_series(LoomSlotMonitor *self, const char *label);
 void loom_slot_monitor_push(LoomSlotMonitor *self, int series, double value);
 void loom_slot_monitor_set_weights(LoomSlotMonitor *self, const float *values, gsize n);
 void loom_slot_monitor_set_activations(LoomSlotMonitor *self, const float *values, gsize n);
+/* Values in the activation histogram (finite or not). */
+guint64 loom_slot_monitor_get_n_activations(LoomSlotMonitor *self);
 /* Values pushed to @series so far (capped by its sparkline's capacity). */
 guint loom_slot_monitor_get_n_values(LoomSlotMonitor *self, int series);
 

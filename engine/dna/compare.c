@@ -35,7 +35,6 @@ static void fill_matrix(const loom_dna_snapshot *a, const loom_dna_snapshot *b, 
   }
 }
 
-static bool same_coord(loom_coord p, loom_coord q) { return p.z == q.z && p.y == q.y && p.x == q.x && p.l == q.l; }
 
 /* Both snapshots list slots in flat order, and flat order is the
  * lexicographic order of (z, y, x, l) whatever the grid's size, so one merge
@@ -53,7 +52,7 @@ static int64_t pair_shared(const loom_dna_snapshot *a, const loom_dna_snapshot *
   for (int64_t i = 0; i < a->n; i++) {
     own[i] = -1;
     while (j < b->n && coord_cmp(b->sigs[j].info.at, a->sigs[i].info.at) < 0) j++;
-    if (j < b->n && same_coord(b->sigs[j].info.at, a->sigs[i].info.at)) {
+    if (j < b->n && loom_coord_equal(b->sigs[j].info.at, a->sigs[i].info.at)) {
       own[i] = j;
       n++;
     }

@@ -242,7 +242,6 @@ LOOM_API loom_layer *loom_net_layer_at(const loom_net *net, loom_coord c) {
   return f < 0 ? NULL : net->slots[f];
 }
 
-static bool same_coord(loom_coord a, loom_coord b) { return a.z == b.z && a.y == b.y && a.x == b.x && a.l == b.l; }
 
 LOOM_API loom_layer *loom_net_take(loom_net *net, loom_coord c, loom_link *removed_links, int *n_removed) {
   int cap = n_removed ? *n_removed : 0, count = 0;
@@ -252,7 +251,7 @@ LOOM_API loom_layer *loom_net_take(loom_net *net, loom_coord c, loom_link *remov
   int kept = 0;
   for (int i = 0; i < net->n_links; i++) {
     const loom_link *k = &net->links[i];
-    if (same_coord(k->src, c) || same_coord(k->dst, c)) {
+    if (loom_coord_equal(k->src, c) || loom_coord_equal(k->dst, c)) {
       if (removed_links && count < cap) removed_links[count] = *k;
       count++;
     } else {
@@ -297,8 +296,8 @@ LOOM_API int loom_net_move(loom_net *net, loom_coord from, loom_coord to, loom_e
   /* Links follow the layer; none may end up pointing backwards. */
   for (int i = 0; i < net->n_links; i++) {
     loom_link k = net->links[i];
-    if (same_coord(k.src, from)) k.src = to;
-    if (same_coord(k.dst, from)) k.dst = to;
+    if (loom_coord_equal(k.src, from)) k.src = to;
+    if (loom_coord_equal(k.dst, from)) k.dst = to;
     if (net->execution != LOOM_EXEC_SYSTOLIC && net_flat(net, k.src) >= net_flat(net, k.dst))
       return loom_error_set(err, LOOM_ERR_INVALID,
                             _("moving %s to %s would turn its link %s → %s backwards, which feed-forward execution "
@@ -307,8 +306,8 @@ LOOM_API int loom_net_move(loom_net *net, loom_coord from, loom_coord to, loom_e
                             loom_coord_format(k.src, (char[48]){0}, 48), loom_coord_format(k.dst, (char[48]){0}, 48));
   }
   for (int i = 0; i < net->n_links; i++) {
-    if (same_coord(net->links[i].src, from)) net->links[i].src = to;
-    if (same_coord(net->links[i].dst, from)) net->links[i].dst = to;
+    if (loom_coord_equal(net->links[i].src, from)) net->links[i].src = to;
+    if (loom_coord_equal(net->links[i].dst, from)) net->links[i].dst = to;
   }
   net->slots[t] = net->slots[f];
   net->disabled[t] = net->disabled[f];

@@ -118,3 +118,15 @@ void trainer_throughput(loom_trainer *tr, loom_step_stats *s, double seconds) {
   }
   s->samples_per_second = secs > 0.0 ? (double)samples / secs : 0.0;
 }
+
+LOOM_API const float *loom_trainer_activation(const loom_trainer *tr, loom_coord c, int64_t *batch) {
+  *batch = 0;
+  if (!tr || tr->steps == 0) return NULL;
+  for (int k = 0; k < tr->n_nodes; k++) {
+    if (!loom_coord_equal(tr->lstats[k].at, c)) continue;
+    const float *out = trainer_node_out(tr, k);
+    if (out) *batch = trainer_batch(tr);
+    return out;
+  }
+  return NULL;
+}

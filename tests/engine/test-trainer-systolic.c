@@ -258,6 +258,45 @@ static void test_checkpoint(void) {
   loom_net_free(copy);
 }
 
+/* loom_trainer_activation (the workbench's watched slot): NULL before the
+ * first step and away from any layer; after a step every slot's output over
+ * the batch, the very values its statistics were computed from (the
+ * runner's last tick, which the network's plan never holds for a systolic
+ * network). */
+static void test_activation_view(void) {
+  loom_net *net = example("feedback");
+  loom_dataset *ds = clusters(24, 5);
+  loom_train_config c = sgd_config(0.05, 8, 9);
+  loom_trainer *tr = trainer(net, ds, &c, NULL);
+  int64_t batch = -1;
+  g_assert_null(loom_trainer_activation(tr, loom_net_layer_coord(net, 0), &batch));
+  g_assert_cmpint(batch, ==, 0);
+  loom_step_stats st;
+  step(tr, &st);
+  g_assert_null(loom_trainer_activation(tr, (loom_coord){99, 0, 0, 0}, &batch));
+  g_assert_cmpint(st.n_layers, >, 0);
+  for (int k = 0; k < st.n_layers; k++) {
+    const loom_layer_stats *ls = &st.layers[k];
+    const float *a = loom_trainer_activation(tr, ls->at, &batch);
+    g_assert_nonnull(a);
+    g_assert_cmpint(batch, ==, 8);
+    loom_shape out = loom_layer_out_shape(loom_net_layer_at(net, ls->at));
+    int64_t n = batch * loom_shape_numel(&out);
+    double sq = 0, lo = INFINITY, hi = -INFINITY;
+    for (int64_t i = 0; i < n; i++) {
+      sq += (double)a[i] * a[i];
+      lo = fmin(lo, a[i]);
+      hi = fmax(hi, a[i]);
+    }
+    g_assert_cmpfloat(fabs(sqrt(sq / (double)n) - ls->act_rms), <=, 1e-9 * (1 + ls->act_rms));
+    g_assert_cmpfloat(lo, ==, ls->act_min);
+    g_assert_cmpfloat(hi, ==, ls->act_max);
+  }
+  loom_trainer_free(tr);
+  loom_dataset_free(ds);
+  loom_net_free(net);
+}
+
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/trainer-systolic/gradient-check", test_gradient_check);
@@ -265,5 +304,6 @@ int main(int argc, char **argv) {
   g_test_add_func("/trainer-systolic/threads", test_threads);
   g_test_add_func("/trainer-systolic/refusals", test_refusals);
   g_test_add_func("/trainer-systolic/checkpoint", test_checkpoint);
+  g_test_add_func("/trainer-systolic/activation-view", test_activation_view);
   return g_test_run();
 }

@@ -206,6 +206,10 @@ static void test_systolic(void) {
   g_assert_cmpint(loom_grid_view_get_color_mode(window->grid_view), ==, LOOM_GRID_VIEW_COLOR_LAYER_TYPE);
 }
 
+static gboolean monitor_has_activations(gpointer want) {
+  return loom_slot_monitor_get_n_activations(window->slot_monitor) == *(const guint64 *)want;
+}
+
 /* The feedback example trains in the workbench: the worker runs the engine's
  * trainer, which backpropagates through the 8 ticks the example opens with;
  * three Steps give the losses the engine gives for the same settings. */
@@ -216,6 +220,11 @@ static void test_systolic_train(void) {
   g_assert_true(play_enabled());
   gint64 steps = doc_steps();
   guint before = points->len;
+  /* The watched slot's activations come from the trainer's last tick: the
+   * network's own plan holds none for a systolic network. */
+  loom_coord watched = loom_net_layer_coord(loom_document_get_net(doc()), 1);
+  loom_grid_view_set_selection(window->grid_view, &watched);
+  gui_test_spin(50);
   for (gint64 i = 1; i <= 3; i++) {
     activate("win.train-step");
     gui_test_wait(doc_steps_are, GSIZE_TO_POINTER(steps + i), TIMEOUT_MS, "a step of the feedback example");
@@ -223,6 +232,14 @@ static void test_systolic_train(void) {
   }
   gui_test_spin(100);
   g_assert_cmpuint(points->len, ==, before + 3);
+  {
+    loom_layer *l = loom_net_layer_at(loom_document_get_net(doc()), watched);
+    loom_shape out = loom_layer_out_shape(l);
+    guint64 want = (guint64)settings->batch * (guint64)loom_shape_numel(&out);
+    gui_test_wait(monitor_has_activations, &want, TIMEOUT_MS, "the watched slot's activations");
+    g_assert_cmpuint(loom_slot_monitor_get_n_activations(window->slot_monitor), ==, want);
+  }
+  loom_grid_view_set_selection(window->grid_view, NULL);
 
   loom_error err = {0};
   loom_net *net = NULL;

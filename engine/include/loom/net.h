@@ -24,6 +24,10 @@ typedef struct loom_coord {
   int z, y, x, l;
 } loom_coord;
 
+static inline bool loom_coord_equal(loom_coord a, loom_coord b) {
+  return a.z == b.z && a.y == b.y && a.x == b.x && a.l == b.l;
+}
+
 typedef enum loom_merge {
   LOOM_MERGE_REPLACE = 0, /* the hop replaces the spine input */
   LOOM_MERGE_ADD = 1,     /* elementwise sum with the spine input (same shape) */

@@ -242,6 +242,12 @@ LOOM_API int loom_trainer_step(loom_trainer *tr, loom_step_stats *stats, loom_er
 /* Steps to the end of the current epoch; *out (may be NULL) gets its summary. */
 LOOM_API int loom_trainer_run_epoch(loom_trainer *tr, loom_epoch_stats *out, loom_error *err);
 LOOM_API const loom_step_stats *loom_trainer_last_step(const loom_trainer *tr);
+/* The output of the top-level slot at `c` in the last step, over its
+ * *batch samples (the layer's output shape each): from the network's plan,
+ * from the systolic runner's last tick, or from the device's copy when the
+ * step ran there. NULL before the first step or when no layer is at `c`.
+ * Valid until the next step or evaluation. */
+LOOM_API const float *loom_trainer_activation(const loom_trainer *tr, loom_coord c, int64_t *batch);
 LOOM_API const loom_epoch_stats *loom_trainer_last_epoch(const loom_trainer *tr); /* NULL before the first */
 LOOM_API int64_t loom_trainer_epoch(const loom_trainer *tr);  /* the epoch the next step belongs to */
 LOOM_API int64_t loom_trainer_steps(const loom_trainer *tr);  /* updates done */
