@@ -22,6 +22,7 @@
 
 #include "cli-json.h"
 #include "cli-model.h"
+#include "cli-table.h"
 #include "commands.h"
 
 int cmd_bench(int argc, char **argv);
@@ -272,39 +273,21 @@ static void print_json(const bench_setup *b, int threads, const bench_row *rows,
   g_string_free(s, TRUE);
 }
 
-/* One line of the table: each cell padded with spaces to its width in
- * characters, right-aligned unless the width is negative. */
-static void print_cells(const char *const *cells, const int *widths, int n) {
-  for (int c = 0; c < n; c++) {
-    int pad = abs(widths[c]) - (int)g_utf8_strlen(cells[c], -1);
-    if (c) putchar(' ');
-    for (int k = 0; widths[c] > 0 && k < pad; k++) putchar(' ');
-    fputs(cells[c], stdout);
-    for (int k = 0; widths[c] < 0 && k < pad; k++) putchar(' ');
-  }
-  putchar('\n');
-}
-
 static void print_table(const bench_setup *b, int threads, const bench_row *rows, int n_rows) {
   const bench_row *f32 = &rows[0];
   printf(ngettext("%s: batch %lld, median of %d runs, %d thread\n", "%s: batch %lld, median of %d runs, %d threads\n",
                   (unsigned long)threads),
          b->model_path, (long long)b->batch, b->runs, threads);
   enum { N_COLS = 16 };
-  /* Widths count characters, not bytes (a translated title may hold
-   * multi-byte characters); a column is as wide as its title needs. Negative:
-   * left-aligned. */
+  /* A column is as wide as its title needs (cli-table.h); negative: left-aligned. */
   const char *titles[N_COLS] = {_("dtype"),     _("bits"),       _("forward ms"), "×f32",         _("at rest ms"),
                                 "×f32",         _("train ms"),   "×f32",          _("weight bytes"), "×f32",
                                 _("at rest B"), _("forward B"),  _("training B"), _("max |Δ|"),    _("rel. RMS"),
                                 _("rest RMS")};
   int widths[N_COLS] = {-10, 4, 11, 6, 11, 6, 11, 6, 12, 6, 12, 12, 12, 9, 9, 9};
-  for (int c = 0; c < N_COLS; c++) {
-    int need = (int)g_utf8_strlen(titles[c], -1);
-    if (need > abs(widths[c])) widths[c] = widths[c] < 0 ? -need : need;
-  }
+  cli_table_fit(widths, titles, N_COLS);
   char cells[N_COLS][48];
-  print_cells(titles, widths, N_COLS);
+  cli_table_row("", titles, widths, N_COLS);
   for (int i = 0; i < n_rows; i++) {
     const bench_row *r = &rows[i];
     const char *row[N_COLS];
@@ -325,7 +308,7 @@ static void print_table(const bench_setup *b, int threads, const bench_row *rows
     snprintf(cells[14], sizeof cells[14], "%.3g", r->rel_rms);
     snprintf(cells[15], sizeof cells[15], "%.3g", r->rest_rel_rms);
     for (int c = 0; c < N_COLS; c++) row[c] = cells[c];
-    print_cells(row, widths, N_COLS);
+    cli_table_row("", row, widths, N_COLS);
   }
 }
 

@@ -15,6 +15,7 @@
 #include "cli-data.h"
 #include "cli-json.h"
 #include "cli-model.h"
+#include "cli-table.h"
 #include "commands.h"
 
 #include <loom/ensemble.h>
@@ -103,23 +104,39 @@ static void print_json(const loom_ensemble *e, char **paths) {
 static void print_table(const loom_ensemble *e, char **paths, const char *data) {
   int n = loom_ensemble_n_models(e);
   printf(_("%lld test samples of %s\n\n"), (long long)loom_ensemble_n_samples(e), data);
+  char cells[6][64];
+  const char *row[6];
+  for (int c = 0; c < 6; c++) row[c] = cells[c];
   /* TRANSLATORS: column headers of the model table of `loom ensemble` */
-  printf("  %-3s %10s  %-8s %s\n", "#", _("accuracy"), _("correct"), _("model"));
-  for (int m = 0; m < n; m++)
-    printf("  %-3d %9.2f%%  %-8lld %s\n", m, 100 * loom_ensemble_accuracy(e, m),
-           (long long)loom_ensemble_correct_count(e, m), paths[m]);
+  const char *model_titles[4] = {"#", _("accuracy"), _("correct"), _("model")};
+  int model_widths[4] = {-3, 10, -8, -1};
+  cli_table_fit(model_widths, model_titles, 4);
+  cli_table_row("  ", model_titles, model_widths, 4);
+  for (int m = 0; m < n; m++) {
+    snprintf(cells[0], sizeof cells[0], "%d", m);
+    snprintf(cells[1], sizeof cells[1], "%.2f%%", 100 * loom_ensemble_accuracy(e, m));
+    snprintf(cells[2], sizeof cells[2], "%lld", (long long)loom_ensemble_correct_count(e, m));
+    const char *model_row[4] = {cells[0], cells[1], cells[2], paths[m]};
+    cli_table_row("  ", model_row, model_widths, 4);
+  }
   printf("\n");
   /* TRANSLATORS: column headers of the pair table of `loom ensemble` */
-  printf("  %-7s %-9s %-8s %-10s %-9s %s\n", _("pair"), _("coverage"), _("overlap"), _("similarity"), _("agreement"),
-         _("both / only first / only second / neither"));
+  const char *pair_titles[6] = {_("pair"),       _("coverage"),  _("overlap"),
+                                _("similarity"), _("agreement"), _("both / only first / only second / neither")};
+  int pair_widths[6] = {-7, 9, 8, 10, 9, -1};
+  cli_table_fit(pair_widths, pair_titles, 6);
+  cli_table_row("  ", pair_titles, pair_widths, 6);
   for (int a = 0; a < n; a++)
     for (int b = a + 1; b < n; b++) {
       loom_ensemble_pair p = loom_ensemble_pair_of(e, a, b);
-      char pair[32];
-      snprintf(pair, sizeof pair, "%d+%d", a, b);
-      printf("  %-7s %8.2f%% %8.4f %10.4f %9.4f  %lld / %lld / %lld / %lld\n", pair, 100 * p.coverage, p.overlap,
-             p.similarity, p.agreement, (long long)p.both, (long long)p.only_a, (long long)p.only_b,
-             (long long)p.neither);
+      snprintf(cells[0], sizeof cells[0], "%d+%d", a, b);
+      snprintf(cells[1], sizeof cells[1], "%.2f%%", 100 * p.coverage);
+      snprintf(cells[2], sizeof cells[2], "%.4f", p.overlap);
+      snprintf(cells[3], sizeof cells[3], "%.4f", p.similarity);
+      snprintf(cells[4], sizeof cells[4], "%.4f", p.agreement);
+      snprintf(cells[5], sizeof cells[5], "%lld / %lld / %lld / %lld", (long long)p.both, (long long)p.only_a,
+               (long long)p.only_b, (long long)p.neither);
+      cli_table_row("  ", row, pair_widths, 6);
     }
   loom_ensemble_pair best = loom_ensemble_best_pair(e);
   printf("\n");

@@ -121,6 +121,18 @@ static void test_figures(void) {
   g_assert_cmpint(r.status, ==, 0);
   g_assert_nonnull(strstr(r.out, "Best complementary pair: 0 + 1"));
   g_assert_nonnull(strstr(r.out, "coverage"));
+  {
+    /* Columns line up: the pair table's counts start where their title does,
+     * counted in characters (cli-table.h). */
+    const char *head = strstr(r.out, "  pair");
+    g_assert_nonnull(head);
+    const char *row = strchr(head, '\n') + 1;
+    const char *title = strstr(head, "both /"), *counts = strstr(row, " / ");
+    g_assert_nonnull(title);
+    g_assert_nonnull(counts);
+    while (counts > row && counts[-1] != ' ') counts--;
+    g_assert_cmpint(g_utf8_pointer_to_offset(head, title), ==, g_utf8_pointer_to_offset(row, counts));
+  }
   cli_result_clear(&r);
   for (int i = 0; i < 3; i++) g_free(m[i]);
   g_free(start);
