@@ -134,6 +134,18 @@ static void deviation(const float *y, const float *ref, int64_t n, double *max_a
   *rel_rms_out = rr > 0 ? sqrt(dd / rr) : dd == 0 ? 0 : INFINITY;
 }
 
+/* The median over b->runs of one forward of the batch into y. */
+static int timed_forwards(const bench_setup *b, loom_net *net, const loom_ctx *ctx, float *y, double *times,
+                          double *median_s, loom_error *err) {
+  for (int r = 0; r < b->runs; r++) {
+    double t0 = now_s();
+    if (loom_net_forward(net, ctx, b->x, b->batch, y, err)) return 1;
+    times[r] = now_s() - t0;
+  }
+  *median_s = median(times, b->runs);
+  return 0;
+}
+
 /* The forward of a clone put at rest (packed codes and scales only, as
  * `loom forward --inference` runs): its median time, resident bytes and
  * deviation from the float32 output. */
@@ -143,13 +155,9 @@ static int bench_at_rest(const bench_setup *b, loom_dtype d, float *y, double *t
   loom_error err = {0};
   loom_ctx infer = {.pool = b->pool};
   int status = 0;
-  if (loom_net_to_inference(net, &err) || loom_net_forward(net, &infer, b->x, b->batch, y, &err)) goto fail;
-  for (int r = 0; r < b->runs; r++) {
-    double t0 = now_s();
-    if (loom_net_forward(net, &infer, b->x, b->batch, y, &err)) goto fail;
-    times[r] = now_s() - t0;
-  }
-  row->rest_forward_s = median(times, b->runs);
+  if (loom_net_to_inference(net, &err) || loom_net_forward(net, &infer, b->x, b->batch, y, &err) ||
+      timed_forwards(b, net, &infer, y, times, &row->rest_forward_s, &err))
+    goto fail;
   row->rest_resident = loom_net_resident_bytes(net);
   deviation(y, b->ref, b->batch * b->width, &row->rest_max_abs, &row->rest_rel_rms);
   goto done;
@@ -179,13 +187,9 @@ static int bench_dtype(const bench_setup *b, loom_dtype d, float *y, bench_row *
   /* The first forward also packs the weights at d: it is not timed. The
    * float32 row keeps it as the reference, and its timed forwards are then
    * compared with it like every other row's (they must not differ). */
-  if (loom_net_forward(net, &infer, b->x, b->batch, d == LOOM_DTYPE_FLOAT32 ? b->ref : y, &err)) goto fail;
-  for (int r = 0; r < b->runs; r++) {
-    double t0 = now_s();
-    if (loom_net_forward(net, &infer, b->x, b->batch, y, &err)) goto fail;
-    times[r] = now_s() - t0;
-  }
-  row->forward_s = median(times, b->runs);
+  if (loom_net_forward(net, &infer, b->x, b->batch, d == LOOM_DTYPE_FLOAT32 ? b->ref : y, &err) ||
+      timed_forwards(b, net, &infer, y, times, &row->forward_s, &err))
+    goto fail;
   row->run_resident = loom_net_resident_bytes(net);
   deviation(y, b->ref, n, &row->max_abs, &row->rel_rms);
   if (bench_at_rest(b, d, y, times, row)) {
