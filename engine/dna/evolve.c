@@ -64,7 +64,9 @@ static bool fitter(const loom_eval_result *p, const loom_eval_result *q) {
 }
 
 static int evaluate(loom_evolution *ev, loom_net *net, loom_eval_result *out, loom_error *err) {
-  int rc = loom_evaluate(net, ev->pool, ev->test, &ev->cfg.train.loss, EVOLVE_EVAL_BATCH, out, err);
+  /* A systolic candidate is scored after the ticks it trains with. */
+  int rc = loom_evaluate_ticks(net, ev->pool, ev->test, &ev->cfg.train.loss, EVOLVE_EVAL_BATCH, ev->cfg.train.ticks,
+                               out, err);
   if (!rc && !isfinite(out->loss)) rc = loom_error_set(err, LOOM_ERR_NONFINITE, _("the test loss is not finite"));
   return rc;
 }

@@ -379,11 +379,38 @@ static void test_bad_config(void) {
   loom_dataset_free(test);
 }
 
+/* A systolic start is scored after the ticks its training uses
+ * (cfg.train.ticks), not after one tick per slot: the feedback loop only acts
+ * with more ticks than slots, so the two scores differ. */
+static void test_systolic_fitness(void) {
+  loom_error err = {0};
+  loom_net *start = NULL;
+  g_assert_cmpint(loom_example_build("feedback", &start, &err), ==, 0);
+  loom_dataset *train = loom_gen_clusters(24, 2, 4, 0.4, 5, &err), *test = loom_gen_clusters(16, 2, 4, 0.4, 6, &err);
+  g_assert_nonnull(train);
+  g_assert_nonnull(test);
+  loom_evolve_config cfg = loom_evolve_config_default();
+  cfg.train.ticks = 9;
+  g_assert_cmpint(loom_train_pick_loss(start, train, &cfg.train.loss, &err), ==, 0);
+  loom_evolution *ev = loom_evolution_new(start, train, test, &cfg, NULL, &err);
+  if (!ev) g_error("%s", err.message);
+  loom_eval_result at9, per_slot;
+  g_assert_cmpint(loom_evaluate_ticks(start, NULL, test, &cfg.train.loss, 64, 9, &at9, &err), ==, 0);
+  g_assert_cmpint(loom_evaluate(start, NULL, test, &cfg.train.loss, 64, &per_slot, &err), ==, 0);
+  g_assert_cmpfloat(at9.loss, !=, per_slot.loss);
+  g_assert_cmpfloat(loom_evolution_best_fitness(ev).loss, ==, at9.loss);
+  loom_evolution_free(ev);
+  loom_dataset_free(train);
+  loom_dataset_free(test);
+  loom_net_free(start);
+}
+
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/evolve/operators", test_operators);
   g_test_add_func("/evolve/splice", test_splice);
   g_test_add_func("/evolve/search", test_search);
   g_test_add_func("/evolve/bad-config", test_bad_config);
+  g_test_add_func("/evolve/systolic-fitness", test_systolic_fitness);
   return g_test_run();
 }
