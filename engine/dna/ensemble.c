@@ -73,6 +73,11 @@ LOOM_API int loom_ensemble_correct(loom_net *net, loom_pool *pool, const loom_da
     return loom_error_set(err, LOOM_ERR_INVALID,
                           _("an ensemble needs a data set with class labels (right or wrong answers), but this one "
                             "has numeric targets"));
+  /* A systolic network has no single forward pass: its answer depends on the
+   * ticks it is run for, which an ensemble has no way to choose. */
+  if (loom_net_execution(net) == LOOM_EXEC_SYSTOLIC)
+    return loom_error_set(err, LOOM_ERR_INVALID,
+                          _("the network runs systolically; an ensemble compares feed-forward networks only"));
   int rc = infer(net, err);
   if (rc) return rc;
   if (in_width(net) != ds->input_numel)

@@ -233,9 +233,24 @@ static void test_patterns(void) {
   loom_net_free(xs);
 }
 
+/* A systolic network is refused with the reason, not with a complaint about
+ * its feedback link (which systolic execution allows). */
+static void test_systolic_refused(void) {
+  loom_error err = {0};
+  loom_net *fb = NULL;
+  g_assert_cmpint(loom_example_build("feedback", &fb, &err), ==, 0);
+  loom_dataset *ds = loom_gen_clusters(10, 2, 4, 0.4, 1, &err);
+  uint8_t correct[10];
+  g_assert_cmpint(loom_ensemble_correct(fb, NULL, ds, correct, &err), ==, LOOM_ERR_INVALID);
+  g_assert_nonnull(strstr(err.message, "runs systolically"));
+  loom_dataset_free(ds);
+  loom_net_free(fb);
+}
+
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/ensemble/figures", test_figures);
   g_test_add_func("/ensemble/patterns", test_patterns);
+  g_test_add_func("/ensemble/systolic-refused", test_systolic_refused);
   return g_test_run();
 }
