@@ -3,8 +3,8 @@
  * kernel level: the same bits on odd shapes, every transposition and
  * accumulate combination, leading dimensions wider than the matrices (the
  * padding around C must stay untouched); the same bits for any thread count;
- * and a row of a product, or of a dense layer's forward, gives the same bits
- * alone as inside batches of 3, 64 and 100 (matmul.h's fixed order).
+ * and a row of a product, or of a dense or swiglu layer's forward, gives the
+ * same bits alone as inside batches of 3, 64 and 100 (matmul.h's fixed order).
  *
  * The test runs once at the best level and again with LOOM_KERNELS=ref and
  * avx2 (tests/engine/meson.build); each run also forces every level the
@@ -191,40 +191,54 @@ static void check_batches(const char *level, void *data) {
 
 static void test_batch_independent(void) { for_each_level(check_batches, NULL); }
 
-/* The dense layer's forward (X·Wᵀ + bias through loom_sgemm): a sample gives
- * the same output alone as inside a batch. */
-static void check_dense(const char *level, void *data) {
-  (void)data;
-  enum { IN = 1024, OUT = 1000, MAXB = 100 };
+/* A layer's forward (dense: X·Wᵀ + bias; swiglu: three products and the
+ * gating between them, all through loom_sgemm): a sample gives the same
+ * output alone as inside a batch. */
+static loom_layer *layer_new(const char *type, const char *in_name, int64_t in, const char *out_name, int64_t out) {
+  loom_error err = {0};
+  loom_layer *l = loom_layer_new_by_name(type, &err);
+  g_assert_nonnull(l);
+  g_assert_cmpint(loom_layer_set_int(l, in_name, in, &err), ==, 0);
+  g_assert_cmpint(loom_layer_set_int(l, out_name, out, &err), ==, 0);
+  loom_shape in_shape = loom_shape_1d(in);
+  g_assert_cmpint(loom_layer_build(l, &in_shape, 5, &err), ==, 0);
+  return l;
+}
+
+static void check_layer(const char *level, const char *name, loom_layer *l, int64_t in, int64_t out) {
+  enum { MAXB = 100 };
   static const int64_t batches[] = {3, 64, 100};
   loom_error err = {0};
-  loom_layer *l = loom_layer_new_by_name("dense", &err);
-  g_assert_nonnull(l);
-  g_assert_cmpint(loom_layer_set_int(l, "in_features", IN, &err), ==, 0);
-  g_assert_cmpint(loom_layer_set_int(l, "out_features", OUT, &err), ==, 0);
-  loom_shape in = loom_shape_1d(IN);
-  g_assert_cmpint(loom_layer_build(l, &in, 5, &err), ==, 0);
-  float *x = g_new(float, MAXB * IN), *y = g_new(float, MAXB * OUT), *alone = g_new(float, OUT);
-  gradcheck_fill_uniform(x, MAXB * IN, -1, 1, 6);
+  float *x = g_new(float, MAXB * in), *y = g_new(float, MAXB * out), *alone = g_new(float, out);
+  gradcheck_fill_uniform(x, MAXB * in, -1, 1, 6);
   loom_pool *pool = loom_pool_new(2, NULL);
   loom_ctx ctx = {.pool = pool};
   for (size_t b = 0; b < G_N_ELEMENTS(batches); b++) {
     g_assert_cmpint(layer_forward(l, &ctx, x, y, batches[b], &err), ==, 0);
     for (int64_t r = 0; r < batches[b]; r += (r < 5 ? 1 : 17)) {
-      g_assert_cmpint(layer_forward(l, &ctx, x + r * IN, alone, 1, &err), ==, 0);
-      if (memcmp(alone, y + r * OUT, OUT * sizeof(float)) != 0)
-        g_error("%s: dense sample %lld alone differs from inside a batch of %lld", level, (long long)r,
-                (long long)batches[b]);
+      g_assert_cmpint(layer_forward(l, &ctx, x + r * in, alone, 1, &err), ==, 0);
+      if (memcmp(alone, y + r * out, (size_t)out * sizeof(float)) != 0)
+        g_error("%s: %s sample %lld alone differs from inside a batch of %lld", level, name,
+                (long long)r, (long long)batches[b]);
     }
   }
   loom_pool_free(pool);
   g_free(x);
   g_free(y);
   g_free(alone);
-  loom_layer_free(l);
 }
 
-static void test_dense_batch_independent(void) { for_each_level(check_dense, NULL); }
+static void check_layers(const char *level, void *data) {
+  (void)data;
+  loom_layer *dense = layer_new("dense", "in_features", 1024, "out_features", 1000);
+  check_layer(level, "dense", dense, 1024, 1000);
+  loom_layer_free(dense);
+  loom_layer *swiglu = layer_new("swiglu", "d_model", 96, "hidden", 250);
+  check_layer(level, "swiglu", swiglu, 96, 96);
+  loom_layer_free(swiglu);
+}
+
+static void test_layers_batch_independent(void) { for_each_level(check_layers, NULL); }
 
 /* The reference itself against a double-precision sum: the order is a
  * choice, the values must still be the product. */
@@ -251,6 +265,6 @@ int main(int argc, char **argv) {
   g_test_add_func("/sgemm/matches-reference", test_matches_reference);
   g_test_add_func("/sgemm/thread-counts", test_thread_counts);
   g_test_add_func("/sgemm/batch-independent", test_batch_independent);
-  g_test_add_func("/sgemm/dense-batch-independent", test_dense_batch_independent);
+  g_test_add_func("/sgemm/layers-batch-independent", test_layers_batch_independent);
   return g_test_run();
 }
