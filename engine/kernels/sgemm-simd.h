@@ -215,6 +215,9 @@ static void SIMD(tile_range)(void *arg, int64_t begin, int64_t end) {
     float *crow0 = NULL; /* "m": C at (first row of the panel, s0) */
     if (j->m_lanes) {
       crow0 = j->c + (j->u0 + uq) * j->ldc + s0;
+      /* Lanes past the panel's rows compute on zeros and are never stored;
+       * zeroing them keeps uninitialised stack out of the arithmetic. */
+      if (j->accumulate && nu < MR) memset(tile, 0, sizeof tile);
       if (j->accumulate)
         for (int64_t s = 0; s < s1 - s0; s++)
           for (int64_t x = 0; x < nu; x++) tile[s * MR + x] = crow0[x * j->ldc + s];
