@@ -285,6 +285,7 @@ bool SIMD(loom_sgemm_level)(loom_pool *pool, const loom_sgemm_args *a) {
     j.sc_s = a->trans_a ? 1 : a->lda;
     j.sb = SB_N;
   }
+  if (a->k > INT64_MAX / 2 / MR) return false; /* the sizes below would overflow */
   int64_t chunk = PACK_BUDGET / (a->k * MR) * MR;
   if (chunk < MR) chunk = MR;
   if (chunk > (u_all + MR - 1) / MR * MR) chunk = (u_all + MR - 1) / MR * MR;
