@@ -1,11 +1,15 @@
 /*
  * Reference matrix product. Each row of C is built as a sum of scaled rows of
- * B (i-k-j order): the inner loop is a contiguous axpy the compiler can
- * vectorise without reassociating anything, and every C element accumulates
- * its k terms in ascending order, independent of any blocking.
+ * B (i-k-j order): every C element takes its k terms in ascending order, one
+ * fused multiply-add each (fmaf: a single rounding per term), independent of
+ * any blocking. That chain is the order matmul.h fixes for every level; the
+ * vector kernels (sgemm-simd.h) compute exactly it, so they are tested for
+ * the same bits. fmaf is a libm call where the build's baseline has no FMA
+ * instruction: this level is the truth, not the fast path.
  */
 #include "kernels/matmul.h"
 
+#include <math.h>
 #include <string.h>
 
 /* Columns of C handled together, so the C strip stays in L1 while k runs. */
@@ -21,12 +25,7 @@ void loom_sgemm_ref_rows(bool trans_a, int64_t row_begin, int64_t row_end, int64
       for (int64_t p = 0; p < k; p++) {
         const float aip = trans_a ? a[p * lda + i] : a[i * lda + p];
         const float *restrict brow = b + p * ldb;
-        int64_t j = j0;
-        /* Fixed-length chunks vectorise even under -O2's cheapest cost model;
-         * each element still sees exactly one multiply-add per k. */
-        for (; j + 8 <= j1; j += 8)
-          for (int u = 0; u < 8; u++) crow[j + u] += aip * brow[j + u];
-        for (; j < j1; j++) crow[j] += aip * brow[j];
+        for (int64_t j = j0; j < j1; j++) crow[j] = fmaf(aip, brow[j], crow[j]);
       }
     }
   }

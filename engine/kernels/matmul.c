@@ -1,21 +1,53 @@
 /*
- * Dispatch of loom_sgemm: splits the rows of C over the pool and runs either
- * the reference kernel or single-threaded OpenBLAS on each range. The ranges
- * depend only on the problem size, and OpenBLAS is pinned to one thread, so
- * a range computes the same bits whichever thread runs it.
+ * Dispatch of loom_sgemm: the packed kernels of the vector level in use
+ * (sgemm-simd.h), or the reference kernel on tiles of C (the reference level,
+ * other architectures, or no memory for packing). Both compute the order
+ * matmul.h fixes, so they give the same bits. OpenBLAS, single-threaded per
+ * tile, only when a benchmark or test asks for it (loom_sgemm_use_blas).
  */
 #include "kernels/matmul.h"
 
+#include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-#ifdef LOOM_HAVE_BLAS
-#include <cblas.h>
-#include <pthread.h>
-#endif
+#include "kernels/cpu.h"
 
 #ifdef LOOM_HAVE_BLAS
-static bool use_blas = true;
+#include <cblas.h>
+#endif
+
+/* The packing buffer lives per calling thread from call to call: allocating
+ * it each time cost a page fault per 4 KiB of a fresh mapping. */
+static pthread_key_t scratch_key;
+static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
+static bool scratch_ok;
+
+typedef struct {
+  size_t cap;
+  _Alignas(64) float data[];
+} scratch_buf;
+
+static void scratch_key_make(void) { scratch_ok = pthread_key_create(&scratch_key, free) == 0; }
+
+float *loom_sgemm_scratch(size_t n) {
+  pthread_once(&scratch_once, scratch_key_make);
+  if (!scratch_ok || n > (SIZE_MAX - sizeof(scratch_buf) - 63) / sizeof(float)) return NULL;
+  scratch_buf *s = pthread_getspecific(scratch_key);
+  if (s && s->cap >= n) return s->data;
+  scratch_buf *t = aligned_alloc(64, (sizeof *t + n * sizeof(float) + 63) / 64 * 64);
+  if (!t || pthread_setspecific(scratch_key, t) != 0) {
+    free(t);
+    return NULL;
+  }
+  free(s);
+  t->cap = n;
+  return t->data;
+}
+
+#ifdef LOOM_HAVE_BLAS
+static bool use_blas = false;
 static pthread_once_t blas_once = PTHREAD_ONCE_INIT;
 /* The engine threads itself; OpenBLAS's own threads would make the result of
  * one call depend on how OpenBLAS splits it. */
@@ -27,6 +59,14 @@ void loom_sgemm_use_blas(bool use) {
   use_blas = use;
 #else
   (void)use;
+#endif
+}
+
+static inline bool use_blas_now(void) {
+#ifdef LOOM_HAVE_BLAS
+  return use_blas;
+#else
+  return false;
 #endif
 }
 
@@ -120,6 +160,15 @@ void loom_sgemm(loom_pool *pool, bool trans_a, bool trans_b, int64_t m, int64_t 
       for (int64_t i = 0; i < m; i++) memset(c + i * ldc, 0, (size_t)n * sizeof *c);
     return;
   }
+#ifdef LOOM_KERNELS_X86
+  if (!use_blas_now()) {
+    loom_sgemm_args args = {.trans_a = trans_a, .trans_b = trans_b, .accumulate = accumulate, .m = m, .n = n,
+                            .k = k, .a = a, .lda = lda, .b = b, .ldb = ldb, .c = c, .ldc = ldc};
+    loom_kernel_level level = loom_kernels_get()->level;
+    if (level >= LOOM_KERNELS_AVX512 && loom_sgemm_level_avx512(pool, &args)) return;
+    if (level == LOOM_KERNELS_AVX2 && loom_sgemm_level_avx2(pool, &args)) return;
+  }
+#endif
   gemm_job job = {.trans_a = trans_a, .n = n, .k = k, .a = a, .lda = lda, .b = b, .ldb = ldb,
                   .trans_b = trans_b, .accumulate = accumulate, .c = c, .ldc = ldc};
   float *packed = NULL;
@@ -147,7 +196,7 @@ void loom_sgemm(loom_pool *pool, bool trans_a, bool trans_b, int64_t m, int64_t 
           float acc = accumulate ? crow[jj] : 0.0f;
           for (int64_t p = 0; p < k; p++) {
             float aip = trans_a ? a[p * lda + i] : a[i * lda + p];
-            acc += aip * b[jj * ldb + p];
+            acc = fmaf(aip, b[jj * ldb + p], acc);
           }
           crow[jj] = acc;
         }

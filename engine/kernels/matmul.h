@@ -4,13 +4,18 @@
  *   C[m×n] = (accumulate ? C : 0) + op(A)·op(B)
  *
  * op(A) is m×k (A itself is k×m with lda >= m when trans_a), op(B) is k×n
- * (B is n×k with ldb >= k when trans_b). Rows of C are split into ranges
- * whose size depends only on (m, n, k); every element of C is summed over k
- * in ascending order by exactly one range, so results are bit-identical for
- * any thread count (and any pool).
+ * (B is n×k with ldb >= k when trans_b).
+ *
+ * The order of every sum is fixed: each element of C is one chain of fused
+ * multiply-adds over k in ascending order, c = fma(a_ip, b_pj, c), starting
+ * from 0 (or from C when accumulating). It depends on nothing but k: not on
+ * m or n (a sample gives the same bits alone or inside any batch), not on
+ * the tiling, the thread count or the kernel level (LOOM_KERNELS). See
+ * docs/kernels.md, "Float32 matrix products".
  */
 #pragma once
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "loom/pool.h"
@@ -19,11 +24,38 @@ void loom_sgemm(loom_pool *pool, bool trans_a, bool trans_b, int64_t m, int64_t 
                 int64_t lda, const float *b, int64_t ldb, bool accumulate, float *c, int64_t ldc);
 
 /* The plain C kernel for rows [row_begin, row_end) of C, with B already in
- * k×n form (ldb >= n). Exposed for tests and benchmarks. */
+ * k×n form (ldb >= n): the reference every level is tested against. Exposed
+ * for tests and benchmarks. */
 void loom_sgemm_ref_rows(bool trans_a, int64_t row_begin, int64_t row_end, int64_t n, int64_t k, const float *a,
                          int64_t lda, const float *b, int64_t ldb, bool accumulate, float *c, int64_t ldc);
 
-/* Forces the reference kernel even where BLAS is available (benchmarks, tests).
- * Not thread-safe with concurrent loom_sgemm calls; set it up front. */
+/* Sends loom_sgemm to single-threaded OpenBLAS per tile instead of the
+ * engine's kernels (off by default: OpenBLAS's summation order depends on the
+ * shape, so a sample's bits would depend on its batch). For benchmarks and
+ * tests that compare the two. Not thread-safe with concurrent loom_sgemm
+ * calls; set it up front. */
 void loom_sgemm_use_blas(bool use);
 bool loom_sgemm_blas_available(void);
+
+/* ---- internal: the vector levels (sgemm-simd.h) ------------------------------ */
+
+typedef struct loom_sgemm_args {
+  bool trans_a, trans_b, accumulate;
+  int64_t m, n, k; /* all > 0 */
+  const float *a;
+  int64_t lda;
+  const float *b;
+  int64_t ldb;
+  float *c;
+  int64_t ldc;
+} loom_sgemm_args;
+
+/* The packed product of one level, on the pool; false (C untouched) when the
+ * packing buffer cannot be had. */
+bool loom_sgemm_level_avx2(loom_pool *pool, const loom_sgemm_args *a);
+bool loom_sgemm_level_avx512(loom_pool *pool, const loom_sgemm_args *a);
+
+/* A buffer of at least n floats, 64-byte aligned, kept per calling thread
+ * between calls (the largest asked for; freed when the thread ends). NULL
+ * when out of memory. */
+float *loom_sgemm_scratch(size_t n);

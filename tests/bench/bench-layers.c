@@ -11,6 +11,10 @@
  * dequantized copy) beside at rest (the packed codes only: docs/kernels.md,
  * "Dense layer at rest"), with the bytes each keeps resident.
  *
+ * Then every float32 product of the dense and conv workloads alone, through
+ * loom_sgemm on one thread beside single-threaded OpenBLAS on the same shape
+ * (bench-products.c), and the dense workload on two threads against one.
+ *
  * Usage: bench-layers [--threads N] [--runs R]   (N defaults to the online cores)
  * Each figure is the median over R runs (default 7) of the time per call; a
  * run repeats the call for at least 50 ms. Without torch the column says so.
@@ -22,7 +26,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench-products.h"
 #include "bench-util.h"
+#include "kernels/cpu.h"
 #include "kernels/matmul.h"
 #include "layers/layer-impl.h"
 #include "loom/loom.h"
@@ -154,6 +160,29 @@ static void bench_at_rest(loom_pool *pool, int runs) {
   }
 }
 
+/* The dense workload (GEMM-bound) on two threads against one: the median of
+ * per-run ratios, the two pools taking turns run by run. */
+static void bench_scaling(workload *w, int runs) {
+  loom_pool *one = loom_pool_new(1, NULL), *two = loom_pool_new(2, NULL);
+  if (!one || !two) {
+    fprintf(stderr, "bench-layers: no pool for the scaling runs\n");
+    exit(1);
+  }
+  double ratio[2][64];
+  for (int r = 0; r < runs; r++)
+    for (int p = 0; p < 2; p++) {
+      void (*fn)(workload *) = p ? run_backward : run_forward;
+      w->ctx.pool = one;
+      double t1 = timed(fn, w, 1);
+      w->ctx.pool = two;
+      ratio[p][r] = t1 / timed(fn, w, 1);
+    }
+  printf("\n%s, 2 threads against 1 (time ratio, median of %d): forward %.2f, backward %.2f\n", w->title, runs,
+         bench_median(ratio[0], runs), bench_median(ratio[1], runs));
+  loom_pool_free(one);
+  loom_pool_free(two);
+}
+
 /* ---- torch ----------------------------------------------------------------- */
 
 typedef struct torch_figures {
@@ -232,8 +261,8 @@ int main(int argc, char **argv) {
   if (g_file_get_contents("/proc/loadavg", &loadavg, NULL, NULL))
     printf("load average before the run: %.*s\n", (int)strcspn(loadavg, " "), loadavg);
   g_free(loadavg);
-  printf("matrix products: %s\n", loom_sgemm_blas_available() ? "OpenBLAS, one thread per tile"
-                                                              : "the reference C kernel");
+  printf("matrix products: loom_sgemm's packed kernels at level %s (docs/kernels.md); conv2d: %s\n",
+         loom_kernels_get()->name, loom_sgemm_blas_available() ? "OpenBLAS per tile (conv-core.c)" : "the reference kernel");
   double loom_ms[3][2];
   for (int i = 0; i < 3; i++) {
     w[i].ctx = (loom_ctx){.pool = pool, .training = true};
@@ -260,6 +289,12 @@ int main(int argc, char **argv) {
              loom_ms[i][p], tcol, rcol);
     }
   bench_at_rest(pool, runs);
+  loom_pool *one = loom_pool_new(1, NULL), *two = loom_pool_new(2, NULL);
+  if (!one || !two) die("pool", &err);
+  bench_products(one, two, runs);
+  loom_pool_free(one);
+  loom_pool_free(two);
+  bench_scaling(&w[0], runs);
 
   for (int i = 0; i < 3; i++) {
     for (int l = 0; l <= MAX_LAYERS; l++) {

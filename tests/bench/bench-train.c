@@ -29,7 +29,7 @@
 #include <unistd.h>
 
 #include "bench-util.h"
-#include "kernels/matmul.h"
+#include "kernels/cpu.h"
 #include "loom/loom.h"
 
 #define RUN_SECONDS 0.2
@@ -298,8 +298,7 @@ int main(int argc, char **argv) {
   if (g_file_get_contents("/proc/loadavg", &loadavg, NULL, NULL))
     printf("load average before the run: %.*s\n", (int)strcspn(loadavg, " "), loadavg);
   g_free(loadavg);
-  printf("matrix products: %s\n", loom_sgemm_blas_available() ? "OpenBLAS, one thread per range of rows"
-                                                              : "the reference C kernel");
+  printf("matrix products: loom_sgemm's packed kernels at level %s (docs/kernels.md)\n", loom_kernels_get()->name);
   double trainer[N_WORKLOADS], bare[N_WORKLOADS], ratio[N_WORKLOADS];
   for (int i = 0; i < N_WORKLOADS; i++) measure(&w[i], pool, runs, &trainer[i], &bare[i], &ratio[i]);
   torch_figures tf = run_torch(w, threads, runs);

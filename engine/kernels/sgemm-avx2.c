@@ -1,0 +1,33 @@
+/* The packed float32 product of sgemm-simd.h at the AVX2 level: panels of
+ * 16 lanes (two 8-lane vectors), 12 accumulators of the 16 registers. */
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "kernels/cpu.h"
+#include "kernels/matmul.h"
+
+#if defined(LOOM_KERNELS_X86)
+#pragma GCC push_options
+#pragma GCC target("avx2,fma")
+#include <immintrin.h>
+
+/* Lane masks for the first n lanes: maskload/maskstore read the sign bits. */
+static const int32_t lane_mask[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
+
+typedef __m256 vf;
+#define VL 8
+#define VMAX 2
+#define VZERO() _mm256_setzero_ps()
+#define VLOAD(p) _mm256_loadu_ps(p)
+#define VSTORE(p, v) _mm256_storeu_ps(p, v)
+#define VMASK(n) _mm256_loadu_si256((const __m256i *)(lane_mask + 8 - (n)))
+#define VLOADN(p, n) _mm256_maskload_ps(p, VMASK(n))
+#define VSTOREN(p, v, n) _mm256_maskstore_ps(p, VMASK(n), v)
+#define VBCAST(x) _mm256_set1_ps(x)
+#define VFMA(a, b, acc) _mm256_fmadd_ps(a, b, acc)
+#define SIMD(name) name##_avx2
+#include "kernels/sgemm-simd.h"
+
+#pragma GCC pop_options
+#endif
