@@ -32,6 +32,7 @@ typedef enum {
   GPU_K_CONV,
   GPU_K_RMSPROP,
   GPU_K_CLIP,
+  GPU_K_GEMM_TILE, /* large float32 products whose operands read as vec4s: 128×128 tiles */
   GPU_K_COUNT
 } gpu_kernel;
 
@@ -57,6 +58,11 @@ struct loom_gpu {
   uint32_t mem_type;   /* host-visible + coherent, device-local when there is one */
   bool mem_device_local;
   bool rowdot; /* few-row products with B transposed use the ROWDOT kernels */
+  /* A float32 product of at least this many 128×128 tiles of C runs the
+   * GEMM_TILE kernel (where its operands align); fewer, larger tiles leave
+   * a big GPU idle on middling products. Tests lower it to reach the kernel
+   * on small shapes. */
+  int64_t tile_min_tiles;
   uint32_t mem_type_readback; /* host-visible + coherent, host-cached when there is one */
   VkDeviceSize max_buffer_bytes;
   VkDescriptorSetLayout set_layout[GPU_K_COUNT];

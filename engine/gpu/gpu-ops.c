@@ -96,6 +96,14 @@ static int too_large(const char *what, int64_t n, loom_error *err) {
                         what, (long long)n);
 }
 
+/* Whether GEMM_TILE can read every operand as whole vec4s: each leading
+ * dimension, and the extent along which each operand is contiguous (K for
+ * A untransposed and B transposed, else M or N), a multiple of 4. */
+static bool tile_aligned(const gpu_gemm *op) {
+  int64_t a_run = op->ta ? op->m : op->k, b_run = op->tb ? op->k : op->n;
+  return op->lda % 4 == 0 && op->b->ld % 4 == 0 && a_run % 4 == 0 && b_run % 4 == 0;
+}
+
 int gpu_op_gemm(gpu_rec *rec, const gpu_gemm *op, loom_error *err) {
   if (op->m < 1 || op->n < 1 || op->k < 1) return LOOM_OK;
   if (op->m * op->n > GPU_MAX_INDEX || op->m * op->k > GPU_MAX_INDEX || op->n * op->k > GPU_MAX_INDEX)
@@ -107,8 +115,11 @@ int gpu_op_gemm(gpu_rec *rec, const gpu_gemm *op, loom_error *err) {
   /* With B transposed (a weight row per output), a workgroup per output
    * reads the row coalesced; A must not be transposed (rows of A contiguous). */
   bool rowdot = rec->g->rowdot && small && op->tb && !op->ta;
+  int64_t tiles = ((op->m + 127) / 128) * ((op->n + 127) / 128);
+  bool tile = !small && !packed && tiles >= rec->g->tile_min_tiles && tile_aligned(op);
   gpu_kernel k = rowdot  ? (packed ? GPU_K_ROWDOT_PACKED : GPU_K_ROWDOT_F32)
                : small   ? (packed ? GPU_K_GEMV_PACKED : GPU_K_GEMV_F32)
+               : tile    ? GPU_K_GEMM_TILE
                          : (packed ? GPU_K_GEMM_PACKED : GPU_K_GEMM_F32);
   struct {
     uint32_t m, n, k, lda, ldb, ldc, ta, tb, accumulate, has_bias, per_tensor, kind, nbits, act, tanh_gelu;
@@ -123,6 +134,10 @@ int gpu_op_gemm(gpu_rec *rec, const gpu_gemm *op, loom_error *err) {
                             op->bias ? op->bias : dummy, op->c};
   uint32_t groups[3] = {(uint32_t)((op->n + 63) / 64), (uint32_t)(small ? op->m : (op->m + 63) / 64), 1};
   if (rowdot) gpu_groups_1d(op->n, 1, groups);
+  if (tile) {
+    groups[0] = (uint32_t)((op->n + 127) / 128);
+    groups[1] = (uint32_t)((op->m + 127) / 128);
+  }
   if (groups[0] > 65535 || groups[1] > 65535) return too_large(_("a matrix product"), op->m * op->n, err);
   return gpu_rec_dispatch(rec, k, bufs, &push, sizeof push, groups, err);
 }

@@ -166,7 +166,7 @@ static void check_dense(int64_t m, int64_t k, int64_t n, loom_dtype dtype, uint6
 
 static void test_dense(gconstpointer data) {
   loom_dtype dtype = (loom_dtype)GPOINTER_TO_INT(data);
-  static const int64_t cases[][3] = {{1, 1, 1}, {3, 5, 7}, {1, 67, 65}, {5, 130, 3}, {70, 17, 66}};
+  static const int64_t cases[][3] = {{1, 1, 1}, {3, 5, 7}, {1, 67, 65}, {5, 130, 3}, {70, 17, 66}, {2, 300, 9}};
   /* Few-row products take one of two kernels by device kind: test both. */
   bool chosen = gpu->rowdot;
   for (int rowdot = 0; rowdot < 2; rowdot++) {
@@ -175,6 +175,20 @@ static void test_dense(gconstpointer data) {
       check_dense(cases[c][0], cases[c][1], cases[c][2], dtype, 100 + c);
   }
   gpu->rowdot = chosen;
+}
+
+/* The 128×128-tile kernel takes large float32 products whose operands read
+ * as vec4s (in, out multiples of 4): with the threshold lowered it runs on
+ * odd small shapes too — partial tiles, K not a multiple of its 8-deep
+ * slices, a single slice, and rows that are not a multiple of 4. The
+ * misaligned case (in 66) must fall back to the 64×64 kernel and agree too. */
+static void test_dense_tiles(void) {
+  static const int64_t cases[][3] = {{9, 4, 4}, {70, 132, 260}, {130, 20, 136}, {257, 36, 12}, {131, 66, 20}};
+  int64_t chosen = gpu->tile_min_tiles;
+  gpu->tile_min_tiles = 1;
+  for (size_t c = 0; c < G_N_ELEMENTS(cases); c++)
+    check_dense(cases[c][0], cases[c][1], cases[c][2], LOOM_DTYPE_FLOAT32, 200 + c);
+  gpu->tile_min_tiles = chosen;
 }
 
 /* Per-tensor scales take the other branch of the decode. */
@@ -449,6 +463,7 @@ int main(int argc, char **argv) {
   }
   g_test_add_func("/gpu/decode/every-code", test_decode_exhaustive);
   g_test_add_func("/gpu/dense/int4-per-tensor", test_dense_per_tensor);
+  g_test_add_func("/gpu/dense/float32-tiles", test_dense_tiles);
   g_test_add_func("/gpu/activations", test_activations);
   g_test_add_func("/gpu/softmax", test_softmax);
   g_test_add_func("/gpu/optimizers", test_optimizers);
