@@ -169,11 +169,18 @@ bool gpu_act_of(const loom_layer *l, gpu_act *out);
 /* out = act(x) (dy NULL) or out = dy ⊙ act'(x), n values. */
 int gpu_op_act(gpu_rec *rec, const gpu_act *a, const gpu_buf *x, const gpu_buf *dy, gpu_buf *out, int64_t n,
                loom_error *err);
-int gpu_op_softmax(gpu_rec *rec, const gpu_buf *x, gpu_buf *y, int64_t rows, int64_t cols, float scale,
-                   loom_error *err);
-/* dx = scale · y ⊙ (dy − ⟨y, dy⟩) per row, from the forward's output y. */
-int gpu_op_softmax_backward(gpu_rec *rec, const gpu_buf *y, const gpu_buf *dy, gpu_buf *dx, int64_t rows,
-                            int64_t cols, float scale, loom_error *err);
+/* A softmax over rows (docs/gpu.md): plain, with a temperature (scale =
+ * 1 / temperature), over a grid's rows, or masked. */
+typedef struct {
+  int64_t rows, cols;  /* rows of the whole batch, entries a row */
+  float scale;
+  const gpu_buf *keep; /* masked: 1 keeps an entry, 0 masks it; NULL: nothing masked */
+  int64_t keep_rows;   /* rows of keep: row r of the batch uses row r % keep_rows */
+} gpu_softmax;
+int gpu_op_softmax(gpu_rec *rec, const gpu_softmax *s, const gpu_buf *x, gpu_buf *y, loom_error *err);
+/* dx from the forward's output y (a masked entry's y is 0: no mask needed). */
+int gpu_op_softmax_backward(gpu_rec *rec, const gpu_softmax *s, const gpu_buf *y, const gpu_buf *dy, gpu_buf *dx,
+                            loom_error *err);
 /* sums[c] += Σ_r x[r][c] (the dense bias gradient). */
 int gpu_op_colsum(gpu_rec *rec, const gpu_buf *x, gpu_buf *sums, int64_t rows, int64_t cols, loom_error *err);
 
@@ -267,6 +274,9 @@ typedef struct {
   gpu_act act;
   int64_t numel;        /* values of the output per sample */
   int64_t rows, cols;   /* softmax, norm: rows per sample, entries a row */
+  float scale;          /* softmax: 1 / temperature */
+  gpu_buf keep;         /* masked softmax: the mask, keep_rows rows of cols (none: no buffer) */
+  int64_t keep_rows;
   bool layernorm, has_weight; /* norm */
   float eps;
   gpu_buf stats;        /* norm: mean and rstd of every row of the batch */
@@ -310,6 +320,7 @@ struct loom_gpu_net {
  * the sample and the position — the device does not check them. */
 int gpu_net_check_input(const loom_gpu_net *gn, const float *x, int64_t batch, loom_error *err);
 /* The norm operation of a GN_NORM node at `batch` samples. */
+gpu_softmax gpu_node_softmax(const gnode *n, int64_t batch);
 gpu_norm gpu_node_norm(gnode *n, int64_t batch);
 /* The most dispatches gpu_net_record_forward records. */
 int gpu_net_forward_dispatches(const loom_gpu_net *gn);

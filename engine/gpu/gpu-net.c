@@ -48,10 +48,20 @@ static int classify(loom_gpu_net *gn, const net_node *nd, gnode *out, loom_error
     out->has_bias = l->n_weights > 1;
     return LOOM_OK;
   }
-  if (!strcmp(name, "softmax")) {
+  if (!strcmp(name, "softmax") || !strcmp(name, "softmax_temperature") || !strcmp(name, "masked_softmax")) {
     out->kind = GN_SOFTMAX;
     out->cols = rows_last_dim(&nd->in);
     out->rows = rows_per_sample(&nd->in);
+    bool tempered = !strcmp(name, "softmax_temperature");
+    out->scale = tempered ? (float)(1.0 / loom_layer_get_float(l, "temperature")) : 1.0f;
+    return LOOM_OK;
+  }
+  if (!strcmp(name, "grid_softmax")) {
+    /* one softmax per row of its own rows × cols split of the sample */
+    out->kind = GN_SOFTMAX;
+    out->rows = loom_layer_get_int(l, "rows");
+    out->cols = loom_layer_get_int(l, "cols");
+    out->scale = 1.0f;
     return LOOM_OK;
   }
   bool transposed = !strncmp(name, "conv_transpose", 14);
@@ -103,8 +113,8 @@ static int classify(loom_gpu_net *gn, const net_node *nd, gnode *out, loom_error
     return LOOM_OK;
   }
   char why[160];
-  snprintf(why, sizeof why, _("does not run %s layers yet (it runs dense, convolutions, embedding, layernorm, rmsnorm, softmax "
-             "and the element-wise activations)"),
+  snprintf(why, sizeof why, _("does not run %s layers yet (it runs dense, convolutions, embedding, layernorm, rmsnorm, softmax, "
+             "softmax_temperature, grid_softmax, masked_softmax and the element-wise activations)"),
            name);
   return unsupported(nd, why, err);
 }
@@ -164,9 +174,60 @@ static int record_merges(loom_gpu_net *gn, gpu_rec *rec, const gnode *n, int64_t
   return rc;
 }
 
+/* A masked softmax's mask onto the device, checked as the CPU's forward
+ * checks it (engine/layers/softmax.c): every entry 0 or 1, one row of the
+ * sample's rows or all of them, no row masked whole. The buffer is made
+ * when the network is prepared and keeps its size: a mask of another
+ * length afterwards is refused. */
+static int upload_mask(loom_gpu_net *gn, gnode *n, loom_error *err) {
+  int64_t len = 0;
+  const float *mask = loom_layer_get_floats(n->layer, "mask", &len);
+  char where[128];
+  if (!mask) len = 0;
+  if (len != 0 && len != n->cols && len != n->rows * n->cols)
+    return loom_error_set(err, LOOM_ERR_SHAPE,
+                          _("%s: parameter “mask” has %lld entries; expected %lld or %lld"),
+                          layer_where(n->layer, where, sizeof where), (long long)len, (long long)n->cols,
+                          (long long)(n->rows * n->cols));
+  for (int64_t r = 0; r < len / n->cols; r++) {
+    bool kept = false;
+    for (int64_t i = r * n->cols; i < (r + 1) * n->cols; i++) {
+      if (mask[i] != 0.0f && mask[i] != 1.0f)
+        return loom_error_set(err, LOOM_ERR_INVALID, _("%s: parameter “mask” entry %lld is %g; expected 0 or 1"),
+                              layer_where(n->layer, where, sizeof where), (long long)i, (double)mask[i]);
+      kept = kept || mask[i] != 0.0f;
+    }
+    if (!kept)
+      return loom_error_set(err, LOOM_ERR_INVALID, _("%s: parameter “mask” masks every entry of row %lld"),
+                            layer_where(n->layer, where, sizeof where), (long long)r);
+  }
+  if (n->keep.buffer && (size_t)len * sizeof(float) != (size_t)n->keep_rows * (size_t)n->cols * sizeof(float))
+    return loom_error_set(err, LOOM_ERR_UNSUPPORTED,
+                          _("%s: the mask changed its length after the network went to the device; prepare it again"),
+                          layer_where(n->layer, where, sizeof where));
+  if (len == 0) return LOOM_OK;
+  if (!n->keep.buffer) {
+    int rc = gpu_buf_new(gn->g, (size_t)len * sizeof(float), layer_where(n->layer, where, sizeof where), &n->keep, err);
+    if (rc) return rc;
+    n->keep_rows = len / n->cols;
+  }
+  memcpy(n->keep.map, mask, (size_t)len * sizeof(float));
+  return LOOM_OK;
+}
+
+gpu_softmax gpu_node_softmax(const gnode *n, int64_t batch) {
+  return (gpu_softmax){.rows = batch * n->rows, .cols = n->cols, .scale = n->scale,
+                       .keep = n->keep.buffer ? &n->keep : NULL, .keep_rows = n->keep_rows};
+}
+
 LOOM_API int loom_gpu_net_upload_weights(loom_gpu_net *gn, loom_error *err) {
   for (int i = 0; i < gn->n_nodes; i++) {
     gnode *n = &gn->nodes[i];
+    if (n->kind == GN_SOFTMAX && !strcmp(loom_layer_type_name(loom_layer_get_type(n->layer)), "masked_softmax")) {
+      int rc = upload_mask(gn, n, err);
+      if (rc) return rc;
+      continue;
+    }
     if (n->kind != GN_DENSE && n->kind != GN_EMBED && n->kind != GN_CONV && !(n->kind == GN_NORM && n->has_weight))
       continue;
     int rc = gpu_weights_upload(gn->g, loom_layer_weights(n->layer, 0), &n->w, err);
@@ -248,7 +309,11 @@ int gpu_net_record_forward(loom_gpu_net *gn, gpu_rec *rec, int64_t batch, bool f
       break;
     }
     case GN_ACT: rc = gpu_op_act(rec, &n->act, x, NULL, y, batch * n->numel, err); break;
-    case GN_SOFTMAX: rc = gpu_op_softmax(rec, x, y, batch * n->rows, n->cols, 1.0f, err); break;
+    case GN_SOFTMAX: {
+      gpu_softmax op = gpu_node_softmax(n, batch);
+      rc = gpu_op_softmax(rec, &op, x, y, err);
+      break;
+    }
     case GN_NORM: {
       gpu_norm op = gpu_node_norm(n, batch);
       rc = gpu_op_norm_forward(rec, &op, x, y, err);
@@ -407,6 +472,7 @@ LOOM_API void loom_gpu_net_free(loom_gpu_net *gn) {
       gpu_weights_free(gn->g, &gn->nodes[i].w);
       gpu_weights_free(gn->g, &gn->nodes[i].b);
       gpu_buf_free(gn->g, &gn->nodes[i].stats);
+      gpu_buf_free(gn->g, &gn->nodes[i].keep);
       free(gn->nodes[i].merges);
     }
     for (int i = 0; gn->bufs && i < gn->n_bufs; i++) gpu_buf_free(gn->g, &gn->bufs[i]);

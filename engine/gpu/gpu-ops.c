@@ -176,28 +176,28 @@ int gpu_op_act(gpu_rec *rec, const gpu_act *a, const gpu_buf *x, const gpu_buf *
   return gpu_rec_dispatch(rec, GPU_K_ACT, bufs, &push, sizeof push, groups, err);
 }
 
-static int softmax_dispatch(gpu_rec *rec, const gpu_buf *in, const gpu_buf *dy, gpu_buf *out, int64_t rows,
-                            int64_t cols, float scale, loom_error *err) {
-  if (rows * cols > GPU_MAX_INDEX) return too_large(_("a softmax"), rows * cols, err);
+static int softmax_dispatch(gpu_rec *rec, const gpu_softmax *s, const gpu_buf *in, const gpu_buf *dy, gpu_buf *out,
+                            loom_error *err) {
+  if (s->rows * s->cols > GPU_MAX_INDEX) return too_large(_("a softmax"), s->rows * s->cols, err);
+  bool masked = s->keep && !dy;
   struct {
     uint32_t rows, cols;
     float scale;
-    uint32_t backward;
-  } push = {(uint32_t)rows, (uint32_t)cols, scale, dy != NULL};
-  const gpu_buf *bufs[3] = {in, dy ? dy : rec->g->dummy, out};
+    uint32_t backward, masked, keep_rows;
+  } push = {(uint32_t)s->rows, (uint32_t)s->cols, s->scale, dy != NULL, masked, masked ? (uint32_t)s->keep_rows : 1};
+  const gpu_buf *bufs[4] = {in, dy ? dy : rec->g->dummy, out, masked ? s->keep : rec->g->dummy};
   uint32_t groups[3];
-  gpu_groups_1d(rows, 1, groups);
+  gpu_groups_1d(s->rows, 1, groups);
   return gpu_rec_dispatch(rec, GPU_K_SOFTMAX, bufs, &push, sizeof push, groups, err);
 }
 
-int gpu_op_softmax(gpu_rec *rec, const gpu_buf *x, gpu_buf *y, int64_t rows, int64_t cols, float scale,
-                   loom_error *err) {
-  return softmax_dispatch(rec, x, NULL, y, rows, cols, scale, err);
+int gpu_op_softmax(gpu_rec *rec, const gpu_softmax *s, const gpu_buf *x, gpu_buf *y, loom_error *err) {
+  return softmax_dispatch(rec, s, x, NULL, y, err);
 }
 
-int gpu_op_softmax_backward(gpu_rec *rec, const gpu_buf *y, const gpu_buf *dy, gpu_buf *dx, int64_t rows,
-                            int64_t cols, float scale, loom_error *err) {
-  return softmax_dispatch(rec, y, dy, dx, rows, cols, scale, err);
+int gpu_op_softmax_backward(gpu_rec *rec, const gpu_softmax *s, const gpu_buf *y, const gpu_buf *dy, gpu_buf *dx,
+                            loom_error *err) {
+  return softmax_dispatch(rec, s, y, dy, dx, err);
 }
 
 int gpu_op_colsum(gpu_rec *rec, const gpu_buf *x, gpu_buf *sums, int64_t rows, int64_t cols, loom_error *err) {

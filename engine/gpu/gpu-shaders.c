@@ -81,7 +81,7 @@ const gpu_kernel_info gpu_kernels[GPU_K_COUNT] = {
   KERNEL(GPU_K_ROWDOT_F32, spv_rowdot_f32, 5),
   KERNEL(GPU_K_ROWDOT_PACKED, spv_rowdot_packed, 5),
   KERNEL(GPU_K_ACT, spv_act, 3),
-  KERNEL(GPU_K_SOFTMAX, spv_softmax, 3),
+  KERNEL(GPU_K_SOFTMAX, spv_softmax, 4),
   KERNEL(GPU_K_COLSUM, spv_colsum, 2),
   KERNEL(GPU_K_SGD, spv_sgd, 3),
   KERNEL(GPU_K_ADAM, spv_adam, 5),

@@ -330,8 +330,11 @@ static int record_backward(gpu_train *t, int k, bool need_input_grad, loom_error
   }
   case GN_ACT:
     return need_input_grad ? gpu_op_act(&t->rec, &n->act, x, dy, dx, b * n->numel, err) : LOOM_OK;
-  case GN_SOFTMAX:
-    return need_input_grad ? gpu_op_softmax_backward(&t->rec, y, dy, dx, b * n->rows, n->cols, 1.0f, err) : LOOM_OK;
+  case GN_SOFTMAX: {
+    if (!need_input_grad) return LOOM_OK;
+    gpu_softmax op = gpu_node_softmax(n, b);
+    return gpu_op_softmax_backward(&t->rec, &op, y, dy, dx, err);
+  }
   case GN_CONV: {
     gt_tensor *tw = tensor_of(t, k, 0), *tb = tensor_of(t, k, 1);
     /* dx through the forward's copy of W: with packed weights, the

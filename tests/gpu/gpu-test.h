@@ -107,6 +107,38 @@ static inline loom_net *gpu_test_norm_net(int64_t in_features, int64_t out) {
   return net;
 }
 
+/* dense → softmax_temperature (T 0.5) → dense → grid_softmax (3 rows of 4)
+ * → dense → masked_softmax (entries 1 and 4 of 8 masked) → dense,
+ * in_features → out: the softmax family the device runs, between layers
+ * that carry the gradient on. */
+static inline loom_net *gpu_test_softmax_net(int64_t in_features, int64_t out) {
+  loom_error err = {0};
+  loom_net *net = loom_net_new(1, 1, 7, 1, &err);
+  if (!net) g_error("%s", err.message);
+  loom_shape in = loom_shape_1d(in_features);
+  if (loom_net_set_input_shape(net, &in, &err)) g_error("%s", err.message);
+  static const char *const types[] = {"dense", "softmax_temperature", "dense", "grid_softmax",
+                                      "dense", "masked_softmax",      "dense"};
+  const int64_t sizes[][2] = {{in_features, 12}, {0, 0}, {12, 12}, {0, 0}, {12, 8}, {0, 0}, {8, out}};
+  static const float mask[8] = {1, 0, 1, 1, 0, 1, 1, 1};
+  for (int x = 0; x < 7; x++) {
+    loom_layer *l = loom_layer_new_by_name(types[x], &err);
+    if (!l) g_error("%s", err.message);
+    int rc = 0;
+    if (sizes[x][0])
+      rc = loom_layer_set_int(l, "in_features", sizes[x][0], &err) ||
+           loom_layer_set_int(l, "out_features", sizes[x][1], &err);
+    if (x == 1) rc = loom_layer_set_float(l, "temperature", 0.5, &err);
+    if (x == 3) rc = loom_layer_set_int(l, "rows", 3, &err) || loom_layer_set_int(l, "cols", 4, &err);
+    if (x == 5) rc = loom_layer_set_floats(l, "mask", mask, 8, &err);
+    if (rc || loom_net_place(net, (loom_coord){0, 0, x, 0}, l, &err)) g_error("%s", err.message);
+  }
+  loom_diag *diags = NULL;
+  if (loom_net_infer_shapes(net, 5, &diags)) g_error("%s", diags[0].message);
+  free(diags);
+  return net;
+}
+
 /* embedding (vocab 9 × 5, at `table`) → dense 5→8 → tanh → dense 8→3 over
  * 4 tokens a sample: output [4, 3]. */
 static inline loom_net *gpu_test_embed_net(loom_dtype table) {

@@ -118,6 +118,13 @@ static void test_norms(void) {
   loom_net_free(net);
 }
 
+static void test_softmax_family(void) {
+  loom_net *net = gpu_test_softmax_net(5, 4);
+  compare_forward(net, "softmax family", 6);
+  compare_forward(net, "softmax family", 1);
+  loom_net_free(net);
+}
+
 /* Token inputs: the table at float32, int8 and fp8; an index out of range
  * is refused before the submission, naming the slot, sample and position. */
 static void test_embedding(void) {
@@ -233,6 +240,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/gpu/net/chain", test_chain);
   g_test_add_func("/gpu/net/fusion", test_fusion);
   g_test_add_func("/gpu/net/norms", test_norms);
+  g_test_add_func("/gpu/net/softmax-family", test_softmax_family);
   g_test_add_func("/gpu/net/embedding", test_embedding);
   g_test_add_func("/gpu/net/convolutions", test_convolutions);
   g_test_add_func("/gpu/net/refusals", test_refusals);

@@ -178,6 +178,9 @@ static void parity(const char *example, loom_optim_kind kind) {
 }
 
 static void test_norms_sgd(void) { parity_net("norms", gpu_test_norm_net(2, 2), data_for("spiral"), LOOM_OPTIM_SGD); }
+static void test_softmax_family_adam(void) {
+  parity_net("softmax family", gpu_test_softmax_net(2, 2), data_for("spiral"), LOOM_OPTIM_ADAM);
+}
 static void test_norms_adam(void) {
   parity_net("norms", gpu_test_norm_net(2, 2), data_for("spiral"), LOOM_OPTIM_ADAM);
 }
@@ -364,6 +367,7 @@ static void test_conv_transpose_sgd(void) {
 int main(int argc, char **argv) {
   gpu = gpu_test_init(&argc, &argv);
   g_test_add_func("/gpu/train/spiral-sgd", test_spiral_sgd);
+  g_test_add_func("/gpu/train/softmax-family-adam", test_softmax_family_adam);
   g_test_add_func("/gpu/train/spiral-adam", test_spiral_adam);
   g_test_add_func("/gpu/train/xor-sgd", test_xor_sgd);
   g_test_add_func("/gpu/train/spiral-rmsprop", test_spiral_rmsprop);
