@@ -259,11 +259,11 @@ int gpu_op_loss_grad(gpu_rec *rec, const loom_loss_spec *spec, const gpu_buf *y,
 
 /* ---- a network on the device (gpu-net.c) ---------------------------------- */
 
-typedef enum { GN_PASS, GN_DENSE, GN_ACT, GN_SOFTMAX, GN_NORM, GN_EMBED, GN_CONV } gnode_kind;
+typedef enum { GN_PASS, GN_DENSE, GN_ACT, GN_SOFTMAX, GN_NORM, GN_EMBED, GN_CONV, GN_CONTAINER } gnode_kind;
 
-/* One plan node. Sizes are per sample, so one preparation serves every
- * batch up to the one its buffers were made for. */
-typedef struct {
+/* One plan node, or a container's child. Sizes are per sample, so one
+ * preparation serves every batch up to the one its buffers were made for. */
+typedef struct gnode {
   gnode_kind kind;
   loom_layer *layer;
   int in, out; /* activation buffers: 0 is the network input */
@@ -301,6 +301,11 @@ typedef struct {
    * records nothing (fused). */
   int fuse_act;
   bool fused;
+  /* Containers (gpu-container.c): a node for each child, and whether the
+   * container adds its input to their chain's output (residual). */
+  struct gnode *sub;
+  int n_sub;
+  bool residual;
 } gnode;
 
 struct loom_gpu_net {
@@ -322,6 +327,25 @@ int gpu_net_check_input(const loom_gpu_net *gn, const float *x, int64_t batch, l
 /* The norm operation of a GN_NORM node at `batch` samples. */
 gpu_softmax gpu_node_softmax(const gnode *n, int64_t batch);
 gpu_norm gpu_node_norm(gnode *n, int64_t batch);
+struct net_node;
+/* What node nd is (its kind and sizes), or an error naming its slot. */
+int gpu_net_classify(const struct net_node *nd, gnode *out, loom_error *err);
+/* One node's forward (not its merges); fuse as gpu_net_record_forward. */
+int gpu_net_record_node(loom_gpu_net *gn, gpu_rec *rec, gnode *n, int64_t batch, bool fuse, loom_error *err);
+/* One node's weights (and a masked softmax's mask) onto the device. */
+int gpu_net_upload_node(loom_gpu_net *gn, gnode *n, loom_error *err);
+void gpu_gnode_free(loom_gpu *g, gnode *n);
+
+/* Containers (gpu-container.c). The buffers a layer's children need (0 for
+ * a layer that is no container), to size gn->bufs. */
+int gpu_container_buffers(const loom_layer *l);
+/* After classification: the children's nodes and buffers, from n->in; sets n->out. */
+int gpu_container_setup(loom_gpu_net *gn, gnode *n, loom_error *err);
+int gpu_container_dispatches(const gnode *n);
+int gpu_container_record(loom_gpu_net *gn, gpu_rec *rec, gnode *n, int64_t batch, loom_error *err);
+int gpu_container_upload(loom_gpu_net *gn, gnode *n, loom_error *err);
+void gpu_container_free(loom_gpu *g, gnode *n);
+
 /* The most dispatches gpu_net_record_forward records. */
 int gpu_net_forward_dispatches(const loom_gpu_net *gn);
 /* Records the forward of `batch` samples (≤ gn->batch) into rec: one

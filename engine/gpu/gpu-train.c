@@ -189,6 +189,15 @@ gpu_train *gpu_train_new(loom_gpu *gpu, loom_net *net, int64_t max_batch, const 
   if (gpu_train_check_config(cfg, err)) return NULL;
   loom_gpu_net *gn = loom_gpu_net_new(gpu, net, max_batch, err);
   if (!gn) return NULL;
+  for (int k = 0; k < gn->n_nodes; k++) {
+    if (gn->nodes[k].kind != GN_CONTAINER) continue;
+    char where[128];
+    loom_error_set(err, LOOM_ERR_UNSUPPORTED,
+                   _("%s: the Vulkan backend does not train containers yet (it runs their forward)"),
+                   layer_where(gn->nodes[k].layer, where, sizeof where));
+    loom_gpu_net_free(gn);
+    return NULL;
+  }
   gpu_train *t = calloc(1, sizeof *t);
   if (t) {
     t->g = gpu;
@@ -306,6 +315,8 @@ static int record_backward(gpu_train *t, int k, bool need_input_grad, loom_error
   int rc = LOOM_OK;
   switch (n->kind) {
   case GN_PASS: return LOOM_OK;
+  case GN_CONTAINER: /* refused by gpu_train_new */
+    return loom_error_set(err, LOOM_ERR_UNSUPPORTED, _("internal error: a container's backward on the device"));
   case GN_DENSE: {
     int64_t m = b * n->pos;
     gt_tensor *tw = tensor_of(t, k, 0), *tb = tensor_of(t, k, 1);

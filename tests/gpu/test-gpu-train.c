@@ -335,6 +335,14 @@ static void test_refusals(void) {
   expect_refusal(net, ds, &cfg, "layer parallel at (0,1,0,0)");
   loom_dataset_free(ds);
   loom_net_free(net);
+
+  /* Containers run forward on the device, but are not trained there. */
+  net = gpu_test_container_net(2, 2);
+  ds = data_for("spiral");
+  cfg = config_for(net, ds, LOOM_OPTIM_SGD);
+  expect_refusal(net, ds, &cfg, "does not train containers yet");
+  loom_dataset_free(ds);
+  loom_net_free(net);
 }
 
 /* The digits CNN (conv2d → relu → conv2d stride 2 → relu → dense) on 8×8
