@@ -1,13 +1,12 @@
 /*
- * Containers on the device, forward only: `sequential` (its children one
- * after another) and `residual` (x + the children's chain), nested as
- * deep as they come. A container's node holds a node for each child, each
- * with its own output buffer; a sequential's output is its last child's
- * buffer (its input when it has no children), a residual's a buffer of its
- * own, made by two merge segments: the chain's output, then x added to it —
- * y = f + x, the very additions of the CPU's y = x + f. Training through
- * containers is refused (gpu_train_new): the backward of children is not
- * recorded yet.
+ * Containers on the device: `sequential` (its children one after another)
+ * and `residual` (x + the children's chain), nested as deep as they come.
+ * A container's node holds a node for each child, each with its own output
+ * buffer (an empty sequential is a pass-through node); a sequential's
+ * output is its last child's buffer, a residual's a buffer of its own, made
+ * by two merge segments: the chain's output, then x added to it — y = f + x,
+ * the very additions of the CPU's y = x + f. The backward is in
+ * gpu-train.c (record_container_backward).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -44,7 +43,9 @@ int gpu_container_setup(loom_gpu_net *gn, gnode *n, loom_error *err) {
                             _("%s: the Vulkan backend runs an embedding only on the network's input (its token "
                               "indices are checked on the host)"),
                             layer_where(child, where, sizeof where));
-    if (s->kind == GN_CONTAINER) {
+    if (s->kind == GN_PASS) {
+      s->out = in;
+    } else if (s->kind == GN_CONTAINER) {
       rc = gpu_container_setup(gn, s, err);
     } else {
       s->out = gn->n_bufs;
@@ -71,7 +72,8 @@ int gpu_container_setup(loom_gpu_net *gn, gnode *n, loom_error *err) {
 
 int gpu_container_dispatches(const gnode *n) {
   int d = n->residual ? 2 : 0;
-  for (int c = 0; c < n->n_sub; c++) d += n->sub[c].kind == GN_CONTAINER ? gpu_container_dispatches(&n->sub[c]) : 1;
+  for (int c = 0; c < n->n_sub; c++)
+    d += n->sub[c].kind == GN_CONTAINER ? gpu_container_dispatches(&n->sub[c]) : n->sub[c].kind != GN_PASS;
   return d;
 }
 

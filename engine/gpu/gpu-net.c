@@ -40,7 +40,8 @@ int gpu_net_classify(const net_node *nd, gnode *out, loom_error *err) {
   const loom_layer *l = nd->layer;
   const char *name = loom_layer_type_name(loom_layer_get_type(l));
   if (!l->gate && (!strcmp(name, "sequential") || !strcmp(name, "residual"))) {
-    out->kind = GN_CONTAINER;
+    /* an empty sequential passes its input through, as a disabled slot */
+    out->kind = l->n_children > 0 ? GN_CONTAINER : GN_PASS;
     out->residual = name[0] == 'r';
     return LOOM_OK;
   }

@@ -160,17 +160,18 @@ static inline loom_layer *gpu_test_container(const char *type, loom_layer *const
 
 /* dense in→12 → residual [dense 12→12, tanh, sequential [dense 12→12,
  * relu], layernorm] → sequential [] → sequential [residual [dense 12→12],
- * dense 12→out, softmax] → residual [gelu]: nested containers, an empty
- * one, a residual of one activation. */
+ * dense 12→out, softmax] → residual [gelu] → residual [sequential []]:
+ * nested containers, empty ones, a residual of one activation and one of
+ * an identity chain (y = x + x). */
 static inline loom_net *gpu_test_container_net(int64_t in_features, int64_t out) {
   loom_error err = {0};
-  loom_net *net = loom_net_new(1, 1, 5, 1, &err);
+  loom_net *net = loom_net_new(1, 1, 6, 1, &err);
   if (!net) g_error("%s", err.message);
   loom_shape in = loom_shape_1d(in_features);
   if (loom_net_set_input_shape(net, &in, &err)) g_error("%s", err.message);
   loom_layer *inner = gpu_test_container("sequential", (loom_layer *[]){gpu_test_layer("dense", 12, 12),
                                                                          gpu_test_layer("relu", 0, 0)}, 2);
-  loom_layer *slots[5] = {
+  loom_layer *slots[6] = {
     gpu_test_layer("dense", in_features, 12),
     gpu_test_container("residual", (loom_layer *[]){gpu_test_layer("dense", 12, 12), gpu_test_layer("tanh", 0, 0),
                                                     inner, gpu_test_layer("layernorm", 0, 0)}, 4),
@@ -179,8 +180,9 @@ static inline loom_net *gpu_test_container_net(int64_t in_features, int64_t out)
                        (loom_layer *[]){gpu_test_container("residual", (loom_layer *[]){gpu_test_layer("dense", 12, 12)}, 1),
                                         gpu_test_layer("dense", 12, out), gpu_test_layer("softmax", 0, 0)}, 3),
     gpu_test_container("residual", (loom_layer *[]){gpu_test_layer("gelu", 0, 0)}, 1),
+    gpu_test_container("residual", (loom_layer *[]){gpu_test_container("sequential", NULL, 0)}, 1),
   };
-  for (int x = 0; x < 5; x++)
+  for (int x = 0; x < 6; x++)
     if (loom_net_place(net, (loom_coord){0, 0, x, 0}, slots[x], &err)) g_error("%s", err.message);
   loom_diag *diags = NULL;
   if (loom_net_infer_shapes(net, 5, &diags)) g_error("%s", diags[0].message);
