@@ -1,6 +1,8 @@
 /*
- * Containers on the device: `sequential` (its children one after another)
- * and `residual` (x + the children's chain), nested as deep as they come.
+ * Containers on the device: `sequential` (its children one after another),
+ * `residual` (x + the children's chain) and `parallel` (its children as
+ * branches on one input, concatenated, added or averaged), nested as deep
+ * as they come.
  * A container's node holds a node for each child, each with its own output
  * buffer (an empty sequential is a pass-through node); a sequential's
  * output is its last child's buffer, a residual's a buffer of its own, made
@@ -17,7 +19,8 @@
 #include "net/net-plan.h"
 
 int gpu_container_buffers(const loom_layer *l) {
-  int n = !strcmp(loom_layer_type_name(loom_layer_get_type(l)), "residual");
+  const char *name = loom_layer_type_name(loom_layer_get_type(l));
+  int n = !strcmp(name, "residual") ? 1 : !strcmp(name, "parallel") ? 2 : 0;
   for (int c = 0; c < l->n_children; c++) n += 1 + gpu_container_buffers(l->children[c]);
   return n;
 }
@@ -30,7 +33,9 @@ int gpu_container_setup(loom_gpu_net *gn, gnode *n, loom_error *err) {
     if (!n->sub) return loom_error_set(err, LOOM_ERR_NOMEM, _("out of memory for a network on the device"));
   }
   int in = n->in, rc = LOOM_OK;
+  n->in_numel = loom_shape_numel(&l->in_shape);
   for (int c = 0; !rc && c < l->n_children; c++) {
+    if (n->parallel) in = n->in; /* every branch reads the container's input */
     loom_layer *child = l->children[c];
     net_node nd = {.layer = child, .enabled = true, .in = child->in_shape, .out = child->out_shape};
     gnode *s = &n->sub[n->n_sub++];
@@ -57,9 +62,21 @@ int gpu_container_setup(loom_gpu_net *gn, gnode *n, loom_error *err) {
                          layer_where(child, where, sizeof where), &s->stats, err);
     }
     in = s->out;
+    if (!rc && n->parallel && s->out == n->in)
+      return loom_error_set(err, LOOM_ERR_UNSUPPORTED,
+                            _("%s: the Vulkan backend does not run a parallel branch that passes its input through"),
+                            layer_where(child, where, sizeof where));
   }
   if (rc) return rc;
-  if (!n->residual) {
+  if (n->parallel) {
+    /* the gradient at a branch's input, before it is added to the others' */
+    n->scratch = gn->n_bufs;
+    rc = gpu_buf_new(gn->g, (size_t)(gn->batch * n->in_numel) * sizeof(float), layer_where(l, where, sizeof where),
+                     &gn->bufs[gn->n_bufs], err);
+    if (rc) return rc;
+    gn->n_bufs++;
+  }
+  if (!n->residual && !n->parallel) {
     n->out = in;
     return LOOM_OK;
   }
@@ -71,15 +88,38 @@ int gpu_container_setup(loom_gpu_net *gn, gnode *n, loom_error *err) {
 }
 
 int gpu_container_dispatches(const gnode *n) {
-  int d = n->residual ? 2 : 0;
+  int d = n->residual ? 2 : n->parallel ? n->n_sub : 0;
   for (int c = 0; c < n->n_sub; c++)
     d += n->sub[c].kind == GN_CONTAINER ? gpu_container_dispatches(&n->sub[c]) : n->sub[c].kind != GN_PASS;
   return d;
 }
 
+/* A parallel container's output from its branches', as parallel.c: concat
+ * places them one after another in each sample; add and avg sum them in
+ * branch order, avg dividing the sum by the branch count. */
+static int record_combine(loom_gpu_net *gn, gpu_rec *rec, const gnode *n, int64_t batch, loom_error *err) {
+  int64_t offset = 0;
+  int rc = LOOM_OK;
+  for (int c = 0; !rc && c < n->n_sub; c++) {
+    const gnode *s = &n->sub[c];
+    gpu_segment seg = {.src = &gn->bufs[s->out], .dst = &gn->bufs[n->out], .batch = batch, .len = s->numel,
+                       .src_stride = s->numel, .dst_stride = n->numel};
+    if (n->combine == 0) {
+      seg.dst_off = offset;
+      offset += s->numel;
+    } else {
+      seg.add = c > 0;
+      seg.divide = n->combine == 2 && c == n->n_sub - 1 ? (uint32_t)n->n_sub : 0;
+    }
+    rc = gpu_op_segment(rec, &seg, err);
+  }
+  return rc;
+}
+
 int gpu_container_record(loom_gpu_net *gn, gpu_rec *rec, gnode *n, int64_t batch, loom_error *err) {
   int rc = LOOM_OK;
   for (int c = 0; !rc && c < n->n_sub; c++) rc = gpu_net_record_node(gn, rec, &n->sub[c], batch, false, err);
+  if (!rc && n->parallel) return record_combine(gn, rec, n, batch, err);
   if (rc || !n->residual) return rc;
   int last = n->n_sub > 0 ? n->sub[n->n_sub - 1].out : n->in;
   gpu_segment s = {.src = &gn->bufs[last], .dst = &gn->bufs[n->out], .batch = batch, .len = n->numel,

@@ -231,6 +231,7 @@ typedef struct {
   gpu_buf *dst;
   int64_t batch, len, src_stride, src_off, dst_stride, dst_off;
   bool add;
+  uint32_t divide; /* > 0: the result divided by it (a parallel container's avg) */
 } gpu_segment;
 int gpu_op_segment(gpu_rec *rec, const gpu_segment *s, loom_error *err);
 
@@ -302,10 +303,13 @@ typedef struct gnode {
   int fuse_act;
   bool fused;
   /* Containers (gpu-container.c): a node for each child, and whether the
-   * container adds its input to their chain's output (residual). */
+   * container adds its input to their chain's output (residual), or runs
+   * them as branches on its input (parallel: combine 0 concat, 1 add, 2 avg;
+   * the gradient of a branch's input goes through buffer `scratch`). */
   struct gnode *sub;
   int n_sub;
-  bool residual;
+  bool residual, parallel;
+  int combine, scratch;
 } gnode;
 
 struct loom_gpu_net {

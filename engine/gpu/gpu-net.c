@@ -45,8 +45,16 @@ int gpu_net_classify(const net_node *nd, gnode *out, loom_error *err) {
     out->residual = name[0] == 'r';
     return LOOM_OK;
   }
+  int64_t combine = loom_layer_get_int(l, "combine");
+  if (!l->gate && !strcmp(name, "parallel") && l->n_children > 0 && combine <= 2) {
+    out->kind = GN_CONTAINER;
+    out->parallel = true;
+    out->combine = (int)combine;
+    return LOOM_OK;
+  }
   if (l->n_children > 0 || l->gate)
-    return unsupported(nd, _("does not run parallel containers yet (it runs sequential and residual ones)"), err);
+    return unsupported(nd, _("does not run this container yet (it runs sequential, residual and parallel ones "
+                             "that concat, add or avg)"), err);
   if (!strcmp(name, "dense")) {
     out->kind = GN_DENSE;
     out->k = loom_layer_get_int(l, "in_features");

@@ -330,9 +330,9 @@ int gpu_op_segment(gpu_rec *rec, const gpu_segment *s, loom_error *err) {
   if (s->batch * s->dst_stride > GPU_MAX_INDEX || s->batch * s->src_stride > GPU_MAX_INDEX)
     return too_large(_("a link's merge"), s->batch * s->dst_stride, err);
   struct {
-    uint32_t batch, len, src_stride, src_off, dst_stride, dst_off, add;
+    uint32_t batch, len, src_stride, src_off, dst_stride, dst_off, add, divide;
   } push = {(uint32_t)s->batch, (uint32_t)s->len, (uint32_t)s->src_stride, (uint32_t)s->src_off,
-            (uint32_t)s->dst_stride, (uint32_t)s->dst_off, s->add};
+            (uint32_t)s->dst_stride, (uint32_t)s->dst_off, s->add, s->divide};
   const gpu_buf *bufs[2] = {s->src, s->dst};
   uint32_t groups[3];
   gpu_groups_1d(s->batch * s->len, 256, groups);

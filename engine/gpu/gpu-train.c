@@ -320,6 +320,8 @@ static gt_tensor *tensor_of(const gpu_train *t, int node, int index) {
  * input when something reads it. */
 static int record_container_backward(gpu_train *t, gnode *n, int k, int base, gpu_buf *dx, bool need_input_grad,
                                      loom_error *err);
+static int record_parallel_backward(gpu_train *t, gnode *n, int k, int base, gpu_buf *dx, bool need_input_grad,
+                                    loom_error *err);
 
 /* The backward of node n — plan node k or a child of one, its tensors from
  * k's flat index `base` on — with the gradient at its output in
@@ -402,6 +404,33 @@ static int record_node_backward(gpu_train *t, gnode *n, int k, int base, gpu_buf
   return LOOM_OK;
 }
 
+/* A parallel container's backward, as parallel.c: branch by branch in
+ * order, the branch's share of the gradient at the output (its slice for
+ * concat, all of it for add, divided by the branch count for avg) into the
+ * gradient at its output, its backward, and the gradient at its input
+ * added to the container's: dx = dx₀ + dx₁ + …, the CPU's sum from zero. */
+static int record_parallel_backward(gpu_train *t, gnode *n, int k, int base, gpu_buf *dx, bool need_input_grad,
+                                    loom_error *err) {
+  int64_t offset = 0;
+  int rc = LOOM_OK;
+  for (int c = 0; !rc && c < n->n_sub; c++) {
+    gnode *s = &n->sub[c];
+    gpu_segment share = {.src = &t->grads[n->out], .dst = &t->grads[s->out], .batch = t->rows, .len = s->numel,
+                         .src_stride = n->numel, .src_off = n->combine == 0 ? offset : 0, .dst_stride = s->numel,
+                         .divide = n->combine == 2 ? (uint32_t)n->n_sub : 0};
+    offset += s->numel;
+    rc = gpu_op_segment(&t->rec, &share, err);
+    gpu_buf *branch_dx = c == 0 ? dx : &t->grads[n->scratch];
+    if (!rc) rc = record_node_backward(t, s, k, base, branch_dx, need_input_grad, err);
+    base += loom_layer_n_weights(s->layer);
+    if (rc || c == 0 || !need_input_grad) continue;
+    gpu_segment sum = {.src = branch_dx, .dst = dx, .batch = t->rows, .len = n->in_numel, .src_stride = n->in_numel,
+                       .dst_stride = n->in_numel, .add = true};
+    rc = gpu_op_segment(&t->rec, &sum, err);
+  }
+  return rc;
+}
+
 /* A container's backward: its children's in reverse order, each from the
  * gradient at its output buffer (a sequential's last child writes the
  * container's own); a child that reads the container's input (the first,
@@ -410,6 +439,7 @@ static int record_node_backward(gpu_train *t, gnode *n, int k, int base, gpu_buf
  * to dx, as the CPU's dx += dy (with an identity chain, dx = dy + dy). */
 static int record_container_backward(gpu_train *t, gnode *n, int k, int base, gpu_buf *dx, bool need_input_grad,
                                      loom_error *err) {
+  if (n->parallel) return record_parallel_backward(t, n, k, base, dx, need_input_grad, err);
   int chain_out = n->n_sub > 0 ? n->sub[n->n_sub - 1].out : n->in, rc = LOOM_OK;
   gpu_segment dy = {.src = &t->grads[n->out], .batch = t->rows, .len = n->numel, .src_stride = n->numel,
                     .dst_stride = n->numel};

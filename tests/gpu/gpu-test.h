@@ -190,6 +190,48 @@ static inline loom_net *gpu_test_container_net(int64_t in_features, int64_t out)
   return net;
 }
 
+static inline loom_layer *gpu_test_parallel(const char *combine, loom_layer *const *branches, int n) {
+  loom_error err = {0};
+  loom_layer *l = gpu_test_container("parallel", branches, n);
+  if (loom_layer_set_enum(l, "combine", combine, &err)) g_error("%s", err.message);
+  return l;
+}
+
+/* dense in→8 → parallel concat [dense 8→5, sequential [dense 8→3, tanh]]
+ * → parallel add [dense 8→6, sequential [dense 8→6, relu]] → parallel avg
+ * [dense 6→out, dense 6→out, sequential [dense 6→4, dense 4→out]] →
+ * residual [parallel add [dense out→out, tanh]]. */
+static inline loom_net *gpu_test_parallel_net(int64_t in_features, int64_t out) {
+  loom_error err = {0};
+  loom_net *net = loom_net_new(1, 1, 5, 1, &err);
+  if (!net) g_error("%s", err.message);
+  loom_shape in = loom_shape_1d(in_features);
+  if (loom_net_set_input_shape(net, &in, &err)) g_error("%s", err.message);
+  loom_layer *slots[5] = {
+    gpu_test_layer("dense", in_features, 8),
+    gpu_test_parallel("concat", (loom_layer *[]){gpu_test_layer("dense", 8, 5),
+                                                 gpu_test_container("sequential", (loom_layer *[]){
+                                                   gpu_test_layer("dense", 8, 3), gpu_test_layer("tanh", 0, 0)}, 2)},
+                      2),
+    gpu_test_parallel("add", (loom_layer *[]){gpu_test_layer("dense", 8, 6),
+                                              gpu_test_container("sequential", (loom_layer *[]){
+                                                gpu_test_layer("dense", 8, 6), gpu_test_layer("relu", 0, 0)}, 2)},
+                      2),
+    gpu_test_parallel("avg", (loom_layer *[]){gpu_test_layer("dense", 6, out), gpu_test_layer("dense", 6, out),
+                                              gpu_test_container("sequential", (loom_layer *[]){
+                                                gpu_test_layer("dense", 6, 4), gpu_test_layer("dense", 4, out)}, 2)},
+                      3),
+    gpu_test_container("residual", (loom_layer *[]){gpu_test_parallel("add", (loom_layer *[]){
+                                      gpu_test_layer("dense", out, out), gpu_test_layer("tanh", 0, 0)}, 2)}, 1),
+  };
+  for (int x = 0; x < 5; x++)
+    if (loom_net_place(net, (loom_coord){0, 0, x, 0}, slots[x], &err)) g_error("%s", err.message);
+  loom_diag *diags = NULL;
+  if (loom_net_infer_shapes(net, 5, &diags)) g_error("%s", diags[0].message);
+  free(diags);
+  return net;
+}
+
 /* embedding (vocab 9 × 5, at `table`) → dense 5→8 → tanh → dense 8→3 over
  * 4 tokens a sample: output [4, 3]. */
 static inline loom_net *gpu_test_embed_net(loom_dtype table) {

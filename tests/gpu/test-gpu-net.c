@@ -142,6 +142,14 @@ static void test_containers(void) {
   loom_net_free(net);
 }
 
+/* Parallel containers that concat, add and avg, nested. */
+static void test_parallel(void) {
+  loom_net *net = gpu_test_parallel_net(6, 4);
+  compare_forward(net, "parallel", 5);
+  compare_forward(net, "parallel", 1);
+  loom_net_free(net);
+}
+
 /* Token inputs: the table at float32, int8 and fp8; an index out of range
  * is refused before the submission, naming the slot, sample and position. */
 static void test_embedding(void) {
@@ -259,6 +267,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/gpu/net/norms", test_norms);
   g_test_add_func("/gpu/net/softmax-family", test_softmax_family);
   g_test_add_func("/gpu/net/containers", test_containers);
+  g_test_add_func("/gpu/net/parallel", test_parallel);
   g_test_add_func("/gpu/net/embedding", test_embedding);
   g_test_add_func("/gpu/net/convolutions", test_convolutions);
   g_test_add_func("/gpu/net/refusals", test_refusals);

@@ -192,6 +192,12 @@ static void test_containers_sgd(void) {
 static void test_containers_adam(void) {
   parity_net("containers", gpu_test_container_net(2, 2), data_for("spiral"), LOOM_OPTIM_ADAM);
 }
+static void test_parallel_sgd(void) {
+  parity_net("parallel", gpu_test_parallel_net(2, 2), data_for("spiral"), LOOM_OPTIM_SGD);
+}
+static void test_parallel_adam(void) {
+  parity_net("parallel", gpu_test_parallel_net(2, 2), data_for("spiral"), LOOM_OPTIM_ADAM);
+}
 static void test_norms_adam(void) {
   parity_net("norms", gpu_test_norm_net(2, 2), data_for("spiral"), LOOM_OPTIM_ADAM);
 }
@@ -381,6 +387,8 @@ int main(int argc, char **argv) {
   g_test_add_func("/gpu/train/softmax-family-adam", test_softmax_family_adam);
   g_test_add_func("/gpu/train/containers-sgd", test_containers_sgd);
   g_test_add_func("/gpu/train/containers-adam", test_containers_adam);
+  g_test_add_func("/gpu/train/parallel-sgd", test_parallel_sgd);
+  g_test_add_func("/gpu/train/parallel-adam", test_parallel_adam);
   g_test_add_func("/gpu/train/spiral-adam", test_spiral_adam);
   g_test_add_func("/gpu/train/xor-sgd", test_xor_sgd);
   g_test_add_func("/gpu/train/spiral-rmsprop", test_spiral_rmsprop);
