@@ -45,11 +45,11 @@ int gpu_net_classify(const net_node *nd, gnode *out, loom_error *err) {
     out->residual = name[0] == 'r';
     return LOOM_OK;
   }
-  int64_t combine = loom_layer_get_int(l, "combine");
-  if (!l->gate && !strcmp(name, "parallel") && l->n_children > 0 && combine <= 2) {
+  /* parallel.c's combine modes 0…2: concat, add, avg (no gate) */
+  if (!l->gate && !strcmp(name, "parallel") && l->n_children > 0 && loom_layer_get_int(l, "combine") <= 2) {
     out->kind = GN_CONTAINER;
     out->parallel = true;
-    out->combine = (int)combine;
+    out->combine = (int)loom_layer_get_int(l, "combine");
     return LOOM_OK;
   }
   if (l->n_children > 0 || l->gate)
@@ -216,7 +216,7 @@ static int upload_mask(loom_gpu_net *gn, gnode *n, loom_error *err) {
       return loom_error_set(err, LOOM_ERR_INVALID, _("%s: parameter “mask” masks every entry of row %lld"),
                             layer_where(n->layer, where, sizeof where), (long long)r);
   }
-  if (n->keep.buffer && (size_t)len * sizeof(float) != (size_t)n->keep_rows * (size_t)n->cols * sizeof(float))
+  if (n->keep.buffer && len != n->keep_rows * n->cols)
     return loom_error_set(err, LOOM_ERR_UNSUPPORTED,
                           _("%s: the mask changed its length after the network went to the device; prepare it again"),
                           layer_where(n->layer, where, sizeof where));

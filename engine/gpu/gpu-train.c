@@ -316,8 +316,6 @@ static gt_tensor *tensor_of(const gpu_train *t, int node, int index) {
   return NULL;
 }
 
-/* The backward of node k: parameter gradients, and the gradient at its
- * input when something reads it. */
 static int record_container_backward(gpu_train *t, gnode *n, int k, int base, gpu_buf *dx, bool need_input_grad,
                                      loom_error *err);
 static int record_parallel_backward(gpu_train *t, gnode *n, int k, int base, gpu_buf *dx, bool need_input_grad,
@@ -325,7 +323,8 @@ static int record_parallel_backward(gpu_train *t, gnode *n, int k, int base, gpu
 
 /* The backward of node n — plan node k or a child of one, its tensors from
  * k's flat index `base` on — with the gradient at its output in
- * grads[n->out], writing the gradient at its input into dx. */
+ * grads[n->out]: parameter gradients, and the gradient at its input into dx
+ * when something reads it (need_input_grad). */
 static int record_node_backward(gpu_train *t, gnode *n, int k, int base, gpu_buf *dx, bool need_input_grad,
                                 loom_error *err) {
   loom_gpu_net *gn = t->gn;
