@@ -84,7 +84,21 @@ void main() {
   if (n >= p.N) return; // whole workgroup: uniform control flow
   float acc[MAXM];
   [[unroll]] for (uint m = 0; m < MAXM; m++) acc[m] = 0.0;
-  for (uint k = t; k < p.K; k += 64u) {
+  // Four strides at a time: their loads are issued together and wait for
+  // memory once, where a loop of single strides waits once per stride (at
+  // batch 1 the kernel is that wait). The additions keep the order of single
+  // strides.
+  uint k = t;
+  for (; k + 192u < p.K; k += 256u) {
+    float w0 = stored_b(n, k), w1 = stored_b(n, k + 64u), w2 = stored_b(n, k + 128u), w3 = stored_b(n, k + 192u);
+    [[unroll]] for (uint m = 0; m < MAXM; m++)
+      if (m < p.M) {
+        uint r = m * p.lda + k;
+        float x0 = a[r], x1 = a[r + 64u], x2 = a[r + 128u], x3 = a[r + 192u];
+        acc[m] = (((acc[m] + x0 * w0) + x1 * w1) + x2 * w2) + x3 * w3;
+      }
+  }
+  for (; k < p.K; k += 64u) {
     float w = stored_b(n, k);
     [[unroll]] for (uint m = 0; m < MAXM; m++)
       if (m < p.M) acc[m] += a[m * p.lda + k] * w;
@@ -120,6 +134,18 @@ void main() {
 }
 #else
 const uint BM = 64, BN = 64, BK = 16;
+
+// Stores C[m][n + 16·j] = v[j] (j < 4), with the accumulation, bias and activation.
+void store_row(uint m, uint n, vec4 v) {
+  if (m >= p.M) return;
+  for (uint j = 0u; j < 4u && n + 16u * j < p.N; j++) {
+    uint o = n + 16u * j;
+    float x = v[j];
+    if (p.accumulate != 0) x = c[m * p.ldc + o] + x;
+    if (p.has_bias != 0) x = x + bias[o];
+    c[m * p.ldc + o] = epilogue(x);
+  }
+}
 shared float As[BK][BM];
 shared float Bs[BK][BN];
 
@@ -151,17 +177,11 @@ void main() {
     barrier();
   }
 
-  [[unroll]] for (uint i = 0; i < 4; i++) {
-    uint m = m0 + ty + 16u * i;
-    if (m >= p.M) continue;
-    [[unroll]] for (uint j = 0; j < 4; j++) {
-      uint n = n0 + tx + 16u * j;
-      if (n >= p.N) continue;
-      float v = acc[i][j];
-      if (p.accumulate != 0) v = c[m * p.ldc + n] + v;
-      if (p.has_bias != 0) v = v + bias[n];
-      c[m * p.ldc + n] = epilogue(v);
-    }
-  }
+  // Row by row with constant indices into acc: a rolled loop over acc
+  // (its body, with the activation, is large) would put acc in memory.
+  store_row(m0 + ty, n0 + tx, vec4(acc[0][0], acc[0][1], acc[0][2], acc[0][3]));
+  store_row(m0 + ty + 16u, n0 + tx, vec4(acc[1][0], acc[1][1], acc[1][2], acc[1][3]));
+  store_row(m0 + ty + 32u, n0 + tx, vec4(acc[2][0], acc[2][1], acc[2][2], acc[2][3]));
+  store_row(m0 + ty + 48u, n0 + tx, vec4(acc[3][0], acc[3][1], acc[3][2], acc[3][3]));
 }
 #endif

@@ -32,6 +32,7 @@ typedef enum {
   GPU_K_CONV,
   GPU_K_RMSPROP,
   GPU_K_CLIP,
+  GPU_K_GEMM_TILE, /* large float32 products whose operands read as vec4s: 128×128 tiles */
   GPU_K_COUNT
 } gpu_kernel;
 
@@ -57,6 +58,11 @@ struct loom_gpu {
   uint32_t mem_type;   /* host-visible + coherent, device-local when there is one */
   bool mem_device_local;
   bool rowdot; /* few-row products with B transposed use the ROWDOT kernels */
+  /* A float32 product of at least this many 128×128 tiles of C runs the
+   * GEMM_TILE kernel (where its operands align); fewer, larger tiles leave
+   * a big GPU idle on middling products. Tests lower it to reach the kernel
+   * on small shapes. */
+  int64_t tile_min_tiles;
   uint32_t mem_type_readback; /* host-visible + coherent, host-cached when there is one */
   VkDeviceSize max_buffer_bytes;
   VkDescriptorSetLayout set_layout[GPU_K_COUNT];
@@ -163,11 +169,18 @@ bool gpu_act_of(const loom_layer *l, gpu_act *out);
 /* out = act(x) (dy NULL) or out = dy ⊙ act'(x), n values. */
 int gpu_op_act(gpu_rec *rec, const gpu_act *a, const gpu_buf *x, const gpu_buf *dy, gpu_buf *out, int64_t n,
                loom_error *err);
-int gpu_op_softmax(gpu_rec *rec, const gpu_buf *x, gpu_buf *y, int64_t rows, int64_t cols, float scale,
-                   loom_error *err);
-/* dx = scale · y ⊙ (dy − ⟨y, dy⟩) per row, from the forward's output y. */
-int gpu_op_softmax_backward(gpu_rec *rec, const gpu_buf *y, const gpu_buf *dy, gpu_buf *dx, int64_t rows,
-                            int64_t cols, float scale, loom_error *err);
+/* A softmax over rows (docs/gpu.md): plain, with a temperature (scale =
+ * 1 / temperature), over a grid's rows, or masked. */
+typedef struct {
+  int64_t rows, cols;  /* rows of the whole batch, entries a row */
+  float scale;
+  const gpu_buf *keep; /* masked: 1 keeps an entry, 0 masks it; NULL: nothing masked */
+  int64_t keep_rows;   /* rows of keep: row r of the batch uses row r % keep_rows */
+} gpu_softmax;
+int gpu_op_softmax(gpu_rec *rec, const gpu_softmax *s, const gpu_buf *x, gpu_buf *y, loom_error *err);
+/* dx from the forward's output y (a masked entry's y is 0: no mask needed). */
+int gpu_op_softmax_backward(gpu_rec *rec, const gpu_softmax *s, const gpu_buf *y, const gpu_buf *dy, gpu_buf *dx,
+                            loom_error *err);
 /* sums[c] += Σ_r x[r][c] (the dense bias gradient). */
 int gpu_op_colsum(gpu_rec *rec, const gpu_buf *x, gpu_buf *sums, int64_t rows, int64_t cols, loom_error *err);
 
@@ -218,6 +231,7 @@ typedef struct {
   gpu_buf *dst;
   int64_t batch, len, src_stride, src_off, dst_stride, dst_off;
   bool add;
+  uint32_t divide; /* > 0: the result divided by it (a parallel container's avg) */
 } gpu_segment;
 int gpu_op_segment(gpu_rec *rec, const gpu_segment *s, loom_error *err);
 
@@ -246,11 +260,11 @@ int gpu_op_loss_grad(gpu_rec *rec, const loom_loss_spec *spec, const gpu_buf *y,
 
 /* ---- a network on the device (gpu-net.c) ---------------------------------- */
 
-typedef enum { GN_PASS, GN_DENSE, GN_ACT, GN_SOFTMAX, GN_NORM, GN_EMBED, GN_CONV } gnode_kind;
+typedef enum { GN_PASS, GN_DENSE, GN_ACT, GN_SOFTMAX, GN_NORM, GN_EMBED, GN_CONV, GN_CONTAINER } gnode_kind;
 
-/* One plan node. Sizes are per sample, so one preparation serves every
- * batch up to the one its buffers were made for. */
-typedef struct {
+/* One plan node, or a container's child. Sizes are per sample, so one
+ * preparation serves every batch up to the one its buffers were made for. */
+typedef struct gnode {
   gnode_kind kind;
   loom_layer *layer;
   int in, out; /* activation buffers: 0 is the network input */
@@ -261,6 +275,9 @@ typedef struct {
   gpu_act act;
   int64_t numel;        /* values of the output per sample */
   int64_t rows, cols;   /* softmax, norm: rows per sample, entries a row */
+  float scale;          /* softmax: 1 / temperature */
+  gpu_buf keep;         /* masked softmax: the mask, keep_rows rows of cols (none: no buffer) */
+  int64_t keep_rows;
   bool layernorm, has_weight; /* norm */
   float eps;
   gpu_buf stats;        /* norm: mean and rstd of every row of the batch */
@@ -285,6 +302,14 @@ typedef struct {
    * records nothing (fused). */
   int fuse_act;
   bool fused;
+  /* Containers (gpu-container.c): a node for each child, and whether the
+   * container adds its input to their chain's output (residual), or runs
+   * them as branches on its input (parallel: combine 0 concat, 1 add, 2 avg;
+   * the gradient of a branch's input goes through buffer `scratch`). */
+  struct gnode *sub;
+  int n_sub;
+  bool residual, parallel;
+  int combine, scratch;
 } gnode;
 
 struct loom_gpu_net {
@@ -304,7 +329,27 @@ struct loom_gpu_net {
  * the sample and the position — the device does not check them. */
 int gpu_net_check_input(const loom_gpu_net *gn, const float *x, int64_t batch, loom_error *err);
 /* The norm operation of a GN_NORM node at `batch` samples. */
+gpu_softmax gpu_node_softmax(const gnode *n, int64_t batch);
 gpu_norm gpu_node_norm(gnode *n, int64_t batch);
+struct net_node;
+/* What node nd is (its kind and sizes), or an error naming its slot. */
+int gpu_net_classify(const struct net_node *nd, gnode *out, loom_error *err);
+/* One node's forward (not its merges); fuse as gpu_net_record_forward. */
+int gpu_net_record_node(loom_gpu_net *gn, gpu_rec *rec, gnode *n, int64_t batch, bool fuse, loom_error *err);
+/* One node's weights (and a masked softmax's mask) onto the device. */
+int gpu_net_upload_node(loom_gpu_net *gn, gnode *n, loom_error *err);
+void gpu_gnode_free(loom_gpu *g, gnode *n);
+
+/* Containers (gpu-container.c). The buffers a layer's children need (0 for
+ * a layer that is no container), to size gn->bufs. */
+int gpu_container_buffers(const loom_layer *l);
+/* After classification: the children's nodes and buffers, from n->in; sets n->out. */
+int gpu_container_setup(loom_gpu_net *gn, gnode *n, loom_error *err);
+int gpu_container_dispatches(const gnode *n);
+int gpu_container_record(loom_gpu_net *gn, gpu_rec *rec, gnode *n, int64_t batch, loom_error *err);
+int gpu_container_upload(loom_gpu_net *gn, gnode *n, loom_error *err);
+void gpu_container_free(loom_gpu *g, gnode *n);
+
 /* The most dispatches gpu_net_record_forward records. */
 int gpu_net_forward_dispatches(const loom_gpu_net *gn);
 /* Records the forward of `batch` samples (≤ gn->batch) into rec: one

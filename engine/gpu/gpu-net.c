@@ -23,8 +23,9 @@ static int unsupported(const net_node *nd, const char *why, loom_error *err) {
                         layer_where(nd->layer, where, sizeof where), why);
 }
 
-/* Classifies one plan node; fails for what the device cannot run. */
-static int classify(loom_gpu_net *gn, const net_node *nd, gnode *out, loom_error *err) {
+/* Classifies one plan node (or a container's child); fails for what the
+ * device cannot run. */
+int gpu_net_classify(const net_node *nd, gnode *out, loom_error *err) {
   char at[48];
   if (nd->n_feedback > 0)
     return loom_error_set(err, LOOM_ERR_UNSUPPORTED,
@@ -38,8 +39,22 @@ static int classify(loom_gpu_net *gn, const net_node *nd, gnode *out, loom_error
   }
   const loom_layer *l = nd->layer;
   const char *name = loom_layer_type_name(loom_layer_get_type(l));
+  if (!l->gate && (!strcmp(name, "sequential") || !strcmp(name, "residual"))) {
+    /* an empty sequential passes its input through, as a disabled slot */
+    out->kind = l->n_children > 0 ? GN_CONTAINER : GN_PASS;
+    out->residual = name[0] == 'r';
+    return LOOM_OK;
+  }
+  /* parallel.c's combine modes 0…2: concat, add, avg (no gate) */
+  if (!l->gate && !strcmp(name, "parallel") && l->n_children > 0 && loom_layer_get_int(l, "combine") <= 2) {
+    out->kind = GN_CONTAINER;
+    out->parallel = true;
+    out->combine = (int)loom_layer_get_int(l, "combine");
+    return LOOM_OK;
+  }
   if (l->n_children > 0 || l->gate)
-    return unsupported(nd, _("does not run containers yet"), err);
+    return unsupported(nd, _("does not run this container yet (it runs sequential, residual and parallel ones "
+                             "that concat, add or avg)"), err);
   if (!strcmp(name, "dense")) {
     out->kind = GN_DENSE;
     out->k = loom_layer_get_int(l, "in_features");
@@ -48,10 +63,20 @@ static int classify(loom_gpu_net *gn, const net_node *nd, gnode *out, loom_error
     out->has_bias = l->n_weights > 1;
     return LOOM_OK;
   }
-  if (!strcmp(name, "softmax")) {
+  if (!strcmp(name, "softmax") || !strcmp(name, "softmax_temperature") || !strcmp(name, "masked_softmax")) {
     out->kind = GN_SOFTMAX;
     out->cols = rows_last_dim(&nd->in);
     out->rows = rows_per_sample(&nd->in);
+    bool tempered = !strcmp(name, "softmax_temperature");
+    out->scale = tempered ? (float)(1.0 / loom_layer_get_float(l, "temperature")) : 1.0f;
+    return LOOM_OK;
+  }
+  if (!strcmp(name, "grid_softmax")) {
+    /* one softmax per row of its own rows × cols split of the sample */
+    out->kind = GN_SOFTMAX;
+    out->rows = loom_layer_get_int(l, "rows");
+    out->cols = loom_layer_get_int(l, "cols");
+    out->scale = 1.0f;
     return LOOM_OK;
   }
   bool transposed = !strncmp(name, "conv_transpose", 14);
@@ -103,8 +128,8 @@ static int classify(loom_gpu_net *gn, const net_node *nd, gnode *out, loom_error
     return LOOM_OK;
   }
   char why[160];
-  snprintf(why, sizeof why, _("does not run %s layers yet (it runs dense, convolutions, embedding, layernorm, rmsnorm, softmax "
-             "and the element-wise activations)"),
+  snprintf(why, sizeof why, _("does not run %s layers yet (it runs dense, convolutions, embedding, layernorm, rmsnorm, softmax, "
+             "softmax_temperature, grid_softmax, masked_softmax and the element-wise activations)"),
            name);
   return unsupported(nd, why, err);
 }
@@ -164,22 +189,82 @@ static int record_merges(loom_gpu_net *gn, gpu_rec *rec, const gnode *n, int64_t
   return rc;
 }
 
-LOOM_API int loom_gpu_net_upload_weights(loom_gpu_net *gn, loom_error *err) {
-  for (int i = 0; i < gn->n_nodes; i++) {
-    gnode *n = &gn->nodes[i];
-    if (n->kind != GN_DENSE && n->kind != GN_EMBED && n->kind != GN_CONV && !(n->kind == GN_NORM && n->has_weight))
-      continue;
-    int rc = gpu_weights_upload(gn->g, loom_layer_weights(n->layer, 0), &n->w, err);
-    if (!rc && n->has_bias) {
-      loom_weights *b = loom_layer_weights(n->layer, 1);
-      if (loom_weights_dtype(b) != LOOM_DTYPE_FLOAT32)
-        return loom_error_set(err, LOOM_ERR_UNSUPPORTED, _("%s: the Vulkan backend needs a float32 bias"),
-                              loom_weights_label(b));
-      rc = gpu_weights_upload(gn->g, b, &n->b, err);
+/* A masked softmax's mask onto the device, checked as the CPU's forward
+ * checks it (engine/layers/softmax.c): every entry 0 or 1, one row of the
+ * sample's rows or all of them, no row masked whole. The buffer is made
+ * when the network is prepared and keeps its size: a mask of another
+ * length afterwards is refused. */
+static int upload_mask(loom_gpu_net *gn, gnode *n, loom_error *err) {
+  int64_t len = 0;
+  const float *mask = loom_layer_get_floats(n->layer, "mask", &len);
+  char where[128];
+  if (!mask) len = 0;
+  if (len != 0 && len != n->cols && len != n->rows * n->cols)
+    return loom_error_set(err, LOOM_ERR_SHAPE,
+                          _("%s: parameter “mask” has %lld entries; expected %lld or %lld"),
+                          layer_where(n->layer, where, sizeof where), (long long)len, (long long)n->cols,
+                          (long long)(n->rows * n->cols));
+  for (int64_t r = 0; r < len / n->cols; r++) {
+    bool kept = false;
+    for (int64_t i = r * n->cols; i < (r + 1) * n->cols; i++) {
+      if (mask[i] != 0.0f && mask[i] != 1.0f)
+        return loom_error_set(err, LOOM_ERR_INVALID, _("%s: parameter “mask” entry %lld is %g; expected 0 or 1"),
+                              layer_where(n->layer, where, sizeof where), (long long)i, (double)mask[i]);
+      kept = kept || mask[i] != 0.0f;
     }
-    if (rc) return rc;
+    if (!kept)
+      return loom_error_set(err, LOOM_ERR_INVALID, _("%s: parameter “mask” masks every entry of row %lld"),
+                            layer_where(n->layer, where, sizeof where), (long long)r);
   }
+  if (n->keep.buffer && len != n->keep_rows * n->cols)
+    return loom_error_set(err, LOOM_ERR_UNSUPPORTED,
+                          _("%s: the mask changed its length after the network went to the device; prepare it again"),
+                          layer_where(n->layer, where, sizeof where));
+  if (len == 0) return LOOM_OK;
+  if (!n->keep.buffer) {
+    int rc = gpu_buf_new(gn->g, (size_t)len * sizeof(float), layer_where(n->layer, where, sizeof where), &n->keep,
+                         err);
+    if (rc) return rc;
+    n->keep_rows = len / n->cols;
+  }
+  memcpy(n->keep.map, mask, (size_t)len * sizeof(float));
   return LOOM_OK;
+}
+
+gpu_softmax gpu_node_softmax(const gnode *n, int64_t batch) {
+  return (gpu_softmax){.rows = batch * n->rows, .cols = n->cols, .scale = n->scale,
+                       .keep = n->keep.buffer ? &n->keep : NULL, .keep_rows = n->keep_rows};
+}
+
+int gpu_net_upload_node(loom_gpu_net *gn, gnode *n, loom_error *err) {
+  if (n->kind == GN_CONTAINER) return gpu_container_upload(gn, n, err);
+  if (n->kind == GN_SOFTMAX && !strcmp(loom_layer_type_name(loom_layer_get_type(n->layer)), "masked_softmax"))
+    return upload_mask(gn, n, err);
+  if (n->kind != GN_DENSE && n->kind != GN_EMBED && n->kind != GN_CONV && !(n->kind == GN_NORM && n->has_weight))
+    return LOOM_OK;
+  int rc = gpu_weights_upload(gn->g, loom_layer_weights(n->layer, 0), &n->w, err);
+  if (!rc && n->has_bias) {
+    loom_weights *b = loom_layer_weights(n->layer, 1);
+    if (loom_weights_dtype(b) != LOOM_DTYPE_FLOAT32)
+      return loom_error_set(err, LOOM_ERR_UNSUPPORTED, _("%s: the Vulkan backend needs a float32 bias"),
+                            loom_weights_label(b));
+    rc = gpu_weights_upload(gn->g, b, &n->b, err);
+  }
+  return rc;
+}
+
+LOOM_API int loom_gpu_net_upload_weights(loom_gpu_net *gn, loom_error *err) {
+  int rc = LOOM_OK;
+  for (int i = 0; !rc && i < gn->n_nodes; i++) rc = gpu_net_upload_node(gn, &gn->nodes[i], err);
+  return rc;
+}
+
+void gpu_gnode_free(loom_gpu *g, gnode *n) {
+  gpu_container_free(g, n);
+  gpu_weights_free(g, &n->w);
+  gpu_weights_free(g, &n->b);
+  gpu_buf_free(g, &n->stats);
+  gpu_buf_free(g, &n->keep);
 }
 
 gpu_norm gpu_node_norm(gnode *n, int64_t batch) {
@@ -189,8 +274,10 @@ gpu_norm gpu_node_norm(gnode *n, int64_t batch) {
 
 int gpu_net_forward_dispatches(const loom_gpu_net *gn) {
   int d = gn->n_nodes;
-  for (int i = 0; i < gn->n_nodes; i++)
+  for (int i = 0; i < gn->n_nodes; i++) {
     if (gn->nodes[i].n_merges > 0) d += gn->nodes[i].n_merges + 1;
+    if (gn->nodes[i].kind == GN_CONTAINER) d += gpu_container_dispatches(&gn->nodes[i]);
+  }
   return d;
 }
 
@@ -230,38 +317,50 @@ static void plan_fusion(loom_gpu_net *gn) {
   free(readers);
 }
 
+int gpu_net_record_node(loom_gpu_net *gn, gpu_rec *rec, gnode *n, int64_t batch, bool fuse, loom_error *err) {
+  gpu_buf *x = &gn->bufs[n->in], *y = &gn->bufs[n->out];
+  int rc = LOOM_OK;
+  switch (n->kind) {
+  case GN_PASS: break;
+  case GN_CONTAINER: rc = gpu_container_record(gn, rec, n, batch, err); break;
+  case GN_DENSE: {
+    const gnode *a = fuse && n->fuse_act >= 0 ? &gn->nodes[n->fuse_act] : NULL;
+    gpu_gemm op = {.a = x, .lda = (uint32_t)n->k, .b = &n->w, .tb = true, .bias = n->has_bias ? &n->b.data : NULL,
+                   .c = a ? &gn->bufs[a->out] : y, .ldc = (uint32_t)n->n, .m = batch * n->pos, .n = n->n, .k = n->k,
+                   .act = a ? &a->act : NULL};
+    rc = gpu_op_gemm(rec, &op, err);
+    break;
+  }
+  case GN_ACT: rc = gpu_op_act(rec, &n->act, x, NULL, y, batch * n->numel, err); break;
+  case GN_SOFTMAX: {
+    gpu_softmax op = gpu_node_softmax(n, batch);
+    rc = gpu_op_softmax(rec, &op, x, y, err);
+    break;
+  }
+  case GN_NORM: {
+    gpu_norm op = gpu_node_norm(n, batch);
+    rc = gpu_op_norm_forward(rec, &op, x, y, err);
+    break;
+  }
+  case GN_EMBED: rc = gpu_op_embed(rec, &n->w, x, NULL, y, batch * n->pos, err); break;
+  case GN_CONV:
+    rc = n->transposed
+           ? gpu_op_conv(rec, &n->conv, GPU_CONV_DX, batch, &n->w, n->has_bias ? &n->b.data : NULL, NULL, x, y, err)
+           : gpu_op_conv(rec, &n->conv, GPU_CONV_FORWARD, batch, &n->w, n->has_bias ? &n->b.data : NULL, x, NULL, y,
+                         err);
+    break;
+  }
+
+  return rc;
+}
+
 int gpu_net_record_forward(loom_gpu_net *gn, gpu_rec *rec, int64_t batch, bool fuse, loom_error *err) {
   int rc = LOOM_OK;
   for (int i = 0; !rc && i < gn->n_nodes; i++) {
     gnode *n = &gn->nodes[i];
-    gpu_buf *x = &gn->bufs[n->in], *y = &gn->bufs[n->out];
     if (n->n_merges > 0 && (rc = record_merges(gn, rec, n, batch, err))) break;
     if (fuse && n->fused) continue;
-    switch (n->kind) {
-    case GN_PASS: break;
-    case GN_DENSE: {
-      const gnode *a = fuse && n->fuse_act >= 0 ? &gn->nodes[n->fuse_act] : NULL;
-      gpu_gemm op = {.a = x, .lda = (uint32_t)n->k, .b = &n->w, .tb = true, .bias = n->has_bias ? &n->b.data : NULL,
-                     .c = a ? &gn->bufs[a->out] : y, .ldc = (uint32_t)n->n, .m = batch * n->pos, .n = n->n, .k = n->k,
-                     .act = a ? &a->act : NULL};
-      rc = gpu_op_gemm(rec, &op, err);
-      break;
-    }
-    case GN_ACT: rc = gpu_op_act(rec, &n->act, x, NULL, y, batch * n->numel, err); break;
-    case GN_SOFTMAX: rc = gpu_op_softmax(rec, x, y, batch * n->rows, n->cols, 1.0f, err); break;
-    case GN_NORM: {
-      gpu_norm op = gpu_node_norm(n, batch);
-      rc = gpu_op_norm_forward(rec, &op, x, y, err);
-      break;
-    }
-    case GN_EMBED: rc = gpu_op_embed(rec, &n->w, x, NULL, y, batch * n->pos, err); break;
-    case GN_CONV:
-      rc = n->transposed
-             ? gpu_op_conv(rec, &n->conv, GPU_CONV_DX, batch, &n->w, n->has_bias ? &n->b.data : NULL, NULL, x, y, err)
-             : gpu_op_conv(rec, &n->conv, GPU_CONV_FORWARD, batch, &n->w, n->has_bias ? &n->b.data : NULL, x, NULL, y,
-                           err);
-      break;
-    }
+    rc = gpu_net_record_node(gn, rec, n, batch, fuse, err);
   }
   return rc;
 }
@@ -293,7 +392,12 @@ LOOM_API loom_gpu_net *loom_gpu_net_new(loom_gpu *g, loom_net *net, int64_t batc
   int n_nodes = net_plan_n_nodes(net);
   if (gn) gn->nodes = calloc((size_t)n_nodes + 1, sizeof *gn->nodes);
   /* the input, each node's output and each merged input */
-  if (gn) gn->bufs = calloc(2 * (size_t)n_nodes + 1, sizeof *gn->bufs);
+  /* the input, each node's output and each merged input, and the
+   * buffers of containers' children */
+  const net_node *plan = net_plan_nodes(net);
+  size_t n_buffers = 2 * (size_t)n_nodes + 1;
+  for (int i = 0; i < n_nodes; i++) n_buffers += (size_t)gpu_container_buffers(plan[i].layer);
+  if (gn) gn->bufs = calloc(n_buffers, sizeof *gn->bufs);
   if (!gn || !gn->nodes || !gn->bufs) {
     loom_error_set(err, LOOM_ERR_NOMEM, _("out of memory for a network of %d slots on the device"), n_nodes);
     loom_gpu_net_free(gn);
@@ -311,7 +415,6 @@ LOOM_API loom_gpu_net *loom_gpu_net_new(loom_gpu *g, loom_net *net, int64_t batc
     loom_gpu_net_free(gn);
     return NULL;
   }
-  const net_node *plan = net_plan_nodes(net);
   int rc = LOOM_OK;
   /* Buffer 0 is the input; node i writes buffer i + 1 unless it passes through. */
   int *out_of = calloc((size_t)n_nodes + 1, sizeof *out_of);
@@ -323,7 +426,7 @@ LOOM_API loom_gpu_net *loom_gpu_net_new(loom_gpu *g, loom_net *net, int64_t batc
   gn->n_bufs = 1;
   for (int i = 0; !rc && i < n_nodes; i++) {
     gnode *n = &gn->nodes[i];
-    rc = classify(gn, &plan[i], n, err);
+    rc = gpu_net_classify(&plan[i], n, err);
     if (rc) break;
     n->in = n->base = plan[i].pred < 0 ? 0 : out_of[plan[i].pred];
     n->in_numel = loom_shape_numel(&plan[i].in);
@@ -341,6 +444,8 @@ LOOM_API loom_gpu_net *loom_gpu_net_new(loom_gpu *g, loom_net *net, int64_t batc
     }
     if (n->kind == GN_PASS) {
       n->out = n->in;
+    } else if (n->kind == GN_CONTAINER) {
+      rc = gpu_container_setup(gn, n, err);
     } else {
       char where[128];
       snprintf(what, sizeof what, _("the output of %s"), layer_where(n->layer, where, sizeof where));
@@ -404,9 +509,7 @@ LOOM_API void loom_gpu_net_free(loom_gpu_net *gn) {
     vkDeviceWaitIdle(gn->g->device);
     gpu_rec_free(&gn->rec);
     for (int i = 0; gn->nodes && i < gn->n_nodes; i++) {
-      gpu_weights_free(gn->g, &gn->nodes[i].w);
-      gpu_weights_free(gn->g, &gn->nodes[i].b);
-      gpu_buf_free(gn->g, &gn->nodes[i].stats);
+      gpu_gnode_free(gn->g, &gn->nodes[i]);
       free(gn->nodes[i].merges);
     }
     for (int i = 0; gn->bufs && i < gn->n_bufs; i++) gpu_buf_free(gn->g, &gn->bufs[i]);

@@ -96,6 +96,14 @@ static int too_large(const char *what, int64_t n, loom_error *err) {
                         what, (long long)n);
 }
 
+/* Whether GEMM_TILE can read every operand as whole vec4s: each leading
+ * dimension, and the extent along which each operand is contiguous (K for
+ * A untransposed and B transposed, else M or N), a multiple of 4. */
+static bool tile_aligned(const gpu_gemm *op) {
+  int64_t a_run = op->ta ? op->m : op->k, b_run = op->tb ? op->k : op->n;
+  return op->lda % 4 == 0 && op->b->ld % 4 == 0 && a_run % 4 == 0 && b_run % 4 == 0;
+}
+
 int gpu_op_gemm(gpu_rec *rec, const gpu_gemm *op, loom_error *err) {
   if (op->m < 1 || op->n < 1 || op->k < 1) return LOOM_OK;
   if (op->m * op->n > GPU_MAX_INDEX || op->m * op->k > GPU_MAX_INDEX || op->n * op->k > GPU_MAX_INDEX)
@@ -107,8 +115,11 @@ int gpu_op_gemm(gpu_rec *rec, const gpu_gemm *op, loom_error *err) {
   /* With B transposed (a weight row per output), a workgroup per output
    * reads the row coalesced; A must not be transposed (rows of A contiguous). */
   bool rowdot = rec->g->rowdot && small && op->tb && !op->ta;
+  int64_t tiles = ((op->m + 127) / 128) * ((op->n + 127) / 128);
+  bool tile = !small && !packed && tiles >= rec->g->tile_min_tiles && tile_aligned(op);
   gpu_kernel k = rowdot  ? (packed ? GPU_K_ROWDOT_PACKED : GPU_K_ROWDOT_F32)
                : small   ? (packed ? GPU_K_GEMV_PACKED : GPU_K_GEMV_F32)
+               : tile    ? GPU_K_GEMM_TILE
                          : (packed ? GPU_K_GEMM_PACKED : GPU_K_GEMM_F32);
   struct {
     uint32_t m, n, k, lda, ldb, ldc, ta, tb, accumulate, has_bias, per_tensor, kind, nbits, act, tanh_gelu;
@@ -123,6 +134,10 @@ int gpu_op_gemm(gpu_rec *rec, const gpu_gemm *op, loom_error *err) {
                             op->bias ? op->bias : dummy, op->c};
   uint32_t groups[3] = {(uint32_t)((op->n + 63) / 64), (uint32_t)(small ? op->m : (op->m + 63) / 64), 1};
   if (rowdot) gpu_groups_1d(op->n, 1, groups);
+  if (tile) {
+    groups[0] = (uint32_t)((op->n + 127) / 128);
+    groups[1] = (uint32_t)((op->m + 127) / 128);
+  }
   if (groups[0] > 65535 || groups[1] > 65535) return too_large(_("a matrix product"), op->m * op->n, err);
   return gpu_rec_dispatch(rec, k, bufs, &push, sizeof push, groups, err);
 }
@@ -161,28 +176,28 @@ int gpu_op_act(gpu_rec *rec, const gpu_act *a, const gpu_buf *x, const gpu_buf *
   return gpu_rec_dispatch(rec, GPU_K_ACT, bufs, &push, sizeof push, groups, err);
 }
 
-static int softmax_dispatch(gpu_rec *rec, const gpu_buf *in, const gpu_buf *dy, gpu_buf *out, int64_t rows,
-                            int64_t cols, float scale, loom_error *err) {
-  if (rows * cols > GPU_MAX_INDEX) return too_large(_("a softmax"), rows * cols, err);
+static int softmax_dispatch(gpu_rec *rec, const gpu_softmax *s, const gpu_buf *in, const gpu_buf *dy, gpu_buf *out,
+                            loom_error *err) {
+  if (s->rows * s->cols > GPU_MAX_INDEX) return too_large(_("a softmax"), s->rows * s->cols, err);
+  bool masked = s->keep && !dy;
   struct {
     uint32_t rows, cols;
     float scale;
-    uint32_t backward;
-  } push = {(uint32_t)rows, (uint32_t)cols, scale, dy != NULL};
-  const gpu_buf *bufs[3] = {in, dy ? dy : rec->g->dummy, out};
+    uint32_t backward, masked, keep_rows;
+  } push = {(uint32_t)s->rows, (uint32_t)s->cols, s->scale, dy != NULL, masked, masked ? (uint32_t)s->keep_rows : 1};
+  const gpu_buf *bufs[4] = {in, dy ? dy : rec->g->dummy, out, masked ? s->keep : rec->g->dummy};
   uint32_t groups[3];
-  gpu_groups_1d(rows, 1, groups);
+  gpu_groups_1d(s->rows, 1, groups);
   return gpu_rec_dispatch(rec, GPU_K_SOFTMAX, bufs, &push, sizeof push, groups, err);
 }
 
-int gpu_op_softmax(gpu_rec *rec, const gpu_buf *x, gpu_buf *y, int64_t rows, int64_t cols, float scale,
-                   loom_error *err) {
-  return softmax_dispatch(rec, x, NULL, y, rows, cols, scale, err);
+int gpu_op_softmax(gpu_rec *rec, const gpu_softmax *s, const gpu_buf *x, gpu_buf *y, loom_error *err) {
+  return softmax_dispatch(rec, s, x, NULL, y, err);
 }
 
-int gpu_op_softmax_backward(gpu_rec *rec, const gpu_buf *y, const gpu_buf *dy, gpu_buf *dx, int64_t rows,
-                            int64_t cols, float scale, loom_error *err) {
-  return softmax_dispatch(rec, y, dy, dx, rows, cols, scale, err);
+int gpu_op_softmax_backward(gpu_rec *rec, const gpu_softmax *s, const gpu_buf *y, const gpu_buf *dy, gpu_buf *dx,
+                            loom_error *err) {
+  return softmax_dispatch(rec, s, y, dy, dx, err);
 }
 
 int gpu_op_colsum(gpu_rec *rec, const gpu_buf *x, gpu_buf *sums, int64_t rows, int64_t cols, loom_error *err) {
@@ -315,9 +330,9 @@ int gpu_op_segment(gpu_rec *rec, const gpu_segment *s, loom_error *err) {
   if (s->batch * s->dst_stride > GPU_MAX_INDEX || s->batch * s->src_stride > GPU_MAX_INDEX)
     return too_large(_("a link's merge"), s->batch * s->dst_stride, err);
   struct {
-    uint32_t batch, len, src_stride, src_off, dst_stride, dst_off, add;
+    uint32_t batch, len, src_stride, src_off, dst_stride, dst_off, add, divide;
   } push = {(uint32_t)s->batch, (uint32_t)s->len, (uint32_t)s->src_stride, (uint32_t)s->src_off,
-            (uint32_t)s->dst_stride, (uint32_t)s->dst_off, s->add};
+            (uint32_t)s->dst_stride, (uint32_t)s->dst_off, s->add, s->divide};
   const gpu_buf *bufs[2] = {s->src, s->dst};
   uint32_t groups[3];
   gpu_groups_1d(s->batch * s->len, 256, groups);

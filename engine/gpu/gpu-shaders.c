@@ -67,6 +67,10 @@ static const uint32_t spv_clip[] =
 #include "clip.spv.inc"
   ;
 
+static const uint32_t spv_gemm_tile[] =
+#include "gemm-tile.spv.inc"
+  ;
+
 #define KERNEL(ident, array, bindings) [ident] = {#array, array, sizeof array, bindings}
 
 const gpu_kernel_info gpu_kernels[GPU_K_COUNT] = {
@@ -77,7 +81,7 @@ const gpu_kernel_info gpu_kernels[GPU_K_COUNT] = {
   KERNEL(GPU_K_ROWDOT_F32, spv_rowdot_f32, 5),
   KERNEL(GPU_K_ROWDOT_PACKED, spv_rowdot_packed, 5),
   KERNEL(GPU_K_ACT, spv_act, 3),
-  KERNEL(GPU_K_SOFTMAX, spv_softmax, 3),
+  KERNEL(GPU_K_SOFTMAX, spv_softmax, 4),
   KERNEL(GPU_K_COLSUM, spv_colsum, 2),
   KERNEL(GPU_K_SGD, spv_sgd, 3),
   KERNEL(GPU_K_ADAM, spv_adam, 5),
@@ -88,4 +92,5 @@ const gpu_kernel_info gpu_kernels[GPU_K_COUNT] = {
   KERNEL(GPU_K_CONV, spv_conv, 6),
   KERNEL(GPU_K_RMSPROP, spv_rmsprop, 5),
   KERNEL(GPU_K_CLIP, spv_clip, 3),
+  KERNEL(GPU_K_GEMM_TILE, spv_gemm_tile, 5),
 };

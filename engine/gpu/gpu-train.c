@@ -184,6 +184,40 @@ static int record_distribute(gpu_train *t, int k, loom_error *err) {
   return rc;
 }
 
+/* At least the number of trainable tensors the device keeps. */
+static int max_tensors(const loom_gpu_net *gn) {
+  int n = 0;
+  for (int k = 0; k < gn->n_nodes; k++) n += loom_layer_n_weights(gn->nodes[k].layer);
+  return n;
+}
+
+/* The trainable tensors of node n (plan node k or a child of one, its
+ * tensors from k's flat index `base` on, in the order of
+ * loom_layer_weights: a layer's own, then its children's). */
+static int register_tensors(gpu_train *t, gnode *n, int k, int base, const loom_optim_config *oc, loom_error *err) {
+  int rc = LOOM_OK;
+  if (n->kind == GN_CONTAINER) {
+    for (int c = 0; !rc && c < n->n_sub; c++) {
+      rc = register_tensors(t, &n->sub[c], k, base, oc, err);
+      base += loom_layer_n_weights(n->sub[c].layer);
+    }
+    return rc;
+  }
+  if (n->kind != GN_DENSE && n->kind != GN_EMBED && n->kind != GN_CONV && !(n->kind == GN_NORM && n->has_weight))
+    return LOOM_OK;
+  for (int idx = 0; !rc && idx < (n->has_bias ? 2 : 1); idx++) {
+    gt_tensor *tt = &t->tensors[t->n_tensors];
+    tt->w = loom_layer_weights(n->layer, idx);
+    tt->dev = idx == 0 ? &n->w : &n->b;
+    tt->node = k;
+    tt->index = base + idx;
+    tt->n = loom_weights_count(tt->w);
+    rc = tensor_setup(t, tt, oc, err);
+    t->n_tensors++;
+  }
+  return rc;
+}
+
 gpu_train *gpu_train_new(loom_gpu *gpu, loom_net *net, int64_t max_batch, const loom_train_config *cfg,
                          loom_error *err) {
   if (gpu_train_check_config(cfg, err)) return NULL;
@@ -197,7 +231,7 @@ gpu_train *gpu_train_new(loom_gpu *gpu, loom_net *net, int64_t max_batch, const 
     t->width = gn->out_numel;
     t->grads = calloc((size_t)gn->n_bufs, sizeof *t->grads);
     t->has_grad = calloc((size_t)gn->n_bufs, sizeof *t->has_grad);
-    t->tensors = calloc((size_t)gn->n_nodes * 2 + 1, sizeof *t->tensors);
+    t->tensors = calloc((size_t)max_tensors(gn) + 1, sizeof *t->tensors);
   }
   if (t) {
     t->rb_bufs = calloc((size_t)gn->n_bufs, sizeof *t->rb_bufs);
@@ -223,28 +257,15 @@ gpu_train *gpu_train_new(loom_gpu *gpu, loom_net *net, int64_t max_batch, const 
     if (!rc) rc = gpu_buf_new_readback(gpu, gn->bufs[i].bytes, _("a copy for the host"), &t->rb_grads[i], err);
   }
   if (!rc) rc = plan_sums(t, err);
-  if (!rc) rc = gpu_buf_new(gpu, (size_t)(2 * gn->n_nodes + 1) * sizeof(float), _("the gradient norms"), &t->clip_sums, err);
+  if (!rc)
+    rc = gpu_buf_new(gpu, (size_t)(max_tensors(gn) + 1) * sizeof(float), _("the gradient norms"), &t->clip_sums, err);
   if (!rc) rc = gpu_buf_new(gpu, 2 * sizeof(float), _("the gradient norms"), &t->clip_scale, err);
   if (!rc) rc = gpu_buf_new_readback(gpu, 2 * sizeof(float), _("the gradient norms"), &t->rb_clip_scale, err);
   /* Labels are one int32 a sample; float targets the output's width. */
   if (!rc)
     rc = gpu_buf_new(gpu, (size_t)(max_batch * (t->width > 0 ? t->width : 1)) * sizeof(float), _("the targets"),
                      &t->targets, err);
-  for (int k = 0; !rc && k < gn->n_nodes; k++) {
-    gnode *n = &gn->nodes[k];
-    if (n->kind != GN_DENSE && n->kind != GN_EMBED && n->kind != GN_CONV && !(n->kind == GN_NORM && n->has_weight))
-      continue;
-    for (int idx = 0; !rc && idx < (n->has_bias ? 2 : 1); idx++) {
-      gt_tensor *tt = &t->tensors[t->n_tensors];
-      tt->w = loom_layer_weights(n->layer, idx);
-      tt->dev = idx == 0 ? &n->w : &n->b;
-      tt->node = k;
-      tt->index = idx;
-      tt->n = loom_weights_count(tt->w);
-      rc = tensor_setup(t, tt, &cfg->optim, err);
-      t->n_tensors++;
-    }
-  }
+  for (int k = 0; !rc && k < gn->n_nodes; k++) rc = register_tensors(t, &gn->nodes[k], k, 0, &cfg->optim, err);
   if (!rc) rc = gpu_train_upload(t, false, err);
   if (rc) {
     gpu_train_free(t);
@@ -295,20 +316,28 @@ static gt_tensor *tensor_of(const gpu_train *t, int node, int index) {
   return NULL;
 }
 
-/* The backward of node k: parameter gradients, and the gradient at its
- * input when something reads it. */
-static int record_backward(gpu_train *t, int k, bool need_input_grad, loom_error *err) {
+static int record_container_backward(gpu_train *t, gnode *n, int k, int base, gpu_buf *dx, bool need_input_grad,
+                                     loom_error *err);
+static int record_parallel_backward(gpu_train *t, gnode *n, int k, int base, gpu_buf *dx, bool need_input_grad,
+                                    loom_error *err);
+
+/* The backward of node n — plan node k or a child of one, its tensors from
+ * k's flat index `base` on — with the gradient at its output in
+ * grads[n->out]: parameter gradients, and the gradient at its input into dx
+ * when something reads it (need_input_grad). */
+static int record_node_backward(gpu_train *t, gnode *n, int k, int base, gpu_buf *dx, bool need_input_grad,
+                                loom_error *err) {
   loom_gpu_net *gn = t->gn;
-  gnode *n = &gn->nodes[k];
   gpu_buf *x = &gn->bufs[n->in], *y = &gn->bufs[n->out];
-  gpu_buf *dy = &t->grads[n->out], *dx = input_grad(t, k);
+  gpu_buf *dy = &t->grads[n->out];
   int64_t b = t->rows;
   int rc = LOOM_OK;
   switch (n->kind) {
   case GN_PASS: return LOOM_OK;
+  case GN_CONTAINER: return record_container_backward(t, n, k, base, dx, need_input_grad, err);
   case GN_DENSE: {
     int64_t m = b * n->pos;
-    gt_tensor *tw = tensor_of(t, k, 0), *tb = tensor_of(t, k, 1);
+    gt_tensor *tw = tensor_of(t, k, base), *tb = tensor_of(t, k, base + 1);
     /* dW = dyᵀ·x (N×K), written whole: the CPU zeroes gradients before each
      * step and adds one product, which is this sum in another order. */
     gpu_weights xv = gpu_weights_view(x, m, n->k);
@@ -330,10 +359,13 @@ static int record_backward(gpu_train *t, int k, bool need_input_grad, loom_error
   }
   case GN_ACT:
     return need_input_grad ? gpu_op_act(&t->rec, &n->act, x, dy, dx, b * n->numel, err) : LOOM_OK;
-  case GN_SOFTMAX:
-    return need_input_grad ? gpu_op_softmax_backward(&t->rec, y, dy, dx, b * n->rows, n->cols, 1.0f, err) : LOOM_OK;
+  case GN_SOFTMAX: {
+    if (!need_input_grad) return LOOM_OK;
+    gpu_softmax op = gpu_node_softmax(n, b);
+    return gpu_op_softmax_backward(&t->rec, &op, y, dy, dx, err);
+  }
   case GN_CONV: {
-    gt_tensor *tw = tensor_of(t, k, 0), *tb = tensor_of(t, k, 1);
+    gt_tensor *tw = tensor_of(t, k, base), *tb = tensor_of(t, k, base + 1);
     /* dx through the forward's copy of W: with packed weights, the
      * dequantized W (the CPU's straight-through estimator) */
     if (n->transposed) {
@@ -353,7 +385,7 @@ static int record_backward(gpu_train *t, int k, bool need_input_grad, loom_error
     return rc;
   }
   case GN_EMBED: {
-    gt_tensor *tw = tensor_of(t, k, 0);
+    gt_tensor *tw = tensor_of(t, k, base);
     gpu_rec_zero(&t->rec, &tw->grad);
     rc = gpu_op_embed(&t->rec, &n->w, x, dy, &tw->grad, b * n->pos, err);
     /* Token indices are discrete: no gradient flows into them. */
@@ -362,7 +394,7 @@ static int record_backward(gpu_train *t, int k, bool need_input_grad, loom_error
   }
   case GN_NORM: {
     gpu_norm op = gpu_node_norm(n, b);
-    gt_tensor *tw = tensor_of(t, k, 0), *tb = tensor_of(t, k, 1);
+    gt_tensor *tw = tensor_of(t, k, base), *tb = tensor_of(t, k, base + 1);
     if (tw) rc = gpu_op_norm_params(&t->rec, &op, x, dy, &tw->grad, tb ? &tb->grad : NULL, err);
     if (!rc && need_input_grad) rc = gpu_op_norm_backward(&t->rec, &op, x, dy, dx, err);
     return rc;
@@ -371,12 +403,75 @@ static int record_backward(gpu_train *t, int k, bool need_input_grad, loom_error
   return LOOM_OK;
 }
 
+/* A parallel container's backward, as parallel.c: branch by branch in
+ * order, the branch's share of the gradient at the output (its slice for
+ * concat, all of it for add, divided by the branch count for avg) into the
+ * gradient at its output, its backward, and the gradient at its input
+ * added to the container's: dx = dx₀ + dx₁ + …, the CPU's sum from zero. */
+static int record_parallel_backward(gpu_train *t, gnode *n, int k, int base, gpu_buf *dx, bool need_input_grad,
+                                    loom_error *err) {
+  int64_t offset = 0;
+  int rc = LOOM_OK;
+  for (int c = 0; !rc && c < n->n_sub; c++) {
+    gnode *s = &n->sub[c];
+    gpu_segment share = {.src = &t->grads[n->out], .dst = &t->grads[s->out], .batch = t->rows, .len = s->numel,
+                         .src_stride = n->numel, .src_off = n->combine == 0 ? offset : 0, .dst_stride = s->numel,
+                         .divide = n->combine == 2 ? (uint32_t)n->n_sub : 0};
+    offset += s->numel;
+    rc = gpu_op_segment(&t->rec, &share, err);
+    gpu_buf *branch_dx = c == 0 ? dx : &t->grads[n->scratch];
+    if (!rc) rc = record_node_backward(t, s, k, base, branch_dx, need_input_grad, err);
+    base += loom_layer_n_weights(s->layer);
+    if (rc || c == 0 || !need_input_grad) continue;
+    gpu_segment sum = {.src = branch_dx, .dst = dx, .batch = t->rows, .len = n->in_numel, .src_stride = n->in_numel,
+                       .dst_stride = n->in_numel, .add = true};
+    rc = gpu_op_segment(&t->rec, &sum, err);
+  }
+  return rc;
+}
+
+/* A container's backward: its children's in reverse order, each from the
+ * gradient at its output buffer (a sequential's last child writes the
+ * container's own); a child that reads the container's input (the first,
+ * after any that pass it through) writes into dx. A residual first copies
+ * the gradient at its output to its chain's output, and afterwards adds it
+ * to dx, as the CPU's dx += dy (with an identity chain, dx = dy + dy). */
+static int record_container_backward(gpu_train *t, gnode *n, int k, int base, gpu_buf *dx, bool need_input_grad,
+                                     loom_error *err) {
+  if (n->parallel) return record_parallel_backward(t, n, k, base, dx, need_input_grad, err);
+  int chain_out = n->n_sub > 0 ? n->sub[n->n_sub - 1].out : n->in, rc = LOOM_OK;
+  gpu_segment dy = {.src = &t->grads[n->out], .batch = t->rows, .len = n->numel, .src_stride = n->numel,
+                    .dst_stride = n->numel};
+  if (n->residual && chain_out != n->in) {
+    dy.dst = &t->grads[chain_out];
+    rc = gpu_op_segment(&t->rec, &dy, err);
+  }
+  int start = base;
+  for (int c = 0; c < n->n_sub; c++) start += loom_layer_n_weights(n->sub[c].layer);
+  for (int c = n->n_sub - 1; !rc && c >= 0; c--) {
+    gnode *s = &n->sub[c];
+    start -= loom_layer_n_weights(s->layer);
+    if (s->kind == GN_PASS) continue; /* its output is its input's buffer */
+    bool first = s->in == n->in;
+    rc = record_node_backward(t, s, k, start, first ? dx : &t->grads[s->in], first ? need_input_grad : true, err);
+  }
+  if (rc || !n->residual || !need_input_grad) return rc;
+  dy.dst = dx;
+  if (chain_out == n->in) rc = gpu_op_segment(&t->rec, &dy, err);
+  dy.add = true;
+  if (!rc) rc = gpu_op_segment(&t->rec, &dy, err);
+  return rc;
+}
+
 static int record_step(gpu_train *t, const loom_train_config *cfg, double lr, loom_error *err) {
   loom_gpu_net *gn = t->gn;
   gpu_rec_free(&t->rec);
   /* forward, loss, backward (≤ 3 a node, and a merge's segments), update (1 a tensor) */
   int max = gpu_net_forward_dispatches(gn) + 1 + 3 * t->n_tensors + 1;
-  for (int k = 0; k < gn->n_nodes; k++) max += 4 + gn->nodes[k].n_merges;
+  for (int k = 0; k < gn->n_nodes; k++) {
+    max += 4 + gn->nodes[k].n_merges;
+    if (gn->nodes[k].kind == GN_CONTAINER) max += 4 * gpu_container_dispatches(&gn->nodes[k]);
+  }
   int rc = gpu_rec_begin(t->g, max, &t->rec, err);
   /* unfused: the backward reads every layer's own output */
   if (!rc) rc = gpu_net_record_forward(gn, &t->rec, t->rows, false, err);
@@ -400,7 +495,7 @@ static int record_step(gpu_train *t, const loom_train_config *cfg, double lr, lo
     gnode *n = &gn->nodes[k];
     if (n->kind != GN_PASS) {
       bool need = n->in != 0 || input_wanted;
-      rc = record_backward(t, k, need, err);
+      rc = record_node_backward(t, n, k, 0, input_grad(t, k), need, err);
       if (need && n->n_merges == 0 && !t->gpriv[k].buffer) t->has_grad[n->in] = true;
       if (need && n->n_merges > 0) t->has_grad[n->in] = true;
     }

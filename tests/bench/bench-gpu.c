@@ -8,7 +8,8 @@
  *     submission, and from them the cost each further layer adds (the
  *     per-layer overhead, µs); beside it loom_net_forward on the CPU.
  *  2. A large float32 product C = A·Bᵀ (n×n×n) as one dispatch: GFLOP/s of
- *     the device beside loom_sgemm on the CPU (OpenBLAS when built with it).
+ *     the device beside loom_sgemm on the CPU (OpenBLAS when built with it),
+ *     and the device's A·B and Aᵀ·B (the dense layer's two gradients).
  *  3. A training step (loom_trainer_step: batch, forward, loss, backward,
  *     Adam) of a 784-256-10 ReLU MLP at batch 64 on 1024 samples of 10
  *     Gaussian clusters (bench-train's mlp784), and of the digits CNN
@@ -108,6 +109,28 @@ static double time_empty_submit(loom_gpu *gpu, int runs, int reps) {
   return bench_median(t, runs);
 }
 
+/* Median seconds of one product recorded alone, submit to fence. */
+static double time_product(loom_gpu *gpu, const gpu_gemm *op, int runs) {
+  loom_error err = {0};
+  gpu_rec rec;
+  if (gpu_rec_begin(gpu, 1, &rec, &err) || gpu_op_gemm(&rec, op, &err) || gpu_rec_end(&rec, &err) ||
+      gpu_rec_submit(&rec, &err)) {
+    fprintf(stderr, "%s\n", err.message);
+    exit(1);
+  }
+  double t[64];
+  for (int r = 0; r < runs; r++) {
+    double t0 = bench_now_s();
+    if (gpu_rec_submit(&rec, &err)) {
+      fprintf(stderr, "%s\n", err.message);
+      exit(1);
+    }
+    t[r] = bench_now_s() - t0;
+  }
+  gpu_rec_free(&rec);
+  return bench_median(t, runs);
+}
+
 static void large_product(loom_gpu *gpu, int64_t n, int threads, int runs) {
   loom_error err = {0};
   gpu_buf a, b, c;
@@ -126,21 +149,17 @@ static void large_product(loom_gpu *gpu, int64_t n, int threads, int runs) {
   memcpy(a.map, ha, (size_t)(n * n) * 4);
   memcpy(b.map, hb, (size_t)(n * n) * 4);
   gpu_weights bw = gpu_weights_view(&b, n, n);
-  gpu_gemm op = {.a = &a, .lda = (uint32_t)n, .b = &bw, .tb = true, .c = &c, .ldc = (uint32_t)n, .m = n, .n = n,
-                 .k = n};
-  gpu_rec rec;
-  if (gpu_rec_begin(gpu, 1, &rec, &err) || gpu_op_gemm(&rec, &op, &err) || gpu_rec_end(&rec, &err) ||
-      gpu_rec_submit(&rec, &err)) {
-    fprintf(stderr, "%s\n", err.message);
-    exit(1);
-  }
+  /* The dense layer's three layouts: forward x·Wᵀ (the headline figure,
+   * beside the CPU), input gradient dy·W, weight gradient dyᵀ·x. */
+  gpu_gemm fwd = {.a = &a, .lda = (uint32_t)n, .b = &bw, .tb = true, .c = &c, .ldc = (uint32_t)n, .m = n, .n = n,
+                  .k = n};
+  gpu_gemm dx = fwd, dw = fwd;
+  dx.tb = false;
+  dw.tb = false;
+  dw.ta = true;
+  double gpu_s = time_product(gpu, &fwd, runs), dx_s = time_product(gpu, &dx, runs),
+         dw_s = time_product(gpu, &dw, runs);
   double t[64];
-  for (int r = 0; r < runs; r++) {
-    double t0 = bench_now_s();
-    gpu_rec_submit(&rec, &err);
-    t[r] = bench_now_s() - t0;
-  }
-  double gpu_s = bench_median(t, runs);
   loom_pool *pool = loom_pool_new(threads, &err);
   float *hc = malloc((size_t)(n * n) * 4);
   for (int r = 0; r < runs; r++) {
@@ -152,14 +171,15 @@ static void large_product(loom_gpu *gpu, int64_t n, int threads, int runs) {
   double flop = 2.0 * (double)n * (double)n * (double)n;
   printf("\nfloat32 product %lld×%lld×%lld (one dispatch, submit to fence):\n", (long long)n, (long long)n,
          (long long)n);
-  printf("  device  %8.2f ms  %8.2f GFLOP/s\n", gpu_s * 1e3, flop / gpu_s * 1e-9);
+  printf("  device  %8.2f ms  %8.2f GFLOP/s  (A·Bᵀ)\n", gpu_s * 1e3, flop / gpu_s * 1e-9);
+  printf("  device  %8.2f ms  %8.2f GFLOP/s  (A·B)\n", dx_s * 1e3, flop / dx_s * 1e-9);
+  printf("  device  %8.2f ms  %8.2f GFLOP/s  (Aᵀ·B)\n", dw_s * 1e3, flop / dw_s * 1e-9);
   printf("  CPU     %8.2f ms  %8.2f GFLOP/s  (loom_sgemm, %d threads)\n", cpu_s * 1e3, flop / cpu_s * 1e-9, threads);
   printf("  device / CPU throughput: %.2fx\n", cpu_s / gpu_s);
   free(hc);
   free(ha);
   free(hb);
   loom_pool_free(pool);
-  gpu_rec_free(&rec);
   gpu_buf_free(gpu, &a);
   gpu_buf_free(gpu, &b);
   gpu_buf_free(gpu, &c);

@@ -107,6 +107,131 @@ static inline loom_net *gpu_test_norm_net(int64_t in_features, int64_t out) {
   return net;
 }
 
+/* dense → softmax_temperature (T 0.5) → dense → grid_softmax (3 rows of 4)
+ * → dense → masked_softmax (entries 1 and 4 of 8 masked) → dense,
+ * in_features → out: the softmax family the device runs, between layers
+ * that carry the gradient on. */
+static inline loom_net *gpu_test_softmax_net(int64_t in_features, int64_t out) {
+  loom_error err = {0};
+  loom_net *net = loom_net_new(1, 1, 7, 1, &err);
+  if (!net) g_error("%s", err.message);
+  loom_shape in = loom_shape_1d(in_features);
+  if (loom_net_set_input_shape(net, &in, &err)) g_error("%s", err.message);
+  static const char *const types[] = {"dense", "softmax_temperature", "dense", "grid_softmax",
+                                      "dense", "masked_softmax",      "dense"};
+  const int64_t sizes[][2] = {{in_features, 12}, {0, 0}, {12, 12}, {0, 0}, {12, 8}, {0, 0}, {8, out}};
+  static const float mask[8] = {1, 0, 1, 1, 0, 1, 1, 1};
+  for (int x = 0; x < 7; x++) {
+    loom_layer *l = loom_layer_new_by_name(types[x], &err);
+    if (!l) g_error("%s", err.message);
+    int rc = 0;
+    if (sizes[x][0])
+      rc = loom_layer_set_int(l, "in_features", sizes[x][0], &err) ||
+           loom_layer_set_int(l, "out_features", sizes[x][1], &err);
+    if (x == 1) rc = loom_layer_set_float(l, "temperature", 0.5, &err);
+    if (x == 3) rc = loom_layer_set_int(l, "rows", 3, &err) || loom_layer_set_int(l, "cols", 4, &err);
+    if (x == 5) rc = loom_layer_set_floats(l, "mask", mask, 8, &err);
+    if (rc || loom_net_place(net, (loom_coord){0, 0, x, 0}, l, &err)) g_error("%s", err.message);
+  }
+  loom_diag *diags = NULL;
+  if (loom_net_infer_shapes(net, 5, &diags)) g_error("%s", diags[0].message);
+  free(diags);
+  return net;
+}
+
+static inline loom_layer *gpu_test_layer(const char *type, int64_t in_features, int64_t out_features) {
+  loom_error err = {0};
+  loom_layer *l = loom_layer_new_by_name(type, &err);
+  if (!l) g_error("%s", err.message);
+  if (in_features && (loom_layer_set_int(l, "in_features", in_features, &err) ||
+                      loom_layer_set_int(l, "out_features", out_features, &err)))
+    g_error("%s", err.message);
+  return l;
+}
+
+static inline loom_layer *gpu_test_container(const char *type, loom_layer *const *children, int n) {
+  loom_error err = {0};
+  loom_layer *l = loom_layer_new_by_name(type, &err);
+  if (!l) g_error("%s", err.message);
+  for (int i = 0; i < n; i++)
+    if (loom_layer_add_child(l, children[i], &err)) g_error("%s", err.message);
+  return l;
+}
+
+/* dense in→12 → residual [dense 12→12, tanh, sequential [dense 12→12,
+ * relu], layernorm] → sequential [] → sequential [residual [dense 12→12],
+ * dense 12→out, softmax] → residual [gelu] → residual [sequential []]:
+ * nested containers, empty ones, a residual of one activation and one of
+ * an identity chain (y = x + x). */
+static inline loom_net *gpu_test_container_net(int64_t in_features, int64_t out) {
+  loom_error err = {0};
+  loom_net *net = loom_net_new(1, 1, 6, 1, &err);
+  if (!net) g_error("%s", err.message);
+  loom_shape in = loom_shape_1d(in_features);
+  if (loom_net_set_input_shape(net, &in, &err)) g_error("%s", err.message);
+  loom_layer *inner = gpu_test_container("sequential", (loom_layer *[]){gpu_test_layer("dense", 12, 12),
+                                                                         gpu_test_layer("relu", 0, 0)}, 2);
+  loom_layer *slots[6] = {
+    gpu_test_layer("dense", in_features, 12),
+    gpu_test_container("residual", (loom_layer *[]){gpu_test_layer("dense", 12, 12), gpu_test_layer("tanh", 0, 0),
+                                                    inner, gpu_test_layer("layernorm", 0, 0)}, 4),
+    gpu_test_container("sequential", NULL, 0),
+    gpu_test_container("sequential",
+                       (loom_layer *[]){gpu_test_container("residual", (loom_layer *[]){gpu_test_layer("dense", 12, 12)}, 1),
+                                        gpu_test_layer("dense", 12, out), gpu_test_layer("softmax", 0, 0)}, 3),
+    gpu_test_container("residual", (loom_layer *[]){gpu_test_layer("gelu", 0, 0)}, 1),
+    gpu_test_container("residual", (loom_layer *[]){gpu_test_container("sequential", NULL, 0)}, 1),
+  };
+  for (int x = 0; x < 6; x++)
+    if (loom_net_place(net, (loom_coord){0, 0, x, 0}, slots[x], &err)) g_error("%s", err.message);
+  loom_diag *diags = NULL;
+  if (loom_net_infer_shapes(net, 5, &diags)) g_error("%s", diags[0].message);
+  free(diags);
+  return net;
+}
+
+static inline loom_layer *gpu_test_parallel(const char *combine, loom_layer *const *branches, int n) {
+  loom_error err = {0};
+  loom_layer *l = gpu_test_container("parallel", branches, n);
+  if (loom_layer_set_enum(l, "combine", combine, &err)) g_error("%s", err.message);
+  return l;
+}
+
+/* dense in→8 → parallel concat [dense 8→5, sequential [dense 8→3, tanh]]
+ * → parallel add [dense 8→6, sequential [dense 8→6, relu]] → parallel avg
+ * [dense 6→out, dense 6→out, sequential [dense 6→4, dense 4→out]] →
+ * residual [parallel add [dense out→out, tanh]]. */
+static inline loom_net *gpu_test_parallel_net(int64_t in_features, int64_t out) {
+  loom_error err = {0};
+  loom_net *net = loom_net_new(1, 1, 5, 1, &err);
+  if (!net) g_error("%s", err.message);
+  loom_shape in = loom_shape_1d(in_features);
+  if (loom_net_set_input_shape(net, &in, &err)) g_error("%s", err.message);
+  loom_layer *slots[5] = {
+    gpu_test_layer("dense", in_features, 8),
+    gpu_test_parallel("concat", (loom_layer *[]){gpu_test_layer("dense", 8, 5),
+                                                 gpu_test_container("sequential", (loom_layer *[]){
+                                                   gpu_test_layer("dense", 8, 3), gpu_test_layer("tanh", 0, 0)}, 2)},
+                      2),
+    gpu_test_parallel("add", (loom_layer *[]){gpu_test_layer("dense", 8, 6),
+                                              gpu_test_container("sequential", (loom_layer *[]){
+                                                gpu_test_layer("dense", 8, 6), gpu_test_layer("relu", 0, 0)}, 2)},
+                      2),
+    gpu_test_parallel("avg", (loom_layer *[]){gpu_test_layer("dense", 6, out), gpu_test_layer("dense", 6, out),
+                                              gpu_test_container("sequential", (loom_layer *[]){
+                                                gpu_test_layer("dense", 6, 4), gpu_test_layer("dense", 4, out)}, 2)},
+                      3),
+    gpu_test_container("residual", (loom_layer *[]){gpu_test_parallel("add", (loom_layer *[]){
+                                      gpu_test_layer("dense", out, out), gpu_test_layer("tanh", 0, 0)}, 2)}, 1),
+  };
+  for (int x = 0; x < 5; x++)
+    if (loom_net_place(net, (loom_coord){0, 0, x, 0}, slots[x], &err)) g_error("%s", err.message);
+  loom_diag *diags = NULL;
+  if (loom_net_infer_shapes(net, 5, &diags)) g_error("%s", diags[0].message);
+  free(diags);
+  return net;
+}
+
 /* embedding (vocab 9 × 5, at `table`) → dense 5→8 → tanh → dense 8→3 over
  * 4 tokens a sample: output [4, 3]. */
 static inline loom_net *gpu_test_embed_net(loom_dtype table) {

@@ -166,7 +166,7 @@ static void check_dense(int64_t m, int64_t k, int64_t n, loom_dtype dtype, uint6
 
 static void test_dense(gconstpointer data) {
   loom_dtype dtype = (loom_dtype)GPOINTER_TO_INT(data);
-  static const int64_t cases[][3] = {{1, 1, 1}, {3, 5, 7}, {1, 67, 65}, {5, 130, 3}, {70, 17, 66}};
+  static const int64_t cases[][3] = {{1, 1, 1}, {3, 5, 7}, {1, 67, 65}, {5, 130, 3}, {70, 17, 66}, {2, 300, 9}};
   /* Few-row products take one of two kernels by device kind: test both. */
   bool chosen = gpu->rowdot;
   for (int rowdot = 0; rowdot < 2; rowdot++) {
@@ -175,6 +175,20 @@ static void test_dense(gconstpointer data) {
       check_dense(cases[c][0], cases[c][1], cases[c][2], dtype, 100 + c);
   }
   gpu->rowdot = chosen;
+}
+
+/* The 128×128-tile kernel takes large float32 products whose operands read
+ * as vec4s (in, out multiples of 4): with the threshold lowered it runs on
+ * odd small shapes too — partial tiles, K not a multiple of its 8-deep
+ * slices, a single slice, and rows that are not a multiple of 4. The
+ * misaligned case (in 66) must fall back to the 64×64 kernel and agree too. */
+static void test_dense_tiles(void) {
+  static const int64_t cases[][3] = {{9, 4, 4}, {70, 132, 260}, {130, 20, 136}, {257, 36, 12}, {131, 66, 20}};
+  int64_t chosen = gpu->tile_min_tiles;
+  gpu->tile_min_tiles = 1;
+  for (size_t c = 0; c < G_N_ELEMENTS(cases); c++)
+    check_dense(cases[c][0], cases[c][1], cases[c][2], LOOM_DTYPE_FLOAT32, 200 + c);
+  gpu->tile_min_tiles = chosen;
 }
 
 /* Per-tensor scales take the other branch of the decode. */
@@ -258,56 +272,95 @@ static void test_activations(void) {
 
 /* ---- softmax ---------------------------------------------------------------- */
 
-static void test_softmax(void) {
-  static const int64_t shapes[][2] = {{1, 1}, {7, 37}, {3, 300}, {2, 5}};
-  for (size_t c = 0; c < G_N_ELEMENTS(shapes); c++) {
-    int64_t rows = shapes[c][0], cols = shapes[c][1];
-    loom_error err = {0};
-    loom_layer *l = loom_layer_new_by_name("softmax", &err);
-    loom_shape in = loom_shape_1d(cols);
-    if (!l || loom_layer_build(l, &in, 0, &err)) g_error("%s", err.message);
-    int64_t n = rows * cols;
-    float *x = g_new(float, n), *y = g_new(float, n), *dy = g_new(float, n), *dx = g_new(float, n);
-    gpu_test_fill(x, n, -20, 20, c);
-    gpu_test_fill(dy, n, -1, 1, c + 50);
-    if (layer_forward(l, NULL, x, y, rows, &err) || layer_backward(l, NULL, x, y, dy, dx, rows, &err))
-      g_error("%s", err.message);
-    gpu_buf bx, by, bdy, bdx, bycpu;
-    gpu_test_buf(gpu, &bx, x, n);
-    gpu_test_buf(gpu, &by, NULL, n);
-    gpu_test_buf(gpu, &bdy, dy, n);
-    gpu_test_buf(gpu, &bdx, NULL, n);
-    /* The backward takes the CPU's y, so it is checked on its own. */
-    gpu_test_buf(gpu, &bycpu, y, n);
-    gpu_rec rec;
-    if (gpu_rec_begin(gpu, 2, &rec, &err) || gpu_op_softmax(&rec, &bx, &by, rows, cols, 1.0f, &err) ||
-        gpu_op_softmax_backward(&rec, &bycpu, &bdy, &bdx, rows, cols, 1.0f, &err) || gpu_rec_end(&rec, &err) ||
-        gpu_rec_submit(&rec, &err))
-      g_error("%s", err.message);
-    double *tol = g_new(double, n);
-    for (int64_t i = 0; i < n; i++) tol[i] = 1e-5 * fabs(y[i]) + 1e-9;
-    gpu_test_compare("softmax", by.map, y, tol, n);
-    /* dx = y·(dy − ⟨y, dy⟩): the float32 dot product of `cols` terms is
-     * within cols·2⁻²⁴·Σ|y·dy| of exact; then two roundings. */
-    for (int64_t r = 0; r < rows; r++) {
-      double absdot = 0;
-      for (int64_t i = 0; i < cols; i++) absdot += fabs((double)y[r * cols + i] * dy[r * cols + i]);
-      for (int64_t i = 0; i < cols; i++) {
-        int64_t e = r * cols + i;
-        tol[e] = 1e-5 * fabs(dx[e]) + fabs(y[e]) * (2.0 * (cols + 2) * EPS32 * (absdot + fabs(dy[e]))) + 1e-30;
-      }
+/* One member of the softmax family on `batch` samples of `spr` rows of
+ * `cols` (grid_softmax: its rows × cols split of a flat sample). mask_rows:
+ * masked_softmax's mask has that many rows (1: one for every row), with
+ * every third entry and each row's first but one masked. */
+static void check_softmax(const char *type, int64_t batch, int64_t spr, int64_t cols, int mask_rows, uint64_t seed) {
+  loom_error err = {0};
+  loom_layer *l = loom_layer_new_by_name(type, &err);
+  if (!l) g_error("%s", err.message);
+  loom_shape in = loom_shape_1d(spr * cols);
+  if (!strcmp(type, "grid_softmax")) {
+    if (loom_layer_set_int(l, "rows", spr, &err) || loom_layer_set_int(l, "cols", cols, &err)) g_error("%s", err.message);
+  } else {
+    int64_t dims[2] = {spr, cols};
+    in = loom_shape_make(2, dims);
+  }
+  float scale = 1.0f;
+  if (!strcmp(type, "softmax_temperature")) {
+    if (loom_layer_set_float(l, "temperature", 0.37, &err)) g_error("%s", err.message);
+    scale = (float)(1.0 / 0.37);
+  }
+  float *mask = NULL;
+  if (mask_rows > 0) {
+    mask = g_new(float, mask_rows * cols);
+    for (int64_t i = 0; i < mask_rows * cols; i++) mask[i] = (i % 3 == 1 || i % cols == 0) && cols > 1 ? 0.0f : 1.0f;
+    if (loom_layer_set_floats(l, "mask", mask, mask_rows * cols, &err)) g_error("%s", err.message);
+  }
+  if (loom_layer_build(l, &in, 0, &err)) g_error("%s", err.message);
+  int64_t rows = batch * spr, n = rows * cols;
+  float *x = g_new(float, n), *y = g_new(float, n), *dy = g_new(float, n), *dx = g_new(float, n);
+  gpu_test_fill(x, n, -20, 20, seed);
+  gpu_test_fill(dy, n, -1, 1, seed + 50);
+  if (layer_forward(l, NULL, x, y, batch, &err) || layer_backward(l, NULL, x, y, dy, dx, batch, &err))
+    g_error("%s", err.message);
+  gpu_buf bx, by, bdy, bdx, bycpu, bkeep;
+  gpu_test_buf(gpu, &bx, x, n);
+  gpu_test_buf(gpu, &by, NULL, n);
+  gpu_test_buf(gpu, &bdy, dy, n);
+  gpu_test_buf(gpu, &bdx, NULL, n);
+  /* The backward takes the CPU's y, so it is checked on its own. */
+  gpu_test_buf(gpu, &bycpu, y, n);
+  gpu_test_buf(gpu, &bkeep, mask, mask ? mask_rows * cols : 1);
+  gpu_softmax op = {.rows = rows, .cols = cols, .scale = scale, .keep = mask ? &bkeep : NULL, .keep_rows = mask_rows};
+  gpu_rec rec;
+  if (gpu_rec_begin(gpu, 2, &rec, &err) || gpu_op_softmax(&rec, &op, &bx, &by, &err) ||
+      gpu_op_softmax_backward(&rec, &op, &bycpu, &bdy, &bdx, &err) || gpu_rec_end(&rec, &err) ||
+      gpu_rec_submit(&rec, &err))
+    g_error("%s", err.message);
+  char what[96];
+  double *tol = g_new(double, n);
+  for (int64_t i = 0; i < n; i++) tol[i] = 1e-5 * fabs(y[i]) + 1e-9;
+  snprintf(what, sizeof what, "%s %lld x %lld", type, (long long)rows, (long long)cols);
+  gpu_test_compare(what, by.map, y, tol, n);
+  /* masked entries: exactly 0 */
+  for (int64_t i = 0; mask && i < n; i++)
+    if (mask[((i / cols) % mask_rows) * cols + i % cols] == 0.0f) g_assert_cmpfloat(((float *)by.map)[i], ==, 0.0f);
+  /* dx = scale·y·(dy − ⟨y, dy⟩): the float32 dot product of `cols` terms is
+   * within cols·2⁻²⁴·Σ|y·dy| of exact; then two roundings. */
+  for (int64_t r = 0; r < rows; r++) {
+    double absdot = 0;
+    for (int64_t i = 0; i < cols; i++) absdot += fabs((double)y[r * cols + i] * dy[r * cols + i]);
+    for (int64_t i = 0; i < cols; i++) {
+      int64_t e = r * cols + i;
+      tol[e] = 1e-5 * fabs(dx[e]) + scale * fabs(y[e]) * (2.0 * (cols + 2) * EPS32 * (absdot + fabs(dy[e]))) + 1e-30;
     }
-    double worst = gpu_test_compare("softmax backward", bdx.map, dx, tol, n);
-    g_test_message("softmax %lld x %lld backward: worst %.3f of the tolerance", (long long)rows, (long long)cols, worst);
-    gpu_rec_free(&rec);
-    gpu_buf *all[] = {&bx, &by, &bdy, &bdx, &bycpu};
-    for (size_t i = 0; i < G_N_ELEMENTS(all); i++) gpu_buf_free(gpu, all[i]);
-    g_free(tol);
-    g_free(x);
-    g_free(y);
-    g_free(dy);
-    g_free(dx);
-    loom_layer_free(l);
+  }
+  snprintf(what, sizeof what, "%s %lld x %lld backward", type, (long long)rows, (long long)cols);
+  double worst = gpu_test_compare(what, bdx.map, dx, tol, n);
+  g_test_message("%s: worst %.3f of the tolerance", what, worst);
+  gpu_rec_free(&rec);
+  gpu_buf *all[] = {&bx, &by, &bdy, &bdx, &bycpu, &bkeep};
+  for (size_t i = 0; i < G_N_ELEMENTS(all); i++) gpu_buf_free(gpu, all[i]);
+  g_free(tol);
+  g_free(x);
+  g_free(y);
+  g_free(dy);
+  g_free(dx);
+  g_free(mask);
+  loom_layer_free(l);
+}
+
+static void test_softmax(void) {
+  static const int64_t shapes[][3] = {{1, 1, 1}, {7, 1, 37}, {3, 1, 300}, {2, 1, 5}, {3, 4, 9}};
+  for (size_t c = 0; c < G_N_ELEMENTS(shapes); c++) {
+    check_softmax("softmax", shapes[c][0], shapes[c][1], shapes[c][2], 0, c);
+    check_softmax("softmax_temperature", shapes[c][0], shapes[c][1], shapes[c][2], 0, c + 10);
+    check_softmax("grid_softmax", shapes[c][0], shapes[c][1], shapes[c][2], 0, c + 20);
+    check_softmax("masked_softmax", shapes[c][0], shapes[c][1], shapes[c][2], 0, c + 30);
+    check_softmax("masked_softmax", shapes[c][0], shapes[c][1], shapes[c][2], 1, c + 40);
+    if (shapes[c][1] > 1) check_softmax("masked_softmax", shapes[c][0], shapes[c][1], shapes[c][2], (int)shapes[c][1], c + 50);
   }
 }
 
@@ -449,6 +502,7 @@ int main(int argc, char **argv) {
   }
   g_test_add_func("/gpu/decode/every-code", test_decode_exhaustive);
   g_test_add_func("/gpu/dense/int4-per-tensor", test_dense_per_tensor);
+  g_test_add_func("/gpu/dense/float32-tiles", test_dense_tiles);
   g_test_add_func("/gpu/activations", test_activations);
   g_test_add_func("/gpu/softmax", test_softmax);
   g_test_add_func("/gpu/optimizers", test_optimizers);

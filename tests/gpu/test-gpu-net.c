@@ -118,6 +118,38 @@ static void test_norms(void) {
   loom_net_free(net);
 }
 
+static void test_softmax_family(void) {
+  loom_net *net = gpu_test_softmax_net(5, 4);
+  compare_forward(net, "softmax family", 6);
+  compare_forward(net, "softmax family", 1);
+  loom_net_free(net);
+}
+
+/* Containers: the forward of nested sequential and residual layers. */
+static void test_containers(void) {
+  loom_net *net = gpu_test_container_net(6, 4);
+  compare_forward(net, "containers", 5);
+  compare_forward(net, "containers", 1);
+  loom_error err = {0};
+  loom_gpu_net *gn = loom_gpu_net_new(gpu, net, 2, &err);
+  if (!gn) g_error("%s", err.message);
+  /* dense; residual: dense, tanh, dense, relu, layernorm and its two
+   * segments; the empty sequential: none; sequential: the residual's dense
+   * and two segments, dense, softmax; residual: gelu and two segments;
+   * the residual of an empty sequential: two segments */
+  g_assert_cmpint(loom_gpu_net_n_dispatches(gn), ==, 1 + 7 + 0 + 5 + 3 + 2);
+  loom_gpu_net_free(gn);
+  loom_net_free(net);
+}
+
+/* Parallel containers that concat, add and avg, nested. */
+static void test_parallel(void) {
+  loom_net *net = gpu_test_parallel_net(6, 4);
+  compare_forward(net, "parallel", 5);
+  compare_forward(net, "parallel", 1);
+  loom_net_free(net);
+}
+
 /* Token inputs: the table at float32, int8 and fp8; an index out of range
  * is refused before the submission, naming the slot, sample and position. */
 static void test_embedding(void) {
@@ -233,6 +265,9 @@ int main(int argc, char **argv) {
   g_test_add_func("/gpu/net/chain", test_chain);
   g_test_add_func("/gpu/net/fusion", test_fusion);
   g_test_add_func("/gpu/net/norms", test_norms);
+  g_test_add_func("/gpu/net/softmax-family", test_softmax_family);
+  g_test_add_func("/gpu/net/containers", test_containers);
+  g_test_add_func("/gpu/net/parallel", test_parallel);
   g_test_add_func("/gpu/net/embedding", test_embedding);
   g_test_add_func("/gpu/net/convolutions", test_convolutions);
   g_test_add_func("/gpu/net/refusals", test_refusals);

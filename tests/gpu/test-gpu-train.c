@@ -121,7 +121,10 @@ static void parity_cfg(const char *example, loom_net *cpu_net, loom_dataset *ds,
     if (!(dl <= tl)) g_error("%s step %d: loss %.9g on the device, %.9g on the CPU", example, s + 1, sd.loss, sc.loss);
     worst_loss = MAX(worst_loss, dl / tl);
     g_assert_cmpint(sc.correct, ==, sd.correct);
-    if (!(fabs(sc.grad_norm - sd.grad_norm) <= 1e-5 * sc.grad_norm + 1e-9))
+    /* The norm of gradients taken at weights that by now differ within
+     * WEIGHT_TOL, summed in another order: held to the same relative bound
+     * (measured worst 1.44e-5, the CNN's 40th step on the H100). */
+    if (!(fabs(sc.grad_norm - sd.grad_norm) <= WEIGHT_TOL * sc.grad_norm + 1e-9))
       g_error("%s step %d: gradient norm %.9g on the device, %.9g on the CPU", example, s + 1, sd.grad_norm,
               sc.grad_norm);
     double w = weights_distance(dev_net, cpu_net);
@@ -178,6 +181,23 @@ static void parity(const char *example, loom_optim_kind kind) {
 }
 
 static void test_norms_sgd(void) { parity_net("norms", gpu_test_norm_net(2, 2), data_for("spiral"), LOOM_OPTIM_SGD); }
+static void test_softmax_family_adam(void) {
+  parity_net("softmax family", gpu_test_softmax_net(2, 2), data_for("spiral"), LOOM_OPTIM_ADAM);
+}
+/* Nested sequential and residual containers: the gradient through the
+ * chains and the skips, the children's tensors updated. */
+static void test_containers_sgd(void) {
+  parity_net("containers", gpu_test_container_net(2, 2), data_for("spiral"), LOOM_OPTIM_SGD);
+}
+static void test_containers_adam(void) {
+  parity_net("containers", gpu_test_container_net(2, 2), data_for("spiral"), LOOM_OPTIM_ADAM);
+}
+static void test_parallel_sgd(void) {
+  parity_net("parallel", gpu_test_parallel_net(2, 2), data_for("spiral"), LOOM_OPTIM_SGD);
+}
+static void test_parallel_adam(void) {
+  parity_net("parallel", gpu_test_parallel_net(2, 2), data_for("spiral"), LOOM_OPTIM_ADAM);
+}
 static void test_norms_adam(void) {
   parity_net("norms", gpu_test_norm_net(2, 2), data_for("spiral"), LOOM_OPTIM_ADAM);
 }
@@ -364,6 +384,11 @@ static void test_conv_transpose_sgd(void) {
 int main(int argc, char **argv) {
   gpu = gpu_test_init(&argc, &argv);
   g_test_add_func("/gpu/train/spiral-sgd", test_spiral_sgd);
+  g_test_add_func("/gpu/train/softmax-family-adam", test_softmax_family_adam);
+  g_test_add_func("/gpu/train/containers-sgd", test_containers_sgd);
+  g_test_add_func("/gpu/train/containers-adam", test_containers_adam);
+  g_test_add_func("/gpu/train/parallel-sgd", test_parallel_sgd);
+  g_test_add_func("/gpu/train/parallel-adam", test_parallel_adam);
   g_test_add_func("/gpu/train/spiral-adam", test_spiral_adam);
   g_test_add_func("/gpu/train/xor-sgd", test_xor_sgd);
   g_test_add_func("/gpu/train/spiral-rmsprop", test_spiral_rmsprop);
