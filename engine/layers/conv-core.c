@@ -36,10 +36,6 @@ static int64_t workspace_floats = (int64_t)1 << 21;
 #ifndef FWD_POS
 #define FWD_POS 512
 #endif
-/* The reference kernel streams its B panel once per row: smaller panels stay in L2. */
-#ifndef REF_POS
-#define REF_POS 128
-#endif
 #ifndef DX_ROWS
 #define DX_ROWS 32
 #endif
@@ -67,7 +63,9 @@ void conv_plan_finish(conv_plan *p) {
 void conv_set_workspace_floats(int64_t n) { workspace_floats = n > 0 ? n : (int64_t)1 << 21; }
 
 #ifdef LOOM_HAVE_BLAS
-static bool use_blas = true;
+/* OpenBLAS only on request, as for loom_sgemm (docs/kernels.md): its
+ * summation order depends on the shape. */
+static bool use_blas = false;
 static pthread_once_t blas_once = PTHREAD_ONCE_INIT;
 /* The engine threads itself (see kernels/matmul.c). */
 static void blas_init(void) { openblas_set_num_threads(1); }
@@ -81,22 +79,11 @@ void conv_set_use_blas(bool use) {
 #endif
 }
 
-/* Whether tile products go to OpenBLAS; the weight gradient then gathers in
- * the column layout and lets BLAS transpose, instead of the slower strided
- * row-layout gather the reference kernel needs. */
-static bool blas_active(void) {
-#ifdef LOOM_HAVE_BLAS
-  return use_blas;
-#else
-  return false;
-#endif
-}
-
 /*
  * One tile product on the calling thread: C (m×n, ldc) = [C +] op(A)·op(B).
- * Tiles are already sized for a core, so unlike loom_sgemm this never splits
- * rows further (a split into single rows would turn each BLAS call into a
- * matrix-vector product that re-reads all of B).
+ * Tiles are already sized for a core, so loom_sgemm gets no pool: it must not
+ * split them further. Its sums run in ascending k whatever the tile, so the
+ * bits do not depend on the tiling either.
  */
 static void tile_gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
                       const float *b, int64_t ldb, bool accumulate, float *c, int64_t ldc) {
@@ -110,17 +97,7 @@ static void tile_gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t 
     return;
   }
 #endif
-  if (!trans_b) {
-    loom_sgemm_ref_rows(trans_a, 0, m, n, k, a, lda, b, ldb, accumulate, c, ldc);
-    return;
-  }
-  /* Only reached for products too large for BLAS's int sizes: plain loops. */
-  for (int64_t i = 0; i < m; i++)
-    for (int64_t j = 0; j < n; j++) {
-      float acc = accumulate ? c[i * ldc + j] : 0.0f;
-      for (int64_t p = 0; p < k; p++) acc += (trans_a ? a[p * lda + i] : a[i * lda + p]) * b[j * ldb + p];
-      c[i * ldc + j] = acc;
-    }
+  loom_sgemm(NULL, trans_a, trans_b, m, n, k, a, lda, b, ldb, accumulate, c, ldc);
 }
 
 static inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -228,7 +205,6 @@ typedef struct {
   int64_t n_samples;
   int64_t row_blocks, pos_blocks, col_blocks;
   int64_t pos_block; /* positions per tile */
-  bool col_layout; /* weight gradient: how ws holds the columns */
 } phase_job;
 
 /* Items (sample, channel): column-layout gather of the image into ws. */
@@ -240,18 +216,6 @@ static void gather_cols_range(void *arg, int64_t begin, int64_t end) {
     const float *img = j->src + (n * p->img_channels + c) * p->n_img;
     float *col = j->ws + n * p->img_channels * p->taps * p->n_pos + c * p->taps * p->n_pos;
     gather_channel(p, img, col, p->n_pos, 1);
-  }
-}
-
-/* Items (sample, channel): row-layout gather (positions × columns) into ws. */
-static void gather_rows_range(void *arg, int64_t begin, int64_t end) {
-  const phase_job *j = arg;
-  const conv_plan *p = j->p;
-  int64_t ck = p->img_channels * p->taps;
-  for (int64_t it = begin; it < end; it++) {
-    int64_t n = it / p->img_channels, c = it % p->img_channels;
-    const float *img = j->src + (n * p->img_channels + c) * p->n_img;
-    gather_channel(p, img, j->ws + n * p->n_pos * ck + c * p->taps, 1, ck);
   }
 }
 
@@ -313,13 +277,12 @@ static void backward_tiles_range(void *arg, int64_t begin, int64_t end) {
 }
 
 /* Tiles (group, row block, column block) of dA += Σ_n pos[n] · cols[n]ᵀ, the
- * samples of the chunk in ascending order. ws holds the columns either as
- * cols (taps-major, transposed by BLAS) or as rows (positions × columns). */
+ * samples of the chunk in ascending order; ws holds the columns taps-major
+ * (the product transposes them). */
 static void wgrad_tiles_range(void *arg, int64_t begin, int64_t end) {
   const phase_job *j = arg;
   const conv_plan *p = j->p;
   int64_t kc = p->cols_per_group, mg = p->rows_per_group, ck = p->img_channels * p->taps;
-  bool col_layout = j->col_layout;
   for (int64_t it = begin; it < end; it++) {
     int64_t g = it / (j->row_blocks * j->col_blocks);
     int64_t rb = it / j->col_blocks % j->row_blocks, cb = it % j->col_blocks;
@@ -329,11 +292,8 @@ static void wgrad_tiles_range(void *arg, int64_t begin, int64_t end) {
     for (int64_t n = 0; n < j->n_samples; n++) {
       const float *pos = j->src + n * p->pos_channels * p->n_pos + (g * mg + r0) * p->n_pos;
       const float *ws = j->ws + n * p->n_pos * ck;
-      if (col_layout)
-        tile_gemm(false, true, r1 - r0, c1 - c0, p->n_pos, pos, p->n_pos, ws + (g * kc + c0) * p->n_pos, p->n_pos,
-                  true, dA, kc);
-      else
-        tile_gemm(false, false, r1 - r0, c1 - c0, p->n_pos, pos, p->n_pos, ws + g * kc + c0, ck, true, dA, kc);
+      tile_gemm(false, true, r1 - r0, c1 - c0, p->n_pos, pos, p->n_pos, ws + (g * kc + c0) * p->n_pos, p->n_pos,
+                true, dA, kc);
     }
   }
 }
@@ -348,7 +308,7 @@ static int64_t gather_grain(const conv_plan *p) {
 /* Setup shared by the two position/image products: *nb samples per chunk, the
  * chunk's column workspace *ws (NULL for an identity plan or an empty batch)
  * and the job tiled in row_blocks row blocks and position blocks of blas_pos
- * positions (REF_POS without BLAS). */
+ * positions. */
 static int tile_job_begin(const conv_plan *p, const float *A, int64_t batch, int64_t row_blocks, int64_t blas_pos,
                           phase_job *j, int64_t *nb, float **ws, loom_error *err) {
   int64_t per_sample = p->img_channels * p->taps * p->n_pos;
@@ -356,7 +316,7 @@ static int tile_job_begin(const conv_plan *p, const float *A, int64_t batch, int
   *ws = NULL;
   if (!p->is_identity && batch > 0 && !(*ws = alloc_workspace(*nb, per_sample, err)))
     return err ? err->code : LOOM_ERR_NOMEM;
-  *j = (phase_job){.p = p, .A = A, .row_blocks = row_blocks, .pos_block = blas_active() ? blas_pos : REF_POS};
+  *j = (phase_job){.p = p, .A = A, .row_blocks = row_blocks, .pos_block = blas_pos};
   j->pos_blocks = ceil_div(p->n_pos, j->pos_block);
   return LOOM_OK;
 }
@@ -412,12 +372,11 @@ int conv_weight_gradient(const conv_plan *p, loom_pool *pool, const float *pos, 
   float *ws = NULL;
   if (batch > 0 && !(ws = alloc_workspace(nb, per_sample, err))) return err ? err->code : LOOM_ERR_NOMEM;
   phase_job j = {.p = p, .ws = ws, .dst = dA, .row_blocks = ceil_div(p->rows_per_group, WG_ROWS),
-                 .col_blocks = ceil_div(p->cols_per_group, WG_COLS), .col_layout = blas_active()};
+                 .col_blocks = ceil_div(p->cols_per_group, WG_COLS)};
   for (int64_t n0 = 0; n0 < batch; n0 += nb) {
     j.n_samples = min64(nb, batch - n0);
     j.src = img + n0 * p->img_channels * p->n_img;
-    loom_pool_for(pool, j.n_samples * p->img_channels, gather_grain(p),
-                  j.col_layout ? gather_cols_range : gather_rows_range, &j);
+    loom_pool_for(pool, j.n_samples * p->img_channels, gather_grain(p), gather_cols_range, &j);
     j.src = pos + n0 * p->pos_channels * p->n_pos;
     loom_pool_for(pool, p->groups * j.row_blocks * j.col_blocks, 1, wgrad_tiles_range, &j);
   }

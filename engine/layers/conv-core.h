@@ -51,8 +51,9 @@ typedef struct conv_plan {
  * depend on it. Not thread-safe: set it while no convolution runs. */
 void conv_set_workspace_floats(int64_t n);
 
-/* Whether tile products use OpenBLAS (when built with it) or the reference
- * kernel; for tests and benchmarks, set while no convolution runs. */
+/* Whether tile products use OpenBLAS (when built with it) instead of
+ * loom_sgemm (the default); for tests and benchmarks that compare the two,
+ * set while no convolution runs. */
 void conv_set_use_blas(bool use);
 
 /* Computes the derived fields; every size must already be validated. */
