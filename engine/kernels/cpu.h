@@ -92,6 +92,9 @@ void loom_kernels_fill_ref(loom_kernels *k);
 #define LOOM_KERNELS_X86 1
 void loom_kernels_fill_avx2(loom_kernels *k);
 void loom_kernels_fill_avx512(loom_kernels *k);
+/* The scaled formats' codecs in AVX-512 intrinsics (codec-scaled-avx512.c),
+ * on top of the generic ones of the AVX-512 level. */
+void loom_kernels_fill_scaled_avx512(loom_kernels *k);
 /* The integer products for the AVX2 level (qgemm-avx2.c). */
 void loom_kernels_fill_qgemm_avx2(loom_kernels *k);
 /* AVX-512 VNNI (vpdpbusd) on top of the AVX-512 level, where the CPU has it. */
