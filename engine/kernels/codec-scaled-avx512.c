@@ -21,18 +21,6 @@
 /* The codec-simd.h versions, for the cases handled there. */
 static loom_quantize_row_fn fallback_quantize[LOOM_DTYPE_COUNT];
 
-/*
- * The rows of a tensor follow each other, and morph reads each row several
- * times (the finiteness check, the scale, the codes) while it sits in L1: the
- * next row is asked for while this one is encoded, so that its load from
- * memory overlaps the arithmetic instead of following it. A prefetch never
- * faults, so asking past the tensor's end is harmless; the address is formed
- * as an integer, not as a pointer past the object.
- */
-static inline void prefetch_next_row(const float *src, int64_t n, int64_t i) {
-  _mm_prefetch((const char *)((uintptr_t)src + (uintptr_t)(n + i) * sizeof(float)), _MM_HINT_T0);
-}
-
 static int64_t first_nan(const float *src, int64_t n) {
   for (int64_t i = 0; i < n; i++)
     if (isnan(src[i])) return i;
@@ -158,7 +146,6 @@ static inline __attribute__((always_inline)) bool quantize_small_rows(const int 
   __mmask16 nan = 0;
   int64_t i = 0;
   for (; i + 64 <= n; i += 64) {
-    for (int k = 0; k < 4; k++) prefetch_next_row(src, n, i + 16 * k);
     nan |= bits == 1 ? encode_binary64(src + i, dst + i / 8)
                      : encode_block64(bits, is_unsigned, src + i, p, dst + i * bits / 8);
   }
@@ -213,7 +200,6 @@ static bool quantize32(bool is_unsigned, const float *src, int64_t n, const wide
   __mmask8 nan = 0;
   int64_t i = 0;
   for (; i + 16 <= n; i += 16) {
-    prefetch_next_row(src, n, i);
     const __m512 x = _mm512_loadu_ps(src + i);
     nan |= (__mmask8)(_mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q) != 0);
     _mm256_storeu_si256((__m256i *)(dst + 4 * i), code32(_mm512_castps512_ps256(x), p, is_unsigned));
@@ -308,7 +294,6 @@ static inline __attribute__((always_inline)) bool quantize64(const loom_dtype_tr
   __mmask8 nan = 0;
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) {
-    if (i % 16 == 0) prefetch_next_row(src, n, i);
     nan |= encode8_64(t, is_unsigned, src + i, 8, scale, s, inv, limit, dst + 8 * i);
   }
   if (i < n) {

@@ -197,6 +197,20 @@ static void check_level(const loom_kernels *fast) {
   }
 }
 
+/* The morph's fused scan: the same finiteness verdict and, when finite,
+ * the same statistic bits as the reference's separate scans, every kind. */
+static void check_scale_scan(const loom_kernels *fast, const loom_kernels *ref, const float *v, int n) {
+  static const loom_dtype_kind kinds[] = {LOOM_DTYPE_KIND_SIGNED, LOOM_DTYPE_KIND_UNSIGNED, LOOM_DTYPE_KIND_TERNARY,
+                                          LOOM_DTYPE_KIND_BINARY};
+  for (size_t k = 0; k < G_N_ELEMENTS(kinds); k++) {
+    double sa = -1, sr = -1;
+    const bool ba = fast->scale_scan(v, n, kinds[k], &sa), br = ref->scale_scan(v, n, kinds[k], &sr);
+    g_assert_cmpint(ba, ==, br);
+    g_assert_cmpint(br, ==, ref->any_nonfinite(v, n));
+    if (!br) g_assert_cmpmem(&sa, 8, &sr, 8);
+  }
+}
+
 static void check_scans(const loom_kernels *fast) {
   const loom_kernels *ref = loom_kernels_for(LOOM_KERNELS_REF);
   uint64_t seed = 12345;
@@ -213,6 +227,7 @@ static void check_scans(const loom_kernels *fast) {
     g_assert_cmpmem(&pm, 4, &pr, 4);
     double sa = fast->abs_sum(v, n), sr = ref->abs_sum(v, n);
     g_assert_cmpmem(&sa, 8, &sr, 8);
+    check_scale_scan(fast, ref, v, n);
     /* Weights-like rows, where the vector sum is proven exact, and the same
      * with one tiny or subnormal value, where it is not. */
     for (int i = 0; i < n; i++) v[i] = (float)((double)xorshift(&seed) / 4294967296.0 * 2 - 1);
@@ -222,6 +237,16 @@ static void check_scans(const loom_kernels *fast) {
     sa = fast->abs_sum(v, n);
     sr = ref->abs_sum(v, n);
     g_assert_cmpmem(&sa, 8, &sr, 8);
+    check_scale_scan(fast, ref, v, n);
+    if (trial % 5 == 4) { /* a non-finite value anywhere, also in the tail */
+      v[xorshift(&seed) % (uint32_t)n] = from_bits((xorshift(&seed) & 0x80000000u) | 0x7f800000u |
+                                                   (trial % 10 == 4 ? 0 : xorshift(&seed) & 0x7fffffu));
+      check_scale_scan(fast, ref, v, n);
+    }
+    if (trial % 7 == 5) { /* all negative: max(0, max w) is +0 */
+      for (int i = 0; i < n; i++) v[i] = -fabsf(v[i]);
+      check_scale_scan(fast, ref, v, n);
+    }
   }
   /* Long rows near the bound: 4095 values of 1 and one of 2^-k. */
   float *row = g_new(float, 4096);
