@@ -158,25 +158,43 @@ SCALED_FNS(ternary, LOOM_DTYPE_TERNARY)
 SCALED_FNS(binary, LOOM_DTYPE_BINARY)
 #undef SCALED_FNS
 
-LOOM_API float loom_dtype_compute_scale(loom_dtype d, const float *values, int64_t n) {
-  const loom_dtype_traits *t = loom_dtype_traits_get(d);
-  if (!t || !t->scaled) return 1.0f;
-  double stat = 0; /* a fixed summation order keeps the scale deterministic */
+/* The scale from a row's statistic (max |w|, max(0, max w) or Σ|w|, as
+ * loom_kernels' scans give them) and its length. */
+static float scale_of_stat(const loom_dtype_traits *t, double stat, int64_t n) {
   switch (t->kind) {
-  case LOOM_DTYPE_KIND_SIGNED: /* max |w|: order-free, so the vector kernels give the same value */
-    stat = (double)loom_kernels_get()->abs_max(values, n) / (double)t->qmax;
-    break;
-  case LOOM_DTYPE_KIND_UNSIGNED: /* max(0, max w) */
-    stat = (double)loom_kernels_get()->pos_max(values, n) / (double)t->qmax;
-    break;
-  default: /* ternary, binary: mean |w|, the sum in index order (the kernel proves when another order is exact) */
-    stat = loom_kernels_get()->abs_sum(values, n);
-    if (n > 0) stat /= (double)n;
-    break;
+  case LOOM_DTYPE_KIND_SIGNED:
+  case LOOM_DTYPE_KIND_UNSIGNED: stat /= (double)t->qmax; break;
+  default: if (n > 0) stat /= (double)n; break; /* ternary, binary: mean |w| */
   }
   float s = (float)stat;
   if (stat > 0 && s == 0) s = FLT_TRUE_MIN;
   return s;
+}
+
+LOOM_API float loom_dtype_compute_scale(loom_dtype d, const float *values, int64_t n) {
+  const loom_dtype_traits *t = loom_dtype_traits_get(d);
+  if (!t || !t->scaled) return 1.0f;
+  const loom_kernels *k = loom_kernels_get();
+  double stat = 0; /* a fixed summation order keeps the scale deterministic */
+  switch (t->kind) {
+  case LOOM_DTYPE_KIND_SIGNED: /* max |w|: order-free, so the vector kernels give the same value */
+    stat = (double)k->abs_max(values, n);
+    break;
+  case LOOM_DTYPE_KIND_UNSIGNED: /* max(0, max w) */
+    stat = (double)k->pos_max(values, n);
+    break;
+  default: /* ternary, binary: mean |w|, the sum in index order (the kernel proves when another order is exact) */
+    stat = k->abs_sum(values, n);
+    break;
+  }
+  return scale_of_stat(t, stat, n);
+}
+
+bool loom_scaled_row_scale(const loom_dtype_traits *t, const float *row, int64_t n, float *scale) {
+  double stat = 0;
+  if (loom_kernels_get()->scale_scan(row, n, t->kind, &stat)) return true;
+  *scale = scale_of_stat(t, stat, n);
+  return false;
 }
 
 /* ---- bulk rows ---- */

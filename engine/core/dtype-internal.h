@@ -89,6 +89,11 @@ int64_t loom_scaled_code_value_signed(const loom_dtype_traits *t, uint64_t code)
  * never produce -2^(n-1); ternary never 0b10). */
 bool loom_scaled_code_valid(const loom_dtype_traits *t, uint64_t code);
 
+/* The morph's scale of one row in one pass with its finiteness check:
+ * returns true (leaving *scale alone) when the row holds NaN or ±inf, else
+ * sets *scale to loom_dtype_compute_scale's value. */
+bool loom_scaled_row_scale(const loom_dtype_traits *t, const float *row, int64_t n, float *scale);
+
 int loom_scaled_quantize_row(const loom_dtype_traits *t, const float *src, int64_t n, float scale, uint8_t *dst,
                              int64_t *bad);
 void loom_scaled_dequantize_row(const loom_dtype_traits *t, const uint8_t *src, int64_t n, float scale, float *dst);

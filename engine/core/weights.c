@@ -257,8 +257,10 @@ LOOM_API int loom_weights_morph(loom_weights *w, loom_error *err) {
     const size_t row_bytes = loom_dtype_row_bytes(w->dtype, w->cols);
     for (int64_t r = 0; r < w->rows && !rc; r++) {
       const float *row = w->master + r * w->cols;
-      if ((rc = report_nonfinite(w, w->master, r * w->cols, w->cols, err))) return rc;
-      if (nscales) w->scales[r] = loom_dtype_compute_scale(w->dtype, row, w->cols);
+      /* Scaled dtypes check the row while computing its scale: one pass less. */
+      if (nscales ? loom_scaled_row_scale(loom_dtype_traits_get(w->dtype), row, w->cols, &w->scales[r])
+                  : any_nonfinite(row, w->cols))
+        if ((rc = report_nonfinite(w, w->master, r * w->cols, w->cols, err))) return rc;
       rc = loom_dtype_quantize(w->dtype, row, 1, w->cols, nscales ? w->scales + r : NULL, nscales ? 1 : 0,
                                w->packed + (size_t)r * row_bytes, err);
     }

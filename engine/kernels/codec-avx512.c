@@ -12,6 +12,9 @@
 #define SIMD(name) name##_avx512
 #include "kernels/codec-simd.h"
 
-void loom_kernels_fill_avx512(loom_kernels *k) { fill_codecs_avx512(k); }
+void loom_kernels_fill_avx512(loom_kernels *k) {
+  fill_codecs_avx512(k);
+  loom_kernels_fill_scaled_avx512(k);
+}
 #pragma GCC pop_options
 #endif

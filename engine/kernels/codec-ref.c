@@ -50,6 +50,14 @@ static double abs_sum_ref(const float *v, int64_t n) {
   return sum;
 }
 
+static bool scale_scan_ref(const float *v, int64_t n, loom_dtype_kind kind, double *stat) {
+  if (any_nonfinite_ref(v, n)) return true;
+  *stat = kind == LOOM_DTYPE_KIND_SIGNED     ? (double)abs_max_ref(v, n)
+          : kind == LOOM_DTYPE_KIND_UNSIGNED ? (double)pos_max_ref(v, n)
+                                             : abs_sum_ref(v, n);
+  return false;
+}
+
 /* fmaf, not w·x + acc: the vector levels fuse, and every level must give
  * the same bits. */
 static void dot_acc64_ref(float *acc, const float *w, const float *x, int64_t n) {
@@ -69,5 +77,6 @@ void loom_kernels_fill_ref(loom_kernels *k) {
   k->pos_max = pos_max_ref;
   k->dot_acc64 = dot_acc64_ref;
   k->abs_sum = abs_sum_ref;
+  k->scale_scan = scale_scan_ref;
   loom_kernels_fill_qgemm_ref(k);
 }

@@ -624,77 +624,7 @@ static void SIMD(dequantize_scaled)(const loom_dtype_traits *t, const uint8_t *s
   }
 }
 
-/* ---- scans ---- */
-
-static bool SIMD(any_nonfinite)(const float *values, int64_t n) {
-  vu acc = {0};
-  int64_t i = 0;
-  for (; i + VL <= n; i += VL) {
-    vu u;
-    memcpy(&u, values + i, sizeof u);
-    acc |= (vu)((u & 0x7f800000u) == 0x7f800000u);
-  }
-  uint32_t bad = 0;
-  for (int l = 0; l < VL; l++) bad |= acc[l];
-  for (; i < n; i++) bad |= !isfinite(values[i]);
-  return bad != 0;
-}
-
-static float SIMD(abs_max)(const float *v, int64_t n) {
-  vu acc = {0}; /* max of |v| as bit patterns: ordered like the values for non-negative floats */
-  int64_t i = 0;
-  /* Four independent maxima first: one chain of compare-and-select per
-   * vector ran at a quarter of the load rate. A maximum has no order. */
-  vu a4[4] = {{0}, {0}, {0}, {0}};
-  for (; i + 4 * VL <= n; i += 4 * VL)
-    for (int k = 0; k < 4; k++) {
-      vu u;
-      memcpy(&u, v + i + k * VL, sizeof u);
-      u &= 0x7fffffffu;
-      u = sel_u((vi)(u > 0x7f800000u), (vu){0}, u);
-      a4[k] = sel_u((vi)(u > a4[k]), u, a4[k]);
-    }
-  for (int k = 0; k < 4; k++) acc = sel_u((vi)(a4[k] > acc), a4[k], acc);
-  for (; i + VL <= n; i += VL) {
-    vu u;
-    memcpy(&u, v + i, sizeof u);
-    u &= 0x7fffffffu;
-    u = sel_u((vi)(u > 0x7f800000u), (vu){0}, u); /* NaN is skipped, as in the reference */
-    acc = sel_u((vi)(u > acc), u, acc);
-  }
-  uint32_t m = 0;
-  for (int l = 0; l < VL; l++) m = acc[l] > m ? acc[l] : m;
-  for (; i < n; i++) {
-    uint32_t u;
-    memcpy(&u, v + i, sizeof u);
-    u &= 0x7fffffffu;
-    m = u > m && u <= 0x7f800000u ? u : m;
-  }
-  float f;
-  memcpy(&f, &m, sizeof f);
-  return f;
-}
-
-static float SIMD(pos_max)(const float *v, int64_t n) {
-  vf acc = {0};
-  int64_t i = 0;
-  vf a4[4] = {{0}, {0}, {0}, {0}}; /* independent chains, as in abs_max */
-  for (; i + 4 * VL <= n; i += 4 * VL)
-    for (int k = 0; k < 4; k++) {
-      const vf x = load_f(v + i + k * VL);
-      a4[k] = (vf)sel_u((vi)(x > a4[k]), (vu)x, (vu)a4[k]);
-    }
-  for (int k = 0; k < 4; k++) acc = (vf)sel_u((vi)(a4[k] > acc), (vu)a4[k], (vu)acc);
-  for (; i + VL <= n; i += VL) {
-    const vf x = load_f(v + i);
-    acc = (vf)sel_u((vi)(x > acc), (vu)x, (vu)acc);
-  }
-  float m = 0;
-  for (int l = 0; l < VL; l++) m = acc[l] > m ? acc[l] : m;
-  for (; i < n; i++) m = v[i] > m ? v[i] : m;
-  return m;
-}
-
+#include "kernels/codec-scan-simd.h"
 #include "kernels/gemv-simd.h"
 
 static void SIMD(fill_codecs)(loom_kernels *k) {
@@ -730,6 +660,7 @@ static void SIMD(fill_codecs)(loom_kernels *k) {
   k->pos_max = SIMD(pos_max);
   k->dot_acc64 = SIMD(dot_acc64);
   k->abs_sum = SIMD(abs_sum);
+  k->scale_scan = SIMD(scale_scan);
   for (int d = 0; d < LOOM_DTYPE_COUNT; d++) {
     const loom_dtype_traits *t = loom_dtype_traits_get((loom_dtype)d);
     if (d != LOOM_DTYPE_FLOAT64 && t->bits <= (t->scaled ? 16 : 32)) k->gemv_acc64[d] = SIMD(gemv_acc64);

@@ -50,6 +50,10 @@ typedef struct loom_kernels {
   float (*pos_max)(const float *v, int64_t n);
   /* Σ |v[i]| in double, bit-identical to summing in index order. */
   double (*abs_sum)(const float *v, int64_t n);
+  /* The morph's one pass over a row of a scaled dtype: true when some value
+   * is NaN or ±inf; otherwise *stat is, for `kind`, what the scans above
+   * give: abs_max (signed), pos_max (unsigned), abs_sum (ternary, binary). */
+  bool (*scale_scan)(const float *v, int64_t n, loom_dtype_kind kind, double *stat);
   /* acc[j % 64] = fma(w[j], x[j], acc[j % 64]) for j ascending in [0, n),
    * n < 64 padded with zeros to 64: the fixed summation order of every dot
    * product of the packed GEMV (kernels/gemv.h), the same at every level. */
@@ -92,6 +96,9 @@ void loom_kernels_fill_ref(loom_kernels *k);
 #define LOOM_KERNELS_X86 1
 void loom_kernels_fill_avx2(loom_kernels *k);
 void loom_kernels_fill_avx512(loom_kernels *k);
+/* The scaled formats' codecs in AVX-512 intrinsics (codec-scaled-avx512.c),
+ * on top of the generic ones of the AVX-512 level. */
+void loom_kernels_fill_scaled_avx512(loom_kernels *k);
 /* The integer products for the AVX2 level (qgemm-avx2.c). */
 void loom_kernels_fill_qgemm_avx2(loom_kernels *k);
 /* AVX-512 VNNI (vpdpbusd) on top of the AVX-512 level, where the CPU has it. */

@@ -1,62 +1,11 @@
 /*
- * The vector parts of the packed GEMV (kernels/gemv.h) and the scale sum,
+ * The vector parts of the packed GEMV (kernels/gemv.h),
  * compiled per level with the codecs: included by codec-simd.h, whose types,
  * decoders and SIMD(name) they use. Not a normal header.
  */
 #ifndef SIMD
 #error "gemv-simd.h is included by codec-simd.h only"
 #endif
-
-/*
- * Σ |v| in double, the same bits as the reference's sum in index order,
- * which is a chain of dependent adds (the ternary and binary scales). Every
- * |v| is a multiple of the smallest ulp among them, u; when n · max|v| <
- * 2^53 · u, every partial sum in any order is a multiple of u below 2^53 · u,
- * hence exact in double, and the sums of all orders agree. Then the vector
- * sum is returned; otherwise (a tiny value beside large ones, non-finite
- * input) the sum in index order.
- */
-static double SIMD(abs_sum)(const float *v, int64_t n) {
-  vdn s0 = {0}, s1 = {0};
-  vu maxbits = {0}, minexp = (vu){0} + 255u;
-  int64_t i = 0;
-  for (; i + VL <= n; i += VL) {
-    vu u;
-    memcpy(&u, v + i, sizeof u);
-    u &= 0x7fffffffu;
-    maxbits = sel_u((vi)(u > maxbits), u, maxbits);
-    const vu e = sel_u((vi)(u == 0), (vu){0} + 255u, sel_u((vi)(u < 0x00800000u), (vu){0} + 1u, u >> 23));
-    minexp = sel_u((vi)(e < minexp), e, minexp);
-    vfh half[2];
-    memcpy(half, &u, sizeof u);
-    s0 += __builtin_convertvector(half[0], vdn);
-    s1 += __builtin_convertvector(half[1], vdn);
-  }
-  uint32_t mx = 0, me = 255;
-  for (int l = 0; l < VL; l++) {
-    mx = maxbits[l] > mx ? maxbits[l] : mx;
-    me = minexp[l] < me ? minexp[l] : me;
-  }
-  double sum = 0;
-  s0 += s1;
-  for (int l = 0; l < VL / 2; l++) sum += s0[l];
-  for (; i < n; i++) {
-    uint32_t u;
-    memcpy(&u, v + i, sizeof u);
-    u &= 0x7fffffffu;
-    mx = u > mx ? u : mx;
-    const uint32_t e = u == 0 ? 255u : u < 0x00800000u ? 1u : u >> 23;
-    me = e < me ? e : me;
-    sum += fabs((double)v[i]);
-  }
-  if (mx == 0) return 0.0;
-  float maxf;
-  memcpy(&maxf, &mx, sizeof maxf);
-  if (mx < 0x7f800000u && (double)n * (double)maxf < ldexp(1.0, 53 + (int)me - 150)) return sum;
-  double seq = 0;
-  for (int64_t j = 0; j < n; j++) seq += fabs((double)v[j]);
-  return seq;
-}
 
 /* The packed GEMV's dot step (cpu.h): 64 lanes as 64 / VL vectors. */
 static void SIMD(dot_acc64)(float *acc, const float *w, const float *x, int64_t n) {

@@ -197,6 +197,20 @@ static void check_level(const loom_kernels *fast) {
   }
 }
 
+/* The morph's fused scan: the same finiteness verdict and, when finite,
+ * the same statistic bits as the reference's separate scans, every kind. */
+static void check_scale_scan(const loom_kernels *fast, const loom_kernels *ref, const float *v, int n) {
+  static const loom_dtype_kind kinds[] = {LOOM_DTYPE_KIND_SIGNED, LOOM_DTYPE_KIND_UNSIGNED, LOOM_DTYPE_KIND_TERNARY,
+                                          LOOM_DTYPE_KIND_BINARY};
+  for (size_t k = 0; k < G_N_ELEMENTS(kinds); k++) {
+    double sa = -1, sr = -1;
+    const bool ba = fast->scale_scan(v, n, kinds[k], &sa), br = ref->scale_scan(v, n, kinds[k], &sr);
+    g_assert_cmpint(ba, ==, br);
+    g_assert_cmpint(br, ==, ref->any_nonfinite(v, n));
+    if (!br) g_assert_cmpmem(&sa, 8, &sr, 8);
+  }
+}
+
 static void check_scans(const loom_kernels *fast) {
   const loom_kernels *ref = loom_kernels_for(LOOM_KERNELS_REF);
   uint64_t seed = 12345;
@@ -213,6 +227,7 @@ static void check_scans(const loom_kernels *fast) {
     g_assert_cmpmem(&pm, 4, &pr, 4);
     double sa = fast->abs_sum(v, n), sr = ref->abs_sum(v, n);
     g_assert_cmpmem(&sa, 8, &sr, 8);
+    check_scale_scan(fast, ref, v, n);
     /* Weights-like rows, where the vector sum is proven exact, and the same
      * with one tiny or subnormal value, where it is not. */
     for (int i = 0; i < n; i++) v[i] = (float)((double)xorshift(&seed) / 4294967296.0 * 2 - 1);
@@ -222,6 +237,16 @@ static void check_scans(const loom_kernels *fast) {
     sa = fast->abs_sum(v, n);
     sr = ref->abs_sum(v, n);
     g_assert_cmpmem(&sa, 8, &sr, 8);
+    check_scale_scan(fast, ref, v, n);
+    if (trial % 5 == 4) { /* a non-finite value anywhere, also in the tail */
+      v[xorshift(&seed) % (uint32_t)n] = from_bits((xorshift(&seed) & 0x80000000u) | 0x7f800000u |
+                                                   (trial % 10 == 4 ? 0 : xorshift(&seed) & 0x7fffffu));
+      check_scale_scan(fast, ref, v, n);
+    }
+    if (trial % 7 == 5) { /* all negative: max(0, max w) is +0 */
+      for (int i = 0; i < n; i++) v[i] = -fabsf(v[i]);
+      check_scale_scan(fast, ref, v, n);
+    }
   }
   /* Long rows near the bound: 4095 values of 1 and one of 2^-k. */
   float *row = g_new(float, 4096);
@@ -236,6 +261,64 @@ static void check_scans(const loom_kernels *fast) {
   g_free(row);
 }
 
+/*
+ * Rows as a morph sees them: the scale from the row itself (max |w| / qmax,
+ * the mean for ternary and binary), or a few ulps off it, so the quotients
+ * reach the top of the code range, where the 32- and 64-bit formats' codes
+ * go beyond a float's and a double's mantissa. Values at the row's largest
+ * magnitude, beside it, and around the quotient where the AVX-512 64-bit
+ * encoder hands a lane to the reference's integer division (qmax + 1 − 2^14).
+ */
+static void check_morph_scales(const loom_kernels *fast) {
+  const loom_kernels *ref = loom_kernels_for(LOOM_KERNELS_REF);
+  uint64_t seed = 0x2545f4914f6cdd1du;
+  enum { N = 4096 };
+  float *x = g_new(float, N);
+  for (int d = 0; d < LOOM_DTYPE_COUNT; d++) {
+    const loom_dtype_traits *t = loom_dtype_traits_get((loom_dtype)d);
+    if (!t->scaled) continue;
+    for (int trial = 0; trial < 24; trial++) {
+      /* magnitudes spread over 2^-k .. 1, both signs, some exact zeros */
+      const int spread = 1 + trial % 40;
+      for (int i = 0; i < N; i++) {
+        const float m = (float)((double)xorshift(&seed) / 4294967296.0);
+        const int e = -(int)(xorshift(&seed) % (uint32_t)spread);
+        x[i] = xorshift(&seed) % 17 == 0 ? 0.0f : ldexpf(m, e) * (xorshift(&seed) & 1 ? -1.0f : 1.0f);
+      }
+      float scale = loom_dtype_compute_scale((loom_dtype)d, x, N);
+      if (trial % 3 == 1) scale = nextafterf(scale, INFINITY);
+      if (trial % 3 == 2) scale = nextafterf(nextafterf(scale, 0.0f), 0.0f);
+      /* around the hand-over quotient and the top of the range */
+      const double qtop = (double)t->qmax + 1.0;
+      for (int k = 0; k < 64; k++) {
+        const double q = k < 32 ? qtop - 0x1p14 + (double)(k - 16) * 0x1p11 : qtop - (double)(k - 32) * 0x1p8;
+        float v = (float)(q * (double)scale);
+        for (int step = (int)(xorshift(&seed) % 5); step > 0; step--) v = nextafterf(v, k % 2 ? INFINITY : 0.0f);
+        x[xorshift(&seed) % N] = k % 4 == 3 ? -v : v;
+      }
+      for (size_t li = 0; li < G_N_ELEMENTS(lengths); li++) compare_quantize(fast, ref, t, x, N, lengths[li], scale);
+      compare_quantize(fast, ref, t, x, N, N, scale);
+      /* Exact ties of the code grid (they exist for quotients below 2^23),
+       * at a scale of 3, 5 or 7 · 2^-k, whose inverse is not exact: the
+       * quotient from x · (1/s) then misses the tie, and the correction must
+       * find it and pick the even code. */
+      const int odd_m = 3 + 2 * (trial % 3);
+      const float tie_scale = ldexpf((float)odd_m, -(int)(xorshift(&seed) % 100));
+      /* (2q + 1) · m must fit a float's 24 bits; the largest such q are the
+       * ones whose quotient x · (1/s) rounds away from the tie */
+      const double qfit = floor((0x1p24 / odd_m - 1) / 2);
+      const double qtie = (double)t->qmax < qfit ? (double)t->qmax : qfit;
+      for (int i = 0; i < N; i++) {
+        const double q = floor(qtie * (0.5 + (double)xorshift(&seed) / 4294967296.0 / 2));
+        x[i] = (float)((q + 0.5) * (double)tie_scale) * (i % 2 ? -1.0f : 1.0f);
+      }
+      compare_quantize(fast, ref, t, x, N, N, tie_scale);
+      compare_quantize(fast, ref, t, x, N, 17, tie_scale);
+    }
+  }
+  g_free(x);
+}
+
 static void test_levels(void) {
   int tested = 0;
   for (int l = LOOM_KERNELS_AVX2; l < LOOM_KERNELS_LEVEL_COUNT; l++) {
@@ -247,6 +330,7 @@ static void test_levels(void) {
     g_assert_cmpint(k->level, ==, l);
     check_level(k);
     check_scans(k);
+    check_morph_scales(k);
     tested++;
   }
   if (!tested) g_test_skip("no vector kernel level on this machine");

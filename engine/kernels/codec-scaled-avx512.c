@@ -1,0 +1,390 @@
+/*
+ * The scaled formats' row codecs at the AVX-512 level, in intrinsics: the
+ * morph of every integer dtype (2 to 64 bits, ternary, binary) and the
+ * decode of the 64-bit ones. They replace codec-simd.h's versions in the
+ * AVX-512 table (which stay for scales below 2^-125, where they take the
+ * reference's double quotient). Same bits as the reference codecs of
+ * core/dtype-int.c; why each shortcut is exact is said where it is taken.
+ * docs/kernels.md has the figures.
+ */
+#include <math.h>
+#include <stdint.h>
+
+#include "core/dtype-internal.h"
+#include "kernels/cpu.h"
+
+#if defined(LOOM_KERNELS_X86)
+#pragma GCC push_options
+#pragma GCC target("avx2,fma,f16c,bmi,bmi2,avx512f,avx512bw,avx512vl,avx512dq")
+#include <immintrin.h>
+
+/* The codec-simd.h versions, for the cases handled there. */
+static loom_quantize_row_fn fallback_quantize[LOOM_DTYPE_COUNT];
+
+static int64_t first_nan(const float *src, int64_t n) {
+  for (int64_t i = 0; i < n; i++)
+    if (isnan(src[i])) return i;
+  return -1;
+}
+
+/* ---- codes of up to 16 bits: float32 arithmetic ---- */
+
+typedef struct {
+  __m512 s, inv, lo, hi, far;
+  __m512i qlo, qhi;
+} small_params;
+
+/*
+ * q = clamp(rne(x / s), lo, hi) without a division, as codec-simd.h's
+ * scaled_codes_float: v = x · (1/s) is within |x/s| · 2^-23 of x / s, so
+ * q0 = rne(clamp(v)) is off by at most one, and only near a half-integer.
+ * Lanes farther than `far` from one are exact as they are; the others are
+ * settled by the sign of (q0 ± 1/2) · s − x from one fma each (a single
+ * rounding keeps the sign and the zero-ness of the exact value for
+ * s ≥ 2^-125), ties going to the even code.
+ */
+static inline __m512 rounded_quotient(__m512 x, const small_params *p, __mmask16 *near) {
+  __m512 v = _mm512_mul_ps(x, p->inv);
+  v = _mm512_min_ps(_mm512_max_ps(v, p->lo), p->hi);
+  const __m512 q0 = _mm512_roundscale_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  *near = _mm512_cmp_ps_mask(_mm512_abs_ps(_mm512_sub_ps(v, q0)), p->far, _CMP_GE_OQ);
+  return q0;
+}
+
+static inline __m512i settle_ties(__m512 x, __m512 q0, const small_params *p) {
+  const __m512 half = _mm512_set1_ps(0.5f), zero = _mm512_setzero_ps();
+  const __m512i one = _mm512_set1_epi32(1);
+  const __m512 t_hi = _mm512_fmsub_ps(_mm512_add_ps(q0, half), p->s, x);
+  const __m512 t_lo = _mm512_fmsub_ps(_mm512_sub_ps(q0, half), p->s, x);
+  __m512i q = _mm512_cvtps_epi32(q0); /* q0 is an integer: exact */
+  const __mmask16 odd = _mm512_test_epi32_mask(q, one);
+  const __mmask16 up = _mm512_cmp_ps_mask(t_hi, zero, _CMP_LT_OQ) | (_mm512_cmp_ps_mask(t_hi, zero, _CMP_EQ_OQ) & odd);
+  const __mmask16 down =
+    _mm512_cmp_ps_mask(t_lo, zero, _CMP_GT_OQ) | (_mm512_cmp_ps_mask(t_lo, zero, _CMP_EQ_OQ) & odd);
+  q = _mm512_mask_add_epi32(q, up, q, one);
+  q = _mm512_mask_sub_epi32(q, down, q, one);
+  return _mm512_min_epi32(_mm512_max_epi32(q, p->qlo), p->qhi);
+}
+
+/* 64 int32 codes (each in range for `bits`) to 64 bytes in column order.
+ * The packs interleave the four vectors per 128-bit lane; the permutation
+ * puts each vector's 16 bytes back together. */
+static inline __m512i bytes_of(__m512i q0, __m512i q1, __m512i q2, __m512i q3, bool is_unsigned) {
+  const __m512i w01 = _mm512_packs_epi32(q0, q1), w23 = _mm512_packs_epi32(q2, q3);
+  const __m512i b = is_unsigned ? _mm512_packus_epi16(w01, w23) : _mm512_packs_epi16(w01, w23);
+  return _mm512_permutexvar_epi32(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), b);
+}
+
+/* 64 codes of `bits` (1 < bits ≤ 8) stored LSB first: 8 · bits bytes. */
+static inline void store_narrow(const int bits, __m512i bytes, uint8_t *dst) {
+  if (bits == 8) {
+    _mm512_storeu_si512(dst, bytes);
+    return;
+  }
+  bytes = _mm512_and_si512(bytes, _mm512_set1_epi8((char)((1 << bits) - 1)));
+  /* Neighbouring codes merged by multiply-add: lo + hi · 2^bits. */
+  __m512i w = _mm512_maddubs_epi16(bytes, _mm512_set1_epi16((short)(1 | (1 << (8 + bits)))));
+  if (bits == 4) {
+    _mm256_storeu_si256((__m256i *)dst, _mm512_cvtepi16_epi8(w));
+    return;
+  }
+  w = _mm512_madd_epi16(w, _mm512_set1_epi32(1 | (1 << 20))); /* four 2-bit codes in each 32-bit lane */
+  _mm_storeu_si128((__m128i *)dst, _mm512_cvtepi32_epi8(w));
+}
+
+static inline void store16(__m512i q0, __m512i q1, bool is_unsigned, uint8_t *dst) {
+  const __m512i w = is_unsigned ? _mm512_packus_epi32(q0, q1) : _mm512_packs_epi32(q0, q1);
+  _mm512_storeu_si512(dst, _mm512_permutexvar_epi64(_mm512_setr_epi64(0, 2, 4, 6, 1, 3, 5, 7), w));
+}
+
+/* One block of 64 values: codes of bits 2..16 (binary apart). Returns the
+ * NaN lanes' mask, ORed over the four vectors. */
+static inline __mmask16 encode_block64(const int bits, const bool is_unsigned, const float *src, const small_params *p,
+                                       uint8_t *dst) {
+  __m512 x[4], q0[4];
+  __mmask16 near = 0, nan = 0;
+  for (int k = 0; k < 4; k++) {
+    x[k] = _mm512_loadu_ps(src + 16 * k);
+    nan |= _mm512_cmp_ps_mask(x[k], x[k], _CMP_UNORD_Q);
+    __mmask16 nk;
+    q0[k] = rounded_quotient(x[k], p, &nk);
+    near |= nk;
+  }
+  __m512i q[4];
+  /* 16-bit codes are near a tie in about one lane of 64 (far = 1/2 - 2^-7):
+   * settling every vector costs less than the mispredicted branch. */
+  if (bits == 16 || near) {
+    for (int k = 0; k < 4; k++) q[k] = settle_ties(x[k], q0[k], p);
+  } else {
+    for (int k = 0; k < 4; k++) q[k] = _mm512_cvtps_epi32(q0[k]);
+  }
+  if (bits == 16) {
+    store16(q[0], q[1], is_unsigned, dst);
+    store16(q[2], q[3], is_unsigned, dst + 64);
+  } else {
+    store_narrow(bits, bytes_of(q[0], q[1], q[2], q[3], is_unsigned), dst);
+  }
+  return nan;
+}
+
+static inline __mmask16 encode_binary64(const float *src, uint8_t *dst) {
+  uint64_t bits = 0;
+  __mmask16 nan = 0;
+  for (int k = 0; k < 4; k++) {
+    const __m512 x = _mm512_loadu_ps(src + 16 * k);
+    nan |= _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
+    /* sign(w), sign(0) = +1: the code is x < 0, -0 included as +1 */
+    bits |= (uint64_t)_mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_LT_OQ) << (16 * k);
+  }
+  memcpy(dst, &bits, sizeof bits);
+  return nan;
+}
+
+static inline __attribute__((always_inline)) bool quantize_small_rows(const int bits, const bool is_unsigned,
+                                                                      const float *src, int64_t n,
+                                                                      const small_params *p, uint8_t *dst) {
+  __mmask16 nan = 0;
+  int64_t i = 0;
+  for (; i + 64 <= n; i += 64) {
+    nan |= bits == 1 ? encode_binary64(src + i, dst + i / 8)
+                     : encode_block64(bits, is_unsigned, src + i, p, dst + i * bits / 8);
+  }
+  if (i < n) { /* zero-padded: zero encodes to code 0, so the padding bits come out zero */
+    float tail[64] = {0};
+    uint8_t out[128];
+    memcpy(tail, src + i, (size_t)(n - i) * sizeof *tail);
+    nan |= bits == 1 ? encode_binary64(tail, out) : encode_block64(bits, is_unsigned, tail, p, out);
+    memcpy(dst + i * bits / 8, out, (size_t)(((n - i) * bits + 7) / 8));
+  }
+  return nan != 0;
+}
+
+/* ---- 32-bit codes: double arithmetic ---- */
+
+typedef struct {
+  __m512d s, inv, lo, hi, far;
+} wide_params;
+
+/*
+ * q = clamp(rne(x / s), lo, hi) for the 32-bit formats, eight lanes: v = x ·
+ * (1/s) in double is within |x/s| · 2^-52 ≤ 2^-20 of x / s, so rne(clamp(v))
+ * is off by at most one and only within 2^-20 of a half-integer; such lanes
+ * (about one in 2^18) are settled by the fma signs as above, in double, where
+ * (q0 ± 1/2) is exact and no product underflows.
+ */
+static inline __m256i code32(__m256 xf, const wide_params *p, bool is_unsigned) {
+  const __m512d x = _mm512_cvtps_pd(xf);
+  __m512d v = _mm512_mul_pd(x, p->inv);
+  v = _mm512_min_pd(_mm512_max_pd(v, p->lo), p->hi);
+  __m512d q = _mm512_roundscale_pd(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  if (_mm512_cmp_pd_mask(_mm512_abs_pd(_mm512_sub_pd(v, q)), p->far, _CMP_GE_OQ)) {
+    const __m512d half = _mm512_set1_pd(0.5), zero = _mm512_setzero_pd(), one = _mm512_set1_pd(1.0);
+    const __m512d t_hi = _mm512_fmsub_pd(_mm512_add_pd(q, half), p->s, x);
+    const __m512d t_lo = _mm512_fmsub_pd(_mm512_sub_pd(q, half), p->s, x);
+    /* q is an integer of at most 33 bits: q / 2 is exact, and odd when it has a fraction */
+    const __m512d h = _mm512_mul_pd(q, half);
+    const __mmask8 odd = _mm512_cmp_pd_mask(h, _mm512_roundscale_pd(h, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC),
+                                            _CMP_NEQ_OQ);
+    const __mmask8 up = _mm512_cmp_pd_mask(t_hi, zero, _CMP_LT_OQ) | (_mm512_cmp_pd_mask(t_hi, zero, _CMP_EQ_OQ) & odd);
+    const __mmask8 down =
+      _mm512_cmp_pd_mask(t_lo, zero, _CMP_GT_OQ) | (_mm512_cmp_pd_mask(t_lo, zero, _CMP_EQ_OQ) & odd);
+    q = _mm512_mask_add_pd(q, up, q, one);
+    q = _mm512_mask_sub_pd(q, down, q, one);
+    q = _mm512_min_pd(_mm512_max_pd(q, p->lo), p->hi);
+  }
+  /* integers in range: the conversions are exact; negative codes are two's complement */
+  return is_unsigned ? _mm512_cvtpd_epu32(q) : _mm512_cvtpd_epi32(q);
+}
+
+static bool quantize32(bool is_unsigned, const float *src, int64_t n, const wide_params *p, uint8_t *dst) {
+  __mmask8 nan = 0;
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m512 x = _mm512_loadu_ps(src + i);
+    nan |= (__mmask8)(_mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q) != 0);
+    _mm256_storeu_si256((__m256i *)(dst + 4 * i), code32(_mm512_castps512_ps256(x), p, is_unsigned));
+    _mm256_storeu_si256((__m256i *)(dst + 4 * i + 32), code32(_mm512_extractf32x8_ps(x, 1), p, is_unsigned));
+  }
+  for (; i < n; i += 8) {
+    float tail[8] = {0};
+    uint32_t out[8];
+    const int64_t len = n - i < 8 ? n - i : 8;
+    memcpy(tail, src + i, (size_t)len * sizeof *tail);
+    const __m256 x = _mm256_loadu_ps(tail);
+    nan |= (__mmask8)(_mm256_cmp_ps_mask(x, x, _CMP_UNORD_Q) != 0);
+    _mm256_storeu_si256((__m256i *)out, code32(x, p, is_unsigned));
+    memcpy(dst + 4 * i, out, (size_t)len * sizeof *out);
+  }
+  return nan != 0;
+}
+
+/* ---- 64-bit codes ---- */
+
+/*
+ * rne(|x| / s) for the 64-bit formats, whose codes go beyond the 53 bits of a
+ * double. With Q = rne(|x| · (1/s)) in double (within |x/s| · 2^-51 of the
+ * quotient: a few units of its last place), the remainder r = |x| − Q·s is
+ * exact in double (an fma gives it): x and Q·s are multiples of a common
+ * power of two, and |r| is below 2^26 of them. Then |x| / s = Q + r/s with Q
+ * an integer, so rne(|x| / s) = Q + c, c the integer nearest r / s, ties
+ * going to the even sum: c0 = rne(r · (1/s)) is off by at most one (|r/s| <
+ * 2^13), and the signs of (c0 ± 1/2)·s − r from one fma each settle it, as
+ * for the narrow codes. Q + c is formed in 64-bit integers. Lanes with Q at
+ * or above qmax + 1 − 2^14 might reach the clamp (|c| ≤ 2^13 + 1 below it):
+ * those (a row's largest values, ±inf, quotients of a tiny scale) go through
+ * the reference's integer division, one lane at a time.
+ */
+static inline __m512i magnitude64(__m512d a, __m512d s, __m512d inv, __m512d limit, __mmask8 *slow) {
+  const __m512d q = _mm512_roundscale_pd(_mm512_mul_pd(a, inv), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  *slow = _mm512_cmp_pd_mask(q, limit, _CMP_NLT_UQ);
+  const __m512d r = _mm512_fnmadd_pd(q, s, a); /* a − q·s, exact */
+  const __m512d d = _mm512_mul_pd(r, inv);     /* r / s within 2^-39 */
+  const __m512d c0 = _mm512_roundscale_pd(d, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  /* Q < 2^64 in the lanes that are kept (the others are replaced): exact */
+  __m512i m = _mm512_add_epi64(_mm512_cvtpd_epu64(q), _mm512_cvtpd_epi64(c0));
+  /* c0 is c unless r / s lies within 2^-30 of a half-integer (ties: rare
+   * beyond 2^23, impossible beyond 2^24): only then the fma signs. */
+  if (!_mm512_cmp_pd_mask(_mm512_abs_pd(_mm512_sub_pd(d, c0)), _mm512_set1_pd(0.5 - 0x1p-30), _CMP_GE_OQ))
+    return m;
+  const __m512d half = _mm512_set1_pd(0.5), zero = _mm512_setzero_pd();
+  const __m512d t_hi = _mm512_fmsub_pd(_mm512_add_pd(c0, half), s, r);
+  const __m512d t_lo = _mm512_fmsub_pd(_mm512_sub_pd(c0, half), s, r);
+  const __m512i one = _mm512_set1_epi64(1);
+  const __mmask8 odd = _mm512_test_epi64_mask(m, one);
+  const __mmask8 up = _mm512_cmp_pd_mask(t_hi, zero, _CMP_LT_OQ) | (_mm512_cmp_pd_mask(t_hi, zero, _CMP_EQ_OQ) & odd);
+  const __mmask8 down = _mm512_cmp_pd_mask(t_lo, zero, _CMP_GT_OQ) | (_mm512_cmp_pd_mask(t_lo, zero, _CMP_EQ_OQ) & odd);
+  m = _mm512_mask_add_epi64(m, up, m, one);
+  return _mm512_mask_sub_epi64(m, down, m, one);
+}
+
+/* Codes of 8 values (len ≤ 8 of them stored; the rest of `in` zero). */
+static inline __attribute__((always_inline)) __mmask8 encode8_64(const loom_dtype_traits *t, const bool is_unsigned,
+                                                                   const float *in, int64_t len, float scale,
+                                                                   const __m512d s, const __m512d inv,
+                                                                   const __m512d limit, uint8_t *dst) {
+  const __m512d x = _mm512_cvtps_pd(_mm256_loadu_ps(in));
+  const __mmask8 nan = _mm512_cmp_pd_mask(x, x, _CMP_UNORD_Q);
+  const __mmask8 neg = _mm512_cmp_pd_mask(x, _mm512_setzero_pd(), _CMP_LT_OQ);
+  /* unsigned: negatives clamp to 0, as an input of 0 */
+  const __m512d a = is_unsigned ? _mm512_max_pd(x, _mm512_setzero_pd()) : _mm512_abs_pd(x);
+  __mmask8 slow;
+  __m512i m = magnitude64(a, s, inv, limit, &slow);
+  if (!is_unsigned) m = _mm512_mask_sub_epi64(m, neg, _mm512_setzero_si512(), m);
+  if (len == 8 && !slow) {
+    _mm512_storeu_si512(dst, m);
+    return nan;
+  }
+  uint64_t code[8];
+  _mm512_storeu_si512(code, m);
+  for (unsigned bits = slow; bits; bits &= bits - 1) {
+    const int l = __builtin_ctz(bits);
+    if (isnan(in[l])) continue; /* the row fails: the code does not matter */
+    bool negative;
+    const uint64_t mag = loom_rne_div_exact(in[l], scale, t->qmax, !is_unsigned, &negative);
+    code[l] = negative ? UINT64_C(0) - mag : mag;
+  }
+  memcpy(dst, code, (size_t)len * sizeof *code);
+  return nan;
+}
+
+static inline __attribute__((always_inline)) bool quantize64(const loom_dtype_traits *t, const bool is_unsigned,
+                                                              const float *src, int64_t n, float scale, uint8_t *dst) {
+  const __m512d s = _mm512_set1_pd(scale), inv = _mm512_set1_pd(1.0 / (double)scale);
+  const __m512d limit = _mm512_set1_pd(is_unsigned ? 0x1p64 - 0x1p14 : 0x1p63 - 0x1p14);
+  __mmask8 nan = 0;
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    nan |= encode8_64(t, is_unsigned, src + i, 8, scale, s, inv, limit, dst + 8 * i);
+  }
+  if (i < n) {
+    float tail[8] = {0};
+    memcpy(tail, src + i, (size_t)(n - i) * sizeof *tail);
+    nan |= encode8_64(t, is_unsigned, tail, n - i, scale, s, inv, limit, dst + 8 * i);
+  }
+  return nan != 0;
+}
+
+static int quantize_scaled(const loom_dtype_traits *t, const float *src, int64_t n, float scale, uint8_t *dst,
+                           int64_t *bad) {
+  const bool binary = t->kind == LOOM_DTYPE_KIND_BINARY;
+  /* Invalid and zero scales, and scales too small for the fma signs, as before. */
+  if (!(scale > 0) || isinf(scale) || (!binary && t->bits <= 16 && scale < 0x1p-125f))
+    return fallback_quantize[t->id](t, src, n, scale, dst, bad);
+  const bool is_unsigned = t->kind == LOOM_DTYPE_KIND_UNSIGNED;
+  const double hi = (double)t->qmax, lo = is_unsigned ? 0.0 : -hi;
+  bool nan;
+  if (t->bits <= 16) {
+    const small_params p = {
+      .s = _mm512_set1_ps(scale),
+      .inv = _mm512_set1_ps(1.0f / scale),
+      .lo = _mm512_set1_ps((float)lo),
+      .hi = _mm512_set1_ps((float)hi),
+      .far = _mm512_set1_ps(0.5f - (float)((hi + 1) * 0x1p-22)),
+      .qlo = _mm512_set1_epi32((int32_t)lo),
+      .qhi = _mm512_set1_epi32((int32_t)hi),
+    };
+#define SMALL_CASE(B)                                                                                 \
+  nan = is_unsigned ? quantize_small_rows(B, true, src, n, &p, dst) : quantize_small_rows(B, false, src, n, &p, dst)
+    switch (t->bits) {
+    case 1: nan = quantize_small_rows(1, false, src, n, &p, dst); break;
+    case 2: SMALL_CASE(2); break;
+    case 4: SMALL_CASE(4); break;
+    case 8: SMALL_CASE(8); break;
+    default: SMALL_CASE(16); break;
+    }
+#undef SMALL_CASE
+  } else if (t->bits == 32) {
+    const wide_params p = {
+      .s = _mm512_set1_pd(scale),
+      .inv = _mm512_set1_pd(1.0 / (double)scale),
+      .lo = _mm512_set1_pd(lo),
+      .hi = _mm512_set1_pd(hi),
+      .far = _mm512_set1_pd(0.5 - 0x1p-19),
+    };
+    nan = quantize32(is_unsigned, src, n, &p, dst);
+  } else {
+    nan = is_unsigned ? quantize64(t, true, src, n, scale, dst) : quantize64(t, false, src, n, scale, dst);
+  }
+  if (nan) {
+    *bad = first_nan(src, n);
+    return LOOM_ERR_NONFINITE;
+  }
+  return 0;
+}
+
+/* ---- 64-bit decode: (float)(double(q) · s), eight lanes ---- */
+
+static void dequantize64(const loom_dtype_traits *t, const uint8_t *src, int64_t n, float scale, const float *lut,
+                         float *dst) {
+  const bool is_unsigned = t->kind == LOOM_DTYPE_KIND_UNSIGNED;
+  const __m512d s = _mm512_set1_pd(scale);
+  int64_t i = 0;
+  /* The integer-to-double conversions round to nearest, as C's casts do in
+   * the default rounding mode; the product and the narrowing likewise. */
+  for (; i + 8 <= n; i += 8) {
+    const __m512i c = _mm512_loadu_si512(src + 8 * i);
+    const __m512d q = is_unsigned ? _mm512_cvtepu64_pd(c) : _mm512_cvtepi64_pd(c);
+    _mm256_storeu_ps(dst + i, _mm512_cvtpd_ps(_mm512_mul_pd(q, s)));
+  }
+  if (i < n) {
+    uint64_t in[8] = {0};
+    float out[8];
+    memcpy(in, src + 8 * i, (size_t)(n - i) * sizeof *in);
+    const __m512i c = _mm512_loadu_si512(in);
+    const __m512d q = is_unsigned ? _mm512_cvtepu64_pd(c) : _mm512_cvtepi64_pd(c);
+    _mm256_storeu_ps(out, _mm512_cvtpd_ps(_mm512_mul_pd(q, s)));
+    memcpy(dst + i, out, (size_t)(n - i) * sizeof *out);
+  }
+}
+
+void loom_kernels_fill_scaled_avx512(loom_kernels *k) {
+  for (int d = 0; d < LOOM_DTYPE_COUNT; d++) {
+    const loom_dtype_traits *t = loom_dtype_traits_get((loom_dtype)d);
+    if (!t->scaled) continue;
+    fallback_quantize[d] = k->quantize_row[d];
+    k->quantize_row[d] = quantize_scaled;
+    if (t->bits == 64) k->dequantize_row[d] = dequantize64;
+  }
+}
+#pragma GCC pop_options
+#endif
