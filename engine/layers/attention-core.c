@@ -160,25 +160,37 @@ static int64_t visible_keys(int64_t i, int64_t offset, int64_t keys, bool causal
   return causal && offset + i + 1 < keys ? offset + i + 1 : keys;
 }
 
-/* Rows [0, n) of a head (stride ld, hd values) into rows of hp values, zero-padded. */
-static void pack_rows(const float *src, int64_t ld, int64_t n, int64_t hd, int64_t hp, float *dst) {
+/* A head's rows [0, n) (stride *ld, hd values) as the kernels read them: in
+ * place when hd is a multiple of 16, else copied into rows of hp zero-padded
+ * values (then *ld = hp). */
+static const float *head_rows(const float *src, int64_t *ld, int64_t n, int64_t hd, int64_t hp, float *buf) {
+  if (hd == hp) return src;
   for (int64_t i = 0; i < n; i++) {
-    memcpy(dst + i * hp, src + i * ld, (size_t)hd * sizeof *dst);
-    memset(dst + i * hp + hd, 0, (size_t)(hp - hd) * sizeof *dst);
+    memcpy(buf + i * hp, src + i * *ld, (size_t)hd * sizeof *buf);
+    memset(buf + i * hp + hd, 0, (size_t)(hp - hd) * sizeof *buf);
   }
+  *ld = hp;
+  return buf;
 }
 
-/* The transpose of rows [0, n) of a head: hd rows of kp values, zero-padded. */
-static void pack_columns(const float *src, int64_t ld, int64_t n, int64_t hd, int64_t kp, float *dst) {
-  for (int64_t d = 0; d < hd; d++) {
-    for (int64_t j = 0; j < n; j++) dst[d * kp + j] = src[j * ld + d];
-    memset(dst + d * kp + n, 0, (size_t)(kp - n) * sizeof *dst);
-  }
+/* The transpose of a head's rows [0, n): hd rows of kp values, zero-padded. */
+static void head_columns(const float *src, int64_t ld, int64_t n, int64_t hd, int64_t kp, float *dst) {
+  for (int64_t j = 0; j < n; j++) /* reads row by row; the hd destination rows stay in cache */
+    for (int64_t d = 0; d < hd; d++) dst[d * kp + j] = src[j * ld + d];
+  for (int64_t d = 0; d < hd; d++) memset(dst + d * kp + n, 0, (size_t)(kp - n) * sizeof *dst);
 }
 
-/* hd values of each of n rows of hp back into rows of stride ld. */
-static void unpack_rows(const float *src, int64_t hp, int64_t n, int64_t hd, float *dst, int64_t ld) {
-  for (int64_t i = 0; i < n; i++) memcpy(dst + i * ld, src + i * hp, (size_t)hd * sizeof *dst);
+/* Where the kernels write rows of a head: in place when hd is a multiple of
+ * 16, else into buf (rows of hp), which flush_rows copies out. */
+static float *out_rows(float *dst, int64_t *ld, int64_t hd, int64_t hp, float *buf) {
+  if (hd == hp) return dst;
+  *ld = hp;
+  return buf;
+}
+
+static void flush_rows(const float *buf, int64_t hp, int64_t n, int64_t hd, float *dst, int64_t ld) {
+  if (buf == dst) return;
+  for (int64_t i = 0; i < n; i++) memcpy(dst + i * ld, buf + i * hp, (size_t)hd * sizeof *dst);
 }
 
 typedef struct att_job {
@@ -191,27 +203,32 @@ typedef struct att_job {
   bool causal;
 } att_job;
 
+static int block_rows(int64_t i0, int64_t n) { return n - i0 < ATT_BLOCK ? (int)(n - i0) : ATT_BLOCK; }
+
 /* Sample b, key/value head kv: the queries of its heads against its keys. */
 static void unit_forward(const att_job *job, int64_t b, int64_t kv) {
   const att_state *s = job->s;
   const att_dims g = job->g;
   const int64_t steps = s->steps, keys = s->keys, kp = job->kp, hp = job->hp, group = g.h / g.kv;
   const uint8_t *pad = s->mask_batch > 0 ? s->mask + b * s->mask_keys : NULL;
-  float *kt = s->work + (b * g.kv + kv) * job->unit_size, *vp = kt + g.hd * kp, *sb = vp + keys * hp,
-        *ob = sb + ATT_BLOCK * kp;
-  pack_columns(s->k + b * s->kv_steps * g.kw + kv * g.hd, g.kw, keys, g.hd, kp, kt);
-  pack_rows(s->v + b * s->kv_steps * g.kw + kv * g.hd, g.kw, keys, g.hd, hp, vp);
+  float *kt = s->work + (b * g.kv + kv) * job->unit_size, *vbuf = kt + g.hd * kp, *sb = vbuf + keys * hp,
+        *obuf = sb + ATT_BLOCK * kp;
+  const float *kh = s->k + b * s->kv_steps * g.kw + kv * g.hd;
+  int64_t ldv = g.kw;
+  head_columns(kh, g.kw, keys, g.hd, kp, kt);
+  const float *vh = head_rows(s->v + b * s->kv_steps * g.kw + kv * g.hd, &ldv, keys, g.hd, hp, vbuf);
   for (int64_t h = kv * group; h < (kv + 1) * group; h++) {
     float *ph = s->p + (b * g.h + h) * steps * kp;
     for (int64_t i0 = 0; i0 < steps; i0 += ATT_BLOCK) {
-      int rows = steps - i0 < ATT_BLOCK ? (int)(steps - i0) : ATT_BLOCK;
-      int64_t vis[ATT_BLOCK];
+      int rows = block_rows(i0, steps);
+      int64_t vis[ATT_BLOCK], ldo = g.qw;
       for (int r = 0; r < rows; r++) vis[r] = visible_keys(i0 + r, s->offset, keys, job->causal);
       job->k->scores(s->q + (b * steps + i0) * g.qw + h * g.hd, g.qw, rows, kt, kp, g.hd, att_pad16(vis[rows - 1]),
                      sb, kp);
       for (int r = 0; r < rows; r++) job->k->softmax(sb + r * kp, vis[r], pad, job->scale, ph + (i0 + r) * kp);
-      job->k->mix(ph + i0 * kp, kp, rows, vis, vp, hp, hp, ob, hp);
-      unpack_rows(ob, hp, rows, g.hd, s->o + (b * steps + i0) * g.qw + h * g.hd, g.qw);
+      float *oh = s->o + (b * steps + i0) * g.qw + h * g.hd, *o = out_rows(oh, &ldo, g.hd, hp, obuf);
+      job->k->mix(ph + i0 * kp, kp, rows, vis, vh, ldv, hp, o, ldo);
+      flush_rows(o, hp, rows, g.hd, oh, g.qw);
     }
   }
 }
@@ -244,38 +261,43 @@ static void unit_backward(const att_job *job, int64_t b, int64_t kv) {
   const att_state *s = job->s;
   const att_dims g = job->g;
   const int64_t steps = s->steps, keys = s->keys, kp = job->kp, hp = job->hp, group = g.h / g.kv;
-  float *vt = s->work + (b * g.kv + kv) * job->unit_size, *kr = vt + g.hd * kp, *dkb = kr + keys * hp,
-        *dvb = dkb + keys * hp, *qr = dvb + keys * hp, *dor = qr + steps * hp, *dp = dor + steps * hp,
-        *ob = dp + steps * kp;
-  pack_columns(s->v + b * s->kv_steps * g.kw + kv * g.hd, g.kw, keys, g.hd, kp, vt);
-  pack_rows(s->k + b * s->kv_steps * g.kw + kv * g.hd, g.kw, keys, g.hd, hp, kr);
+  float *vt = s->work + (b * g.kv + kv) * job->unit_size, *kbuf = vt + g.hd * kp, *dkbuf = kbuf + keys * hp,
+        *dvbuf = dkbuf + keys * hp, *qbuf = dvbuf + keys * hp, *dobuf = qbuf + steps * hp, *dp = dobuf + steps * hp,
+        *obuf = dp + steps * kp;
+  int64_t ldk = g.kw, lddk = g.kw, lddv = g.kw;
+  head_columns(s->v + b * s->kv_steps * g.kw + kv * g.hd, g.kw, keys, g.hd, kp, vt);
+  const float *kh = head_rows(s->k + b * s->kv_steps * g.kw + kv * g.hd, &ldk, keys, g.hd, hp, kbuf);
+  float *dkh = s->dk + b * keys * g.kw + kv * g.hd, *dvh = s->dv + b * keys * g.kw + kv * g.hd;
+  float *dk = out_rows(dkh, &lddk, g.hd, hp, dkbuf), *dv = out_rows(dvh, &lddv, g.hd, hp, dvbuf);
   for (int64_t h = kv * group; h < (kv + 1) * group; h++) {
     const float *ph = s->p + (b * g.h + h) * steps * kp, *doh = s->d_o + b * steps * g.qw + h * g.hd;
-    pack_rows(s->q + b * steps * g.qw + h * g.hd, g.qw, steps, g.hd, hp, qr);
-    pack_rows(doh, g.qw, steps, g.hd, hp, dor);
+    int64_t ldq = g.qw, lddo = g.qw;
+    const float *qh = head_rows(s->q + b * steps * g.qw + h * g.hd, &ldq, steps, g.hd, hp, qbuf);
+    const float *dor = head_rows(doh, &lddo, steps, g.hd, hp, dobuf);
     for (int64_t i0 = 0; i0 < steps; i0 += ATT_BLOCK) {
-      int rows = steps - i0 < ATT_BLOCK ? (int)(steps - i0) : ATT_BLOCK;
-      int64_t vis[ATT_BLOCK];
+      int rows = block_rows(i0, steps);
+      int64_t vis[ATT_BLOCK], ldo = g.qw;
       for (int r = 0; r < rows; r++) vis[r] = visible_keys(i0 + r, s->offset, keys, job->causal);
       job->k->scores(doh + i0 * g.qw, g.qw, rows, vt, kp, g.hd, att_pad16(vis[rows - 1]), dp + i0 * kp, kp);
       for (int r = 0; r < rows; r++) job->k->softmax_backward(ph + (i0 + r) * kp, dp + (i0 + r) * kp, vis[r], job->scale);
-      job->k->mix(dp + i0 * kp, kp, rows, vis, kr, hp, hp, ob, hp);
-      unpack_rows(ob, hp, rows, g.hd, s->dq + (b * steps + i0) * g.qw + h * g.hd, g.qw);
+      float *dqh = s->dq + (b * steps + i0) * g.qw + h * g.hd, *dq = out_rows(dqh, &ldo, g.hd, hp, obuf);
+      job->k->mix(dp + i0 * kp, kp, rows, vis, kh, ldk, hp, dq, ldo);
+      flush_rows(dq, hp, rows, g.hd, dqh, g.qw);
     }
+    bool more = h > kv * group;
     for (int64_t j0 = 0; j0 < keys; j0 += ATT_BLOCK) {
-      int cols = keys - j0 < ATT_BLOCK ? (int)(keys - j0) : ATT_BLOCK;
+      int cols = block_rows(j0, keys);
       int64_t lo[ATT_BLOCK];
       for (int c = 0; c < cols; c++) { /* the first query row that sees key j0 + c */
         int64_t first = job->causal ? j0 + c - s->offset : 0;
         lo[c] = first > 0 ? first : 0;
       }
-      bool more = h > kv * group;
-      job->k->mix_t(dp + j0, kp, cols, lo, steps, qr, hp, hp, dkb + j0 * hp, hp, more);
-      job->k->mix_t(ph + j0, kp, cols, lo, steps, dor, hp, hp, dvb + j0 * hp, hp, more);
+      job->k->mix_t(dp + j0, kp, cols, lo, steps, qh, ldq, hp, dk + j0 * lddk, lddk, more);
+      job->k->mix_t(ph + j0, kp, cols, lo, steps, dor, lddo, hp, dv + j0 * lddv, lddv, more);
     }
   }
-  unpack_rows(dkb, hp, keys, g.hd, s->dk + b * keys * g.kw + kv * g.hd, g.kw);
-  unpack_rows(dvb, hp, keys, g.hd, s->dv + b * keys * g.kw + kv * g.hd, g.kw);
+  flush_rows(dk, hp, keys, g.hd, dkh, g.kw);
+  flush_rows(dv, hp, keys, g.hd, dvh, g.kw);
 }
 
 static void units_backward(void *arg, int64_t begin, int64_t end) {

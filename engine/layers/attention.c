@@ -103,13 +103,23 @@ static int att_build(loom_layer *l, const loom_shape *in, uint64_t seed, loom_er
 
 /* ---- forward ------------------------------------------------------------ */
 
+/* out[r·n + j] += b[j]; restrict lets the compiler vectorize it. */
+static void add_bias(float *restrict out, int64_t rows, int64_t n, const float *restrict b) {
+  for (int64_t r = 0; r < rows; r++)
+    for (int64_t j = 0; j < n; j++) out[r * n + j] += b[j];
+}
+
+/* acc[j] += Σ_r m[r·n + j], rows in ascending order (a bias gradient). */
+static void add_columns(float *restrict acc, const float *restrict m, int64_t rows, int64_t n) {
+  for (int64_t r = 0; r < rows; r++)
+    for (int64_t j = 0; j < n; j++) acc[j] += m[r * n + j];
+}
+
 /* Projection of the rows with optional bias: out = x·Wᵀ + b. */
 static void project(loom_pool *pool, const float *x, int64_t rows, int64_t d, const float *w, const float *b,
                     int64_t n, float *out) {
   loom_sgemm(pool, false, true, rows, n, d, x, d, w, d, false, out, n);
-  if (b)
-    for (int64_t r = 0; r < rows; r++)
-      for (int64_t j = 0; j < n; j++) out[r * n + j] += b[j];
+  if (b) add_bias(out, rows, n, b);
 }
 
 /* RMS-normalises each head vector of `rows` rows of nh heads in place
@@ -158,20 +168,22 @@ static int att_forward(loom_layer *l, const loom_ctx *ctx, const float *x, float
   int bi = att_bias_index(l), ni = att_norm_index(l);
   int64_t rows = batch * steps;
   project(pool, x, rows, g.d, w[W_Q], bi >= 0 ? w[bi] : NULL, g.qw, s->q);
-  project(pool, x, rows, g.d, w[W_K], bi >= 0 ? w[bi + 1] : NULL, g.kw, s->k_new);
-  project(pool, x, rows, g.d, w[W_V], bi >= 0 ? w[bi + 2] : NULL, g.kw, s->v_new);
+  /* Without a cache the key/value buffers hold exactly this call's rows: project into them. */
+  float *k_new = cap > 0 ? s->k_new : s->k, *v_new = cap > 0 ? s->v_new : s->v;
+  project(pool, x, rows, g.d, w[W_K], bi >= 0 ? w[bi + 1] : NULL, g.kw, k_new);
+  project(pool, x, rows, g.d, w[W_V], bi >= 0 ? w[bi + 2] : NULL, g.kw, v_new);
   if (ni >= 0) {
     double eps = layer_float(l, P_QK_EPS);
     heads_rmsnorm(s->q, s->q_raw, s->q_rstd, w[ni], rows, g.h, g.hd, eps);
-    heads_rmsnorm(s->k_new, s->k_raw, s->k_rstd, w[ni + 1], rows, g.kv, g.hd, eps);
+    heads_rmsnorm(k_new, s->k_raw, s->k_rstd, w[ni + 1], rows, g.kv, g.hd, eps);
   }
   if (layer_int(l, P_ROPE) != ATT_ROPE_NONE) {
     att_rope_table(l, s, offset, steps);
     att_rope_apply(l, s, s->q, batch, steps, g.h, 1.0f);
-    att_rope_apply(l, s, s->k_new, batch, steps, g.kv, 1.0f);
+    att_rope_apply(l, s, k_new, batch, steps, g.kv, 1.0f);
   }
-  /* Keys and values into their rows of the (cache) buffer. */
-  for (int64_t b = 0; b < batch; b++) {
+  /* With a cache: this call's keys and values into their rows of it. */
+  for (int64_t b = 0; b < batch && cap > 0; b++) {
     size_t n = (size_t)(steps * g.kw) * sizeof(float);
     memcpy(s->k + (b * kv_steps + offset) * g.kw, s->k_new + b * steps * g.kw, n);
     memcpy(s->v + (b * kv_steps + offset) * g.kw, s->v_new + b * steps * g.kw, n);
@@ -183,9 +195,7 @@ static int att_forward(loom_layer *l, const loom_ctx *ctx, const float *x, float
   s->kv_steps = kv_steps;
   att_scores(l, s, pool);
   loom_sgemm(pool, false, true, rows, g.d, g.qw, s->o, g.qw, w[W_O], g.qw, false, y, g.d);
-  if (bi >= 0)
-    for (int64_t r = 0; r < rows; r++)
-      for (int64_t j = 0; j < g.d; j++) y[r * g.d + j] += w[bi + 3][j];
+  if (bi >= 0) add_bias(y, rows, g.d, w[bi + 3]);
   if (cap > 0) {
     s->len = keys;
     s->cache_batch = batch;
@@ -236,9 +246,7 @@ static int att_backward(loom_layer *l, const loom_ctx *ctx, const float *x, cons
   int64_t rows = batch * s->steps;
   /* Output projection. */
   loom_sgemm(pool, true, false, g.d, g.qw, rows, dy, g.d, s->o, g.qw, true, l->grad[W_O], g.qw);
-  if (bi >= 0)
-    for (int64_t r = 0; r < rows; r++)
-      for (int64_t j = 0; j < g.d; j++) l->grad[bi + 3][j] += dy[r * g.d + j];
+  if (bi >= 0) add_columns(l->grad[bi + 3], dy, rows, g.d);
   loom_sgemm(pool, false, false, rows, g.qw, g.d, dy, g.d, w[W_O], g.qw, false, s->d_o, g.qw);
   att_scores_backward(l, s, pool);
   /* Undo RoPE (rotate back) and the norms, then the projections. */
@@ -254,9 +262,7 @@ static int att_backward(loom_layer *l, const loom_ctx *ctx, const float *x, cons
   const int64_t widths[3] = {g.qw, g.kw, g.kw};
   for (int p = 0; p < 3; p++) {
     loom_sgemm(pool, true, false, widths[p], g.d, rows, grads[p], widths[p], x, g.d, true, l->grad[W_Q + p], g.d);
-    if (bi >= 0)
-      for (int64_t r = 0; r < rows; r++)
-        for (int64_t j = 0; j < widths[p]; j++) l->grad[bi + p][j] += grads[p][r * widths[p] + j];
+    if (bi >= 0) add_columns(l->grad[bi + p], grads[p], rows, widths[p]);
     if (dx) loom_sgemm(pool, false, false, rows, g.d, widths[p], grads[p], widths[p], w[W_Q + p], g.d, p > 0, dx, g.d);
   }
   return LOOM_OK;
