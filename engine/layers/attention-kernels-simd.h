@@ -171,89 +171,120 @@ static void SIMD(softmax_backward)(const float *p, float *dp, int64_t vis, float
 
 /* ---- mix: rows of a times rows of x, chains over j ---- */
 
+/* Columns per tile of the mixes: the accumulators of ATT_BLOCK rows, the
+ * loads and a broadcast fit the registers. */
+#define MIX_WIDE 2
+
 static inline __attribute__((always_inline)) void SIMD(mix_tile)(const float *a, int64_t lda, const int rows,
                                                                  const int64_t *n, const float *x, int64_t ldx,
-                                                                 float *o, int64_t ldo) {
-  vf acc[ATT_BLOCK][NL] = {{{0}}};
+                                                                 const int nv, float *o, int64_t ldo) {
+  vf acc[ATT_BLOCK][MIX_WIDE] = {{{0}}};
   int64_t lo = n[0], hi = n[0];
   for (int r = 1; r < rows; r++) {
     lo = n[r] < lo ? n[r] : lo;
     hi = n[r] > hi ? n[r] : hi;
   }
   for (int64_t j = 0; j < lo; j++) {
-    vf xv[NL];
-    for (int v = 0; v < NL; v++) xv[v] = SIMD(load)(x + j * ldx + v * VL);
+    vf xv[MIX_WIDE];
+#pragma GCC unroll 2
+    for (int v = 0; v < nv; v++) xv[v] = SIMD(load)(x + j * ldx + v * VL);
 #pragma GCC unroll 4
     for (int r = 0; r < rows; r++) {
       const vf ab = VSPLAT(a[r * lda + j]);
-      for (int v = 0; v < NL; v++) acc[r][v] = VFMA(ab, xv[v], acc[r][v]);
+#pragma GCC unroll 2
+      for (int v = 0; v < nv; v++) acc[r][v] = VFMA(ab, xv[v], acc[r][v]);
     }
   }
   for (int64_t j = lo; j < hi; j++) /* the rows with more terms finish alone */
 #pragma GCC unroll 4
     for (int r = 0; r < rows; r++)
       if (j < n[r])
-        for (int v = 0; v < NL; v++)
+#pragma GCC unroll 2
+        for (int v = 0; v < nv; v++)
           acc[r][v] = VFMA(VSPLAT(a[r * lda + j]), SIMD(load)(x + j * ldx + v * VL), acc[r][v]);
 #pragma GCC unroll 4
   for (int r = 0; r < rows; r++)
-    for (int v = 0; v < NL; v++) SIMD(store)(o + r * ldo + v * VL, acc[r][v]);
+#pragma GCC unroll 2
+    for (int v = 0; v < nv; v++) SIMD(store)(o + r * ldo + v * VL, acc[r][v]);
+}
+
+static inline __attribute__((always_inline)) void SIMD(mix_rows)(const float *a, int64_t lda, const int rows,
+                                                                 const int64_t *n, const float *x, int64_t ldx,
+                                                                 int64_t w, float *o, int64_t ldo) {
+  int64_t e = 0;
+  for (; e + MIX_WIDE * VL <= w; e += MIX_WIDE * VL) SIMD(mix_tile)(a, lda, rows, n, x + e, ldx, MIX_WIDE, o + e, ldo);
+  for (; e < w; e += NL * VL) SIMD(mix_tile)(a, lda, rows, n, x + e, ldx, NL, o + e, ldo);
 }
 
 static void SIMD(mix)(const float *a, int64_t lda, int rows, const int64_t *n, const float *x, int64_t ldx, int64_t w,
                       float *o, int64_t ldo) {
-  for (int64_t e = 0; e < w; e += ATT_LANES) switch (rows) {
-    case 4: SIMD(mix_tile)(a, lda, 4, n, x + e, ldx, o + e, ldo); break;
-    case 3: SIMD(mix_tile)(a, lda, 3, n, x + e, ldx, o + e, ldo); break;
-    case 2: SIMD(mix_tile)(a, lda, 2, n, x + e, ldx, o + e, ldo); break;
-    default: SIMD(mix_tile)(a, lda, 1, n, x + e, ldx, o + e, ldo); break;
-    }
+  switch (rows) {
+  case 4: SIMD(mix_rows)(a, lda, 4, n, x, ldx, w, o, ldo); break;
+  case 3: SIMD(mix_rows)(a, lda, 3, n, x, ldx, w, o, ldo); break;
+  case 2: SIMD(mix_rows)(a, lda, 2, n, x, ldx, w, o, ldo); break;
+  default: SIMD(mix_rows)(a, lda, 1, n, x, ldx, w, o, ldo); break;
+  }
 }
 
 /* ---- the transposed mix: columns of a times rows of x, chains over i ---- */
 
 static inline __attribute__((always_inline)) void SIMD(mix_t_tile)(const float *a, int64_t lda, const int cols,
                                                                    const int64_t *lo, int64_t hi, const float *x,
-                                                                   int64_t ldx, float *o, int64_t ldo,
+                                                                   int64_t ldx, const int nv, float *o, int64_t ldo,
                                                                    bool accumulate) {
-  vf acc[ATT_BLOCK][NL] = {{{0}}};
+  vf acc[ATT_BLOCK][MIX_WIDE] = {{{0}}};
   int64_t first = lo[0], all = lo[0];
 #pragma GCC unroll 4
   for (int c = 0; c < cols; c++) {
     first = lo[c] < first ? lo[c] : first;
     all = lo[c] > all ? lo[c] : all;
     if (accumulate)
-      for (int v = 0; v < NL; v++) acc[c][v] = SIMD(load)(o + c * ldo + v * VL);
+#pragma GCC unroll 2
+      for (int v = 0; v < nv; v++) acc[c][v] = SIMD(load)(o + c * ldo + v * VL);
   }
   if (all > hi) all = hi;
   for (int64_t i = first; i < all; i++) /* the columns that start earlier begin alone */
 #pragma GCC unroll 4
     for (int c = 0; c < cols; c++)
       if (i >= lo[c])
-        for (int v = 0; v < NL; v++)
+#pragma GCC unroll 2
+        for (int v = 0; v < nv; v++)
           acc[c][v] = VFMA(VSPLAT(a[i * lda + c]), SIMD(load)(x + i * ldx + v * VL), acc[c][v]);
   for (int64_t i = all; i < hi; i++) {
-    vf xv[NL];
-    for (int v = 0; v < NL; v++) xv[v] = SIMD(load)(x + i * ldx + v * VL);
+    vf xv[MIX_WIDE];
+#pragma GCC unroll 2
+    for (int v = 0; v < nv; v++) xv[v] = SIMD(load)(x + i * ldx + v * VL);
 #pragma GCC unroll 4
     for (int c = 0; c < cols; c++) {
       const vf ab = VSPLAT(a[i * lda + c]);
-      for (int v = 0; v < NL; v++) acc[c][v] = VFMA(ab, xv[v], acc[c][v]);
+#pragma GCC unroll 2
+      for (int v = 0; v < nv; v++) acc[c][v] = VFMA(ab, xv[v], acc[c][v]);
     }
   }
 #pragma GCC unroll 4
   for (int c = 0; c < cols; c++)
-    for (int v = 0; v < NL; v++) SIMD(store)(o + c * ldo + v * VL, acc[c][v]);
+#pragma GCC unroll 2
+    for (int v = 0; v < nv; v++) SIMD(store)(o + c * ldo + v * VL, acc[c][v]);
+}
+
+static inline __attribute__((always_inline)) void SIMD(mix_t_cols)(const float *a, int64_t lda, const int cols,
+                                                                   const int64_t *lo, int64_t hi, const float *x,
+                                                                   int64_t ldx, int64_t w, float *o, int64_t ldo,
+                                                                   bool accumulate) {
+  int64_t e = 0;
+  for (; e + MIX_WIDE * VL <= w; e += MIX_WIDE * VL)
+    SIMD(mix_t_tile)(a, lda, cols, lo, hi, x + e, ldx, MIX_WIDE, o + e, ldo, accumulate);
+  for (; e < w; e += NL * VL) SIMD(mix_t_tile)(a, lda, cols, lo, hi, x + e, ldx, NL, o + e, ldo, accumulate);
 }
 
 static void SIMD(mix_t)(const float *a, int64_t lda, int cols, const int64_t *lo, int64_t hi, const float *x,
                         int64_t ldx, int64_t w, float *o, int64_t ldo, bool accumulate) {
-  for (int64_t e = 0; e < w; e += ATT_LANES) switch (cols) {
-    case 4: SIMD(mix_t_tile)(a, lda, 4, lo, hi, x + e, ldx, o + e, ldo, accumulate); break;
-    case 3: SIMD(mix_t_tile)(a, lda, 3, lo, hi, x + e, ldx, o + e, ldo, accumulate); break;
-    case 2: SIMD(mix_t_tile)(a, lda, 2, lo, hi, x + e, ldx, o + e, ldo, accumulate); break;
-    default: SIMD(mix_t_tile)(a, lda, 1, lo, hi, x + e, ldx, o + e, ldo, accumulate); break;
-    }
+  switch (cols) {
+  case 4: SIMD(mix_t_cols)(a, lda, 4, lo, hi, x, ldx, w, o, ldo, accumulate); break;
+  case 3: SIMD(mix_t_cols)(a, lda, 3, lo, hi, x, ldx, w, o, ldo, accumulate); break;
+  case 2: SIMD(mix_t_cols)(a, lda, 2, lo, hi, x, ldx, w, o, ldo, accumulate); break;
+  default: SIMD(mix_t_cols)(a, lda, 1, lo, hi, x, ldx, w, o, ldo, accumulate); break;
+  }
 }
 
 static void SIMD(fill)(att_kernels *k) {
