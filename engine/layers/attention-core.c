@@ -173,9 +173,24 @@ static const float *head_rows(const float *src, int64_t *ld, int64_t n, int64_t 
   return buf;
 }
 
-/* The transpose of a head's rows [0, n): hd rows of kp values, zero-padded. */
-static void head_columns(const float *src, int64_t ld, int64_t n, int64_t hd, int64_t kp, float *dst) {
-  for (int64_t j = 0; j < n; j++) /* reads row by row; the hd destination rows stay in cache */
+/* The transpose of a head's rows [0, n): hd rows of kp values, zero-padded.
+ * Tiles of 8 × 8 through a local block keep both the reads and the writes
+ * within a few cache lines at a time. */
+static void head_columns(const float *restrict src, int64_t ld, int64_t n, int64_t hd, int64_t kp,
+                         float *restrict dst) {
+  int64_t j = 0;
+  for (; j + 8 <= n; j += 8) {
+    int64_t d = 0;
+    for (; d + 8 <= hd; d += 8) {
+      float tile[8][8];
+      for (int a = 0; a < 8; a++)
+        for (int b = 0; b < 8; b++) tile[b][a] = src[(j + a) * ld + d + b];
+      for (int b = 0; b < 8; b++) memcpy(dst + (d + b) * kp + j, tile[b], sizeof tile[b]);
+    }
+    for (; d < hd; d++)
+      for (int a = 0; a < 8; a++) dst[d * kp + j + a] = src[(j + a) * ld + d];
+  }
+  for (; j < n; j++)
     for (int64_t d = 0; d < hd; d++) dst[d * kp + j] = src[j * ld + d];
   for (int64_t d = 0; d < hd; d++) memset(dst + d * kp + n, 0, (size_t)(kp - n) * sizeof *dst);
 }
