@@ -40,13 +40,18 @@ static inline void SIMD(store)(float *p, vf v) { memcpy(p, &v, sizeof v); }
 
 static inline vf SIMD(select)(vi m, vf a, vf b) { return (vf)((m & (vi)a) | (~m & (vi)b)); }
 
-/* The reference's lane_tree on NL vectors holding lanes 0…15 in order. */
+/* The reference's lane_tree on NL vectors holding lanes 0…15 in order:
+ * pairs (k, k + w) for w = 8, 4, 2, 1, as halves of registers. */
 static inline float SIMD(lane_tree)(const vf acc[NL]) {
-  float lanes[ATT_LANES];
-  memcpy(lanes, acc, sizeof lanes);
-  for (int w = ATT_LANES / 2; w >= 1; w /= 2)
-    for (int k = 0; k < w; k++) lanes[k] += lanes[k + w];
-  return lanes[0];
+#if VBYTES == 64
+  const __m512 a = (__m512)acc[0];
+  const __m256 h8 = _mm256_add_ps(_mm512_castps512_ps256(a), _mm512_extractf32x8_ps(a, 1));
+#else
+  const __m256 h8 = _mm256_add_ps((__m256)acc[0], (__m256)acc[1]);
+#endif
+  const __m128 h4 = _mm_add_ps(_mm256_castps256_ps128(h8), _mm256_extractf128_ps(h8, 1));
+  const __m128 h2 = _mm_add_ps(h4, _mm_movehl_ps(h4, h4));
+  return _mm_cvtss_f32(_mm_add_ss(h2, _mm_shuffle_ps(h2, h2, 1)));
 }
 
 /* att_exp lane by lane. */
@@ -120,9 +125,10 @@ static void SIMD(scores)(const float *q, int64_t ldq, int rows, const float *kt,
 
 /* Lanes of keys j … j + VL − 1 that take part: j < vis and not padding. */
 static inline vi SIMD(visible)(int64_t j, int64_t vis, const uint8_t *pad) {
+  static const int32_t lanes[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
   const int64_t left = vis - j < 0 ? 0 : vis - j < VL ? vis - j : VL;
   vi lane;
-  for (int l = 0; l < VL; l++) lane[l] = l;
+  memcpy(&lane, lanes, sizeof lane);
   vi m = lane < (int32_t)left;
   if (pad) {
     uint8_t bytes[VL] = {0};
@@ -134,16 +140,62 @@ static inline vi SIMD(visible)(int64_t j, int64_t vis, const uint8_t *pad) {
   return m;
 }
 
+/* The largest lane of mv (no NaN there: the selects keep them out). Any
+ * order gives the same value; a zero's sign may differ, which no e_j sees. */
+static inline float SIMD(lane_max)(vf mv) {
+#if VBYTES == 64
+  return _mm512_reduce_max_ps((__m512)mv);
+#else
+  __m128 m = _mm_max_ps(_mm256_castps256_ps128((__m256)mv), _mm256_extractf128_ps((__m256)mv, 1));
+  m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+  return _mm_cvtss_f32(_mm_max_ss(m, _mm_shuffle_ps(m, m, 1)));
+#endif
+}
+
+/* Rows of up to this many vectors keep their exponentials in registers. */
+#define SOFTMAX_REGS 8
+
+/*
+ * Keys that do not take part hold −∞ after the scale, so e^(t − max) is
+ * att_exp(−∞) = +0, the reference's 0 for them. Rows of up to SOFTMAX_REGS
+ * vectors keep t and e in registers: one pass over memory each way.
+ */
 static void SIMD(softmax)(const float *s, int64_t vis, const uint8_t *pad, float scale, float *p) {
   const int64_t n = att_pad16(vis);
   const vf ninf = VSPLAT(-INFINITY);
+  if (n <= SOFTMAX_REGS * VL) {
+    vf t[SOFTMAX_REGS] = {{0}}, mv = ninf;
+    const int nv = (int)(n / VL);
+#pragma GCC unroll 8
+    for (int v = 0; v < SOFTMAX_REGS; v++)
+      if (v < nv) {
+        t[v] = SIMD(select)(SIMD(visible)(v * VL, vis, pad), SIMD(load)(s + v * VL) * scale, ninf);
+        mv = SIMD(select)(t[v] > mv, t[v], mv);
+      }
+    const float mx = SIMD(lane_max)(mv);
+    if (mx == -INFINITY) {
+      memset(p, 0, (size_t)n * sizeof *p);
+      return;
+    }
+    vf acc[NL] = {{0}};
+#pragma GCC unroll 8
+    for (int v = 0; v < SOFTMAX_REGS; v++)
+      if (v < nv) {
+        t[v] = SIMD(exp)(t[v] - mx);
+        acc[v % NL] += t[v];
+      }
+    const float inv = 1.0f / SIMD(lane_tree)(acc);
+#pragma GCC unroll 8
+    for (int v = 0; v < SOFTMAX_REGS; v++)
+      if (v < nv) SIMD(store)(p + v * VL, t[v] * inv);
+    return;
+  }
   vf mv = ninf;
   for (int64_t j = 0; j < n; j += VL) {
     const vf t = SIMD(select)(SIMD(visible)(j, vis, pad), SIMD(load)(s + j) * scale, ninf);
     mv = SIMD(select)(t > mv, t, mv);
   }
-  float mx = -INFINITY;
-  for (int l = 0; l < VL; l++) mx = mv[l] > mx ? mv[l] : mx;
+  const float mx = SIMD(lane_max)(mv);
   if (mx == -INFINITY) {
     memset(p, 0, (size_t)n * sizeof *p);
     return;
@@ -152,7 +204,8 @@ static void SIMD(softmax)(const float *s, int64_t vis, const uint8_t *pad, float
   for (int64_t j = 0; j < n; j += ATT_LANES)
     for (int v = 0; v < NL; v++) {
       const int64_t jj = j + v * VL;
-      const vf e = SIMD(select)(SIMD(visible)(jj, vis, pad), SIMD(exp)(SIMD(load)(s + jj) * scale - mx), VSPLAT(0.0f));
+      const vf t = SIMD(select)(SIMD(visible)(jj, vis, pad), SIMD(load)(s + jj) * scale, ninf);
+      const vf e = SIMD(exp)(t - mx);
       SIMD(store)(p + jj, e);
       acc[v] += e;
     }
