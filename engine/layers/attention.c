@@ -15,7 +15,8 @@
  * by token decoding equals the full-sequence forward. Backward covers the
  * steps of the last call and needs it to have started from an empty cache.
  * Formulas, weight names and the RoPE convention: docs/layers.md. The
- * rotation angles are computed in float64; every product is a loom_sgemm.
+ * rotation angles are computed in float64; the projections are loom_sgemm
+ * calls, the attention between them is attention-core.c's.
  */
 #include <math.h>
 #include <stdio.h>
