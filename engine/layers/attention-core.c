@@ -1,17 +1,20 @@
 /*
  * The inner work of attention.c: sizes, buffers, rotary embedding and the
  * attention itself (scores, masks, softmax, weighted values) with its
- * backward. Per (sample, head) everything is a loom_sgemm over strided rows,
- * and heads of a group add their key/value gradients in ascending order, so
- * results do not depend on the thread count.
+ * backward. The work is split into units of one sample and one key/value
+ * head (with the query heads of its group, in ascending order); a unit packs
+ * its keys and values once and runs blocks of ATT_BLOCK query rows through
+ * the kernels of attention-kernels.h, skipping the keys a causal mask hides.
+ * No unit reads another's outputs, so results do not depend on the thread
+ * count.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/i18n.h"
-#include "kernels/matmul.h"
 #include "layers/attention-impl.h"
+#include "layers/attention-kernels.h"
 
 int64_t att_kv_heads(const loom_layer *l) {
   int64_t kv = layer_int(l, P_KV_HEADS);
@@ -49,8 +52,8 @@ att_state *att_get_state(loom_layer *l, loom_error *err) {
 void att_free_state(loom_layer *l) {
   att_state *s = l->state;
   if (!s) return;
-  float *bufs[] = {s->q,  s->q_raw, s->q_rstd, s->k_new, s->k_raw, s->k_rstd, s->v_new,    s->k,       s->v,
-                   s->p,  s->o,     s->d_o,    s->dq,    s->dk,    s->dv,     s->dp,       s->rope_cos, s->rope_sin};
+  float *bufs[] = {s->q, s->q_raw, s->q_rstd, s->k_new, s->k_raw, s->k_rstd, s->v_new,    s->k,       s->v,
+                   s->p, s->o,     s->d_o,    s->dq,    s->dk,    s->dv,     s->rope_cos, s->rope_sin, s->work};
   for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) free(bufs[i]);
   free(s->mask);
   free(s);
@@ -84,14 +87,30 @@ static bool product(int64_t a, int64_t b, int64_t c, int64_t *out) {
   return true;
 }
 
+/* The scratch of one unit: the larger of the forward's and the backward's
+ * (see unit_forward and unit_backward). */
+static bool att_work_size(int64_t steps, int64_t keys, int64_t hd, int64_t *out) {
+  int64_t kp = att_pad16(keys), hp = att_pad16(hd), a, b, c, d, e;
+  if (!(product(hd, kp, 1, &a) && product(keys, hp, 1, &b) && product(steps, hp, 1, &c) &&
+        product(steps, kp, 1, &d) && product(ATT_BLOCK, kp + hp, 1, &e)))
+    return false;
+  const int64_t part = INT64_MAX / 16; /* the sum of 8 parts stays an int64 */
+  if (a > part || b > part || c > part || d > part || e > part) return false;
+  int64_t fwd = a + b + e, bwd = a + 3 * b + 2 * c + d + e;
+  *out = fwd > bwd ? fwd : bwd;
+  return true;
+}
+
 int att_reserve(loom_layer *l, att_state *s, int64_t batch, int64_t steps, int64_t keys, int64_t kv_steps,
                 loom_error *err) {
   char where[128];
   att_dims g = att_dims_of(l);
-  int64_t rows, nq, nk, nkv, np, ndp, nqr, nkr, nrope;
-  bool ok = product(batch, steps, 1, &rows) && product(rows, g.qw, 1, &nq) && product(rows, g.kw, 1, &nk) &&
-            product(batch, kv_steps, g.kw, &nkv) && product(rows, g.h, keys, &np) && product(steps, keys, 1, &ndp) &&
-            product(rows, g.h, 1, &nqr) && product(rows, g.kv, 1, &nkr) && product(steps, g.hd, 1, &nrope);
+  int64_t rows, nq, nk, nkv, np, nunit, nwork, nqr, nkr, nrope;
+  bool ok = keys < INT64_MAX / 2 && g.hd < INT64_MAX / 2 && product(batch, steps, 1, &rows) &&
+            product(rows, g.qw, 1, &nq) && product(rows, g.kw, 1, &nk) && product(batch, kv_steps, g.kw, &nkv) &&
+            product(rows, g.h, att_pad16(keys), &np) && att_work_size(steps, keys, g.hd, &nunit) &&
+            product(batch, g.kv, nunit, &nwork) && product(rows, g.h, 1, &nqr) && product(rows, g.kv, 1, &nkr) &&
+            product(steps, g.hd, 1, &nrope);
   if (!ok)
     return loom_error_set(err, LOOM_ERR_NOMEM, _("%s: a batch of %lld sequences of %lld steps is too large"),
                           layer_where(l, where, sizeof where), (long long)batch, (long long)steps);
@@ -101,7 +120,7 @@ int att_reserve(loom_layer *l, att_state *s, int64_t batch, int64_t steps, int64
   if (!rc) rc = grow(l, &s->cap_kr, nkr, (float **[]){&s->k_rstd}, 1, err);
   if (!rc) rc = grow(l, &s->cap_kv, nkv, (float **[]){&s->k, &s->v}, 2, err);
   if (!rc) rc = grow(l, &s->cap_p, np, (float **[]){&s->p}, 1, err);
-  if (!rc) rc = grow(l, &s->cap_dp, ndp, (float **[]){&s->dp}, 1, err);
+  if (!rc) rc = grow(l, &s->cap_work, nwork, (float **[]){&s->work}, 1, err);
   if (!rc) rc = grow(l, &s->cap_rope, nrope, (float **[]){&s->rope_cos, &s->rope_sin}, 2, err);
   return rc;
 }
@@ -136,74 +155,172 @@ void att_rope_apply(const loom_layer *l, const att_state *s, float *v, int64_t b
     }
 }
 
-/* Row softmax over `keys` scores of query i (absolute position pos), with the
- * causal and key-padding masks; a row with no visible key becomes zeros. */
-static void softmax_row(float *row, int64_t keys, int64_t pos, bool causal, const uint8_t *pad, float scale) {
-  int64_t visible = causal ? (pos + 1 < keys ? pos + 1 : keys) : keys;
-  float mx = -INFINITY;
-  for (int64_t j = 0; j < visible; j++)
-    if (!(pad && pad[j]) && row[j] * scale > mx) mx = row[j] * scale;
-  if (mx == -INFINITY) {
-    memset(row, 0, (size_t)keys * sizeof *row);
-    return;
+/* Where query row i (absolute position offset + i) stops seeing keys. */
+static int64_t visible_keys(int64_t i, int64_t offset, int64_t keys, bool causal) {
+  return causal && offset + i + 1 < keys ? offset + i + 1 : keys;
+}
+
+/* A head's rows [0, n) (stride *ld, hd values) as the kernels read them: in
+ * place when hd is a multiple of 16, else copied into rows of hp zero-padded
+ * values (then *ld = hp). */
+static const float *head_rows(const float *src, int64_t *ld, int64_t n, int64_t hd, int64_t hp, float *buf) {
+  if (hd == hp) return src;
+  for (int64_t i = 0; i < n; i++) {
+    memcpy(buf + i * hp, src + i * *ld, (size_t)hd * sizeof *buf);
+    memset(buf + i * hp + hd, 0, (size_t)(hp - hd) * sizeof *buf);
   }
-  double sum = 0.0;
-  for (int64_t j = 0; j < keys; j++) {
-    float e = j < visible && !(pad && pad[j]) ? expf(row[j] * scale - mx) : 0.0f;
-    row[j] = e;
-    sum += e;
+  *ld = hp;
+  return buf;
+}
+
+/* The transpose of a head's rows [0, n): hd rows of kp values, zero-padded.
+ * Tiles of 8 × 8 through a local block keep both the reads and the writes
+ * within a few cache lines at a time. */
+static void head_columns(const float *restrict src, int64_t ld, int64_t n, int64_t hd, int64_t kp,
+                         float *restrict dst) {
+  int64_t j = 0;
+  for (; j + 8 <= n; j += 8) {
+    int64_t d = 0;
+    for (; d + 8 <= hd; d += 8) {
+      float tile[8][8];
+      for (int a = 0; a < 8; a++)
+        for (int b = 0; b < 8; b++) tile[b][a] = src[(j + a) * ld + d + b];
+      for (int b = 0; b < 8; b++) memcpy(dst + (d + b) * kp + j, tile[b], sizeof tile[b]);
+    }
+    for (; d < hd; d++)
+      for (int a = 0; a < 8; a++) dst[d * kp + j + a] = src[(j + a) * ld + d];
   }
-  float inv = (float)(1.0 / sum);
-  for (int64_t j = 0; j < keys; j++) row[j] *= inv;
+  for (; j < n; j++)
+    for (int64_t d = 0; d < hd; d++) dst[d * kp + j] = src[j * ld + d];
+  for (int64_t d = 0; d < hd; d++) memset(dst + d * kp + n, 0, (size_t)(kp - n) * sizeof *dst);
+}
+
+/* Where the kernels write rows of a head: in place when hd is a multiple of
+ * 16, else into buf (rows of hp), which flush_rows copies out. */
+static float *out_rows(float *dst, int64_t *ld, int64_t hd, int64_t hp, float *buf) {
+  if (hd == hp) return dst;
+  *ld = hp;
+  return buf;
+}
+
+static void flush_rows(const float *buf, int64_t hp, int64_t n, int64_t hd, float *dst, int64_t ld) {
+  if (buf == dst) return;
+  for (int64_t i = 0; i < n; i++) memcpy(dst + i * ld, buf + i * hp, (size_t)hd * sizeof *dst);
+}
+
+typedef struct att_job {
+  const loom_layer *l;
+  att_state *s;
+  const att_kernels *k;
+  att_dims g;
+  int64_t unit_size, kp, hp;
+  float scale;
+  bool causal;
+} att_job;
+
+static int block_rows(int64_t i0, int64_t n) { return n - i0 < ATT_BLOCK ? (int)(n - i0) : ATT_BLOCK; }
+
+/* Sample b, key/value head kv: the queries of its heads against its keys. */
+static void unit_forward(const att_job *job, int64_t b, int64_t kv) {
+  const att_state *s = job->s;
+  const att_dims g = job->g;
+  const int64_t steps = s->steps, keys = s->keys, kp = job->kp, hp = job->hp, group = g.h / g.kv;
+  const uint8_t *pad = s->mask_batch > 0 ? s->mask + b * s->mask_keys : NULL;
+  float *kt = s->work + (b * g.kv + kv) * job->unit_size, *vbuf = kt + g.hd * kp, *sb = vbuf + keys * hp,
+        *obuf = sb + ATT_BLOCK * kp;
+  const float *kh = s->k + b * s->kv_steps * g.kw + kv * g.hd;
+  int64_t ldv = g.kw;
+  head_columns(kh, g.kw, keys, g.hd, kp, kt);
+  const float *vh = head_rows(s->v + b * s->kv_steps * g.kw + kv * g.hd, &ldv, keys, g.hd, hp, vbuf);
+  for (int64_t h = kv * group; h < (kv + 1) * group; h++) {
+    float *ph = s->p + (b * g.h + h) * steps * kp;
+    for (int64_t i0 = 0; i0 < steps; i0 += ATT_BLOCK) {
+      int rows = block_rows(i0, steps);
+      int64_t vis[ATT_BLOCK], ldo = g.qw;
+      for (int r = 0; r < rows; r++) vis[r] = visible_keys(i0 + r, s->offset, keys, job->causal);
+      job->k->scores(s->q + (b * steps + i0) * g.qw + h * g.hd, g.qw, rows, kt, kp, g.hd, att_pad16(vis[rows - 1]),
+                     sb, kp);
+      for (int r = 0; r < rows; r++) job->k->softmax(sb + r * kp, vis[r], pad, job->scale, ph + (i0 + r) * kp);
+      float *oh = s->o + (b * steps + i0) * g.qw + h * g.hd, *o = out_rows(oh, &ldo, g.hd, hp, obuf);
+      job->k->mix(ph + i0 * kp, kp, rows, vis, vh, ldv, hp, o, ldo);
+      flush_rows(o, hp, rows, g.hd, oh, g.qw);
+    }
+  }
+}
+
+static void units_forward(void *arg, int64_t begin, int64_t end) {
+  const att_job *job = arg;
+  for (int64_t u = begin; u < end; u++) unit_forward(job, u / job->g.kv, u % job->g.kv);
+}
+
+static att_job make_job(const loom_layer *l, att_state *s) {
+  att_dims g = att_dims_of(l);
+  int64_t unit = 0;
+  att_work_size(s->steps, s->keys, g.hd, &unit); /* checked by att_reserve */
+  return (att_job){.l = l, .s = s, .k = att_kernels_get(), .g = g, .unit_size = unit, .kp = att_pad16(s->keys),
+                   .hp = att_pad16(g.hd), .scale = (float)(1.0 / sqrt((double)g.hd)),
+                   .causal = layer_int(l, P_CAUSAL) != 0};
 }
 
 void att_scores(const loom_layer *l, att_state *s, loom_pool *pool) {
-  att_dims g = att_dims_of(l);
-  int64_t steps = s->steps, keys = s->keys, group = g.h / g.kv;
-  float scale = (float)(1.0 / sqrt((double)g.hd));
-  bool causal = layer_int(l, P_CAUSAL) != 0;
-  for (int64_t b = 0; b < s->batch; b++) {
-    const uint8_t *pad = s->mask_batch > 0 ? s->mask + b * s->mask_keys : NULL;
-    for (int64_t h = 0; h < g.h; h++) {
-      const float *qh = s->q + b * steps * g.qw + h * g.hd;
-      const float *kg = s->k + b * s->kv_steps * g.kw + (h / group) * g.hd;
-      const float *vg = s->v + b * s->kv_steps * g.kw + (h / group) * g.hd;
-      float *p = s->p + (b * g.h + h) * steps * keys;
-      loom_sgemm(pool, false, true, steps, keys, g.hd, qh, g.qw, kg, g.kw, false, p, keys);
-      for (int64_t i = 0; i < steps; i++) softmax_row(p + i * keys, keys, s->offset + i, causal, pad, scale);
-      loom_sgemm(pool, false, false, steps, g.hd, keys, p, keys, vg, g.kw, false, s->o + b * steps * g.qw + h * g.hd,
-                 g.qw);
+  att_job job = make_job(l, s);
+  loom_pool_for(pool, s->batch * job.g.kv, 1, units_forward, &job);
+}
+
+/*
+ * Per head of the unit: dP = dO·Vᵀ, dS = P∘(dP − rowsum(P∘dP))·scale in
+ * place, dQ = dS·K; then dK += dSᵀ·Q and dV += Pᵀ·dO over the query rows
+ * that see each key, the heads of the group adding in ascending order.
+ */
+static void unit_backward(const att_job *job, int64_t b, int64_t kv) {
+  const att_state *s = job->s;
+  const att_dims g = job->g;
+  const int64_t steps = s->steps, keys = s->keys, kp = job->kp, hp = job->hp, group = g.h / g.kv;
+  float *vt = s->work + (b * g.kv + kv) * job->unit_size, *kbuf = vt + g.hd * kp, *dkbuf = kbuf + keys * hp,
+        *dvbuf = dkbuf + keys * hp, *qbuf = dvbuf + keys * hp, *dobuf = qbuf + steps * hp, *dp = dobuf + steps * hp,
+        *obuf = dp + steps * kp;
+  int64_t ldk = g.kw, lddk = g.kw, lddv = g.kw;
+  head_columns(s->v + b * s->kv_steps * g.kw + kv * g.hd, g.kw, keys, g.hd, kp, vt);
+  const float *kh = head_rows(s->k + b * s->kv_steps * g.kw + kv * g.hd, &ldk, keys, g.hd, hp, kbuf);
+  float *dkh = s->dk + b * keys * g.kw + kv * g.hd, *dvh = s->dv + b * keys * g.kw + kv * g.hd;
+  float *dk = out_rows(dkh, &lddk, g.hd, hp, dkbuf), *dv = out_rows(dvh, &lddv, g.hd, hp, dvbuf);
+  for (int64_t h = kv * group; h < (kv + 1) * group; h++) {
+    const float *ph = s->p + (b * g.h + h) * steps * kp, *doh = s->d_o + b * steps * g.qw + h * g.hd;
+    int64_t ldq = g.qw, lddo = g.qw;
+    const float *qh = head_rows(s->q + b * steps * g.qw + h * g.hd, &ldq, steps, g.hd, hp, qbuf);
+    const float *dor = head_rows(doh, &lddo, steps, g.hd, hp, dobuf);
+    for (int64_t i0 = 0; i0 < steps; i0 += ATT_BLOCK) {
+      int rows = block_rows(i0, steps);
+      int64_t vis[ATT_BLOCK], ldo = g.qw;
+      for (int r = 0; r < rows; r++) vis[r] = visible_keys(i0 + r, s->offset, keys, job->causal);
+      job->k->scores(doh + i0 * g.qw, g.qw, rows, vt, kp, g.hd, att_pad16(vis[rows - 1]), dp + i0 * kp, kp);
+      for (int r = 0; r < rows; r++) job->k->softmax_backward(ph + (i0 + r) * kp, dp + (i0 + r) * kp, vis[r], job->scale);
+      float *dqh = s->dq + (b * steps + i0) * g.qw + h * g.hd, *dq = out_rows(dqh, &ldo, g.hd, hp, obuf);
+      job->k->mix(dp + i0 * kp, kp, rows, vis, kh, ldk, hp, dq, ldo);
+      flush_rows(dq, hp, rows, g.hd, dqh, g.qw);
+    }
+    bool more = h > kv * group;
+    for (int64_t j0 = 0; j0 < keys; j0 += ATT_BLOCK) {
+      int cols = block_rows(j0, keys);
+      int64_t lo[ATT_BLOCK];
+      for (int c = 0; c < cols; c++) { /* the first query row that sees key j0 + c */
+        int64_t first = job->causal ? j0 + c - s->offset : 0;
+        lo[c] = first > 0 ? first : 0;
+      }
+      job->k->mix_t(dp + j0, kp, cols, lo, steps, qh, ldq, hp, dk + j0 * lddk, lddk, more);
+      job->k->mix_t(ph + j0, kp, cols, lo, steps, dor, lddo, hp, dv + j0 * lddv, lddv, more);
     }
   }
+  flush_rows(dk, hp, keys, g.hd, dkh, g.kw);
+  flush_rows(dv, hp, keys, g.hd, dvh, g.kw);
+}
+
+static void units_backward(void *arg, int64_t begin, int64_t end) {
+  const att_job *job = arg;
+  for (int64_t u = begin; u < end; u++) unit_backward(job, u / job->g.kv, u % job->g.kv);
 }
 
 void att_scores_backward(const loom_layer *l, att_state *s, loom_pool *pool) {
-  att_dims g = att_dims_of(l);
-  int64_t steps = s->steps, keys = s->keys, group = g.h / g.kv;
-  float scale = (float)(1.0 / sqrt((double)g.hd));
-  for (int64_t b = 0; b < s->batch; b++)
-    for (int64_t h = 0; h < g.h; h++) {
-      int64_t kvh = h / group;
-      bool first = h % group == 0;
-      const float *qh = s->q + b * steps * g.qw + h * g.hd;
-      const float *kg = s->k + b * s->kv_steps * g.kw + kvh * g.hd;
-      const float *vg = s->v + b * s->kv_steps * g.kw + kvh * g.hd;
-      const float *doh = s->d_o + b * steps * g.qw + h * g.hd;
-      const float *p = s->p + (b * g.h + h) * steps * keys;
-      float *dp = s->dp;
-      loom_sgemm(pool, false, true, steps, keys, g.hd, doh, g.qw, vg, g.kw, false, dp, keys);
-      for (int64_t i = 0; i < steps; i++) {
-        const float *pi = p + i * keys;
-        float *di = dp + i * keys;
-        double dot = 0.0;
-        for (int64_t j = 0; j < keys; j++) dot += (double)pi[j] * di[j];
-        for (int64_t j = 0; j < keys; j++) di[j] = pi[j] * (di[j] - (float)dot) * scale;
-      }
-      loom_sgemm(pool, false, false, steps, g.hd, keys, dp, keys, kg, g.kw, false, s->dq + b * steps * g.qw + h * g.hd,
-                 g.qw);
-      loom_sgemm(pool, true, false, keys, g.hd, steps, dp, keys, qh, g.qw, !first, s->dk + b * steps * g.kw + kvh * g.hd,
-                 g.kw);
-      loom_sgemm(pool, true, false, keys, g.hd, steps, p, keys, doh, g.qw, !first, s->dv + b * steps * g.kw + kvh * g.hd,
-                 g.kw);
-    }
+  att_job job = make_job(l, s);
+  loom_pool_for(pool, s->batch * job.g.kv, 1, units_backward, &job);
 }

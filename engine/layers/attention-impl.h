@@ -23,10 +23,11 @@ typedef struct att_state {
   int64_t len, cache_batch;                     /* KV cache: steps held, for this batch */
   float *q, *q_raw, *q_rstd, *k_new, *k_raw, *k_rstd, *v_new; /* rows of the last call */
   float *k, *v;                                 /* batch × kv_steps × kw: the cache, or this call's keys */
-  float *p;                                     /* batch × heads × steps × keys: probabilities */
-  float *o, *d_o, *dq, *dk, *dv, *dp;
+  float *p;                                     /* batch × heads × steps × pad16(keys): probabilities */
+  float *o, *d_o, *dq, *dk, *dv;
   float *rope_cos, *rope_sin;                   /* steps × head_dim/2 */
-  int64_t cap_q, cap_qr, cap_kn, cap_kr, cap_kv, cap_p, cap_dp, cap_rope;
+  float *work;                                  /* att_work_size() values per batch × kv_heads unit */
+  int64_t cap_q, cap_qr, cap_kn, cap_kr, cap_kv, cap_p, cap_work, cap_rope;
   uint8_t *mask;                                /* key padding: mask_batch × mask_keys */
   int64_t mask_batch, mask_keys;
 } att_state;

@@ -15,7 +15,8 @@
  * by token decoding equals the full-sequence forward. Backward covers the
  * steps of the last call and needs it to have started from an empty cache.
  * Formulas, weight names and the RoPE convention: docs/layers.md. The
- * rotation angles are computed in float64; every product is a loom_sgemm.
+ * rotation angles are computed in float64; the projections are loom_sgemm
+ * calls, the attention between them is attention-core.c's.
  */
 #include <math.h>
 #include <stdio.h>
@@ -103,13 +104,89 @@ static int att_build(loom_layer *l, const loom_shape *in, uint64_t seed, loom_er
 
 /* ---- forward ------------------------------------------------------------ */
 
-/* Projection of the rows with optional bias: out = x·Wᵀ + b. */
-static void project(loom_pool *pool, const float *x, int64_t rows, int64_t d, const float *w, const float *b,
-                    int64_t n, float *out) {
-  loom_sgemm(pool, false, true, rows, n, d, x, d, w, d, false, out, n);
-  if (b)
-    for (int64_t r = 0; r < rows; r++)
-      for (int64_t j = 0; j < n; j++) out[r * n + j] += b[j];
+/* acc[j] += v[j]. Blocks of 16 with restrict: -O2 vectorizes only loops of
+ * a known trip count. */
+static void add_row(float *restrict acc, const float *restrict v, int64_t n) {
+  int64_t j = 0;
+  for (; j + 16 <= n; j += 16)
+    for (int k = 0; k < 16; k++) acc[j + k] += v[j + k];
+  for (; j < n; j++) acc[j] += v[j];
+}
+
+/* out[r·n + j] += b[j]. */
+static void add_bias(float *out, int64_t rows, int64_t n, const float *b) {
+  for (int64_t r = 0; r < rows; r++) add_row(out + r * n, b, n);
+}
+
+/* acc[j] += Σ_r m[r·n + j], rows in ascending order (a bias gradient). */
+static void add_columns(float *acc, const float *m, int64_t rows, int64_t n) {
+  for (int64_t r = 0; r < rows; r++) add_row(acc, m + r * n, n);
+}
+
+/* One loom_sgemm call (kernels/matmul.h). */
+typedef struct att_gemm {
+  bool trans_a, trans_b;
+  int64_t m, n, k;
+  const float *a;
+  int64_t lda;
+  const float *b;
+  int64_t ldb;
+  bool accumulate;
+  float *c;
+  int64_t ldc;
+} att_gemm;
+
+/* Products in order into one output, then the bias added to the rows of the
+ * first's output, or the column sums of grad_rows added to a bias gradient. */
+typedef struct att_task {
+  att_gemm gemm[3];
+  int count;
+  const float *bias;
+  float *bias_grad;
+  const float *grad_rows; /* grad_m × grad_n */
+  int64_t grad_m, grad_n;
+} att_task;
+
+static void run_task(loom_pool *pool, const att_task *t) {
+  for (int i = 0; i < t->count; i++) {
+    const att_gemm *g = &t->gemm[i];
+    loom_sgemm(pool, g->trans_a, g->trans_b, g->m, g->n, g->k, g->a, g->lda, g->b, g->ldb, g->accumulate, g->c,
+               g->ldc);
+  }
+  if (t->bias) add_bias(t->gemm[0].c, t->gemm[0].m, t->gemm[0].n, t->bias);
+  if (t->bias_grad) add_columns(t->bias_grad, t->grad_rows, t->grad_m, t->grad_n);
+}
+
+static void task_range(void *arg, int64_t begin, int64_t end) {
+  const att_task *tasks = arg;
+  for (int64_t i = begin; i < end; i++) run_task(NULL, &tasks[i]);
+}
+
+/*
+ * Independent tasks side by side on the pool when every product is small
+ * enough that loom_sgemm would run it on one thread anyway (about 16M
+ * multiply-adds, its tile); larger ones are split by loom_sgemm itself.
+ * loom_sgemm gives the same bits on any pool, so the choice changes only
+ * the speed.
+ */
+static void run_tasks(loom_pool *pool, const att_task *tasks, int count) {
+  bool small = loom_pool_size(pool) > 1;
+  for (int t = 0; t < count; t++)
+    for (int i = 0; i < tasks[t].count; i++) {
+      const att_gemm *g = &tasks[t].gemm[i];
+      small = small && g->k > 0 && g->m <= ((int64_t)1 << 24) / g->k / (g->n > 0 ? g->n : 1);
+    }
+  if (small) {
+    loom_pool_for(pool, count, 1, task_range, (void *)tasks);
+    return;
+  }
+  for (int t = 0; t < count; t++) run_task(pool, &tasks[t]);
+}
+
+/* The projection out = x·Wᵀ + b of rows × d inputs to n features. */
+static att_task projection(const float *x, int64_t rows, int64_t d, const float *w, const float *b, int64_t n,
+                           float *out) {
+  return (att_task){.gemm = {{false, true, rows, n, d, x, d, w, d, false, out, n}}, .count = 1, .bias = b};
 }
 
 /* RMS-normalises each head vector of `rows` rows of nh heads in place
@@ -157,21 +234,25 @@ static int att_forward(loom_layer *l, const loom_ctx *ctx, const float *x, float
     if (!(w[i] = layer_weight_values(l, i, err))) return err ? err->code : LOOM_ERR_INVALID;
   int bi = att_bias_index(l), ni = att_norm_index(l);
   int64_t rows = batch * steps;
-  project(pool, x, rows, g.d, w[W_Q], bi >= 0 ? w[bi] : NULL, g.qw, s->q);
-  project(pool, x, rows, g.d, w[W_K], bi >= 0 ? w[bi + 1] : NULL, g.kw, s->k_new);
-  project(pool, x, rows, g.d, w[W_V], bi >= 0 ? w[bi + 2] : NULL, g.kw, s->v_new);
+  att_task qkv[3];
+  qkv[0] = projection(x, rows, g.d, w[W_Q], bi >= 0 ? w[bi] : NULL, g.qw, s->q);
+  /* Without a cache the key/value buffers hold exactly this call's rows: project into them. */
+  float *k_new = cap > 0 ? s->k_new : s->k, *v_new = cap > 0 ? s->v_new : s->v;
+  qkv[1] = projection(x, rows, g.d, w[W_K], bi >= 0 ? w[bi + 1] : NULL, g.kw, k_new);
+  qkv[2] = projection(x, rows, g.d, w[W_V], bi >= 0 ? w[bi + 2] : NULL, g.kw, v_new);
+  run_tasks(pool, qkv, 3);
   if (ni >= 0) {
     double eps = layer_float(l, P_QK_EPS);
     heads_rmsnorm(s->q, s->q_raw, s->q_rstd, w[ni], rows, g.h, g.hd, eps);
-    heads_rmsnorm(s->k_new, s->k_raw, s->k_rstd, w[ni + 1], rows, g.kv, g.hd, eps);
+    heads_rmsnorm(k_new, s->k_raw, s->k_rstd, w[ni + 1], rows, g.kv, g.hd, eps);
   }
   if (layer_int(l, P_ROPE) != ATT_ROPE_NONE) {
     att_rope_table(l, s, offset, steps);
     att_rope_apply(l, s, s->q, batch, steps, g.h, 1.0f);
-    att_rope_apply(l, s, s->k_new, batch, steps, g.kv, 1.0f);
+    att_rope_apply(l, s, k_new, batch, steps, g.kv, 1.0f);
   }
-  /* Keys and values into their rows of the (cache) buffer. */
-  for (int64_t b = 0; b < batch; b++) {
+  /* With a cache: this call's keys and values into their rows of it. */
+  for (int64_t b = 0; b < batch && cap > 0; b++) {
     size_t n = (size_t)(steps * g.kw) * sizeof(float);
     memcpy(s->k + (b * kv_steps + offset) * g.kw, s->k_new + b * steps * g.kw, n);
     memcpy(s->v + (b * kv_steps + offset) * g.kw, s->v_new + b * steps * g.kw, n);
@@ -183,9 +264,7 @@ static int att_forward(loom_layer *l, const loom_ctx *ctx, const float *x, float
   s->kv_steps = kv_steps;
   att_scores(l, s, pool);
   loom_sgemm(pool, false, true, rows, g.d, g.qw, s->o, g.qw, w[W_O], g.qw, false, y, g.d);
-  if (bi >= 0)
-    for (int64_t r = 0; r < rows; r++)
-      for (int64_t j = 0; j < g.d; j++) y[r * g.d + j] += w[bi + 3][j];
+  if (bi >= 0) add_bias(y, rows, g.d, w[bi + 3]);
   if (cap > 0) {
     s->len = keys;
     s->cache_batch = batch;
@@ -234,12 +313,17 @@ static int att_backward(loom_layer *l, const loom_ctx *ctx, const float *x, cons
     if (!(w[i] = layer_weight_values(l, i, err))) return err ? err->code : LOOM_ERR_INVALID;
   int bi = att_bias_index(l), ni = att_norm_index(l);
   int64_t rows = batch * s->steps;
-  /* Output projection. */
-  loom_sgemm(pool, true, false, g.d, g.qw, rows, dy, g.d, s->o, g.qw, true, l->grad[W_O], g.qw);
-  if (bi >= 0)
-    for (int64_t r = 0; r < rows; r++)
-      for (int64_t j = 0; j < g.d; j++) l->grad[bi + 3][j] += dy[r * g.d + j];
-  loom_sgemm(pool, false, false, rows, g.qw, g.d, dy, g.d, w[W_O], g.qw, false, s->d_o, g.qw);
+  /* Output projection: its weight (and bias) gradient beside the heads' output gradient. */
+  att_task out[2] = {
+    {.gemm = {{true, false, g.d, g.qw, rows, dy, g.d, s->o, g.qw, true, l->grad[W_O], g.qw}},
+     .count = 1,
+     .bias_grad = bi >= 0 ? l->grad[bi + 3] : NULL,
+     .grad_rows = dy,
+     .grad_m = rows,
+     .grad_n = g.d},
+    {.gemm = {{false, false, rows, g.qw, g.d, dy, g.d, w[W_O], g.qw, false, s->d_o, g.qw}}, .count = 1},
+  };
+  run_tasks(pool, out, 2);
   att_scores_backward(l, s, pool);
   /* Undo RoPE (rotate back) and the norms, then the projections. */
   if (layer_int(l, P_ROPE) != ATT_ROPE_NONE) {
@@ -250,15 +334,21 @@ static int att_backward(loom_layer *l, const loom_ctx *ctx, const float *x, cons
     heads_rmsnorm_backward(s->dq, s->q_raw, s->q_rstd, w[ni], l->grad[ni], rows, g.h, g.hd);
     heads_rmsnorm_backward(s->dk, s->k_raw, s->k_rstd, w[ni + 1], l->grad[ni + 1], rows, g.kv, g.hd);
   }
+  /* The input gradient sums the three products in order, in one task beside the three weight gradients. */
   const float *grads[3] = {s->dq, s->dk, s->dv};
   const int64_t widths[3] = {g.qw, g.kw, g.kw};
+  att_task in[4] = {{.count = dx ? 3 : 0}};
   for (int p = 0; p < 3; p++) {
-    loom_sgemm(pool, true, false, widths[p], g.d, rows, grads[p], widths[p], x, g.d, true, l->grad[W_Q + p], g.d);
-    if (bi >= 0)
-      for (int64_t r = 0; r < rows; r++)
-        for (int64_t j = 0; j < widths[p]; j++) l->grad[bi + p][j] += grads[p][r * widths[p] + j];
-    if (dx) loom_sgemm(pool, false, false, rows, g.d, widths[p], grads[p], widths[p], w[W_Q + p], g.d, p > 0, dx, g.d);
+    in[0].gemm[p] = (att_gemm){false, false, rows, g.d, widths[p], grads[p], widths[p], w[W_Q + p], g.d, p > 0, dx, g.d};
+    in[1 + p] = (att_task){
+      .gemm = {{true, false, widths[p], g.d, rows, grads[p], widths[p], x, g.d, true, l->grad[W_Q + p], g.d}},
+      .count = 1,
+      .bias_grad = bi >= 0 ? l->grad[bi + p] : NULL,
+      .grad_rows = grads[p],
+      .grad_m = rows,
+      .grad_n = widths[p]};
   }
+  run_tasks(pool, in, 4);
   return LOOM_OK;
 }
 

@@ -7,7 +7,8 @@
  *   attention d=256, 8 heads, causal, biases,
  *     sequence 128, batch 1                      (nn.MultiheadAttention with a causal mask)
  *
- * Usage: bench-sequence [--threads N] [--runs R]   (N defaults to the online cores)
+ * Usage: bench-sequence [--threads N] [--runs R] [--case lstm|attention]
+ * (N defaults to the online cores; --case times one workload, for profiling).
  * Each figure is the median over R runs (default 7) of the time per call; a run
  * repeats the call for at least 50 ms. Without torch the column says so.
  */
@@ -103,8 +104,28 @@ static bool parse_torch_line(const char *line, void *data) {
   return true;
 }
 
+/* Takes "--case NAME" out of argv (the other options are bench_parse_args's). */
+static const char *take_case(int *argc, char **argv) {
+  const char *only = NULL;
+  int out = 1;
+  for (int i = 1; i < *argc; i++) {
+    if (strcmp(argv[i], "--case") == 0 && i + 1 < *argc) {
+      only = argv[++i];
+      continue;
+    }
+    argv[out++] = argv[i];
+  }
+  *argc = out;
+  return only;
+}
+
 int main(int argc, char **argv) {
   int threads, runs;
+  const char *only = take_case(&argc, argv);
+  if (only && strcmp(only, case_names[0]) != 0 && strcmp(only, case_names[1]) != 0) {
+    fprintf(stderr, "bench-sequence: --case takes lstm or attention, not %s\n", only);
+    return 2;
+  }
   if (!bench_parse_args(argc, argv, 64, &threads, &runs)) return 2;
   loom_error err = {0};
   loom_pool *pool = loom_pool_new(threads, &err);
@@ -133,7 +154,10 @@ int main(int argc, char **argv) {
   printf("matrix products: %s\n", loom_sgemm_blas_available() ? "OpenBLAS, one thread per tile"
                                                               : "the reference C kernel");
   double ms[N_CASES][2];
+  bool selected[N_CASES];
   for (int i = 0; i < N_CASES; i++) {
+    selected[i] = !only || strcmp(only, case_names[i]) == 0;
+    if (!selected[i]) continue;
     w[i].ctx = (loom_ctx){.pool = pool, .training = true};
     ms[i][0] = timed(run_forward, &w[i], runs);
     run_forward(&w[i]);
@@ -149,7 +173,7 @@ int main(int argc, char **argv) {
     printf("torch column skipped: %s\n", tf.torch.note);
   printf("\n%-42s %-9s %10s %10s %11s\n", "workload", "pass", "loom", "torch", "torch/loom");
   for (int i = 0; i < N_CASES; i++)
-    for (int p = 0; p < 2; p++) {
+    for (int p = 0; p < 2 && selected[i]; p++) {
       double t = tf.ms[i][p];
       char tcol[32] = "-", rcol[32] = "-";
       if (tf.torch.available && t > 0) {
