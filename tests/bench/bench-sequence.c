@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "bench-util.h"
+#include "kernels/cpu.h"
 #include "kernels/matmul.h"
 #include "layers/layer-impl.h"
 #include "loom/loom.h"
@@ -151,8 +152,7 @@ int main(int argc, char **argv) {
   if (g_file_get_contents("/proc/loadavg", &loadavg, NULL, NULL))
     printf("load average before the run: %.*s\n", (int)strcspn(loadavg, " "), loadavg);
   g_free(loadavg);
-  printf("matrix products: %s\n", loom_sgemm_blas_available() ? "OpenBLAS, one thread per tile"
-                                                              : "the reference C kernel");
+  printf("matrix products: loom_sgemm's packed kernels at level %s (docs/kernels.md)\n", loom_kernels_get()->name);
   double ms[N_CASES][2];
   bool selected[N_CASES];
   for (int i = 0; i < N_CASES; i++) {
