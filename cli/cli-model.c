@@ -51,7 +51,7 @@ loom_net *cli_load_model_flags(const char *command, const char *path, unsigned f
 
 void cli_format_double(char *buf, size_t size, double v) {
   for (int prec = 1; prec <= 17; prec++) {
-    char fmt[8];
+    char fmt[16];
     snprintf(fmt, sizeof fmt, "%%.%dg", prec);
     g_ascii_formatd(buf, (int)size, fmt, v);
     if (g_ascii_strtod(buf, NULL) == v) return;

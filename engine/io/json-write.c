@@ -112,7 +112,7 @@ static void append_shortest(jw *w, double v, bool as_float) {
   g_assert(isfinite(v));
   char buf[G_ASCII_DTOSTR_BUF_SIZE];
   for (int prec = 1; prec <= 17; prec++) {
-    char fmt[8];
+    char fmt[16];
     snprintf(fmt, sizeof fmt, "%%.%dg", prec);
     g_ascii_formatd(buf, sizeof buf, fmt, v);
     double back = g_ascii_strtod(buf, NULL);
