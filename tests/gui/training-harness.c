@@ -120,12 +120,14 @@ static void remove_tree(const char *dir) {
 
 int training_harness_run(int argc, char **argv, void (*add_cases)(void)) {
   gui_test_init(&argc, &argv);
-  tmp_dir = g_dir_make_tmp("loom-training-XXXXXX", NULL);
+  g_autoptr(GError) error = NULL;
+  /* The files the tests save and reopen live here: without it they cannot run. */
+  tmp_dir = g_dir_make_tmp("loom-training-XXXXXX", &error);
+  g_assert_no_error(error);
   epochs = g_array_new(FALSE, FALSE, sizeof(LoomTrainingEpoch));
   points = g_array_new(FALSE, FALSE, sizeof(LoomTrainingPoint));
   app = loom_application_new();
   g_application_set_flags(G_APPLICATION(app), G_APPLICATION_HANDLES_OPEN | G_APPLICATION_NON_UNIQUE);
-  g_autoptr(GError) error = NULL;
   g_assert_true(g_application_register(G_APPLICATION(app), NULL, &error));
   g_application_activate(G_APPLICATION(app));
 
