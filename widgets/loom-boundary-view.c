@@ -1,6 +1,10 @@
 /*
  * LoomBoundaryView: the field becomes one texture per update (a pixel per
  * sample, scaled by GSK), axes and points are drawn over it with cairo.
+ * The overlay's render node is kept while what it shows is unchanged: the
+ * field changes with every training snapshot, the points and axes rarely,
+ * and GSK rasterizes a cairo node again only when it is a new node (a
+ * thousand antialiased points cost milliseconds a frame).
  */
 #include "loom-boundary-view.h"
 
@@ -33,6 +37,16 @@ struct _LoomBoundaryView {
   guint32 *pixels;           /* cairo ARGB32, top row first (y_max) */
   GdkTexture *texture;
   PointSet train, test;
+  guint points_serial; /* bumped by every set_points */
+  GskRenderNode *overlay;
+  struct OverlayKey {
+    int w, h;
+    GdkRGBA fg;
+    double x_min, x_max, y_min, y_max, value_lo, value_hi;
+    gboolean has_field;
+    LoomBoundaryMode mode;
+    guint points_serial;
+  } overlay_key;
 };
 
 G_DEFINE_FINAL_TYPE(LoomBoundaryView, loom_boundary_view, GTK_TYPE_WIDGET)
@@ -200,6 +214,7 @@ void loom_boundary_view_set_points(LoomBoundaryView *self, const float *xy, cons
   set->xy = n ? g_memdup2(xy, n * 2 * sizeof(float)) : NULL;
   set->value = n ? g_memdup2(value, n * sizeof(float)) : NULL;
   set->n = n;
+  self->points_serial++;
   gtk_widget_queue_draw(GTK_WIDGET(self));
 }
 
@@ -336,11 +351,31 @@ static void loom_boundary_view_snapshot(GtkWidget *widget, GtkSnapshot *snapshot
     gtk_snapshot_append_texture(snapshot, self->texture, &rect); /* linear filtering */
 #endif
   }
-  cairo_t *cr = gtk_snapshot_append_cairo(snapshot, &GRAPHENE_RECT_INIT(0, 0, w, h));
   GdkRGBA fg;
   loom_chart_foreground(widget, &fg);
-  draw_overlay(self, cr, &f, &fg);
-  cairo_destroy(cr);
+  struct OverlayKey key;
+  memset(&key, 0, sizeof key); /* compared with memcmp: no stray padding */
+  key.w = w;
+  key.h = h;
+  key.fg = fg;
+  key.has_field = self->field != NULL;
+  key.mode = self->mode;
+  key.points_serial = self->points_serial;
+  if (self->field) {
+    key.x_min = self->x_min, key.x_max = self->x_max, key.y_min = self->y_min, key.y_max = self->y_max;
+    /* regression colours the points by the field's range */
+    if (self->mode == LOOM_BOUNDARY_MODE_REGRESSION) key.value_lo = self->value_lo, key.value_hi = self->value_hi;
+  }
+  if (!self->overlay || memcmp(&key, &self->overlay_key, sizeof key) != 0) {
+    GtkSnapshot *own = gtk_snapshot_new();
+    cairo_t *cr = gtk_snapshot_append_cairo(own, &GRAPHENE_RECT_INIT(0, 0, w, h));
+    draw_overlay(self, cr, &f, &fg);
+    cairo_destroy(cr);
+    g_clear_pointer(&self->overlay, gsk_render_node_unref);
+    self->overlay = gtk_snapshot_free_to_node(own);
+    self->overlay_key = key;
+  }
+  if (self->overlay) gtk_snapshot_append_node(snapshot, self->overlay);
 }
 
 GdkTexture *loom_boundary_view_render_texture(LoomBoundaryView *self, int w, int h) {
@@ -408,6 +443,7 @@ static void loom_boundary_view_set_property(GObject *object, guint prop_id, cons
 static void loom_boundary_view_finalize(GObject *object) {
   LoomBoundaryView *self = LOOM_BOUNDARY_VIEW(object);
   g_clear_object(&self->texture);
+  g_clear_pointer(&self->overlay, gsk_render_node_unref);
   g_free(self->pixels);
   g_free(self->field);
   g_free(self->train.xy);

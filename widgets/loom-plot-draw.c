@@ -218,6 +218,69 @@ static void draw_markers(LoomPlot *self, cairo_t *cr, const Layout *l, const Gdk
   }
 }
 
+/* A line with more vertices than pixel columns (decimated, or dense) is
+ * filled as one band instead of stroked: per column, from the highest to
+ * the lowest of its vertices and of the previous column's last one (what
+ * joins them), widened by the line width. Cairo's stroker spent 80 % of a
+ * frame on the zig-zag of a decimated noisy loss (50-100 ms at 520 px);
+ * the band covers the same pixels with 4 vertices per column, keeps every
+ * extreme visible, and a dashed series keeps its dashes along x. Returns
+ * FALSE (nothing drawn) when the line has an empty column between its
+ * ends or x goes back: those are stroked. */
+static gboolean fill_band(cairo_t *cr, const LoomPlotFrame *f, const double *p, gsize n, gboolean dashed,
+                          double width) {
+  int columns = (int)ceil(f->fw);
+  if (columns <= 0 || n <= (gsize)columns) return FALSE;
+  double *top = g_new(double, 2 * (gsize)columns), *bottom = top + columns;
+  for (int c = 0; c < columns; c++) top[c] = INFINITY, bottom[c] = -INFINITY;
+  int first = -1, last = -1;
+  double prev_x = -INFINITY, prev_y = NAN;
+  gboolean ok = TRUE;
+  for (gsize i = 0; i < n && ok; i++) {
+    double x = map_x(f, p[2 * i]), y = map_y(f, p[2 * i + 1]);
+    if (x < prev_x) ok = FALSE;
+    int c = CLAMP((int)floor(x - f->fx), 0, columns - 1);
+    if (first < 0) first = c;
+    if (c != last && last >= 0 && !isnan(prev_y)) {
+      if (c > last + 1) ok = FALSE; /* an empty column: a stroke joins across it */
+      top[c] = MIN(top[c], prev_y);
+      bottom[c] = MAX(bottom[c], prev_y);
+    }
+    top[c] = MIN(top[c], y);
+    bottom[c] = MAX(bottom[c], y);
+    last = c;
+    prev_x = x;
+    prev_y = y;
+  }
+  if (ok) {
+    /* a dash of 6 columns every 10, as the stroke's 6-on 4-off pattern */
+    for (int c = first; c <= last;) {
+      int end = last + 1;
+      if (dashed) {
+        if ((c - first) % 10 >= 6) {
+          c++;
+          continue;
+        }
+        end = MIN(end, c + 6 - (c - first) % 10);
+      }
+      cairo_move_to(cr, f->fx + c, top[c] - width / 2);
+      for (int k = c; k < end; k++) {
+        cairo_line_to(cr, f->fx + k, top[k] - width / 2);
+        cairo_line_to(cr, f->fx + k + 1, top[k] - width / 2);
+      }
+      for (int k = end - 1; k >= c; k--) {
+        cairo_line_to(cr, f->fx + k + 1, bottom[k] + width / 2);
+        cairo_line_to(cr, f->fx + k, bottom[k] + width / 2);
+      }
+      cairo_close_path(cr);
+      c = end;
+    }
+    cairo_fill(cr);
+  }
+  g_free(top);
+  return ok;
+}
+
 static gsize draw_line(cairo_t *cr, const LoomPlotFrame *f, const GArray *v, const LoomPlotSeries *s, double alpha,
                        double width) {
   static const double dash[] = {6, 4};
@@ -225,6 +288,7 @@ static gsize draw_line(cairo_t *cr, const LoomPlotFrame *f, const GArray *v, con
   if (n == 0) return 0;
   const double *p = (const double *)v->data;
   set_rgba(cr, &s->color, alpha);
+  if (fill_band(cr, f, p, n, s->dashed, width)) return n;
   cairo_set_line_width(cr, width);
   cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND);
   cairo_set_dash(cr, s->dashed ? dash : NULL, s->dashed ? 2 : 0, 0);

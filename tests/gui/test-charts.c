@@ -179,6 +179,46 @@ static void test_plot_decimation_exact(void) {
   loom_plot_series_free(s);
 }
 
+/* A dense line is filled as a band (loom-plot-draw.c): a single spike
+ * among 200,000 points still reaches its pixel, in the series' colour. */
+static void test_plot_dense_band(void) {
+  GtkWidget *widget = loom_plot_new();
+  LoomPlot *plot = LOOM_PLOT(widget);
+  GtkWidget *window = present(widget, 600, 300);
+  GdkRGBA red = {1, 0, 0, 1};
+  int a = loom_plot_add_series(plot, "loss", &red, FALSE);
+  enum { N = 200000, SPIKE = 137911 };
+  double *x = g_new(double, N), *y = g_new(double, N);
+  GRand *rand = g_rand_new_with_seed(3);
+  for (gsize i = 0; i < N; i++) {
+    x[i] = (double)i;
+    y[i] = 1.0 + 0.05 * g_rand_double(rand);
+  }
+  y[SPIKE] = 3.0;
+  loom_plot_append_many(plot, a, x, y, N);
+  Pixels px = download(loom_plot_render_texture(plot, 600, 300));
+  LoomPlotFrame f;
+  loom_plot_layout(plot, 600, 300, &f);
+  int col = (int)floor(f.fx + (SPIKE - f.x0) / (f.x1 - f.x0) * f.fw);
+  int row = (int)lrint(f.fy + f.fh - (3.0 - f.y0) / (f.y1 - f.y0) * f.fh);
+  const float rgb[3] = {1, 0, 0};
+  /* the spike's own column is red at the spike's height; columns away from it are not */
+  gboolean hit = FALSE;
+  for (int c = col - 1; c <= col + 1; c++) hit |= rgb_near(px.px[(gsize)row * px.w + c], rgb, 40);
+  g_assert_true(hit);
+  g_assert_false(rgb_near(px.px[(gsize)row * px.w + col - 30], rgb, 40));
+  g_assert_false(rgb_near(px.px[(gsize)row * px.w + col + 30], rgb, 40));
+  /* and the band itself: red at the noise's height everywhere */
+  int noise_row = (int)lrint(f.fy + f.fh - (1.025 - f.y0) / (f.y1 - f.y0) * f.fh);
+  for (int c = (int)f.fx + 2; c < (int)(f.fx + f.fw) - 2; c += 7)
+    g_assert_true(rgb_near(px.px[(gsize)noise_row * px.w + c], rgb, 40));
+  g_rand_free(rand);
+  g_free(px.px);
+  g_free(x);
+  g_free(y);
+  gtk_window_destroy(GTK_WINDOW(window));
+}
+
 static void test_plot_smoothing_and_log(void) {
   LoomPlot *plot = LOOM_PLOT(g_object_ref_sink(loom_plot_new()));
   int id = loom_plot_add_series(plot, "loss", NULL, FALSE);
@@ -527,6 +567,68 @@ static void test_boundary_field(void) {
   gtk_window_destroy(GTK_WINDOW(window));
 }
 
+/* What the widget shows on screen: its own snapshot, rendered by the
+ * window's renderer (the path that keeps the overlay's node between
+ * frames, unlike loom_boundary_view_render_texture). */
+static Pixels on_screen(GtkWidget *widget, GtkWidget *window) {
+  gui_test_spin(50);
+  int w = gtk_widget_get_width(widget), h = gtk_widget_get_height(widget);
+  GdkPaintable *paintable = gtk_widget_paintable_new(widget);
+  GtkSnapshot *snapshot = gtk_snapshot_new();
+  gdk_paintable_snapshot(paintable, snapshot, w, h);
+  GskRenderNode *node = gtk_snapshot_free_to_node(snapshot);
+  g_assert_nonnull(node);
+  GskRenderer *renderer = gtk_native_get_renderer(GTK_NATIVE(window));
+  GdkTexture *texture = gsk_renderer_render_texture(renderer, node, &GRAPHENE_RECT_INIT(0, 0, w, h));
+  gsk_render_node_unref(node);
+  g_object_unref(paintable);
+  return download(texture);
+}
+
+/* The overlay (axes and points) is kept while only the field changes, and
+ * drawn again when the points change. */
+static void test_boundary_overlay_on_screen(void) {
+  GtkWidget *widget = loom_boundary_view_new();
+  LoomBoundaryView *view = LOOM_BOUNDARY_VIEW(widget);
+  GtkWidget *window = present(widget, 300, 300);
+  float *field = g_new(float, RES * RES * 2);
+  halves(field, 0);
+  loom_boundary_view_set_field(view, RES, RES, field, 2, -1, 1, -1, 1);
+  float xy[] = {-0.5f, 0.5f}, cls[] = {2};
+  loom_boundary_view_set_points(view, xy, cls, 1, FALSE);
+  Pixels a = on_screen(widget, window);
+  float c0[3], c1[3], c2[3];
+  certain_color(0, c0);
+  certain_color(1, c1);
+  loom_chart_class_color(2, c2);
+  int lx0, lx1, ly0, ly1;
+  field_extent(&a, c0, &lx0, &lx1, &ly0, &ly1);
+  /* class 0 fills the left half: the frame is twice its width */
+  double fw = 2.0 * (lx1 - lx0 + 1), fh = ly1 - ly0 + 1;
+  int px = (int)lrint(lx0 + 0.25 * fw), py = (int)lrint(ly0 + 0.25 * fh);
+  g_assert_true(rgb_near(a.px[(gsize)py * a.w + px], c2, 8));
+
+  /* A new field: the classes swap, the point stays on top of it. */
+  halves(field, 1);
+  loom_boundary_view_set_field(view, RES, RES, field, 2, -1, 1, -1, 1);
+  Pixels b = on_screen(widget, window);
+  g_assert_true(rgb_near(b.px[(gsize)py * b.w + px], c2, 8));
+  g_assert_true(rgb_near(b.px[(gsize)py * b.w + px + 20], c1, 3));
+
+  /* The point moves: the old place shows the field, the new one the point. */
+  float moved[] = {-0.5f, -0.5f};
+  loom_boundary_view_set_points(view, moved, cls, 1, FALSE);
+  Pixels c = on_screen(widget, window);
+  int py2 = (int)lrint(ly0 + 0.75 * fh);
+  g_assert_true(rgb_near(c.px[(gsize)py * c.w + px], c1, 3));
+  g_assert_true(rgb_near(c.px[(gsize)py2 * c.w + px], c2, 8));
+  g_free(a.px);
+  g_free(b.px);
+  g_free(c.px);
+  g_free(field);
+  gtk_window_destroy(GTK_WINDOW(window));
+}
+
 /* ---- LoomHistogram and LoomSparkline ---- */
 
 static void test_histogram_counts(void) {
@@ -607,11 +709,13 @@ int main(int argc, char **argv) {
   g_test_add_func("/charts/format", test_chart_format);
   g_test_add_func("/charts/plot/million-points", test_plot_million_points);
   g_test_add_func("/charts/plot/decimation-exact", test_plot_decimation_exact);
+  g_test_add_func("/charts/plot/dense-band", test_plot_dense_band);
   g_test_add_func("/charts/plot/smoothing-and-log", test_plot_smoothing_and_log);
   g_test_add_func("/charts/plot/readout", test_plot_readout);
   g_test_add_func("/charts/plot/markers", test_plot_markers);
   g_test_add_func("/charts/plot/export", test_plot_export);
   g_test_add_func("/charts/boundary/field", test_boundary_field);
+  g_test_add_func("/charts/boundary/overlay-on-screen", test_boundary_overlay_on_screen);
   g_test_add_func("/charts/histogram/counts", test_histogram_counts);
   g_test_add_func("/charts/sparkline", test_sparkline);
   return g_test_run();
