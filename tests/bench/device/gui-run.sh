@@ -3,6 +3,9 @@
 #   call 1, carrying the folder of partA.tar.xz as A:  mkdir -p /tmp/g && tar -C /tmp/g -xJf A/partA.tar.xz
 #   call 2, carrying .gl (the device tool's loader packages) and the folder
 #   of partB.tar.xz and this script as B:                bash B/gui-run.sh B
+# HIDES="-;LoomPlot;LoomPlot,LoomBoundaryView" runs bench-responsive once per
+# entry with those widget types hidden instead of the usual set; WRAP is a
+# command put before it (a profiler).
 # GL goes through NVIDIA's GLX (__GLX_VENDOR_LIBRARY_NAME=nvidia), the X server
 # is the carried Xvfb.
 D=${1:?the folder holding partB.tar.xz}
@@ -26,6 +29,17 @@ sleep 3
 export DISPLAY=:99 FONTCONFIG_FILE=$G/share/fonts.conf GSETTINGS_SCHEMA_DIR=$G/schemas GSETTINGS_BACKEND=memory
 export GTK_A11Y=none GDK_DEBUG=gl-glx __GLX_VENDOR_LIBRARY_NAME=${GLX_VENDOR:-nvidia}
 cd $G/t/tests/bench
+if [ -n "${HIDES:-}" ]; then
+  # HIDES="A;B,C": one bench-responsive run per entry, each hiding those
+  # widget types (BENCH_HIDE), to tell what each costs; "-" hides nothing.
+  IFS=';' read -ra runs <<<"$HIDES"
+  for h in "${runs[@]}"; do
+    [ "$h" = - ] && h=
+    echo "--- bench-responsive, heatmap ${BENCH_HEATMAP:-activation-rms}, hiding '${h}'"
+    BENCH_HIDE=$h BENCH_SECONDS=${SECS:-12} timeout 150 ${WRAP:-} ./bench-responsive 2>&1 | grep -v -i "icon\|theme"
+  done
+  exit 0
+fi
 echo "--- bench-gridview, heatmap updates every frame"
 BENCH_HEATMAP=1 timeout 100 ./bench-gridview 400 2>&1 | grep -v -i "icon\|theme"
 for heatmap in activation-rms none; do
