@@ -212,14 +212,17 @@ const GArray *loom_plot_series_line(LoomPlotSeries *s, int track, double x0, dou
                                     gboolean log_scale) {
   const LoomPlotTrack *t = track == 0 ? &s->raw : &s->smooth;
   GArray *out = s->line[track];
-  LoomPlotCacheKey key = {t->y->len, x0, x1, MAX(width, 1), log_scale, TRUE};
+  LoomPlotCacheKey key = {t->y->len, x0, x1, MAX(width, 1), log_scale, TRUE, FALSE, -1, 0, 0};
   LoomPlotCacheKey *old = &s->line_key[track];
-  if (old->valid && old->n_points == key.n_points && old->x0 == x0 && old->x1 == x1 && old->width == key.width &&
-      old->log_scale == log_scale)
-    return out;
+  gboolean same_view = old->valid && old->x0 == x0 && old->x1 == x1 && old->width == key.width &&
+                       old->log_scale == log_scale;
+  if (same_view && old->n_points == key.n_points) return out;
+  /* Points appended (x never decreasing) under the same view: the columns
+   * before the old last one keep their vertices. */
+  gboolean extend = same_view && old->by_columns && old->tail_column >= 0 && s->sorted && key.n_points > old->n_points;
+  LoomPlotCacheKey prev = *old;
   *old = key;
   width = key.width;
-  g_array_set_size(out, 0);
   gsize n = t->y->len;
   const double *x = (const double *)s->x->data;
   const double *y = (const double *)t->y->data;
@@ -227,18 +230,34 @@ const GArray *loom_plot_series_line(LoomPlotSeries *s, int track, double x0, dou
     gsize i0 = lower_bound(x, 0, n, x0);
     gsize i1 = lower_bound(x, i0, n, nextafter(x1, INFINITY));
     if (i1 - i0 <= (gsize)width * POINTS_PER_COLUMN_RAW) {
+      g_array_set_size(out, 0);
       for (gsize i = i0; i < i1; i++) emit(out, x, y, (guint32)i, log_scale);
       return out;
     }
     gsize a = i0;
-    for (int c = 0; c < width && a < i1; c++) {
+    int c = 0;
+    if (extend) {
+      c = prev.tail_column;
+      a = prev.tail_first;
+      g_array_set_size(out, prev.tail_out);
+    } else {
+      g_array_set_size(out, 0);
+    }
+    old->by_columns = TRUE;
+    for (; c < width && a < i1; c++) {
       gsize e = i1;
       if (c + 1 < width) e = lower_bound(x, a, i1, x0 + (x1 - x0) * (double)(c + 1) / width);
-      if (e > a) emit_run(out, t, x, a, e, log_scale);
+      if (e > a) {
+        old->tail_column = c;
+        old->tail_first = a;
+        old->tail_out = out->len;
+        emit_run(out, t, x, a, e, log_scale);
+      }
       a = e;
     }
     return out;
   }
+  g_array_set_size(out, 0);
   /* x goes back somewhere: columns are not index ranges, so the runs are
    * consecutive points instead, two per column, drawn where they lie. */
   if (n <= (gsize)width * POINTS_PER_COLUMN_RAW) {

@@ -39,6 +39,16 @@ static void data_range(LoomPlot *self, LoomPlotFrame *f) {
   }
   f->empty = !(ylo <= yhi);
   if (!(xlo <= xhi)) xlo = 0, xhi = 1;
+  /* The right end grows in steps of about an eighth of the span (1, 2 or
+   * 5 × 10^k): a live curve grows into its axis, and between steps the
+   * pixel columns, the ticks and the decimation of what is already drawn
+   * stay put (loom_plot_series_line then only extends its last columns). */
+  if (xhi > xlo && isfinite(xhi - xlo)) {
+    double v = (xhi - xlo) / 8, mag = pow(10, floor(log10(v))), norm = v / mag;
+    double step = (norm < 1.5 ? 1 : norm < 3.5 ? 2 : norm < 7.5 ? 5 : 10) * mag;
+    double end = ceil(xhi / step) * step;
+    if (isfinite(end) && end > xhi) xhi = end;
+  }
   if (xlo == xhi) xlo -= 0.5, xhi += 0.5;
   f->x0 = xlo;
   f->x1 = xhi;

@@ -40,6 +40,12 @@ typedef struct {
   int width;
   gboolean log_scale;
   gboolean valid;
+  /* By columns only: where the last column with points begins (its column,
+   * its first point, its first value in the vertex array), so that points
+   * appended under the same key redo that column and add new ones. */
+  gboolean by_columns;
+  int tail_column;
+  gsize tail_first, tail_out;
 } LoomPlotCacheKey;
 
 typedef struct {

@@ -165,6 +165,34 @@ static void test_plot_decimation_exact(void) {
   check_columns(s, 1, FALSE);
   check_columns(s, 640, FALSE);
 
+  /* Appending under an unchanged view extends the cached vertices from the
+   * last column on; they must equal a computation from scratch, on the raw
+   * and the smoothed track, on a linear and a log axis. */
+  for (int log_axis = 0; log_axis < 2; log_axis++) {
+    loom_plot_series_clear(s);
+    loom_plot_series_resmooth(s, 0.9);
+    x = 0;
+    for (int chunk = 0; chunk < 60; chunk++) {
+      for (int i = 0; i < 1700 + chunk * 37; i++) {
+        x += g_rand_int_range(rand, 0, 4) == 0 ? 0 : g_rand_double_range(rand, 0, 2);
+        double y = g_rand_double_range(rand, -1, 3);
+        if (i % 997 == 5) y = NAN;
+        g_assert_true(loom_plot_series_append(s, x, y, 0.9));
+      }
+      for (int track = 0; track < 2; track++) {
+        const GArray *kept = loom_plot_series_line(s, track, 0, 200000, 331, log_axis);
+        g_assert_true(chunk < 2 || s->line_key[track].by_columns);
+        GArray *copy = g_array_copy((GArray *)kept);
+        s->line_key[track].valid = FALSE;
+        const GArray *fresh = loom_plot_series_line(s, track, 0, 200000, 331, log_axis);
+        g_assert_cmpuint(copy->len, ==, fresh->len);
+        g_assert_cmpmem(copy->data, copy->len * sizeof(double), fresh->data, fresh->len * sizeof(double));
+        g_array_unref(copy);
+      }
+    }
+  }
+  g_assert_cmpfloat(x, <, 200000);
+
   /* x going back: every extreme still reaches the line. */
   loom_plot_series_clear(s);
   for (int i = 0; i < 50000; i++) loom_plot_series_append(s, (double)((i * 7919) % 50000), (double)(i % 100), 0);
