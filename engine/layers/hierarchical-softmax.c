@@ -140,6 +140,18 @@ static int tree_get(const loom_layer *l, hs_tree *t, loom_error *err) {
   return LOOM_OK;
 }
 
+int hsoftmax_tree(const loom_layer *l, int64_t **blocks, int64_t *n_blocks, int64_t *n_logits, int64_t *n_leaves,
+                  loom_error *err) {
+  hs_tree t;
+  int rc = tree_get(l, &t, err);
+  if (rc) return rc;
+  *blocks = t.blocks;
+  *n_blocks = t.n_blocks;
+  *n_logits = t.n_logits;
+  *n_leaves = t.n_leaves;
+  return LOOM_OK;
+}
+
 static int hsoftmax_build(loom_layer *l, const loom_shape *in, uint64_t seed, loom_error *err) {
   (void)seed;
   int rc = rows_check_shape(l, in, err);
