@@ -384,6 +384,8 @@ void gpu_rec_zero(gpu_rec *rec, gpu_buf *b);
 
 /* ---- the rest of the softmax family (gpu-softmax.c) ------------------------ */
 
+/* "<what> of <n> values is more than the device kernels index" (gpu-ops.c). */
+int gpu_too_large(const char *what, int64_t n, loom_error *err);
 /* sparsemax / entmax15 over rows of cols (shaders/sparsemax.comp): the
  * forward y from x (dy NULL), or the backward dx from the forward's y and dy. */
 int gpu_op_sparsemax(gpu_rec *rec, bool entmax, int64_t rows, int64_t cols, const gpu_buf *in, const gpu_buf *dy,

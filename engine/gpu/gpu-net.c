@@ -263,7 +263,16 @@ gpu_softmax gpu_node_softmax(const gnode *n, int64_t batch) {
 
 int gpu_net_upload_node(loom_gpu_net *gn, gnode *n, loom_error *err) {
   if (n->kind == GN_CONTAINER) return gpu_container_upload(gn, n, err);
-  if (n->kind == GN_GUMBEL || n->kind == GN_HSOFTMAX) return gpu_softmax_node_upload(gn, n, err);
+  if (n->kind == GN_GUMBEL || n->kind == GN_HSOFTMAX) {
+    /* their buffers and the recording keep the sizes of the preparation */
+    char where[128];
+    if (n->layer->in_shape.rank < 1 || rows_last_dim(&n->layer->in_shape) != n->cols ||
+        loom_shape_numel(&n->layer->out_shape) != n->numel)
+      return loom_error_set(err, LOOM_ERR_UNSUPPORTED,
+                            _("%s: the layer's shape changed after the network went to the device; prepare it again"),
+                            layer_where(n->layer, where, sizeof where));
+    return gpu_softmax_node_upload(gn, n, err);
+  }
   if (n->kind == GN_SOFTMAX && !strcmp(loom_layer_type_name(loom_layer_get_type(n->layer)), "masked_softmax"))
     return upload_mask(gn, n, err);
   if (n->kind != GN_DENSE && n->kind != GN_EMBED && n->kind != GN_CONV && !(n->kind == GN_NORM && n->has_weight))

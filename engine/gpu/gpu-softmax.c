@@ -15,21 +15,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/i18n.h"
 #include "gpu/gpu-internal.h"
 #include "layers/layer-impl.h"
 #include "layers/softmax-rows.h"
 
 #define GPU_MAX_INDEX ((int64_t)UINT32_MAX)
 
-static int too_large(const char *what, int64_t n, loom_error *err) {
-  return loom_error_set(err, LOOM_ERR_UNSUPPORTED, _("%s of %lld values is more than the device kernels index"),
-                        what, (long long)n);
-}
-
 int gpu_op_sparsemax(gpu_rec *rec, bool entmax, int64_t rows, int64_t cols, const gpu_buf *in, const gpu_buf *dy,
                      gpu_buf *out, loom_error *err) {
-  if (rows * cols > GPU_MAX_INDEX) return too_large(entmax ? "entmax15" : "sparsemax", rows * cols, err);
+  if (rows * cols > GPU_MAX_INDEX) return gpu_too_large(entmax ? "entmax15" : "sparsemax", rows * cols, err);
   struct {
     uint32_t rows, cols, entmax, backward;
   } push = {(uint32_t)rows, (uint32_t)cols, entmax, dy != NULL};
@@ -42,7 +36,7 @@ int gpu_op_sparsemax(gpu_rec *rec, bool entmax, int64_t rows, int64_t cols, cons
 int gpu_op_gumbel(gpu_rec *rec, int64_t rows, int64_t cols, float scale, bool hard, const gpu_buf *x,
                   const gpu_buf *noise, gpu_buf *y, gpu_buf *soft, loom_error *err) {
   /* the noise buffer holds two floats an entry */
-  if (2 * rows * cols > GPU_MAX_INDEX) return too_large("gumbel_softmax", rows * cols, err);
+  if (2 * rows * cols > GPU_MAX_INDEX) return gpu_too_large("gumbel_softmax", rows * cols, err);
   struct {
     uint32_t rows, cols;
     float scale;
@@ -67,7 +61,7 @@ void gpu_gumbel_noise(const loom_layer *l, uint64_t seed, uint64_t step, int64_t
 int gpu_op_hsoftmax(gpu_rec *rec, const gpu_hsoftmax *h, const gpu_buf *in, const gpu_buf *dy, gpu_buf *out,
                     loom_error *err) {
   /* aux holds three rows a row */
-  if (3 * h->rows * h->logits > GPU_MAX_INDEX) return too_large("hierarchical_softmax", h->rows * h->logits, err);
+  if (3 * h->rows * h->logits > GPU_MAX_INDEX) return gpu_too_large("hierarchical_softmax", h->rows * h->logits, err);
   struct {
     uint32_t rows, logits, leaves, blocks, backward;
   } push = {(uint32_t)h->rows, (uint32_t)h->logits, (uint32_t)h->leaves, (uint32_t)h->blocks, dy != NULL};
@@ -82,19 +76,10 @@ int gpu_hsoftmax_tree(loom_gpu *g, const loom_layer *l, gpu_buf *tree, int64_t *
   int rc = hsoftmax_tree(l, &sizes, &n_blocks, &logits, &leaves, err);
   if (rc) return rc;
   char where[128];
+  /* hsoftmax_tree checked the logits and leaves against the built shapes,
+   * which the prepared network keeps: the size cannot change */
   size_t bytes = (size_t)(n_blocks + logits) * sizeof(uint32_t);
-  if (logits != rows_last_dim(&l->in_shape)) {
-    rc = loom_error_set(err, LOOM_ERR_SHAPE,
-                        _("%s: parameter “group_sizes” or “levels” changed since the layer was built; build it "
-                          "again"),
-                        layer_where(l, where, sizeof where));
-  } else if (tree->buffer && tree->bytes != bytes) {
-    rc = loom_error_set(err, LOOM_ERR_UNSUPPORTED,
-                        _("%s: the tree changed after the network went to the device; prepare it again"),
-                        layer_where(l, where, sizeof where));
-  } else if (!tree->buffer) {
-    rc = gpu_buf_new(g, bytes, layer_where(l, where, sizeof where), tree, err);
-  }
+  if (!tree->buffer) rc = gpu_buf_new(g, bytes, layer_where(l, where, sizeof where), tree, err);
   if (!rc) {
     /* the children counts, then each logit's parent: block k ≥ 1 holds the
      * children of the node with logit k − 1 */

@@ -58,6 +58,7 @@ double gumbel_softmax_noise(uint64_t key, int64_t index);
 
 /* hierarchical_softmax's tree (hierarchical-softmax.c): the children count
  * of every inner node, breadth first (*blocks, malloc'd: the caller frees
- * it), the logits and the leaves; an error names the layer and parameter. */
+ * it), the logits and the leaves; an error names the layer and parameter,
+ * also when they no longer match the shapes the layer was built for. */
 int hsoftmax_tree(const loom_layer *l, int64_t **blocks, int64_t *n_blocks, int64_t *n_logits, int64_t *n_leaves,
                   loom_error *err);

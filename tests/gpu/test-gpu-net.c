@@ -246,6 +246,20 @@ static void test_sparse_family(void) {
       if (step == 0) memcpy(y_first, y_gpu, sizeof y_first);
       else g_assert_true(memcmp(y_first, y_gpu, sizeof y_first) != 0);
     }
+    if (hard) {
+      /* a tree changed after preparing: refused naming the slot, until the
+       * layer is built again; a tree of other leaves needs a new preparation */
+      loom_layer *tree = loom_net_layer_at(net, (loom_coord){0, 0, 6, 0});
+      static const float other[2] = {1, 3}, five[1] = {5};
+      loom_shape in = loom_shape_1d(6);
+      g_assert_cmpint(loom_layer_set_floats(tree, "group_sizes", other, 2, &err), ==, 0);
+      g_assert_cmpint(loom_gpu_net_upload_weights(gn, &err), ==, LOOM_ERR_SHAPE);
+      g_assert_nonnull(strstr(err.message, "(0,0,6,0)"));
+      g_assert_cmpint(loom_layer_set_floats(tree, "group_sizes", five, 1, &err), ==, 0);
+      g_assert_cmpint(loom_layer_build(tree, &in, 0, &err), ==, 0);
+      g_assert_cmpint(loom_gpu_net_upload_weights(gn, &err), ==, LOOM_ERR_UNSUPPORTED);
+      g_assert_nonnull(strstr(err.message, "prepare it again"));
+    }
     loom_gpu_net_free(gn);
     loom_net_free(net);
   }
