@@ -5,7 +5,7 @@
 // floats an entry, g ≈ hi + lo (hi = float(g), lo = float(g − hi)). With t
 // the entry of the largest float(x + hi) (ties: the lowest index),
 //   d_i = (x_i − x_t) + ((hi_i − hi_t) + (lo_i − lo_t)),
-//   y_i = exp(scale·d_i) / Σ_j exp(scale·d_j),
+//   y_i = exp(scale·d_i − m) / Σ_j exp(scale·d_j − m),  m = max_j scale·d_j,
 // so the rounding is relative to the differences, not to |x + g|.
 // hard != 0: the relaxed sample goes to `soft` (the backward's y) and y is
 // the one-hot argmax of it, ties to the lowest index, as the CPU.
@@ -25,6 +25,18 @@ float tree_sum(uint t, float v) {
   barrier();
   for (uint s = 32u; s > 0u; s >>= 1) {
     if (t < s) red[t] = red[t] + red[t + s];
+    barrier();
+  }
+  float r = red[0];
+  barrier();
+  return r;
+}
+
+float tree_max(uint t, float v) {
+  red[t] = v;
+  barrier();
+  for (uint s = 32u; s > 0u; s >>= 1) {
+    if (t < s) red[t] = max(red[t], red[t + s]);
     barrier();
   }
   float r = red[0];
@@ -68,17 +80,23 @@ void main() {
     }
   }
   uint top = tree_argmax(t, bv, bi);
+  // t may miss the exact maximum by a rounding of x + hi: the exponents are
+  // taken relative to their own maximum, so none is positive (no overflow,
+  // however small τ)
+  float m = -3.402823466e38;
+  for (uint i = t; i < p.cols; i += 64u) m = max(m, p.scale * diff(base, i, top));
+  m = tree_max(t, m);
   float sum = 0.0;
-  for (uint i = t; i < p.cols; i += 64u) sum += exp(p.scale * diff(base, i, top));
+  for (uint i = t; i < p.cols; i += 64u) sum += exp(p.scale * diff(base, i, top) - m);
   sum = tree_sum(t, sum);
   if (p.hard == 0u) {
-    for (uint i = t; i < p.cols; i += 64u) y[base + i] = exp(p.scale * diff(base, i, top)) / sum;
+    for (uint i = t; i < p.cols; i += 64u) y[base + i] = exp(p.scale * diff(base, i, top) - m) / sum;
     return;
   }
   bv = -3.402823466e38;
   bi = 0xffffffffu;
   for (uint i = t; i < p.cols; i += 64u) {
-    float v = exp(p.scale * diff(base, i, top)) / sum;
+    float v = exp(p.scale * diff(base, i, top) - m) / sum;
     soft[base + i] = v;
     if (bi == 0xffffffffu || v > bv) {
       bv = v;

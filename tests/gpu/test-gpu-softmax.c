@@ -271,6 +271,8 @@ static void test_gumbel(void) {
       check_gumbel(shapes[c][0], shapes[c][1], shapes[c][2], kind, 1.0, false, 10 * c + kind);
       check_gumbel(shapes[c][0], shapes[c][1], shapes[c][2], kind, 0.3, false, 10 * c + kind + 500);
       check_gumbel(shapes[c][0], shapes[c][1], shapes[c][2], kind, 0.5, true, 10 * c + kind + 900);
+      /* τ = 1e-3: exponents of up to 1e3 per unit of a rounding of x + g (no overflow) */
+      check_gumbel(shapes[c][0], shapes[c][1], shapes[c][2], kind, 1e-3, kind == 1, 10 * c + kind + 1300);
     }
   g_test_message("gumbel_softmax: worst forward %.3f, backward %.3f of the tolerance", worst_gumbel[0],
                  worst_gumbel[1]);
@@ -292,6 +294,29 @@ static void test_gumbel_noise(void) {
   gpu_gumbel_noise(l, 5, 4, 51, other);
   g_assert_true(memcmp(noise, other, sizeof noise) != 0);
   loom_layer_free(l);
+}
+
+/* x + hi ties in float32 (entry 0 wins, the lower index) while lo makes
+ * entry 1 the larger by 1e-4: at τ = 1e-6 its exponent relative to entry 0
+ * is +100, which overflows float32 unless the exponents are taken relative
+ * to their own maximum. */
+static void test_gumbel_no_overflow(void) {
+  loom_error err = {0};
+  float x[2] = {1e4f, 1e4f}, noise[4] = {0, 0, 0, 1e-4f};
+  bufs b = {0};
+  gpu_test_buf(gpu, &b.x, x, 2);
+  gpu_test_buf(gpu, &b.noise, noise, 4);
+  gpu_test_buf(gpu, &b.y, NULL, 2);
+  gpu_rec rec;
+  if (gpu_rec_begin(gpu, 1, &rec, &err) || gpu_op_gumbel(&rec, 1, 2, 1e6f, false, &b.x, &b.noise, &b.y, NULL, &err) ||
+      gpu_rec_end(&rec, &err) || gpu_rec_submit(&rec, &err))
+    g_error("%s", err.message);
+  const float *y = b.y.map;
+  g_assert_cmpfloat(y[1], ==, 1.0f);
+  g_assert_cmpfloat(y[0], >=, 0.0f);
+  g_assert_cmpfloat(y[0], <=, 1e-30f);
+  gpu_rec_free(&rec);
+  bufs_free(&b);
 }
 
 /* ---- hierarchical_softmax ------------------------------------------------- */
@@ -405,6 +430,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/gpu/softmax/sparsemax-entmax15", test_sparse);
   g_test_add_func("/gpu/softmax/gumbel-noise", test_gumbel_noise);
   g_test_add_func("/gpu/softmax/gumbel", test_gumbel);
+  g_test_add_func("/gpu/softmax/gumbel-no-overflow", test_gumbel_no_overflow);
   g_test_add_func("/gpu/softmax/hierarchical", test_hsoftmax);
   int rc = g_test_run();
   loom_gpu_free(gpu);
