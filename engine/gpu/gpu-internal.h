@@ -410,8 +410,9 @@ typedef struct {
 } gpu_hsoftmax;
 int gpu_op_hsoftmax(gpu_rec *rec, const gpu_hsoftmax *h, const gpu_buf *in, const gpu_buf *dy, gpu_buf *out,
                     loom_error *err);
-/* The tree buffer of hierarchical_softmax layer l (allocated into *tree
- * when it has no buffer yet or one of another size); *blocks its inner nodes. */
+/* Fills the tree buffer of hierarchical_softmax layer l (made on first
+ * use; its size follows from the built shapes, which hsoftmax_tree checks
+ * the tree against); *blocks: its inner nodes. */
 int gpu_hsoftmax_tree(loom_gpu *g, const loom_layer *l, gpu_buf *tree, int64_t *blocks, loom_error *err);
 
 /* Node level, for gpu-net.c and gpu-train.c: the buffers a node of these

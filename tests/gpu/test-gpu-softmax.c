@@ -3,9 +3,11 @@
  * (engine/gpu/gpu-softmax.c; tolerances: docs/gpu.md "Tolerances against
  * the CPU"): sparsemax, entmax15, gumbel_softmax (soft and hard, the
  * CPU's noise drawn on the host) and hierarchical_softmax (group_sizes and
- * levels trees), forward and backward, on rows of 1, 3, 17 and 130 entries
- * (trees of 2, 3, 17, 32 and 130 logits), with ties and large magnitudes;
- * and the same recording twice gives the same bits.
+ * levels trees), forward and backward, on rows of 1, 3, 17, 130 and 1000
+ * entries (trees of 2, 3, 17, 32 and 130 logits), with ties, large
+ * magnitudes and constant rows; the same recording twice gives the same
+ * bits; the Gumbel noise is the CPU's, and a small temperature cannot
+ * overflow the exponents.
  */
 #include "gpu-test.h"
 #include "layers/layer-impl.h"
