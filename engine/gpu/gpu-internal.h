@@ -33,6 +33,9 @@ typedef enum {
   GPU_K_RMSPROP,
   GPU_K_CLIP,
   GPU_K_GEMM_TILE, /* large float32 products whose operands read as vec4s: 128×128 tiles */
+  GPU_K_SPARSEMAX, /* sparsemax and entmax15, forward and backward */
+  GPU_K_GUMBEL,
+  GPU_K_HSOFTMAX,
   GPU_K_COUNT
 } gpu_kernel;
 
@@ -260,7 +263,19 @@ int gpu_op_loss_grad(gpu_rec *rec, const loom_loss_spec *spec, const gpu_buf *y,
 
 /* ---- a network on the device (gpu-net.c) ---------------------------------- */
 
-typedef enum { GN_PASS, GN_DENSE, GN_ACT, GN_SOFTMAX, GN_NORM, GN_EMBED, GN_CONV, GN_CONTAINER } gnode_kind;
+typedef enum {
+  GN_PASS,
+  GN_DENSE,
+  GN_ACT,
+  GN_SOFTMAX,
+  GN_NORM,
+  GN_EMBED,
+  GN_CONV,
+  GN_CONTAINER,
+  GN_SPARSE,   /* sparsemax, entmax15 (gpu-softmax.c) */
+  GN_GUMBEL,   /* gumbel_softmax */
+  GN_HSOFTMAX, /* hierarchical_softmax */
+} gnode_kind;
 
 /* One plan node, or a container's child. Sizes are per sample, so one
  * preparation serves every batch up to the one its buffers were made for. */
@@ -283,6 +298,12 @@ typedef struct gnode {
   gpu_buf stats;        /* norm: mean and rstd of every row of the batch */
   gpu_conv conv;        /* conv1d/2d/3d; transposed: the image side is the output */
   bool transposed;
+  /* gpu-softmax.c: entmax15 (else sparsemax); a hard Gumbel softmax; the
+   * Gumbel noise (two floats an entry), a hard one's relaxed sample or a
+   * hierarchical softmax's q, P and U (aux); the tree (blocks inner nodes) */
+  bool entmax, hard;
+  gpu_buf noise, aux, tree;
+  int64_t blocks;
   /* Remote links: the node reads buffer `in`, its own, made from the spine
    * input (buffer `base`) and the merges that take effect: those after the
    * last replace (a replace discards what came before it, on the CPU too),
@@ -322,6 +343,7 @@ struct loom_gpu_net {
   gpu_buf *bufs;
   gpu_buf readback; /* the output, copied here by the command buffer */
   gpu_rec rec;
+  uint64_t seed, step; /* the Gumbel softmax's noise: the CPU context's seed and step */
 };
 
 /* Checks the token indices of every embedding that reads the network input
@@ -359,3 +381,47 @@ int gpu_net_forward_dispatches(const loom_gpu_net *gn);
 int gpu_net_record_forward(loom_gpu_net *gn, gpu_rec *rec, int64_t batch, bool fuse, loom_error *err);
 /* Records a fill of a whole buffer with zeros, visible to later dispatches. */
 void gpu_rec_zero(gpu_rec *rec, gpu_buf *b);
+
+/* ---- the rest of the softmax family (gpu-softmax.c) ------------------------ */
+
+/* "<what> of <n> values is more than the device kernels index" (gpu-ops.c). */
+int gpu_too_large(const char *what, int64_t n, loom_error *err);
+/* sparsemax / entmax15 over rows of cols (shaders/sparsemax.comp): the
+ * forward y from x (dy NULL), or the backward dx from the forward's y and dy. */
+int gpu_op_sparsemax(gpu_rec *rec, bool entmax, int64_t rows, int64_t cols, const gpu_buf *in, const gpu_buf *dy,
+                     gpu_buf *out, loom_error *err);
+/* gumbel_softmax's forward (shaders/gumbel.comp): noise holds two floats an
+ * entry (gpu_gumbel_noise); hard: the relaxed sample into soft and the
+ * one-hot argmax into y (soft unused otherwise, may be NULL). The backward
+ * is gpu_op_softmax_backward of the relaxed sample with scale 1/τ. */
+int gpu_op_gumbel(gpu_rec *rec, int64_t rows, int64_t cols, float scale, bool hard, const gpu_buf *x,
+                  const gpu_buf *noise, gpu_buf *y, gpu_buf *soft, loom_error *err);
+/* The noise of gumbel_softmax layer l for entries [0, n) of a batch at a
+ * context's seed and step, drawn by the CPU's generator: out[2e] = float(g),
+ * out[2e + 1] = float(g − out[2e]). */
+void gpu_gumbel_noise(const loom_layer *l, uint64_t seed, uint64_t step, int64_t n, float *out);
+/* hierarchical_softmax (shaders/hsoftmax.comp) over `rows` rows; tree and
+ * aux as made by gpu_hsoftmax_tree (aux: 3·logits floats a row). The
+ * backward (dy non-NULL) reads the q and P its forward left in aux. */
+typedef struct {
+  int64_t rows, logits, leaves, blocks;
+  const gpu_buf *tree;
+  gpu_buf *aux;
+} gpu_hsoftmax;
+int gpu_op_hsoftmax(gpu_rec *rec, const gpu_hsoftmax *h, const gpu_buf *in, const gpu_buf *dy, gpu_buf *out,
+                    loom_error *err);
+/* Fills the tree buffer of hierarchical_softmax layer l (made on first
+ * use; its size follows from the built shapes, which hsoftmax_tree checks
+ * the tree against); *blocks: its inner nodes. */
+int gpu_hsoftmax_tree(loom_gpu *g, const loom_layer *l, gpu_buf *tree, int64_t *blocks, loom_error *err);
+
+/* Node level, for gpu-net.c and gpu-train.c: the buffers a node of these
+ * kinds needs (made on first use), its forward, its backward (dx from y and
+ * dy), and the noise of every Gumbel softmax in gn (containers' children
+ * too) for `batch` samples at gn->seed and gn->step. */
+int gpu_softmax_node_upload(loom_gpu_net *gn, gnode *n, loom_error *err);
+int gpu_softmax_node_forward(gpu_rec *rec, gnode *n, const gpu_buf *x, gpu_buf *y, int64_t batch, loom_error *err);
+int gpu_softmax_node_backward(gpu_rec *rec, gnode *n, const gpu_buf *y, const gpu_buf *dy, gpu_buf *dx,
+                              int64_t batch, loom_error *err);
+void gpu_softmax_fill_noise(loom_gpu_net *gn, int64_t batch);
+void gpu_softmax_node_free(loom_gpu *g, gnode *n);

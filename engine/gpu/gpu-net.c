@@ -79,6 +79,30 @@ int gpu_net_classify(const net_node *nd, gnode *out, loom_error *err) {
     out->scale = 1.0f;
     return LOOM_OK;
   }
+  if (!strcmp(name, "sparsemax") || !strcmp(name, "entmax15")) {
+    out->kind = GN_SPARSE;
+    out->entmax = name[0] == 'e';
+    out->cols = rows_last_dim(&nd->in);
+    out->rows = rows_per_sample(&nd->in);
+    return LOOM_OK;
+  }
+  if (!strcmp(name, "gumbel_softmax")) {
+    /* the noise is drawn on the host before each submission (gpu-softmax.c) */
+    out->kind = GN_GUMBEL;
+    out->cols = rows_last_dim(&nd->in);
+    out->rows = rows_per_sample(&nd->in);
+    out->scale = (float)(1.0 / loom_layer_get_float(l, "temperature"));
+    out->hard = loom_layer_get_int(l, "hard") != 0;
+    return LOOM_OK;
+  }
+  if (!strcmp(name, "hierarchical_softmax")) {
+    /* rows of `cols` logits give rows of `n` leaf probabilities; the tree goes up with the weights */
+    out->kind = GN_HSOFTMAX;
+    out->cols = rows_last_dim(&nd->in);
+    out->rows = rows_per_sample(&nd->in);
+    out->n = rows_last_dim(&nd->out);
+    return LOOM_OK;
+  }
   bool transposed = !strncmp(name, "conv_transpose", 14);
   if (!strcmp(name, "conv1d") || !strcmp(name, "conv2d") || !strcmp(name, "conv3d") ||
       (transposed && strlen(name) == 16)) {
@@ -127,9 +151,10 @@ int gpu_net_classify(const net_node *nd, gnode *out, loom_error *err) {
     out->kind = GN_ACT;
     return LOOM_OK;
   }
-  char why[160];
+  char why[320];
   snprintf(why, sizeof why, _("does not run %s layers yet (it runs dense, convolutions, embedding, layernorm, rmsnorm, softmax, "
-             "softmax_temperature, grid_softmax, masked_softmax and the element-wise activations)"),
+             "softmax_temperature, grid_softmax, masked_softmax, sparsemax, entmax15, gumbel_softmax, "
+             "hierarchical_softmax and the element-wise activations)"),
            name);
   return unsupported(nd, why, err);
 }
@@ -238,6 +263,16 @@ gpu_softmax gpu_node_softmax(const gnode *n, int64_t batch) {
 
 int gpu_net_upload_node(loom_gpu_net *gn, gnode *n, loom_error *err) {
   if (n->kind == GN_CONTAINER) return gpu_container_upload(gn, n, err);
+  if (n->kind == GN_GUMBEL || n->kind == GN_HSOFTMAX) {
+    /* their buffers and the recording keep the sizes of the preparation */
+    char where[128];
+    if (n->layer->in_shape.rank < 1 || rows_last_dim(&n->layer->in_shape) != n->cols ||
+        loom_shape_numel(&n->layer->out_shape) != n->numel)
+      return loom_error_set(err, LOOM_ERR_UNSUPPORTED,
+                            _("%s: the layer's shape changed after the network went to the device; prepare it again"),
+                            layer_where(n->layer, where, sizeof where));
+    return gpu_softmax_node_upload(gn, n, err);
+  }
   if (n->kind == GN_SOFTMAX && !strcmp(loom_layer_type_name(loom_layer_get_type(n->layer)), "masked_softmax"))
     return upload_mask(gn, n, err);
   if (n->kind != GN_DENSE && n->kind != GN_EMBED && n->kind != GN_CONV && !(n->kind == GN_NORM && n->has_weight))
@@ -265,6 +300,7 @@ void gpu_gnode_free(loom_gpu *g, gnode *n) {
   gpu_weights_free(g, &n->b);
   gpu_buf_free(g, &n->stats);
   gpu_buf_free(g, &n->keep);
+  gpu_softmax_node_free(g, n);
 }
 
 gpu_norm gpu_node_norm(gnode *n, int64_t batch) {
@@ -343,6 +379,9 @@ int gpu_net_record_node(loom_gpu_net *gn, gpu_rec *rec, gnode *n, int64_t batch,
     break;
   }
   case GN_EMBED: rc = gpu_op_embed(rec, &n->w, x, NULL, y, batch * n->pos, err); break;
+  case GN_SPARSE:
+  case GN_GUMBEL:
+  case GN_HSOFTMAX: rc = gpu_softmax_node_forward(rec, n, x, y, batch, err); break;
   case GN_CONV:
     rc = n->transposed
            ? gpu_op_conv(rec, &n->conv, GPU_CONV_DX, batch, &n->w, n->has_bias ? &n->b.data : NULL, NULL, x, y, err)
@@ -494,10 +533,16 @@ LOOM_API int loom_gpu_net_forward(loom_gpu_net *gn, const float *x, float *y, lo
   int check = gpu_net_check_input(gn, x, gn->batch, err);
   if (check) return check;
   memcpy(gn->bufs[0].map, x, (size_t)(gn->batch * gn->in_numel) * sizeof(float));
+  gpu_softmax_fill_noise(gn, gn->batch);
   int rc = gpu_rec_submit(&gn->rec, err);
   if (rc) return rc;
   memcpy(y, gn->readback.map, (size_t)(gn->batch * gn->out_numel) * sizeof(float));
   return LOOM_OK;
+}
+
+LOOM_API void loom_gpu_net_set_noise(loom_gpu_net *gn, uint64_t seed, uint64_t step) {
+  gn->seed = seed;
+  gn->step = step;
 }
 
 LOOM_API int64_t loom_gpu_net_batch(const loom_gpu_net *gn) { return gn->batch; }

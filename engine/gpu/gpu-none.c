@@ -54,6 +54,7 @@ LOOM_API int loom_gpu_net_upload_weights(loom_gpu_net *gn, loom_error *err) { re
 LOOM_API int loom_gpu_net_forward(loom_gpu_net *gn, const float *x, float *y, loom_error *err) {
   return not_built(err);
 }
+LOOM_API void loom_gpu_net_set_noise(loom_gpu_net *gn, uint64_t seed, uint64_t step) {}
 LOOM_API int64_t loom_gpu_net_batch(const loom_gpu_net *gn) { return 0; }
 LOOM_API int loom_gpu_net_n_dispatches(const loom_gpu_net *gn) { return 0; }
 LOOM_API void loom_gpu_net_free(loom_gpu_net *gn) {}

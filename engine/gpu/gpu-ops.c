@@ -96,6 +96,8 @@ static int too_large(const char *what, int64_t n, loom_error *err) {
                         what, (long long)n);
 }
 
+int gpu_too_large(const char *what, int64_t n, loom_error *err) { return too_large(what, n, err); }
+
 /* Whether GEMM_TILE can read every operand as whole vec4s: each leading
  * dimension, and the extent along which each operand is contiguous (K for
  * A untransposed and B transposed, else M or N), a multiple of 4. */

@@ -71,6 +71,18 @@ static const uint32_t spv_gemm_tile[] =
 #include "gemm-tile.spv.inc"
   ;
 
+static const uint32_t spv_sparsemax[] =
+#include "sparsemax.spv.inc"
+  ;
+
+static const uint32_t spv_gumbel[] =
+#include "gumbel.spv.inc"
+  ;
+
+static const uint32_t spv_hsoftmax[] =
+#include "hsoftmax.spv.inc"
+  ;
+
 #define KERNEL(ident, array, bindings) [ident] = {#array, array, sizeof array, bindings}
 
 const gpu_kernel_info gpu_kernels[GPU_K_COUNT] = {
@@ -93,4 +105,7 @@ const gpu_kernel_info gpu_kernels[GPU_K_COUNT] = {
   KERNEL(GPU_K_RMSPROP, spv_rmsprop, 5),
   KERNEL(GPU_K_CLIP, spv_clip, 3),
   KERNEL(GPU_K_GEMM_TILE, spv_gemm_tile, 5),
+  KERNEL(GPU_K_SPARSEMAX, spv_sparsemax, 3),
+  KERNEL(GPU_K_GUMBEL, spv_gumbel, 4),
+  KERNEL(GPU_K_HSOFTMAX, spv_hsoftmax, 5),
 };

@@ -364,6 +364,9 @@ static int record_node_backward(gpu_train *t, gnode *n, int k, int base, gpu_buf
     gpu_softmax op = gpu_node_softmax(n, b);
     return gpu_op_softmax_backward(&t->rec, &op, y, dy, dx, err);
   }
+  case GN_SPARSE:
+  case GN_GUMBEL:
+  case GN_HSOFTMAX: return need_input_grad ? gpu_softmax_node_backward(&t->rec, n, y, dy, dx, b, err) : LOOM_OK;
   case GN_CONV: {
     gt_tensor *tw = tensor_of(t, k, base), *tb = tensor_of(t, k, base + 1);
     /* dx through the forward's copy of W: with packed weights, the
@@ -566,6 +569,9 @@ int gpu_train_step(gpu_train *t, const loom_train_config *cfg, const float *x, i
   if ((rc = gpu_net_check_input(t->gn, x, rows, err))) return rc;
   t->rows = rows;
   memcpy(t->gn->bufs[0].map, x, (size_t)(rows * t->gn->in_numel) * sizeof(float));
+  /* the CPU trainer's context: its seed, and the steps done before this one */
+  loom_gpu_net_set_noise(t->gn, cfg->seed, (uint64_t)t->steps);
+  gpu_softmax_fill_noise(t->gn, rows);
   if (labelled) memcpy(t->targets.map, labels, (size_t)rows * sizeof(int32_t));
   else memcpy(t->targets.map, targets, (size_t)(rows * t->width) * sizeof(float));
   rc = record_step(t, cfg, lr, err);

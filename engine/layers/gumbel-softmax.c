@@ -59,6 +59,13 @@ static double gumbel_noise(uint64_t key, int64_t index) {
   return -log(-log(u));
 }
 
+uint64_t gumbel_softmax_key(const loom_layer *l, uint64_t seed, uint64_t step) {
+  loom_ctx ctx = {.seed = seed, .step = step};
+  return gumbel_key(l, &ctx);
+}
+
+double gumbel_softmax_noise(uint64_t key, int64_t index) { return gumbel_noise(key, index); }
+
 /* The relaxed sample of row r into out (float32, rounded once); z is a
  * scratch row of n doubles. */
 static void gumbel_row(const gumbel_job *j, int64_t r, double *z, float *out) {

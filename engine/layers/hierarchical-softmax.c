@@ -140,6 +140,26 @@ static int tree_get(const loom_layer *l, hs_tree *t, loom_error *err) {
   return LOOM_OK;
 }
 
+int hsoftmax_tree(const loom_layer *l, int64_t **blocks, int64_t *n_blocks, int64_t *n_logits, int64_t *n_leaves,
+                  loom_error *err) {
+  hs_tree t;
+  int rc = tree_get(l, &t, err);
+  if (rc) return rc;
+  if (!l->built || t.n_logits != rows_last_dim(&l->in_shape) || t.n_leaves != rows_last_dim(&l->out_shape)) {
+    char where[128];
+    hs_tree_clear(&t);
+    return loom_error_set(err, LOOM_ERR_SHAPE,
+                          _("%s: parameter “group_sizes” or “levels” changed since the layer was built; build it "
+                            "again"),
+                          layer_where(l, where, sizeof where));
+  }
+  *blocks = t.blocks;
+  *n_blocks = t.n_blocks;
+  *n_logits = t.n_logits;
+  *n_leaves = t.n_leaves;
+  return LOOM_OK;
+}
+
 static int hsoftmax_build(loom_layer *l, const loom_shape *in, uint64_t seed, loom_error *err) {
   (void)seed;
   int rc = rows_check_shape(l, in, err);

@@ -49,3 +49,16 @@ const char *rows_format_number(double v, char *buf, size_t size);
 
 /* Runs fn over [0, n) on ctx's pool (ctx may be NULL). */
 void rows_parallel(const loom_ctx *ctx, int64_t n, int64_t grain, loom_range_fn fn, void *arg);
+
+/* gumbel_softmax's noise (gumbel-softmax.c), for the Vulkan backend, which
+ * draws it on the host: the key of layer l at a context's seed and step,
+ * and the Gumbel(0, 1) value of flat entry `index` of the batch. */
+uint64_t gumbel_softmax_key(const loom_layer *l, uint64_t seed, uint64_t step);
+double gumbel_softmax_noise(uint64_t key, int64_t index);
+
+/* hierarchical_softmax's tree (hierarchical-softmax.c): the children count
+ * of every inner node, breadth first (*blocks, malloc'd: the caller frees
+ * it), the logits and the leaves; an error names the layer and parameter,
+ * also when they no longer match the shapes the layer was built for. */
+int hsoftmax_tree(const loom_layer *l, int64_t **blocks, int64_t *n_blocks, int64_t *n_logits, int64_t *n_leaves,
+                  loom_error *err);

@@ -190,6 +190,39 @@ static inline loom_net *gpu_test_container_net(int64_t in_features, int64_t out)
   return net;
 }
 
+/* dense in→12 → sparsemax → dense 12→12 → entmax15 → sequential [dense
+ * 12→9, gumbel_softmax τ = 0.7 (hard or not)] → dense 9→6 →
+ * hierarchical_softmax (group_sizes 2, 2: 4 leaves) → dense 4→out: the
+ * rest of the softmax family, the Gumbel noise in a container's child. */
+static inline loom_net *gpu_test_sparse_net(int64_t in_features, int64_t out, bool hard) {
+  loom_error err = {0};
+  loom_net *net = loom_net_new(1, 1, 8, 1, &err);
+  if (!net) g_error("%s", err.message);
+  loom_shape in = loom_shape_1d(in_features);
+  if (loom_net_set_input_shape(net, &in, &err)) g_error("%s", err.message);
+  loom_layer *gumbel = gpu_test_layer("gumbel_softmax", 0, 0), *tree = gpu_test_layer("hierarchical_softmax", 0, 0);
+  static const float groups[2] = {2, 2};
+  if (loom_layer_set_float(gumbel, "temperature", 0.7, &err) || loom_layer_set_bool(gumbel, "hard", hard, &err) ||
+      loom_layer_set_floats(tree, "group_sizes", groups, 2, &err))
+    g_error("%s", err.message);
+  loom_layer *slots[8] = {
+    gpu_test_layer("dense", in_features, 12),
+    gpu_test_layer("sparsemax", 0, 0),
+    gpu_test_layer("dense", 12, 12),
+    gpu_test_layer("entmax15", 0, 0),
+    gpu_test_container("sequential", (loom_layer *[]){gpu_test_layer("dense", 12, 9), gumbel}, 2),
+    gpu_test_layer("dense", 9, 6),
+    tree,
+    gpu_test_layer("dense", 4, out),
+  };
+  for (int x = 0; x < 8; x++)
+    if (loom_net_place(net, (loom_coord){0, 0, x, 0}, slots[x], &err)) g_error("%s", err.message);
+  loom_diag *diags = NULL;
+  if (loom_net_infer_shapes(net, 5, &diags)) g_error("%s", diags[0].message);
+  free(diags);
+  return net;
+}
+
 static inline loom_layer *gpu_test_parallel(const char *combine, loom_layer *const *branches, int n) {
   loom_error err = {0};
   loom_layer *l = gpu_test_container("parallel", branches, n);

@@ -218,6 +218,53 @@ static void test_convolutions(void) {
   loom_net_free(net);
 }
 
+/* sparsemax, entmax15, gumbel_softmax (soft and hard, in a sequential) and
+ * hierarchical_softmax in one net, the Gumbel noise at the CPU context's
+ * seed and step (loom_gpu_net_set_noise); another step draws other noise,
+ * on both sides. */
+static void test_sparse_family(void) {
+  for (int hard = 0; hard < 2; hard++) {
+    loom_net *net = gpu_test_sparse_net(5, 3, hard);
+    loom_error err = {0};
+    const int64_t batch = 6;
+    loom_gpu_net *gn = loom_gpu_net_new(gpu, net, batch, &err);
+    if (!gn) g_error("%s", err.message);
+    float x[6 * 5], y_cpu[6 * 3], y_gpu[6 * 3], y_first[6 * 3];
+    gpu_test_fill(x, 6 * 5, -2, 2, 42);
+    for (uint64_t step = 0; step < 3; step++) {
+      loom_ctx ctx = {.seed = 9, .step = step};
+      loom_gpu_net_set_noise(gn, 9, step);
+      if (loom_net_forward(net, &ctx, x, batch, y_cpu, &err) || loom_gpu_net_forward(gn, x, y_gpu, &err))
+        g_error("%s", err.message);
+      double scale = 0, tol[6 * 3];
+      for (int i = 0; i < 6 * 3; i++) scale = MAX(scale, fabs(y_cpu[i]));
+      for (int i = 0; i < 6 * 3; i++) tol[i] = 2e-5 * fabs(y_cpu[i]) + 2e-6 * scale + 1e-30;
+      char what[64];
+      snprintf(what, sizeof what, "sparse family%s, step %d", hard ? " (hard)" : "", (int)step);
+      double worst = gpu_test_compare(what, y_gpu, y_cpu, tol, 6 * 3);
+      g_test_message("%s: worst %.3f of the tolerance", what, worst);
+      if (step == 0) memcpy(y_first, y_gpu, sizeof y_first);
+      else g_assert_true(memcmp(y_first, y_gpu, sizeof y_first) != 0);
+    }
+    if (hard) {
+      /* a tree changed after preparing: refused naming the slot, until the
+       * layer is built again; a tree of other leaves needs a new preparation */
+      loom_layer *tree = loom_net_layer_at(net, (loom_coord){0, 0, 6, 0});
+      static const float other[2] = {1, 3}, five[1] = {5};
+      loom_shape in = loom_shape_1d(6);
+      g_assert_cmpint(loom_layer_set_floats(tree, "group_sizes", other, 2, &err), ==, 0);
+      g_assert_cmpint(loom_gpu_net_upload_weights(gn, &err), ==, LOOM_ERR_SHAPE);
+      g_assert_nonnull(strstr(err.message, "(0,0,6,0)"));
+      g_assert_cmpint(loom_layer_set_floats(tree, "group_sizes", five, 1, &err), ==, 0);
+      g_assert_cmpint(loom_layer_build(tree, &in, 0, &err), ==, 0);
+      g_assert_cmpint(loom_gpu_net_upload_weights(gn, &err), ==, LOOM_ERR_UNSUPPORTED);
+      g_assert_nonnull(strstr(err.message, "prepare it again"));
+    }
+    loom_gpu_net_free(gn);
+    loom_net_free(net);
+  }
+}
+
 static void expect_refusal(const char *example, const char *needle) {
   loom_error err = {0};
   loom_net *net = NULL;
@@ -233,6 +280,9 @@ static void test_refusals(void) {
   expect_refusal("moe", "parallel");
   expect_refusal("moe", "(0,1,0,0)");
   expect_refusal("feedback", "systolic");
+  /* a layer type it does not run: the list of those it does is complete */
+  expect_refusal("multi-agent", "does not run lstm layers yet");
+  expect_refusal("multi-agent", "sparsemax, entmax15, gumbel_softmax, hierarchical_softmax and the element-wise");
 }
 
 static void test_device_list(void) {
@@ -266,6 +316,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/gpu/net/fusion", test_fusion);
   g_test_add_func("/gpu/net/norms", test_norms);
   g_test_add_func("/gpu/net/softmax-family", test_softmax_family);
+  g_test_add_func("/gpu/net/sparse-family", test_sparse_family);
   g_test_add_func("/gpu/net/containers", test_containers);
   g_test_add_func("/gpu/net/parallel", test_parallel);
   g_test_add_func("/gpu/net/embedding", test_embedding);

@@ -192,6 +192,22 @@ static void test_softmax_family_adam(void) {
 }
 /* Nested sequential and residual containers: the gradient through the
  * chains and the skips, the children's tensors updated. */
+/* sparsemax, entmax15, gumbel_softmax (the trainer's seed and step: the
+ * CPU's noise) and hierarchical_softmax, forward and backward, trained */
+static void test_sparse_family_sgd(void) {
+  parity_net("sparse family", gpu_test_sparse_net(2, 2, false), data_for("spiral"), LOOM_OPTIM_SGD);
+}
+static void test_sparse_family_adam(void) {
+  parity_net("sparse family", gpu_test_sparse_net(2, 2, false), data_for("spiral"), LOOM_OPTIM_ADAM);
+}
+/* A hard Gumbel softmax: one-hot forward, straight-through backward from the
+ * relaxed sample the device keeps. Inputs, seed and noise are fixed, so
+ * this passes or fails alike on every run of a device; a device whose
+ * relaxed sample had a near tie where the CPU's arg-max falls the other
+ * way would fail it (docs/gpu.md). */
+static void test_sparse_family_hard_sgd(void) {
+  parity_net("sparse family (hard)", gpu_test_sparse_net(2, 2, true), data_for("spiral"), LOOM_OPTIM_SGD);
+}
 static void test_containers_sgd(void) {
   parity_net("containers", gpu_test_container_net(2, 2), data_for("spiral"), LOOM_OPTIM_SGD);
 }
@@ -391,6 +407,9 @@ int main(int argc, char **argv) {
   gpu = gpu_test_init(&argc, &argv);
   g_test_add_func("/gpu/train/spiral-sgd", test_spiral_sgd);
   g_test_add_func("/gpu/train/softmax-family-adam", test_softmax_family_adam);
+  g_test_add_func("/gpu/train/sparse-family-sgd", test_sparse_family_sgd);
+  g_test_add_func("/gpu/train/sparse-family-adam", test_sparse_family_adam);
+  g_test_add_func("/gpu/train/sparse-family-hard-sgd", test_sparse_family_hard_sgd);
   g_test_add_func("/gpu/train/containers-sgd", test_containers_sgd);
   g_test_add_func("/gpu/train/containers-adam", test_containers_adam);
   g_test_add_func("/gpu/train/parallel-sgd", test_parallel_sgd);

@@ -76,6 +76,10 @@ LOOM_API loom_gpu_net *loom_gpu_net_new(loom_gpu *gpu, loom_net *net, int64_t ba
 LOOM_API int loom_gpu_net_upload_weights(loom_gpu_net *gn, loom_error *err);
 /* x: batch × input numel; y: batch × output numel. */
 LOOM_API int loom_gpu_net_forward(loom_gpu_net *gn, const float *x, float *y, loom_error *err);
+/* The seed and step a gumbel_softmax layer draws its noise from, as the
+ * CPU's loom_ctx seed and step (both 0 until set: the context of `loom
+ * forward`). The noise is drawn on the host for every forward. */
+LOOM_API void loom_gpu_net_set_noise(loom_gpu_net *gn, uint64_t seed, uint64_t step);
 LOOM_API int64_t loom_gpu_net_batch(const loom_gpu_net *gn);
 /* Dispatches recorded in the command buffer. */
 LOOM_API int loom_gpu_net_n_dispatches(const loom_gpu_net *gn);
