@@ -71,6 +71,10 @@ static const uint32_t spv_gemm_tile[] =
 #include "gemm-tile.spv.inc"
   ;
 
+static const uint32_t spv_mix[] =
+#include "mix.spv.inc"
+  ;
+
 #define KERNEL(ident, array, bindings) [ident] = {#array, array, sizeof array, bindings}
 
 const gpu_kernel_info gpu_kernels[GPU_K_COUNT] = {
@@ -93,4 +97,5 @@ const gpu_kernel_info gpu_kernels[GPU_K_COUNT] = {
   KERNEL(GPU_K_RMSPROP, spv_rmsprop, 5),
   KERNEL(GPU_K_CLIP, spv_clip, 3),
   KERNEL(GPU_K_GEMM_TILE, spv_gemm_tile, 5),
+  KERNEL(GPU_K_MIX, spv_mix, 4),
 };
