@@ -99,6 +99,26 @@ static void test_filter(void) {
   loom_net_free(net);
 }
 
+/* Gated mixtures nested and passing through: dense 3→3 (its gradient
+ * takes in every share of the container's input gradient) → parallel filter
+ * [parallel route [dense 3→3, sequential []], gate sequential [dense 3→2,
+ * softmax]; sequential []; dense 3→3], its gate sequential [] (the input
+ * itself is the logits) → dense 3→2. */
+static void test_nested(void) {
+  loom_shape in = loom_shape_1d(3);
+  loom_layer *inner = gpu_test_gated("route", (loom_layer *[]){gpu_test_layer("dense", 3, 3), gpu_test_empty()}, 2,
+                                     gpu_test_seq2(gpu_test_layer("dense", 3, 2), gpu_test_layer("softmax", 0, 0)));
+  loom_layer *layers[] = {
+    gpu_test_layer("dense", 3, 3),
+    gpu_test_gated("filter", (loom_layer *[]){inner, gpu_test_empty(), gpu_test_layer("dense", 3, 3)}, 3,
+                   gpu_test_empty()),
+    gpu_test_layer("dense", 3, 2),
+  };
+  loom_net *net = gpu_test_net_of(&in, layers, 3);
+  compare_grads(net, "nested gates, a gate passing its input through", 5, NULL);
+  loom_net_free(net);
+}
+
 static void test_route(void) {
   loom_net *net = gpu_test_route_net(5, 3);
   compare_grads(net, "route", 7, NULL);
@@ -263,6 +283,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/gpu/parallel/filter", test_filter);
   g_test_add_func("/gpu/parallel/route", test_route);
   g_test_add_func("/gpu/parallel/ties", test_ties);
+  g_test_add_func("/gpu/parallel/nested", test_nested);
   g_test_add_func("/gpu/parallel/embedding", test_embedding);
   g_test_add_func("/gpu/parallel/nonfinite-gate", test_nonfinite_gate);
   int rc = g_test_run();

@@ -7,7 +7,9 @@
  * bce_logits: playground), SGD with momentum, Adam, AdamW and RMSprop, a short last
  * batch of an epoch, int4 weights trained quantization-aware (playground-int4)
  * a disabled slot (spiral), layernorm / rmsnorm with and without affine
- * weights (norms) and an embedding table (token data, mse). Two device runs are bit-identical. What the
+ * weights (norms) and an embedding table (token data, mse), mixtures of
+ * experts (moe, filter, route, grid_scatter, embeddings in a container).
+ * Two device runs are bit-identical. What the
  * device cannot train is refused with the slot or the field named.
  */
 #include "gpu-test.h"
