@@ -105,3 +105,13 @@ int gpu_net_run_checks(const loom_gpu_net *gn, int64_t batch, loom_error *err) {
   }
   return LOOM_OK;
 }
+
+int gpu_net_forward_checked(loom_gpu_net *gn, gpu_rec *rec, int64_t batch, loom_error *err) {
+  gpu_rec_free(rec);
+  int rc = gpu_rec_begin(gn->g, gpu_net_forward_dispatches(gn), rec, err);
+  if (!rc) rc = gpu_net_record_forward(gn, rec, batch, false, err);
+  if (!rc) rc = gpu_rec_end(rec, err);
+  if (!rc) rc = gpu_rec_submit(rec, err);
+  if (!rc) rc = gpu_net_run_checks(gn, batch, err);
+  return rc;
+}

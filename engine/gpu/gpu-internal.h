@@ -373,10 +373,14 @@ int gpu_net_add_check(loom_gpu_net *gn, gpu_check_kind kind, const gnode *n, loo
  * samples; an error carries the prefixes the CPU's containers add
  * ("layer parallel at (0,1,0,0), branch 2: …"). */
 int gpu_net_run_checks(const loom_gpu_net *gn, int64_t batch, loom_error *err);
+/* A training step's forward alone (unfused, into rec, recorded anew),
+ * submitted, then the checks: the step goes on only when they pass. */
+int gpu_net_forward_checked(loom_gpu_net *gn, gpu_rec *rec, int64_t batch, loom_error *err);
 
 /* Checks the token indices of every embedding that reads the network input
- * x (batch samples): integers in [0, vocab), else an error naming the slot,
- * the sample and the position — the device does not check them. */
+ * x (batch samples) before a submission, as gpu_check_tokens (the CPU's
+ * check); embeddings whose indices a layer computed are checked after it
+ * (gpu_net_run_checks). */
 int gpu_net_check_input(const loom_gpu_net *gn, const float *x, int64_t batch, loom_error *err);
 /* The norm operation of a GN_NORM node at `batch` samples. */
 gpu_softmax gpu_node_softmax(const gnode *n, int64_t batch);

@@ -566,17 +566,8 @@ int gpu_train_step(gpu_train *t, const loom_train_config *cfg, const float *x, i
   if (labelled) memcpy(t->targets.map, labels, (size_t)rows * sizeof(int32_t));
   else memcpy(t->targets.map, targets, (size_t)(rows * t->width) * sizeof(float));
   bool checked = t->gn->n_checks > 0;
-  if (checked) {
-    /* What the CPU checks during its forward (gpu-check.c) decides whether
-     * the step goes on: the forward alone first. */
-    gpu_rec_free(&t->forward);
-    rc = gpu_rec_begin(t->g, gpu_net_forward_dispatches(t->gn), &t->forward, err);
-    if (!rc) rc = gpu_net_record_forward(t->gn, &t->forward, rows, false, err);
-    if (!rc) rc = gpu_rec_end(&t->forward, err);
-    if (!rc) rc = gpu_rec_submit(&t->forward, err);
-    if (!rc) rc = gpu_net_run_checks(t->gn, rows, err);
-    if (rc) return rc;
-  }
+  /* What the CPU checks during its forward decides whether the step goes on */
+  if (checked && (rc = gpu_net_forward_checked(t->gn, &t->forward, rows, err))) return rc;
   rc = record_step(t, cfg, lr, !checked, err);
   if (!rc) rc = gpu_rec_submit(&t->rec, err);
   if (!rc && cfg->optim.kind == LOOM_OPTIM_SGD && (float)cfg->optim.momentum != 0.0f)
