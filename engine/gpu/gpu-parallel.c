@@ -92,8 +92,9 @@ int gpu_parallel_dispatches(const gnode *n) {
 }
 
 int gpu_op_mix(gpu_rec *rec, const gpu_mix *m, loom_error *err) {
-  int64_t items = m->mode == GPU_MIX_DOT ? m->batch * m->heads : m->mode == GPU_MIX_FILTER_DZ ? m->batch
-                                                                                             : m->batch * m->len;
+  int64_t items = m->mode == GPU_MIX_DOT         ? m->batch * m->heads
+                : m->mode == GPU_MIX_FILTER_DZ ? m->batch
+                                               : m->batch * m->len;
   int64_t widest = m->src_stride > m->dst_stride ? m->src_stride : m->dst_stride;
   if (widest < m->w_stride) widest = m->w_stride;
   if (widest < m->len) widest = m->len;
@@ -104,10 +105,10 @@ int gpu_op_mix(gpu_rec *rec, const gpu_mix *m, loom_error *err) {
   struct {
     uint32_t mode, batch, len, n, i, heads, part, src_stride, dst_stride, w_stride, add;
     uint32_t tile_w, tile_h, skip, pitch, off;
-  } push = {(uint32_t)m->mode,       (uint32_t)m->batch,      (uint32_t)m->len,        (uint32_t)m->n,
-            (uint32_t)m->i,          (uint32_t)m->heads,      (uint32_t)m->part,       (uint32_t)m->src_stride,
-            (uint32_t)m->dst_stride, (uint32_t)m->w_stride,   m->add,                  (uint32_t)m->tile_w,
-            (uint32_t)m->tile_h,     (uint32_t)m->skip,       (uint32_t)m->pitch,      (uint32_t)m->off};
+  } push = {(uint32_t)m->mode, (uint32_t)m->batch, (uint32_t)m->len, (uint32_t)m->n, (uint32_t)m->i,
+            (uint32_t)m->heads, (uint32_t)m->part, (uint32_t)m->src_stride, (uint32_t)m->dst_stride,
+            (uint32_t)m->w_stride, m->add, (uint32_t)m->tile_w, (uint32_t)m->tile_h, (uint32_t)m->skip,
+            (uint32_t)m->pitch, (uint32_t)m->off};
   const gpu_buf *dummy = rec->g->dummy;
   const gpu_buf *bufs[4] = {m->src ? m->src : dummy, m->w ? m->w : dummy, m->dy ? m->dy : dummy, m->dst};
   uint32_t groups[3];
