@@ -1,14 +1,16 @@
 /*
  * Containers on the device: `sequential` (its children one after another),
  * `residual` (x + the children's chain) and `parallel` (its children as
- * branches on one input, concatenated, added or averaged), nested as deep
- * as they come.
+ * branches on one input, combined in any of parallel.c's modes: the
+ * combining is gpu-parallel.c's), nested as deep as they come.
  * A container's node holds a node for each child, each with its own output
  * buffer (an empty sequential is a pass-through node); a sequential's
  * output is its last child's buffer, a residual's a buffer of its own, made
  * by two merge segments: the chain's output, then x added to it — y = f + x,
- * the very additions of the CPU's y = x + f. The backward is in
- * gpu-train.c (record_container_backward).
+ * the very additions of the CPU's y = x + f. A branch or a chain may pass
+ * its input through (an empty sequential): its node's output is its
+ * input's buffer. The backward is in gpu-train.c
+ * (record_container_backward) and gpu-parallel.c.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -20,9 +22,38 @@
 
 int gpu_container_buffers(const loom_layer *l) {
   const char *name = loom_layer_type_name(loom_layer_get_type(l));
-  int n = !strcmp(name, "residual") ? 1 : !strcmp(name, "parallel") ? 2 : 0;
+  /* residual: its output; parallel: its output, the scratch gradient and a
+   * filter's softmax */
+  int n = !strcmp(name, "residual") ? 1 : !strcmp(name, "parallel") ? 3 : 0;
   for (int c = 0; c < l->n_children; c++) n += 1 + gpu_container_buffers(l->children[c]);
+  if (l->gate) n += 1 + gpu_container_buffers(l->gate);
   return n;
+}
+
+int gpu_container_child(loom_gpu_net *gn, loom_layer *child, int in, gnode *s, loom_error *err) {
+  char where[128];
+  net_node nd = {.layer = child, .enabled = true, .in = child->in_shape, .out = child->out_shape};
+  int rc = gpu_net_classify(&nd, s, err);
+  if (rc) return rc;
+  s->in = in;
+  s->fuse_act = -1;
+  if (s->kind == GN_PASS) {
+    s->out = in;
+  } else if (s->kind == GN_CONTAINER) {
+    rc = gpu_container_setup(gn, s, err);
+  } else {
+    s->out = gn->n_bufs;
+    rc = gpu_buf_new(gn->g, (size_t)(gn->batch * s->numel) * sizeof(float), layer_where(child, where, sizeof where),
+                     &gn->bufs[gn->n_bufs], err);
+    if (!rc) gn->n_bufs++;
+    if (!rc && s->kind == GN_NORM)
+      rc = gpu_buf_new(gn->g, (size_t)(gn->batch * s->rows * 2) * sizeof(float),
+                       layer_where(child, where, sizeof where), &s->stats, err);
+  }
+  /* its indices come from a layer's output (or from the network's input
+   * through a container): checked after the submission */
+  if (!rc && s->kind == GN_EMBED) rc = gpu_net_add_check(gn, GPU_CHECK_TOKENS, s, err);
+  return rc;
 }
 
 int gpu_container_setup(loom_gpu_net *gn, gnode *n, loom_error *err) {
@@ -36,47 +67,13 @@ int gpu_container_setup(loom_gpu_net *gn, gnode *n, loom_error *err) {
   n->in_numel = loom_shape_numel(&l->in_shape);
   for (int c = 0; !rc && c < l->n_children; c++) {
     if (n->parallel) in = n->in; /* every branch reads the container's input */
-    loom_layer *child = l->children[c];
-    net_node nd = {.layer = child, .enabled = true, .in = child->in_shape, .out = child->out_shape};
     gnode *s = &n->sub[n->n_sub++];
-    rc = gpu_net_classify(&nd, s, err);
-    if (rc) break;
-    s->in = in;
-    s->fuse_act = -1;
-    if (s->kind == GN_EMBED)
-      return loom_error_set(err, LOOM_ERR_UNSUPPORTED,
-                            _("%s: the Vulkan backend runs an embedding only on the network's input (its token "
-                              "indices are checked on the host)"),
-                            layer_where(child, where, sizeof where));
-    if (s->kind == GN_PASS) {
-      s->out = in;
-    } else if (s->kind == GN_CONTAINER) {
-      rc = gpu_container_setup(gn, s, err);
-    } else {
-      s->out = gn->n_bufs;
-      rc = gpu_buf_new(gn->g, (size_t)(gn->batch * s->numel) * sizeof(float), layer_where(child, where, sizeof where),
-                       &gn->bufs[gn->n_bufs], err);
-      if (!rc) gn->n_bufs++;
-      if (!rc && s->kind == GN_NORM)
-        rc = gpu_buf_new(gn->g, (size_t)(gn->batch * s->rows * 2) * sizeof(float),
-                         layer_where(child, where, sizeof where), &s->stats, err);
-    }
+    rc = gpu_container_child(gn, l->children[c], in, s, err);
     in = s->out;
-    if (!rc && n->parallel && s->out == n->in)
-      return loom_error_set(err, LOOM_ERR_UNSUPPORTED,
-                            _("%s: the Vulkan backend does not run a parallel branch that passes its input through"),
-                            layer_where(child, where, sizeof where));
   }
   if (rc) return rc;
-  if (n->parallel) {
-    /* the gradient at a branch's input, before it is added to the others' */
-    n->scratch = gn->n_bufs;
-    rc = gpu_buf_new(gn->g, (size_t)(gn->batch * n->in_numel) * sizeof(float), layer_where(l, where, sizeof where),
-                     &gn->bufs[gn->n_bufs], err);
-    if (rc) return rc;
-    gn->n_bufs++;
-  }
-  if (!n->residual && !n->parallel) {
+  if (n->parallel) return gpu_parallel_setup(gn, n, err);
+  if (!n->residual) {
     n->out = in;
     return LOOM_OK;
   }
@@ -87,39 +84,20 @@ int gpu_container_setup(loom_gpu_net *gn, gnode *n, loom_error *err) {
   return rc;
 }
 
-int gpu_container_dispatches(const gnode *n) {
-  int d = n->residual ? 2 : n->parallel ? n->n_sub : 0;
-  for (int c = 0; c < n->n_sub; c++)
-    d += n->sub[c].kind == GN_CONTAINER ? gpu_container_dispatches(&n->sub[c]) : n->sub[c].kind != GN_PASS;
-  return d;
+int gpu_node_dispatches(const gnode *n) {
+  return n->kind == GN_CONTAINER ? gpu_container_dispatches(n) : n->kind != GN_PASS;
 }
 
-/* A parallel container's output from its branches', as parallel.c: concat
- * places them one after another in each sample; add and avg sum them in
- * branch order, avg dividing the sum by the branch count. */
-static int record_combine(loom_gpu_net *gn, gpu_rec *rec, const gnode *n, int64_t batch, loom_error *err) {
-  int64_t offset = 0;
-  int rc = LOOM_OK;
-  for (int c = 0; !rc && c < n->n_sub; c++) {
-    const gnode *s = &n->sub[c];
-    gpu_segment seg = {.src = &gn->bufs[s->out], .dst = &gn->bufs[n->out], .batch = batch, .len = s->numel,
-                       .src_stride = s->numel, .dst_stride = n->numel};
-    if (n->combine == 0) {
-      seg.dst_off = offset;
-      offset += s->numel;
-    } else {
-      seg.add = c > 0;
-      seg.divide = n->combine == 2 && c == n->n_sub - 1 ? (uint32_t)n->n_sub : 0;
-    }
-    rc = gpu_op_segment(rec, &seg, err);
-  }
-  return rc;
+int gpu_container_dispatches(const gnode *n) {
+  int d = n->residual ? 2 : n->parallel ? gpu_parallel_dispatches(n) : 0;
+  for (int c = 0; c < n->n_sub; c++) d += gpu_node_dispatches(&n->sub[c]);
+  return d;
 }
 
 int gpu_container_record(loom_gpu_net *gn, gpu_rec *rec, gnode *n, int64_t batch, loom_error *err) {
   int rc = LOOM_OK;
   for (int c = 0; !rc && c < n->n_sub; c++) rc = gpu_net_record_node(gn, rec, &n->sub[c], batch, false, err);
-  if (!rc && n->parallel) return record_combine(gn, rec, n, batch, err);
+  if (!rc && n->parallel) return gpu_parallel_record(gn, rec, n, batch, err);
   if (rc || !n->residual) return rc;
   int last = n->n_sub > 0 ? n->sub[n->n_sub - 1].out : n->in;
   gpu_segment s = {.src = &gn->bufs[last], .dst = &gn->bufs[n->out], .batch = batch, .len = n->numel,
@@ -134,6 +112,7 @@ int gpu_container_record(loom_gpu_net *gn, gpu_rec *rec, gnode *n, int64_t batch
 int gpu_container_upload(loom_gpu_net *gn, gnode *n, loom_error *err) {
   int rc = LOOM_OK;
   for (int c = 0; !rc && c < n->n_sub; c++) rc = gpu_net_upload_node(gn, &n->sub[c], err);
+  if (!rc && n->gate) rc = gpu_net_upload_node(gn, n->gate, err);
   return rc;
 }
 
@@ -142,4 +121,7 @@ void gpu_container_free(loom_gpu *g, gnode *n) {
   free(n->sub);
   n->sub = NULL;
   n->n_sub = 0;
+  if (n->gate) gpu_gnode_free(g, n->gate);
+  free(n->gate);
+  n->gate = NULL;
 }

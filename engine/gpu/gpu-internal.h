@@ -36,6 +36,7 @@ typedef enum {
   GPU_K_SPARSEMAX, /* sparsemax and entmax15, forward and backward */
   GPU_K_GUMBEL,
   GPU_K_HSOFTMAX,
+  GPU_K_MIX,       /* parallel's grid_scatter, filter and route (shaders/mix.comp) */
   GPU_K_COUNT
 } gpu_kernel;
 
@@ -238,6 +239,20 @@ typedef struct {
 } gpu_segment;
 int gpu_op_segment(gpu_rec *rec, const gpu_segment *s, loom_error *err);
 
+/* shaders/mix.comp: the combine modes of a parallel container beyond
+ * concat/add/avg, for branch i of n. The fields each mode reads are named
+ * in the shader; unused buffers may be NULL. */
+typedef enum { GPU_MIX, GPU_MIX_DOT, GPU_MIX_FILTER_DZ, GPU_MIX_SCATTER, GPU_MIX_GATHER } gpu_mix_mode;
+typedef struct {
+  gpu_mix_mode mode;
+  const gpu_buf *src, *w, *dy;
+  gpu_buf *dst;
+  int64_t batch, len, n, i, heads, part, src_stride, dst_stride, w_stride;
+  bool add;
+  int64_t tile_w, tile_h, skip, pitch, off;
+} gpu_mix;
+int gpu_op_mix(gpu_rec *rec, const gpu_mix *m, loom_error *err);
+
 /* A convolution (conv1d/2d/3d), spatial sizes padded to 3 dimensions with
  * leading 1s (shaders/conv.comp): cin, img are the image side (a
  * convolution's input, a transposed one's output), cout, pos the positions
@@ -325,13 +340,33 @@ typedef struct gnode {
   bool fused;
   /* Containers (gpu-container.c): a node for each child, and whether the
    * container adds its input to their chain's output (residual), or runs
-   * them as branches on its input (parallel: combine 0 concat, 1 add, 2 avg;
-   * the gradient of a branch's input goes through buffer `scratch`). */
+   * them as branches on its input (parallel: combine as parallel.c, 0
+   * concat, 1 add, 2 avg, 3 grid_scatter, 4 filter, 5 route; the gradient
+   * of a branch's input goes through buffer `scratch`). */
   struct gnode *sub;
   int n_sub;
   bool residual, parallel;
   int combine, scratch;
+  /* filter and route (gpu-parallel.c): the gate's node, the buffer of the
+   * branches' weights (filter: the softmax of the gate's logits, a buffer
+   * of its own; route: the gate's output), heads rows of n_sub weights a
+   * sample, each mixing `part` consecutive outputs. */
+  struct gnode *gate;
+  int probs;
+  int64_t heads, part;
+  /* grid_scatter: a branch's output as tile_c × tile_h × tile_w, the grid
+   * grid_rows × grid_cols of them */
+  int64_t tile_c, tile_h, tile_w, grid_rows, grid_cols;
 } gnode;
+
+/* What the host checks after a submission, in the CPU's order of execution
+ * (gpu-check.c): the token indices of an embedding that a layer computed,
+ * and a filter's or route's gate output being finite. */
+typedef enum { GPU_CHECK_TOKENS, GPU_CHECK_FILTER_GATE, GPU_CHECK_ROUTE_GATE } gpu_check_kind;
+typedef struct {
+  gpu_check_kind kind;
+  const gnode *node;
+} gpu_check;
 
 struct loom_gpu_net {
   loom_gpu *g;
@@ -344,11 +379,30 @@ struct loom_gpu_net {
   gpu_buf readback; /* the output, copied here by the command buffer */
   gpu_rec rec;
   uint64_t seed, step; /* the Gumbel softmax's noise: the CPU context's seed and step */
+  gpu_check *checks; /* after each submission, in order */
+  int n_checks, checks_cap;
 };
 
+/* gpu-check.c. The CPU's embedding check (engine/layers/embedding.c) of
+ * count indices, t_len a sample, for the layer l: the first index that is
+ * no integer, or is outside [0, vocab), is an error naming l, the sample
+ * and the position, with the CPU's message and code. */
+int gpu_check_tokens(const loom_layer *l, const float *x, int64_t count, int64_t t_len, int64_t vocab,
+                     loom_error *err);
+/* Appends a check (the node lives as long as gn). */
+int gpu_net_add_check(loom_gpu_net *gn, gpu_check_kind kind, const gnode *n, loom_error *err);
+/* Runs gn's checks on the buffers of the last submission of `batch`
+ * samples; an error carries the prefixes the CPU's containers add
+ * ("layer parallel at (0,1,0,0), branch 2: …"). */
+int gpu_net_run_checks(const loom_gpu_net *gn, int64_t batch, loom_error *err);
+/* A training step's forward alone (unfused, into rec, recorded anew),
+ * submitted, then the checks: the step goes on only when they pass. */
+int gpu_net_forward_checked(loom_gpu_net *gn, gpu_rec *rec, int64_t batch, loom_error *err);
+
 /* Checks the token indices of every embedding that reads the network input
- * x (batch samples): integers in [0, vocab), else an error naming the slot,
- * the sample and the position — the device does not check them. */
+ * x (batch samples) before a submission, as gpu_check_tokens (the CPU's
+ * check); embeddings whose indices a layer computed are checked after it
+ * (gpu_net_run_checks). */
 int gpu_net_check_input(const loom_gpu_net *gn, const float *x, int64_t batch, loom_error *err);
 /* The norm operation of a GN_NORM node at `batch` samples. */
 gpu_softmax gpu_node_softmax(const gnode *n, int64_t batch);
@@ -368,9 +422,35 @@ int gpu_container_buffers(const loom_layer *l);
 /* After classification: the children's nodes and buffers, from n->in; sets n->out. */
 int gpu_container_setup(loom_gpu_net *gn, gnode *n, loom_error *err);
 int gpu_container_dispatches(const gnode *n);
+/* The forward dispatches of any node (0 for a pass-through). */
+int gpu_node_dispatches(const gnode *n);
 int gpu_container_record(loom_gpu_net *gn, gpu_rec *rec, gnode *n, int64_t batch, loom_error *err);
 int gpu_container_upload(loom_gpu_net *gn, gnode *n, loom_error *err);
 void gpu_container_free(loom_gpu *g, gnode *n);
+/* A child (or gate) of a container, from buffer `in`: classified, its
+ * buffers made and its checks added. */
+int gpu_container_child(loom_gpu_net *gn, loom_layer *child, int in, gnode *s, loom_error *err);
+
+/* Parallel containers (gpu-parallel.c): the sizes of the combine modes
+ * after classification, the forward's combine (the branches and the gate
+ * recorded before it), and the backward (gpu-train.c's, through the
+ * callback that records one child's backward). */
+int gpu_parallel_classify(const loom_layer *l, gnode *out, loom_error *err);
+int gpu_parallel_setup(loom_gpu_net *gn, gnode *n, loom_error *err);
+int gpu_parallel_record(loom_gpu_net *gn, gpu_rec *rec, gnode *n, int64_t batch, loom_error *err);
+int gpu_parallel_dispatches(const gnode *n);
+/* The gradient of a node's input, given the gradient at its output. */
+typedef int (*gpu_backward_fn)(void *ctx, gnode *n, int base, gpu_buf *dx, bool need_input_grad, loom_error *err);
+typedef struct {
+  loom_gpu_net *gn;
+  gpu_rec *rec;
+  gpu_buf *grads; /* per activation buffer */
+  int64_t rows;
+  gpu_backward_fn backward;
+  void *ctx;
+} gpu_parallel_bw;
+int gpu_parallel_backward(const gpu_parallel_bw *bw, gnode *n, int base, gpu_buf *dx, bool need_input_grad,
+                          loom_error *err);
 
 /* The most dispatches gpu_net_record_forward records. */
 int gpu_net_forward_dispatches(const loom_gpu_net *gn);

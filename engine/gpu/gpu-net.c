@@ -45,16 +45,11 @@ int gpu_net_classify(const net_node *nd, gnode *out, loom_error *err) {
     out->residual = name[0] == 'r';
     return LOOM_OK;
   }
-  /* parallel.c's combine modes 0…2: concat, add, avg (no gate) */
-  if (!l->gate && !strcmp(name, "parallel") && l->n_children > 0 && loom_layer_get_int(l, "combine") <= 2) {
-    out->kind = GN_CONTAINER;
-    out->parallel = true;
-    out->combine = (int)loom_layer_get_int(l, "combine");
-    return LOOM_OK;
-  }
+  /* every combine mode of parallel.c, gated ones with their gate (gpu-parallel.c) */
+  if (!strcmp(name, "parallel")) return gpu_parallel_classify(l, out, err);
   if (l->n_children > 0 || l->gate)
-    return unsupported(nd, _("does not run this container yet (it runs sequential, residual and parallel ones "
-                             "that concat, add or avg)"), err);
+    return unsupported(nd, _("does not run a gate on a sequential or residual container (only parallel's filter "
+                             "and route use one)"), err);
   if (!strcmp(name, "dense")) {
     out->kind = GN_DENSE;
     out->k = loom_layer_get_int(l, "in_features");
@@ -474,13 +469,6 @@ LOOM_API loom_gpu_net *loom_gpu_net_new(loom_gpu *g, loom_net *net, int64_t batc
       rc = setup_merges(gn, &plan[i], n, out_of, err);
       if (rc) break;
     }
-    if (n->kind == GN_EMBED && n->in != 0) {
-      /* Token indices are checked on the host before each submission. */
-      rc = unsupported(&plan[i], _("runs an embedding only on the network's input (its token indices are checked "
-                                   "on the host)"),
-                       err);
-      break;
-    }
     if (n->kind == GN_PASS) {
       n->out = n->in;
     } else if (n->kind == GN_CONTAINER) {
@@ -495,6 +483,9 @@ LOOM_API loom_gpu_net *loom_gpu_net_new(loom_gpu *g, loom_net *net, int64_t batc
         rc = gpu_buf_new(g, (size_t)(batch * n->rows * 2) * sizeof(float), what, &n->stats, err);
     }
     out_of[i] = n->out;
+    /* Token indices of the network's input are checked before each
+     * submission; those a layer computed after it (gpu-check.c). */
+    if (!rc && n->kind == GN_EMBED && n->in != 0) rc = gpu_net_add_check(gn, GPU_CHECK_TOKENS, n, err);
   }
   gn->out_buf = n_nodes > 0 && out_of ? out_of[n_nodes - 1] : 0;
   free(out_of);
@@ -515,15 +506,8 @@ int gpu_net_check_input(const loom_gpu_net *gn, const float *x, int64_t batch, l
   for (int i = 0; i < gn->n_nodes; i++) {
     const gnode *n = &gn->nodes[i];
     if (n->kind != GN_EMBED || n->in != 0) continue;
-    for (int64_t j = 0; j < batch * n->pos; j++) {
-      float v = x[j];
-      if (isfinite(v) && v == floorf(v) && v >= 0.0f && v < (float)n->k) continue;
-      char where[128];
-      return loom_error_set(err, LOOM_ERR_RANGE,
-                            _("%s: sample %lld, position %lld: token index %g is not an integer in 0…%lld"),
-                            layer_where(n->layer, where, sizeof where), (long long)(j / n->pos),
-                            (long long)(j % n->pos), (double)v, (long long)(n->k - 1));
-    }
+    int rc = gpu_check_tokens(n->layer, x, batch * n->pos, n->pos, n->k, err);
+    if (rc) return rc;
   }
   return LOOM_OK;
 }
@@ -535,6 +519,7 @@ LOOM_API int loom_gpu_net_forward(loom_gpu_net *gn, const float *x, float *y, lo
   memcpy(gn->bufs[0].map, x, (size_t)(gn->batch * gn->in_numel) * sizeof(float));
   gpu_softmax_fill_noise(gn, gn->batch);
   int rc = gpu_rec_submit(&gn->rec, err);
+  if (!rc) rc = gpu_net_run_checks(gn, gn->batch, err);
   if (rc) return rc;
   memcpy(y, gn->readback.map, (size_t)(gn->batch * gn->out_numel) * sizeof(float));
   return LOOM_OK;
@@ -562,5 +547,6 @@ LOOM_API void loom_gpu_net_free(loom_gpu_net *gn) {
   }
   free(gn->nodes);
   free(gn->bufs);
+  free(gn->checks);
   free(gn);
 }

@@ -317,9 +317,9 @@ int gpu_op_embed(gpu_rec *rec, const gpu_weights *table, const gpu_buf *x, const
     return too_large(_("an embedding"), tokens * dim, err);
   bool f32 = table->dtype == LOOM_DTYPE_FLOAT32;
   struct {
-    uint32_t tokens, dim, mode, ldb, kind, nbits, per_tensor;
+    uint32_t tokens, dim, mode, ldb, kind, nbits, per_tensor, vocab;
   } push = {(uint32_t)tokens, (uint32_t)dim, dy != NULL, table->ld, f32 ? 8u : gpu_decode_kind(table->dtype),
-            f32 ? 32u : (uint32_t)loom_dtype_traits_get(table->dtype)->bits, table->per_tensor};
+            f32 ? 32u : (uint32_t)loom_dtype_traits_get(table->dtype)->bits, table->per_tensor, (uint32_t)table->rows};
   const gpu_buf *dummy = rec->g->dummy;
   const gpu_buf *bufs[5] = {x, &table->data, table->scales.buffer ? &table->scales : dummy, dy ? dy : dummy, out};
   uint32_t groups[3];

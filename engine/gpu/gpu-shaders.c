@@ -83,6 +83,10 @@ static const uint32_t spv_hsoftmax[] =
 #include "hsoftmax.spv.inc"
   ;
 
+static const uint32_t spv_mix[] =
+#include "mix.spv.inc"
+  ;
+
 #define KERNEL(ident, array, bindings) [ident] = {#array, array, sizeof array, bindings}
 
 const gpu_kernel_info gpu_kernels[GPU_K_COUNT] = {
@@ -108,4 +112,5 @@ const gpu_kernel_info gpu_kernels[GPU_K_COUNT] = {
   KERNEL(GPU_K_SPARSEMAX, spv_sparsemax, 3),
   KERNEL(GPU_K_GUMBEL, spv_gumbel, 4),
   KERNEL(GPU_K_HSOFTMAX, spv_hsoftmax, 5),
+  KERNEL(GPU_K_MIX, spv_mix, 4),
 };

@@ -55,6 +55,7 @@ struct gpu_train {
   gt_tensor *tensors;
   int64_t steps;    /* optimizer steps done on the device */
   gpu_rec rec;
+  gpu_rec forward;  /* the forward alone, when the host checks it (gpu-check.c) */
 };
 
 int gpu_train_check_config(const loom_train_config *cfg, loom_error *err) {
@@ -201,6 +202,8 @@ static int register_tensors(gpu_train *t, gnode *n, int k, int base, const loom_
       rc = register_tensors(t, &n->sub[c], k, base, oc, err);
       base += loom_layer_n_weights(n->sub[c].layer);
     }
+    /* the gate's tensors come after the children's (layer-weights.c) */
+    if (!rc && n->gate) rc = register_tensors(t, n->gate, k, base, oc, err);
     return rc;
   }
   if (n->kind != GN_DENSE && n->kind != GN_EMBED && n->kind != GN_CONV && !(n->kind == GN_NORM && n->has_weight))
@@ -279,6 +282,7 @@ void gpu_train_free(gpu_train *t) {
   loom_gpu *g = t->g;
   vkDeviceWaitIdle(g->device);
   gpu_rec_free(&t->rec);
+  gpu_rec_free(&t->forward);
   for (int i = 0; i < t->n_tensors; i++) {
     gt_tensor *tt = &t->tensors[i];
     gpu_buf_free(g, &tt->master);
@@ -406,31 +410,23 @@ static int record_node_backward(gpu_train *t, gnode *n, int k, int base, gpu_buf
   return LOOM_OK;
 }
 
-/* A parallel container's backward, as parallel.c: branch by branch in
- * order, the branch's share of the gradient at the output (its slice for
- * concat, all of it for add, divided by the branch count for avg) into the
- * gradient at its output, its backward, and the gradient at its input
- * added to the container's: dx = dx₀ + dx₁ + …, the CPU's sum from zero. */
+/* Through gpu-parallel.c, which calls back for each branch's and the gate's backward. */
+typedef struct {
+  gpu_train *t;
+  int k;
+} child_ctx;
+
+static int child_backward(void *ctx, gnode *n, int base, gpu_buf *dx, bool need_input_grad, loom_error *err) {
+  child_ctx *c = ctx;
+  return record_node_backward(c->t, n, c->k, base, dx, need_input_grad, err);
+}
+
 static int record_parallel_backward(gpu_train *t, gnode *n, int k, int base, gpu_buf *dx, bool need_input_grad,
                                     loom_error *err) {
-  int64_t offset = 0;
-  int rc = LOOM_OK;
-  for (int c = 0; !rc && c < n->n_sub; c++) {
-    gnode *s = &n->sub[c];
-    gpu_segment share = {.src = &t->grads[n->out], .dst = &t->grads[s->out], .batch = t->rows, .len = s->numel,
-                         .src_stride = n->numel, .src_off = n->combine == 0 ? offset : 0, .dst_stride = s->numel,
-                         .divide = n->combine == 2 ? (uint32_t)n->n_sub : 0};
-    offset += s->numel;
-    rc = gpu_op_segment(&t->rec, &share, err);
-    gpu_buf *branch_dx = c == 0 ? dx : &t->grads[n->scratch];
-    if (!rc) rc = record_node_backward(t, s, k, base, branch_dx, need_input_grad, err);
-    base += loom_layer_n_weights(s->layer);
-    if (rc || c == 0 || !need_input_grad) continue;
-    gpu_segment sum = {.src = branch_dx, .dst = dx, .batch = t->rows, .len = n->in_numel, .src_stride = n->in_numel,
-                       .dst_stride = n->in_numel, .add = true};
-    rc = gpu_op_segment(&t->rec, &sum, err);
-  }
-  return rc;
+  child_ctx c = {t, k};
+  gpu_parallel_bw bw = {.gn = t->gn, .rec = &t->rec, .grads = t->grads, .rows = t->rows,
+                        .backward = child_backward, .ctx = &c};
+  return gpu_parallel_backward(&bw, n, base, dx, need_input_grad, err);
 }
 
 /* A container's backward: its children's in reverse order, each from the
@@ -466,7 +462,8 @@ static int record_container_backward(gpu_train *t, gnode *n, int k, int base, gp
   return rc;
 }
 
-static int record_step(gpu_train *t, const loom_train_config *cfg, double lr, loom_error *err) {
+/* with_forward false: the forward was submitted (and checked) alone before. */
+static int record_step(gpu_train *t, const loom_train_config *cfg, double lr, bool with_forward, loom_error *err) {
   loom_gpu_net *gn = t->gn;
   gpu_rec_free(&t->rec);
   /* forward, loss, backward (≤ 3 a node, and a merge's segments), update (1 a tensor) */
@@ -477,7 +474,7 @@ static int record_step(gpu_train *t, const loom_train_config *cfg, double lr, lo
   }
   int rc = gpu_rec_begin(t->g, max, &t->rec, err);
   /* unfused: the backward reads every layer's own output */
-  if (!rc) rc = gpu_net_record_forward(gn, &t->rec, t->rows, false, err);
+  if (!rc && with_forward) rc = gpu_net_record_forward(gn, &t->rec, t->rows, false, err);
   /* The sums start from zero; the loss gradient is the first part of its
    * buffer's, so it may come after. */
   for (int j = 0; !rc && j < gn->n_bufs; j++)
@@ -574,7 +571,10 @@ int gpu_train_step(gpu_train *t, const loom_train_config *cfg, const float *x, i
   gpu_softmax_fill_noise(t->gn, rows);
   if (labelled) memcpy(t->targets.map, labels, (size_t)rows * sizeof(int32_t));
   else memcpy(t->targets.map, targets, (size_t)(rows * t->width) * sizeof(float));
-  rc = record_step(t, cfg, lr, err);
+  bool checked = t->gn->n_checks > 0;
+  /* What the CPU checks during its forward decides whether the step goes on */
+  if (checked && (rc = gpu_net_forward_checked(t->gn, &t->forward, rows, err))) return rc;
+  rc = record_step(t, cfg, lr, !checked, err);
   if (!rc) rc = gpu_rec_submit(&t->rec, err);
   if (!rc && cfg->optim.kind == LOOM_OPTIM_SGD && (float)cfg->optim.momentum != 0.0f)
     for (int i = 0; i < t->n_tensors; i++) t->tensors[i].has_momentum = true;

@@ -389,3 +389,140 @@ static inline loom_net *gpu_test_conv_t3d_net(void) {
                                               (int64_t[]){0, 0, 0}, (int64_t[]){1, 1, 1}, 1, LOOM_DTYPE_FLOAT32)};
   return gpu_test_net_of(&in, layers, 1);
 }
+
+/* ---- parallel combine modes, gates, pass-through branches ---------------- */
+
+static inline loom_layer *gpu_test_gated(const char *combine, loom_layer *const *branches, int n, loom_layer *gate) {
+  loom_error err = {0};
+  loom_layer *l = gpu_test_parallel(combine, branches, n);
+  if (loom_layer_set_gate(l, gate, &err)) g_error("%s", err.message);
+  return l;
+}
+
+static inline loom_layer *gpu_test_empty(void) { return gpu_test_container("sequential", NULL, 0); }
+
+static inline loom_layer *gpu_test_seq2(loom_layer *a, loom_layer *b) {
+  return gpu_test_container("sequential", (loom_layer *[]){a, b}, 2);
+}
+
+static inline loom_layer *gpu_test_grid_softmax(int64_t rows, int64_t cols) {
+  loom_error err = {0};
+  loom_layer *l = gpu_test_layer("grid_softmax", 0, 0);
+  if (loom_layer_set_int(l, "rows", rows, &err) || loom_layer_set_int(l, "cols", cols, &err))
+    g_error("%s", err.message);
+  return l;
+}
+
+/* [3, 4] → dense 4→5 → parallel grid_scatter 2×2 [dense 5→5, sequential []
+ * (passes its input through), sequential [dense 5→5, tanh]] (one tile left
+ * empty) → dense 10→3 over [3, 2, 10]: output [3, 2, 3]. */
+static inline loom_net *gpu_test_grid_net(void) {
+  loom_error err = {0};
+  loom_shape in = loom_shape_make(2, (int64_t[]){3, 4});
+  loom_layer *grid = gpu_test_parallel("grid_scatter", (loom_layer *[]){gpu_test_layer("dense", 5, 5), gpu_test_empty(),
+                                                                        gpu_test_seq2(gpu_test_layer("dense", 5, 5),
+                                                                                      gpu_test_layer("tanh", 0, 0))},
+                                       3);
+  if (loom_layer_set_int(grid, "grid_rows", 2, &err) || loom_layer_set_int(grid, "grid_cols", 2, &err))
+    g_error("%s", err.message);
+  loom_layer *layers[] = {gpu_test_layer("dense", 4, 5), grid, gpu_test_layer("dense", 10, 3)};
+  return gpu_test_net_of(&in, layers, 3);
+}
+
+/* [2, 3, 4] → parallel grid_scatter 3 rows × 2 columns of 5 branches (four
+ * conv2d 2→2, kernel 1×1, and a pass-through) → [2, 9, 8] → dense 8→3:
+ * tiles of several rows. */
+static inline loom_net *gpu_test_grid3_net(void) {
+  loom_error err = {0};
+  loom_shape in = loom_shape_make(3, (int64_t[]){2, 3, 4});
+  loom_layer *b[5];
+  for (int i = 0; i < 4; i++)
+    b[i] = gpu_test_conv_layer("conv2d", 2, 2, 2, (int64_t[]){1, 1}, (int64_t[]){1, 1}, (int64_t[]){0, 0},
+                               (int64_t[]){1, 1}, 1, LOOM_DTYPE_FLOAT32);
+  b[4] = gpu_test_empty();
+  loom_layer *grid = gpu_test_parallel("grid_scatter", b, 5);
+  if (loom_layer_set_int(grid, "grid_rows", 3, &err) || loom_layer_set_int(grid, "grid_cols", 2, &err))
+    g_error("%s", err.message);
+  loom_layer *layers[] = {grid, gpu_test_layer("dense", 8, 3)};
+  return gpu_test_net_of(&in, layers, 2);
+}
+
+/* dense in→9 → parallel filter [dense 9→9, sequential [] (pass-through),
+ * sequential [dense 9→9, relu]], gate dense 9→3 → parallel filter [dense
+ * 9→9, dense 9→9], gate sequential [dense 9→4, tanh, dense 4→2] → dense 9→out. */
+static inline loom_net *gpu_test_filter_net(int64_t in_features, int64_t out) {
+  loom_shape in = loom_shape_1d(in_features);
+  loom_layer *layers[] = {
+    gpu_test_layer("dense", in_features, 9),
+    gpu_test_gated("filter", (loom_layer *[]){gpu_test_layer("dense", 9, 9), gpu_test_empty(),
+                                              gpu_test_seq2(gpu_test_layer("dense", 9, 9), gpu_test_layer("relu", 0, 0))},
+                   3, gpu_test_layer("dense", 9, 3)),
+    gpu_test_gated("filter", (loom_layer *[]){gpu_test_layer("dense", 9, 9), gpu_test_layer("dense", 9, 9)}, 2,
+                   gpu_test_container("sequential", (loom_layer *[]){gpu_test_layer("dense", 9, 4),
+                                                                     gpu_test_layer("tanh", 0, 0),
+                                                                     gpu_test_layer("dense", 4, 2)}, 3)),
+    gpu_test_layer("dense", 9, out),
+  };
+  return gpu_test_net_of(&in, layers, 4);
+}
+
+/* dense in→6 → relu → parallel route [dense 6→6, sequential []
+ * (pass-through), sequential [dense 6→6, tanh]], gate sequential [dense
+ * 6→6, grid_softmax 2×3] (2 heads of 3 outputs) → parallel route [dense 6→6,
+ * dense 6→6], gate sequential [dense 6→2, softmax] (one head) → dense 6→out. */
+static inline loom_net *gpu_test_route_net(int64_t in_features, int64_t out) {
+  loom_shape in = loom_shape_1d(in_features);
+  loom_layer *layers[] = {
+    gpu_test_layer("dense", in_features, 6),
+    gpu_test_layer("relu", 0, 0),
+    gpu_test_gated("route", (loom_layer *[]){gpu_test_layer("dense", 6, 6), gpu_test_empty(),
+                                             gpu_test_seq2(gpu_test_layer("dense", 6, 6), gpu_test_layer("tanh", 0, 0))},
+                   3, gpu_test_seq2(gpu_test_layer("dense", 6, 6), gpu_test_grid_softmax(2, 3))),
+    gpu_test_gated("route", (loom_layer *[]){gpu_test_layer("dense", 6, 6), gpu_test_layer("dense", 6, 6)}, 2,
+                   gpu_test_seq2(gpu_test_layer("dense", 6, 2), gpu_test_layer("softmax", 0, 0))),
+    gpu_test_layer("dense", 6, out),
+  };
+  return gpu_test_net_of(&in, layers, 5);
+}
+
+/* Makes the gate's first dense layer output `bias` for every input (zero
+ * weights): the branches tie where the bias values do. */
+static inline void gpu_test_tie_gate(loom_layer *parallel, const float *bias, int64_t n) {
+  loom_layer *g = loom_layer_gate(parallel);
+  while (loom_layer_n_children(g) > 0) g = loom_layer_child(g, 0);
+  loom_weights *w = loom_layer_weights(g, 0), *b = loom_layer_weights(g, 1);
+  memset(loom_weights_master(w), 0, (size_t)loom_weights_count(w) * sizeof(float));
+  g_assert_cmpint(loom_weights_count(b), ==, n);
+  memcpy(loom_weights_master(b), bias, (size_t)n * sizeof(float));
+  loom_weights_touch(w);
+  loom_weights_touch(b);
+}
+
+static inline loom_layer *gpu_test_embedding(int64_t vocab, int64_t dim) {
+  loom_error err = {0};
+  loom_layer *l = gpu_test_layer("embedding", 0, 0);
+  if (loom_layer_set_int(l, "num_embeddings", vocab, &err) || loom_layer_set_int(l, "embedding_dim", dim, &err))
+    g_error("%s", err.message);
+  return l;
+}
+
+/* Embeddings whose indices a layer computed or that sit in a container, 4
+ * tokens a sample: parallel concat [sequential [relu, embedding 9×5],
+ * embedding 9×5] → [8, 5] → dense 5→3: output [8, 3]. */
+static inline loom_net *gpu_test_embed_container_net(void) {
+  loom_shape in = loom_shape_1d(4);
+  loom_layer *layers[] = {
+    gpu_test_parallel("concat", (loom_layer *[]){gpu_test_seq2(gpu_test_layer("relu", 0, 0), gpu_test_embedding(9, 5)),
+                                                 gpu_test_embedding(9, 5)},
+                      2),
+    gpu_test_layer("dense", 5, 3),
+  };
+  return gpu_test_net_of(&in, layers, 2);
+}
+
+/* relu → embedding 9×5 → dense 5→3 (4 tokens): an embedding after a layer. */
+static inline loom_net *gpu_test_embed_after_net(void) {
+  loom_shape in = loom_shape_1d(4);
+  loom_layer *layers[] = {gpu_test_layer("relu", 0, 0), gpu_test_embedding(9, 5), gpu_test_layer("dense", 5, 3)};
+  return gpu_test_net_of(&in, layers, 3);
+}

@@ -1,7 +1,7 @@
 /*
  * loom info --devices, loom forward --device and loom train --device end to
- * end: the playground example gives the same outputs on vulkan as on the
- * CPU (within the network tolerance of docs/gpu.md), the spiral example
+ * end: the playground and moe examples give the same outputs on vulkan as
+ * on the CPU (within the network tolerance of docs/gpu.md), the spiral example
  * trains to the same per-epoch losses (docs/gpu.md "Training on the
  * device"), and a network or configuration the device cannot run is refused
  * with the slot or field named, exit status 1. Skips without a Vulkan device.
@@ -89,14 +89,35 @@ static void test_forward_parity(void) {
   g_free(c);
   g_free(g);
 
-  /* A container cannot run on the device: refused, naming the layer and slot. */
-  char *cnn = make_example("moe");
-  float img[4] = {0};
-  write_npy(x, "1, 4", 4, img);
+  /* A mixture of experts (a route container and its gate) runs there too. */
+  char *moe = make_example("moe");
+  float tokens[2 * 4] = {0.5f, -1, 2, 0.25f, -0.75f, 1.5f, 0, -2};
+  write_npy(x, "2, 4", 8, tokens);
+  r = run((const char *[]){"forward", moe, "--input", x, "--output", yc, "--device", "cpu", NULL});
+  if (r.status) g_error("%s", r.err);
+  cli_result_clear(&r);
+  r = run((const char *[]){"forward", moe, "--input", x, "--output", yg, "--device", "vulkan", NULL});
+  if (r.status) g_error("%s", r.err);
+  cli_result_clear(&r);
+  c = read_npy_data(yc, &nc);
+  g = read_npy_data(yg, &ng);
+  g_assert_cmpuint(nc, ==, 6);
+  g_assert_cmpuint(ng, ==, nc);
+  scale = 0;
+  for (gsize i = 0; i < nc; i++) scale = fmax(scale, fabs(c[i]));
+  for (gsize i = 0; i < nc; i++) g_assert_cmpfloat(fabs(c[i] - g[i]), <=, 2e-5 * fabs(c[i]) + 2e-6 * scale);
+  g_free(c);
+  g_free(g);
+  g_free(moe);
+
+  /* A layer the device cannot run: refused, naming the layer and slot. */
+  char *cnn = make_example("multi-modal");
+  float img[64] = {0};
+  write_npy(x, "1, 8, 8", 64, img);
   r = run((const char *[]){"forward", cnn, "--input", x, "--output", yg, "--device", "vulkan", NULL});
   g_assert_cmpint(r.status, ==, 1);
-  g_assert_nonnull(strstr(r.err, "parallel"));
-  g_assert_nonnull(strstr(r.err, "(0,1,0,0)"));
+  g_assert_nonnull(strstr(r.err, "lstm"));
+  g_assert_nonnull(strstr(r.err, "(0,0,0,0)"));
   cli_result_clear(&r);
   r = run((const char *[]){"forward", cnn, "--input", x, "--output", yg, "--device", "gpu", NULL});
   g_assert_cmpint(r.status, ==, 2);
@@ -140,11 +161,11 @@ static void test_train(void) {
   g_assert_cmpint(r.status, ==, 1);
   g_assert_nonnull(strstr(r.err, "method:"));
   cli_result_clear(&r);
-  char *cnn = make_example("moe");
+  char *cnn = make_example("multi-modal");
   r = run((const char *[]){"train", cnn, "--epochs", "1", "--device", "vulkan", NULL});
   g_assert_cmpint(r.status, ==, 1);
-  g_assert_nonnull(strstr(r.err, "parallel"));
-  g_assert_nonnull(strstr(r.err, "(0,1,0,0)"));
+  g_assert_nonnull(strstr(r.err, "lstm"));
+  g_assert_nonnull(strstr(r.err, "(0,0,0,0)"));
   cli_result_clear(&r);
   r = run((const char *[]){"train", model, "--device", "tpu", NULL});
   g_assert_cmpint(r.status, ==, 2);
@@ -174,7 +195,9 @@ int main(int argc, char **argv) {
   g_test_add_func("/gpu/cli/forward", test_forward_parity);
   g_test_add_func("/gpu/cli/train", test_train);
   int rc = g_test_run();
-  static const char *const made[] = {"playground.loom.json", "moe.loom.json", "spiral.loom.json", "x.npy", "yc.npy", "yg.npy"};
+  static const char *const made[] = {"playground.loom.json", "moe.loom.json", "multi-modal.loom.json",
+                                     "spiral.loom.json",     "x.npy",         "yc.npy",
+                                     "yg.npy"};
   for (size_t i = 0; i < G_N_ELEMENTS(made); i++) {
     char *path = g_build_filename(tmp_dir, made[i], NULL);
     g_unlink(path);

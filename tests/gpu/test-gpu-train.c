@@ -7,7 +7,9 @@
  * bce_logits: playground), SGD with momentum, Adam, AdamW and RMSprop, a short last
  * batch of an epoch, int4 weights trained quantization-aware (playground-int4)
  * a disabled slot (spiral), layernorm / rmsnorm with and without affine
- * weights (norms) and an embedding table (token data, mse). Two device runs are bit-identical. What the
+ * weights (norms) and an embedding table (token data, mse), mixtures of
+ * experts (moe, filter, route, grid_scatter, embeddings in a container).
+ * Two device runs are bit-identical. What the
  * device cannot train is refused with the slot or the field named.
  */
 #include "gpu-test.h"
@@ -21,6 +23,7 @@ static loom_dataset *data_for(const char *example) {
   if (!strcmp(example, "spiral")) ds = loom_gen_spiral(50, 2, 0.1, 7, &err);
   else if (!strcmp(example, "xor")) ds = loom_gen_xor(100, 0.1, 7, &err);
   else if (!strcmp(example, "hop")) ds = loom_gen_clusters(100, 4, 8, 0.3, 7, &err);
+  else if (!strcmp(example, "moe")) ds = loom_gen_clusters(100, 3, 4, 0.6, 7, &err);
   else ds = loom_gen_circles(100, 0.5, 0.1, 7, &err);
   if (!ds) g_error("%s", err.message);
   return ds;
@@ -224,23 +227,50 @@ static void test_norms_adam(void) {
   parity_net("norms", gpu_test_norm_net(2, 2), data_for("spiral"), LOOM_OPTIM_ADAM);
 }
 
-/* Token data for the embedding net: 100 samples of 4 tokens, 12 targets. */
-static loom_dataset *token_data(void) {
+/* Token data for the embedding nets: 100 samples of 4 tokens, `width` targets. */
+static loom_dataset *token_data_of(int64_t width) {
   loom_error err = {0};
   loom_shape in = loom_shape_1d(4);
-  loom_dataset *ds = loom_dataset_new(100, &in, LOOM_TARGET_VECTOR, 12, 0, &err);
+  loom_dataset *ds = loom_dataset_new(100, &in, LOOM_TARGET_VECTOR, width, 0, &err);
   if (!ds) g_error("%s", err.message);
   gpu_test_tokens(ds->inputs, 400, 8);
   for (int64_t i = 0; i < 100; i++)
-    for (int j = 0; j < 12; j++) ds->targets[i * 12 + j] = (float)sin(0.7 * ds->inputs[i * 4 + j / 3] + j);
+    for (int64_t j = 0; j < width; j++)
+      ds->targets[i * width + j] = (float)sin(0.7 * ds->inputs[i * 4 + j * 4 / width] + (double)j);
   return ds;
 }
+static loom_dataset *token_data(void) { return token_data_of(12); }
 
 static void test_embedding_sgd(void) {
   parity_net("embedding", gpu_test_embed_net(LOOM_DTYPE_FLOAT32), token_data(), LOOM_OPTIM_SGD);
 }
 static void test_embedding_adam(void) {
   parity_net("embedding", gpu_test_embed_net(LOOM_DTYPE_FLOAT32), token_data(), LOOM_OPTIM_ADAM);
+}
+
+/* Mixtures of experts: the moe example (route, 2 heads, a grid_softmax
+ * gate), filter and route nets with pass-through branches and gates of
+ * their own containers, grid_scatter (float targets), and embeddings
+ * inside a container (their indices checked after a forward of its own). */
+static void test_moe_sgd(void) { parity("moe", LOOM_OPTIM_SGD); }
+static void test_moe_adam(void) { parity("moe", LOOM_OPTIM_ADAM); }
+static void test_filter_adam(void) {
+  parity_net("filter", gpu_test_filter_net(2, 2), data_for("spiral"), LOOM_OPTIM_ADAM);
+}
+static void test_route_sgd(void) {
+  parity_net("route", gpu_test_route_net(2, 2), data_for("spiral"), LOOM_OPTIM_SGD);
+}
+static void test_grid_scatter_adam(void) {
+  loom_error err = {0};
+  loom_shape in = loom_shape_make(2, (int64_t[]){3, 4});
+  loom_dataset *ds = loom_dataset_new(100, &in, LOOM_TARGET_VECTOR, 18, 0, &err);
+  if (!ds) g_error("%s", err.message);
+  gpu_test_fill(ds->inputs, 1200, -1, 1, 12);
+  for (int64_t i = 0; i < 1800; i++) ds->targets[i] = (float)sin(ds->inputs[i % 1200] * 2 + (double)i / 7);
+  parity_net("grid_scatter", gpu_test_grid_net(), ds, LOOM_OPTIM_ADAM);
+}
+static void test_embedding_container_sgd(void) {
+  parity_net("embedding in a container", gpu_test_embed_container_net(), token_data_of(24), LOOM_OPTIM_SGD);
 }
 
 static void test_spiral_sgd(void) { parity("spiral", LOOM_OPTIM_SGD); }
@@ -362,13 +392,16 @@ static void test_refusals(void) {
   loom_dataset_free(ds);
   loom_net_free(net);
 
-  /* A layer the device cannot run: the slot and the type are named. */
-  if (loom_example_build("moe", &net, &err)) g_error("%s", err.message);
-  loom_shape in = loom_net_input_shape(net);
-  ds = loom_gen_clusters(40, 3, loom_shape_numel(&in), 0.3, 5, &err);
-  g_assert_nonnull(ds);
+  /* A layer the device cannot run, in a parallel branch: the slot and the type are named. */
+  loom_shape in = loom_shape_1d(2);
+  loom_layer *layers[] = {gpu_test_layer("dense", 2, 8),
+                          gpu_test_parallel("add", (loom_layer *[]){gpu_test_layer("dense", 8, 8),
+                                                                    gpu_test_layer("kmeans", 0, 0)}, 2),
+                          gpu_test_layer("dense", 8, 2)};
+  net = gpu_test_net_of(&in, layers, 3);
+  ds = data_for("spiral");
   cfg = config_for(net, ds, LOOM_OPTIM_SGD);
-  expect_refusal(net, ds, &cfg, "layer parallel at (0,1,0,0)");
+  expect_refusal(net, ds, &cfg, "layer kmeans at (0,0,1,0)");
   loom_dataset_free(ds);
   loom_net_free(net);
 }
@@ -414,6 +447,12 @@ int main(int argc, char **argv) {
   g_test_add_func("/gpu/train/containers-adam", test_containers_adam);
   g_test_add_func("/gpu/train/parallel-sgd", test_parallel_sgd);
   g_test_add_func("/gpu/train/parallel-adam", test_parallel_adam);
+  g_test_add_func("/gpu/train/moe-sgd", test_moe_sgd);
+  g_test_add_func("/gpu/train/moe-adam", test_moe_adam);
+  g_test_add_func("/gpu/train/filter-adam", test_filter_adam);
+  g_test_add_func("/gpu/train/route-sgd", test_route_sgd);
+  g_test_add_func("/gpu/train/grid-scatter-adam", test_grid_scatter_adam);
+  g_test_add_func("/gpu/train/embedding-container-sgd", test_embedding_container_sgd);
   g_test_add_func("/gpu/train/spiral-adam", test_spiral_adam);
   g_test_add_func("/gpu/train/xor-sgd", test_xor_sgd);
   g_test_add_func("/gpu/train/spiral-rmsprop", test_spiral_rmsprop);

@@ -470,19 +470,19 @@ static void test_device(void) {
   g_autofree char *after = net_json(loom_document_get_net(doc()));
   g_assert_cmpstr(before, !=, after);
 
-  /* The mixture of experts' parallel container does not run there: refused,
-   * naming the slot. */
-  g_autoptr(LoomDocument) moe = loom_document_new_for_example("moe", &error);
+  /* The multi-modal example's lstm does not run there: refused, naming the
+   * slot. */
+  g_autoptr(LoomDocument) lstm = loom_document_new_for_example("multi-modal", &error);
   g_assert_no_error(error);
-  loom_window_set_document(window, moe);
+  loom_window_set_document(window, lstm);
   wait_state(LOOM_TRAINING_INVALID, "the refusal");
   LoomTrainingSnapshot *snap = loom_training_session_get_latest(session());
   g_assert_nonnull(snap->message);
   g_test_message("refused: %s", snap->message);
-  g_assert_nonnull(strstr(snap->message, "(0,"));
+  g_assert_nonnull(strstr(snap->message, "lstm at (0,0,0,0)"));
   g_assert_false(play_enabled());
   gtk_drop_down_set_selected(pane()->device_dropdown, 0);
-  wait_state(LOOM_TRAINING_PAUSED, "the CPU to take the mixture of experts");
+  wait_state(LOOM_TRAINING_PAUSED, "the CPU to take the multi-modal network");
   g_assert_true(play_enabled());
 }
 
