@@ -443,15 +443,19 @@ static void draw_readout(LoomPlot *self, cairo_t *cr, const Layout *l, const Gdk
 }
 
 gsize loom_plot_draw(LoomPlot *self, cairo_t *cr, int w, int h, const GdkRGBA *fg, double hover_x,
-                     LoomPlotFrame *frame) {
+                     LoomPlotFrame *frame, LoomPlotParts parts) {
   Layout l;
   compute_layout(self, w, h, &l);
   *frame = l.f;
-  draw_axes(self, cr, &l, fg);
-  draw_markers(self, cr, &l, fg);
-  gsize vertices = draw_series(self, cr, &l);
-  if (self->series->len > 0) draw_legend(self, cr, &l, fg);
-  if (!isnan(hover_x)) draw_readout(self, cr, &l, fg, hover_x);
+  gsize vertices = 0;
+  if (parts & LOOM_PLOT_PART_CHROME) {
+    draw_axes(self, cr, &l, fg);
+    draw_markers(self, cr, &l, fg);
+    /* above the frame: the lines never cover it */
+    if (self->series->len > 0) draw_legend(self, cr, &l, fg);
+  }
+  if (parts & LOOM_PLOT_PART_LINES) vertices = draw_series(self, cr, &l);
+  if ((parts & LOOM_PLOT_PART_READOUT) && !isnan(hover_x)) draw_readout(self, cr, &l, fg, hover_x);
   return vertices;
 }
 

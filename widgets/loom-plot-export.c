@@ -30,7 +30,7 @@ static void draw_export(LoomPlot *self, cairo_t *cr, int width, int height) {
   cairo_set_source_rgb(cr, 1, 1, 1);
   cairo_paint(cr);
   LoomPlotFrame frame;
-  loom_plot_draw(self, cr, width, height, &export_fg, NAN, &frame);
+  loom_plot_draw(self, cr, width, height, &export_fg, NAN, &frame, LOOM_PLOT_PART_ALL);
 }
 
 static cairo_surface_t *render_image(LoomPlot *self, int width, int height) {

@@ -91,7 +91,28 @@ struct _LoomPlot {
   double hover_x;      /* widget x of the pointer; NaN when outside */
   gsize drawn_vertices;
   guint summary_idle;
+
+  /* Axes, markers and legend as one render node, kept while its key holds:
+   * GSK rasterizes a cairo node again only when it is a new node, and
+   * between the x axis's steps only the lines change. */
+  guint chrome_serial; /* bumped by series, markers, titles and labels */
+  GskRenderNode *chrome;
+  struct LoomPlotChromeKey {
+    int w, h;
+    GdkRGBA fg;
+    LoomPlotFrame frame;
+    guint serial;
+  } chrome_key;
 };
+
+/* What loom_plot_draw draws: the screen keeps the chrome in a node of its
+ * own; the exports draw everything. */
+typedef enum {
+  LOOM_PLOT_PART_CHROME = 1 << 0,  /* axes, ticks, labels, title, markers, legend */
+  LOOM_PLOT_PART_LINES = 1 << 1,   /* the series */
+  LOOM_PLOT_PART_READOUT = 1 << 2, /* the hover read-out */
+  LOOM_PLOT_PART_ALL = 7
+} LoomPlotParts;
 
 /* ---- loom-plot-data.c ---- */
 LoomPlotSeries *loom_plot_series_new(const char *label, const GdkRGBA *color, gboolean dashed);
@@ -109,10 +130,11 @@ const GArray *loom_plot_series_line(LoomPlotSeries *s, int track, double x0, dou
 gboolean loom_plot_series_nearest(const LoomPlotSeries *s, double x, gsize *index);
 
 /* ---- loom-plot-draw.c ---- */
-/* Lays out and draws the chart on @cr (w × h); @hover_x is the pointer's
- * x or NaN. @frame receives the layout used. Returns the line vertices drawn. */
+/* Lays out and draws @parts of the chart on @cr (w × h); @hover_x is the
+ * pointer's x or NaN. @frame receives the layout used. Returns the line
+ * vertices drawn. */
 gsize loom_plot_draw(LoomPlot *self, cairo_t *cr, int w, int h, const GdkRGBA *fg, double hover_x,
-                     LoomPlotFrame *frame);
+                     LoomPlotFrame *frame, LoomPlotParts parts);
 /* The frame for a canvas w × h without drawing. */
 void loom_plot_layout(LoomPlot *self, int w, int h, LoomPlotFrame *frame);
 /* The read-out at widget x @px for a chart laid out as @frame. */

@@ -3,6 +3,7 @@
 #include "loom-plot-private.h"
 
 #include <math.h>
+#include <string.h>
 
 enum { PROP_0, PROP_TITLE, PROP_X_LABEL, PROP_Y_LABEL, PROP_SMOOTHING, PROP_LOG_SCALE, PROP_Y_MIN, PROP_Y_MAX, N_PROPS };
 
@@ -45,6 +46,7 @@ int loom_plot_add_series(LoomPlot *self, const char *label, const GdkRGBA *color
     c = (GdkRGBA){rgb[0], rgb[1], rgb[2], 1};
   }
   g_ptr_array_add(self->series, loom_plot_series_new(label, &c, dashed));
+  self->chrome_serial++;
   changed(self);
   return (int)self->series->len - 1;
 }
@@ -81,6 +83,7 @@ void loom_plot_clear(LoomPlot *self) {
   g_return_if_fail(LOOM_IS_PLOT(self));
   for (guint i = 0; i < self->series->len; i++) loom_plot_series_clear(g_ptr_array_index(self->series, i));
   g_array_set_size(self->markers, 0);
+  self->chrome_serial++;
   changed(self);
 }
 
@@ -101,6 +104,7 @@ void loom_plot_add_marker(LoomPlot *self, double x, LoomPlotMarkerKind kind, con
   if ((int)kind < LOOM_PLOT_MARKER_RESTART || kind > LOOM_PLOT_MARKER_OTHER) kind = LOOM_PLOT_MARKER_OTHER;
   LoomPlotMarker m = {x, kind, g_strdup(label)};
   g_array_append_val(self->markers, m);
+  self->chrome_serial++;
   changed(self);
 }
 
@@ -139,6 +143,7 @@ static void set_string(LoomPlot *self, char **field, const char *value, int prop
   if (g_strcmp0(*field, value) == 0) return;
   g_free(*field);
   *field = g_strdup(value);
+  self->chrome_serial++;
   changed(self);
   g_object_notify_by_pspec(G_OBJECT(self), properties[prop]);
 }
@@ -203,10 +208,30 @@ static void loom_plot_snapshot(GtkWidget *widget, GtkSnapshot *snapshot) {
   LoomPlot *self = LOOM_PLOT(widget);
   int w = gtk_widget_get_width(widget), h = gtk_widget_get_height(widget);
   if (w <= 0 || h <= 0) return;
-  cairo_t *cr = gtk_snapshot_append_cairo(snapshot, &GRAPHENE_RECT_INIT(0, 0, w, h));
   GdkRGBA fg;
   loom_chart_foreground(widget, &fg);
-  self->drawn_vertices = loom_plot_draw(self, cr, w, h, &fg, self->hover_x, &self->frame);
+  LoomPlotFrame frame;
+  loom_plot_layout(self, w, h, &frame);
+  struct LoomPlotChromeKey key;
+  memset(&key, 0, sizeof key); /* compared with memcmp: no stray padding */
+  key.w = w;
+  key.h = h;
+  key.fg = fg;
+  key.frame = frame;
+  key.serial = self->chrome_serial;
+  if (!self->chrome || memcmp(&key, &self->chrome_key, sizeof key) != 0) {
+    GtkSnapshot *own = gtk_snapshot_new();
+    cairo_t *cr = gtk_snapshot_append_cairo(own, &GRAPHENE_RECT_INIT(0, 0, w, h));
+    loom_plot_draw(self, cr, w, h, &fg, NAN, &frame, LOOM_PLOT_PART_CHROME);
+    cairo_destroy(cr);
+    g_clear_pointer(&self->chrome, gsk_render_node_unref);
+    self->chrome = gtk_snapshot_free_to_node(own);
+    self->chrome_key = key;
+  }
+  if (self->chrome) gtk_snapshot_append_node(snapshot, self->chrome);
+  cairo_t *cr = gtk_snapshot_append_cairo(snapshot, &GRAPHENE_RECT_INIT(0, 0, w, h));
+  self->drawn_vertices = loom_plot_draw(self, cr, w, h, &fg, self->hover_x, &self->frame,
+                                        LOOM_PLOT_PART_LINES | LOOM_PLOT_PART_READOUT);
   cairo_destroy(cr);
 }
 
@@ -244,6 +269,7 @@ static void loom_plot_finalize(GObject *object) {
   LoomPlot *self = LOOM_PLOT(object);
   g_ptr_array_unref(self->series);
   g_array_unref(self->markers);
+  g_clear_pointer(&self->chrome, gsk_render_node_unref);
   g_free(self->title);
   g_free(self->x_label);
   g_free(self->y_label);

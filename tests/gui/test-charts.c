@@ -340,7 +340,7 @@ static void test_plot_readout(void) {
   cairo_set_source_rgb(cr, 1, 1, 1);
   cairo_paint(cr);
   GdkRGBA fg = {0.1, 0.1, 0.1, 1};
-  loom_plot_draw(plot, cr, 600, 300, &fg, px, &frame);
+  loom_plot_draw(plot, cr, 600, 300, &fg, px, &frame, LOOM_PLOT_PART_ALL);
   cairo_destroy(cr);
   cairo_surface_flush(surface);
   const guint32 *hover = (const guint32 *)cairo_image_surface_get_data(surface);
@@ -657,6 +657,41 @@ static void test_boundary_overlay_on_screen(void) {
   gtk_window_destroy(GTK_WINDOW(window));
 }
 
+/* LoomPlot keeps its axes, markers and legend in a node of their own: a
+ * new marker or a new x step must reach the screen, new points alone keep
+ * the node. */
+static void test_plot_chrome_on_screen(void) {
+  GtkWidget *widget = loom_plot_new();
+  LoomPlot *plot = LOOM_PLOT(widget);
+  GtkWidget *window = present(widget, 500, 300);
+  GdkRGBA blue = {0, 0, 1, 1};
+  int a = loom_plot_add_series(plot, "loss", &blue, FALSE);
+  for (int i = 0; i <= 1001; i++) loom_plot_append(plot, a, i, 1.0 + 0.001 * i); /* x axis to 1100 */
+  Pixels first = on_screen(widget, window);
+  GskRenderNode *kept = plot->chrome;
+  g_assert_nonnull(kept);
+  /* a point inside the current x step: same axes, same node */
+  loom_plot_append(plot, a, 1002, 1.5);
+  Pixels more = on_screen(widget, window);
+  g_assert_true(plot->chrome == kept);
+  /* a marker in the middle: a new node, and its dashed line on screen */
+  loom_plot_add_marker(plot, 500, LOOM_PLOT_MARKER_EXPLOSION, "boom");
+  Pixels marked = on_screen(widget, window);
+  g_assert_true(plot->chrome != kept);
+  g_assert_cmpuint(count_different(&more, &marked), >, 20);
+  /* the x axis steps past its end: new ticks */
+  kept = plot->chrome;
+  for (int i = 1003; i <= 3000; i++) loom_plot_append(plot, a, i, 1.5);
+  Pixels stepped = on_screen(widget, window);
+  g_assert_true(plot->chrome != kept);
+  g_assert_cmpuint(count_different(&marked, &stepped), >, 100);
+  g_free(first.px);
+  g_free(more.px);
+  g_free(marked.px);
+  g_free(stepped.px);
+  gtk_window_destroy(GTK_WINDOW(window));
+}
+
 /* ---- LoomHistogram and LoomSparkline ---- */
 
 static void test_histogram_counts(void) {
@@ -744,6 +779,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/charts/plot/export", test_plot_export);
   g_test_add_func("/charts/boundary/field", test_boundary_field);
   g_test_add_func("/charts/boundary/overlay-on-screen", test_boundary_overlay_on_screen);
+  g_test_add_func("/charts/plot/chrome-on-screen", test_plot_chrome_on_screen);
   g_test_add_func("/charts/histogram/counts", test_histogram_counts);
   g_test_add_func("/charts/sparkline", test_sparkline);
   return g_test_run();
