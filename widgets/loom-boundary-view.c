@@ -1,10 +1,9 @@
 /*
  * LoomBoundaryView: the field becomes one texture per update (a pixel per
  * sample, scaled by GSK), axes and points are drawn over it with cairo.
- * The overlay's render node is kept while what it shows is unchanged: the
- * field changes with every training snapshot, the points and axes rarely,
- * and GSK rasterizes a cairo node again only when it is a new node (a
- * thousand antialiased points cost milliseconds a frame).
+ * The overlay is rasterized into a texture node kept while what it shows
+ * is unchanged: the field changes with every training snapshot, the points
+ * and axes rarely (a thousand antialiased points cost milliseconds).
  */
 #include "loom-boundary-view.h"
 
@@ -337,6 +336,17 @@ static void draw_overlay(LoomBoundaryView *self, cairo_t *cr, const Frame *f, co
   draw_axes(self, cr, f, fg);
 }
 
+typedef struct {
+  LoomBoundaryView *self;
+  const Frame *f;
+  const GdkRGBA *fg;
+} OverlayDraw;
+
+static void overlay_draw(cairo_t *cr, gpointer data) {
+  const OverlayDraw *d = data;
+  draw_overlay(d->self, cr, d->f, d->fg);
+}
+
 static void loom_boundary_view_snapshot(GtkWidget *widget, GtkSnapshot *snapshot) {
   LoomBoundaryView *self = LOOM_BOUNDARY_VIEW(widget);
   int w = gtk_widget_get_width(widget), h = gtk_widget_get_height(widget);
@@ -367,12 +377,9 @@ static void loom_boundary_view_snapshot(GtkWidget *widget, GtkSnapshot *snapshot
     if (self->mode == LOOM_BOUNDARY_MODE_REGRESSION) key.value_lo = self->value_lo, key.value_hi = self->value_hi;
   }
   if (!self->overlay || memcmp(&key, &self->overlay_key, sizeof key) != 0) {
-    GtkSnapshot *own = gtk_snapshot_new();
-    cairo_t *cr = gtk_snapshot_append_cairo(own, &GRAPHENE_RECT_INIT(0, 0, w, h));
-    draw_overlay(self, cr, &f, &fg);
-    cairo_destroy(cr);
     g_clear_pointer(&self->overlay, gsk_render_node_unref);
-    self->overlay = gtk_snapshot_free_to_node(own);
+    OverlayDraw d = {self, &f, &fg};
+    self->overlay = loom_chart_texture_node(widget, w, h, overlay_draw, &d);
     self->overlay_key = key;
   }
   if (self->overlay) gtk_snapshot_append_node(snapshot, self->overlay);

@@ -43,4 +43,13 @@ double loom_chart_text(cairo_t *cr, GtkWidget *widget, const char *text, double 
 /* The pixel size of @text in the widget's font. */
 void loom_chart_text_size(GtkWidget *widget, const char *text, int *width, int *height);
 
+/* What @draw paints on a w × h canvas, rasterized now at the widget's scale
+ * factor, as a texture node. The live charts use this instead of
+ * gtk_snapshot_append_cairo: GSK uploads a texture once, while its cairo
+ * (fallback) path made a frame with a cached cairo node over a texture that
+ * had just changed cost 20 ms in the swap on the H100 machine
+ * (bench-responsive; docs/grid-view.md). NULL when the canvas is empty. */
+GskRenderNode *loom_chart_texture_node(GtkWidget *widget, int w, int h, void (*draw)(cairo_t *cr, gpointer data),
+                                       gpointer data);
+
 G_END_DECLS

@@ -171,3 +171,28 @@ void loom_chart_text_size(GtkWidget *widget, const char *text, int *width, int *
   if (width) *width = w;
   if (height) *height = h;
 }
+
+GskRenderNode *loom_chart_texture_node(GtkWidget *widget, int w, int h, void (*draw)(cairo_t *cr, gpointer data),
+                                       gpointer data) {
+  int scale = MAX(gtk_widget_get_scale_factor(widget), 1);
+  if (w <= 0 || h <= 0 || w > 16384 / scale || h > 16384 / scale) return NULL;
+  cairo_surface_t *surface = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, w * scale, h * scale);
+  if (cairo_surface_status(surface) != CAIRO_STATUS_SUCCESS) {
+    cairo_surface_destroy(surface);
+    return NULL;
+  }
+  cairo_surface_set_device_scale(surface, scale, scale);
+  cairo_t *cr = cairo_create(surface);
+  draw(cr, data);
+  cairo_destroy(cr);
+  cairo_surface_flush(surface);
+  /* cairo's ARGB32 is GDK_MEMORY_DEFAULT (premultiplied, native order) */
+  gsize stride = (gsize)cairo_image_surface_get_stride(surface);
+  GBytes *bytes = g_bytes_new_with_free_func(cairo_image_surface_get_data(surface), stride * (gsize)(h * scale),
+                                             (GDestroyNotify)cairo_surface_destroy, surface);
+  GdkTexture *texture = gdk_memory_texture_new(w * scale, h * scale, GDK_MEMORY_DEFAULT, bytes, stride);
+  g_bytes_unref(bytes);
+  GskRenderNode *node = gsk_texture_node_new(texture, &GRAPHENE_RECT_INIT(0, 0, w, h));
+  g_object_unref(texture);
+  return node;
+}

@@ -92,9 +92,8 @@ struct _LoomPlot {
   gsize drawn_vertices;
   guint summary_idle;
 
-  /* Axes, markers and legend as one render node, kept while its key holds:
-   * GSK rasterizes a cairo node again only when it is a new node, and
-   * between the x axis's steps only the lines change. */
+  /* Axes, markers and legend as one texture node, kept while its key
+   * holds: between the x axis's steps only the lines change. */
   guint chrome_serial; /* bumped by series, markers, titles and labels */
   GskRenderNode *chrome;
   struct LoomPlotChromeKey {

@@ -204,6 +204,21 @@ static void loom_plot_set_property(GObject *object, guint prop_id, const GValue 
 
 /* ---- drawing and hover ---- */
 
+typedef struct {
+  LoomPlot *self;
+  int w, h;
+  const GdkRGBA *fg;
+  LoomPlotParts parts;
+  gsize vertices;
+} PlotDraw;
+
+static void plot_draw(cairo_t *cr, gpointer data) {
+  PlotDraw *d = data;
+  LoomPlotFrame frame;
+  d->vertices = loom_plot_draw(d->self, cr, d->w, d->h, d->fg, d->self->hover_x, &frame, d->parts);
+  if (d->parts & LOOM_PLOT_PART_LINES) d->self->frame = frame;
+}
+
 static void loom_plot_snapshot(GtkWidget *widget, GtkSnapshot *snapshot) {
   LoomPlot *self = LOOM_PLOT(widget);
   int w = gtk_widget_get_width(widget), h = gtk_widget_get_height(widget);
@@ -220,19 +235,19 @@ static void loom_plot_snapshot(GtkWidget *widget, GtkSnapshot *snapshot) {
   key.frame = frame;
   key.serial = self->chrome_serial;
   if (!self->chrome || memcmp(&key, &self->chrome_key, sizeof key) != 0) {
-    GtkSnapshot *own = gtk_snapshot_new();
-    cairo_t *cr = gtk_snapshot_append_cairo(own, &GRAPHENE_RECT_INIT(0, 0, w, h));
-    loom_plot_draw(self, cr, w, h, &fg, NAN, &frame, LOOM_PLOT_PART_CHROME);
-    cairo_destroy(cr);
     g_clear_pointer(&self->chrome, gsk_render_node_unref);
-    self->chrome = gtk_snapshot_free_to_node(own);
+    PlotDraw d = {self, w, h, &fg, LOOM_PLOT_PART_CHROME, 0};
+    self->chrome = loom_chart_texture_node(widget, w, h, plot_draw, &d);
     self->chrome_key = key;
   }
   if (self->chrome) gtk_snapshot_append_node(snapshot, self->chrome);
-  cairo_t *cr = gtk_snapshot_append_cairo(snapshot, &GRAPHENE_RECT_INIT(0, 0, w, h));
-  self->drawn_vertices = loom_plot_draw(self, cr, w, h, &fg, self->hover_x, &self->frame,
-                                        LOOM_PLOT_PART_LINES | LOOM_PLOT_PART_READOUT);
-  cairo_destroy(cr);
+  PlotDraw d = {self, w, h, &fg, LOOM_PLOT_PART_LINES | LOOM_PLOT_PART_READOUT, 0};
+  GskRenderNode *lines = loom_chart_texture_node(widget, w, h, plot_draw, &d);
+  self->drawn_vertices = d.vertices;
+  if (lines) {
+    gtk_snapshot_append_node(snapshot, lines);
+    gsk_render_node_unref(lines);
+  }
 }
 
 static void loom_plot_measure(GtkWidget *widget, GtkOrientation orientation, int for_size, int *minimum, int *natural,

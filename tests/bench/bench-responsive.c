@@ -85,8 +85,14 @@ typedef struct {
   gint64 t0;       /* when Play was pressed */
   gboolean counting; /* past the warm-up */
   gint64 last_tick, last_probe, paint_start, snapshot_start;
-  gint64 paint_cpu_start, layout_done;
+  gint64 paint_cpu_start, layout_done, render_cpu_start;
   Series ticks, probes, paints, paint_cpus, layouts, snapshots;
+  /* Per frame: the main thread's CPU in each wrapped widget type's snapshot,
+   * and in frames over the budget the split of their CPU time. */
+  double widget_cpu[8];
+  gboolean snapshot_since_frame;
+  int slow_frames, slow_with_snapshot;
+  Series slow_widget[8], slow_update, slow_render_rest;
   int stalls;
   gint64 first_step, last_step;
   gint64 first_step_at, last_step_at;
@@ -135,11 +141,59 @@ static void paint_begin(GdkFrameClock *clock, gpointer data) {
 
 static void layout_end(GdkFrameClock *clock, gpointer data) { bench.layout_done = g_get_monotonic_time(); }
 
+/* The widget types whose snapshots are timed (BENCH_HIDE's names too). */
+static const char *const wrapped_names[] = {"LoomPlot", "LoomBoundaryView", "LoomGridView", "LoomHistogram",
+                                            "LoomSparkline", "LoomGridLegend"};
+#define N_WRAPPED G_N_ELEMENTS(wrapped_names)
+static GType wrapped_types[N_WRAPPED];
+static void (*wrapped_snapshot[N_WRAPPED])(GtkWidget *, GtkSnapshot *);
+
+static void timed_snapshot(GtkWidget *widget, GtkSnapshot *snapshot) {
+  for (guint k = 0; k < N_WRAPPED; k++)
+    if (G_OBJECT_TYPE(widget) == wrapped_types[k]) {
+      gint64 t0 = thread_cpu_us();
+      wrapped_snapshot[k](widget, snapshot);
+      bench.widget_cpu[k] += (double)(thread_cpu_us() - t0) / 1000.0;
+      return;
+    }
+}
+
+static void wrap_snapshots(void) {
+  for (guint k = 0; k < N_WRAPPED; k++) {
+    GType t = g_type_from_name(wrapped_names[k]);
+    if (!t) continue;
+    GtkWidgetClass *klass = g_type_class_ref(t);
+    wrapped_types[k] = t;
+    wrapped_snapshot[k] = klass->snapshot;
+    klass->snapshot = timed_snapshot;
+  }
+}
+
+static gboolean paint_hook(GSignalInvocationHint *hint, guint n, const GValue *params, gpointer data) {
+  bench.render_cpu_start = thread_cpu_us();
+  memset(bench.widget_cpu, 0, sizeof bench.widget_cpu);
+  return TRUE;
+}
+
 static void paint_end(GdkFrameClock *clock, gpointer data) {
   if (!bench.counting || !bench.paint_start) return;
+  gint64 now_cpu = thread_cpu_us();
+  double cpu = (double)(now_cpu - bench.paint_cpu_start) / 1000.0;
   series_add(&bench.paints, ms_since(bench.paint_start));
-  series_add(&bench.paint_cpus, (double)(thread_cpu_us() - bench.paint_cpu_start) / 1000.0);
+  series_add(&bench.paint_cpus, cpu);
   if (bench.layout_done) series_add(&bench.layouts, (double)(bench.layout_done - bench.paint_start) / 1000.0);
+  if (cpu > STALL_MS && bench.render_cpu_start) {
+    bench.slow_frames++;
+    bench.slow_with_snapshot += bench.snapshot_since_frame;
+    double widgets = 0;
+    for (guint k = 0; k < N_WRAPPED; k++) {
+      series_add(&bench.slow_widget[k], bench.widget_cpu[k]);
+      widgets += bench.widget_cpu[k];
+    }
+    series_add(&bench.slow_update, (double)(bench.render_cpu_start - bench.paint_cpu_start) / 1000.0);
+    series_add(&bench.slow_render_rest, (double)(now_cpu - bench.render_cpu_start) / 1000.0 - widgets);
+  }
+  bench.snapshot_since_frame = FALSE;
 }
 
 /* BENCH_HIDE=TypeA,TypeB hides every widget of those types: what the paint
@@ -162,6 +216,7 @@ static gboolean snapshot_hook(GSignalInvocationHint *hint, guint n, const GValue
 
 static void snapshot_done(LoomTrainingSession *s, LoomTrainingSnapshot *snap, gpointer data) {
   gint64 now = g_get_monotonic_time();
+  bench.snapshot_since_frame = TRUE;
   if (bench.counting && bench.snapshot_start) series_add(&bench.snapshots, ms_since(bench.snapshot_start));
   if (!bench.counting) return;
   bench.points += snap->points->len;
@@ -305,6 +360,8 @@ int main(int argc, char **argv) {
   g_signal_connect_after(clock, "update", G_CALLBACK(paint_begin), NULL);
   g_signal_connect_after(clock, "layout", G_CALLBACK(layout_end), NULL);
   g_signal_connect_after(clock, "after-paint", G_CALLBACK(paint_end), NULL);
+  g_signal_add_emission_hook(g_signal_lookup("paint", GDK_TYPE_FRAME_CLOCK), 0, paint_hook, NULL, NULL);
+  wrap_snapshots();
   if (g_getenv("BENCH_HIDE")) {
     g_auto(GStrv) types = g_strsplit(g_getenv("BENCH_HIDE"), ",", -1);
     printf("hidden: %d widgets of the types %s\n", hide_types(GTK_WIDGET(bench.window), types), g_getenv("BENCH_HIDE"));
@@ -357,6 +414,15 @@ int main(int argc, char **argv) {
   report("  its update and layout", &bench.layouts);
   report("  main thread CPU in it", &bench.paint_cpus);
   report("snapshot handling", &bench.snapshots);
+  printf("%-30s %d (%d after a training snapshot); their main-thread CPU:\n", "frames over 16 ms of CPU",
+         bench.slow_frames, bench.slow_with_snapshot);
+  report("  update and layout", &bench.slow_update);
+  for (guint k = 0; k < N_WRAPPED; k++) {
+    char what[64];
+    g_snprintf(what, sizeof what, "  %s snapshots", wrapped_names[k]);
+    report(what, &bench.slow_widget[k]);
+  }
+  report("  the rest of paint (GSK, swap)", &bench.slow_render_rest);
   printf("%-30s %10.0f steps/s (headless before %.0f, after %.0f, mean %.0f)\n", "worker", worker, headless_before,
          headless_after, headless);
   printf("%-30s %7.3f× (goal >= 0.9×)\n", "worker / headless", headless > 0 ? worker / headless : 0.0);
@@ -371,6 +437,9 @@ int main(int argc, char **argv) {
   g_free(bench.probes.v);
   g_free(bench.paints.v);
   g_free(bench.paint_cpus.v);
+  for (guint k = 0; k < N_WRAPPED; k++) g_free(bench.slow_widget[k].v);
+  g_free(bench.slow_update.v);
+  g_free(bench.slow_render_rest.v);
   g_free(bench.layouts.v);
   g_free(bench.snapshots.v);
   return 0;

@@ -24,7 +24,8 @@ nproc
 nvidia-smi -L
 export LD_LIBRARY_PATH=$G/lib:$NV LIBGL_DRIVERS_PATH=$G/dri XDG_RUNTIME_DIR=/tmp/xdg
 mkdir -p /tmp/xdg && chmod 700 /tmp/xdg
-$G/bin/Xvfb :99 -screen 0 1600x1000x24 +extension GLX -nolisten tcp >/tmp/xvfb.log 2>&1 &
+pkill -f "Xvfb :99" 2>/dev/null; sleep 0.5
+$G/bin/Xvfb :99 -screen 0 ${SCREEN:-1600x1000}x24 +extension GLX -nolisten tcp >/tmp/xvfb.log 2>&1 &
 sleep 3
 export DISPLAY=:99 FONTCONFIG_FILE=$G/share/fonts.conf GSETTINGS_SCHEMA_DIR=$G/schemas GSETTINGS_BACKEND=memory
 export GTK_A11Y=none GDK_DEBUG=gl-glx __GLX_VENDOR_LIBRARY_NAME=${GLX_VENDOR:-nvidia}
