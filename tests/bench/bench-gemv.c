@@ -8,9 +8,10 @@
  * Then the integer product (kernels/qgemm.h, activations quantized to int8)
  * for the dtypes it serves: the GEMV against the same probe, and the batch-64
  * GEMM against the VNNI peak computed in the same run (bench-qgemm.c).
- * Usage: bench-gemv [--runs R] [--levels best|all] [--cpu-time]
+ * Usage: bench-gemv [--runs R] [--levels best|all] [--cpu-time] [--integer]
  * (--cpu-time: every timing, the probe's too, in thread CPU time, which a
- * shared machine's other work disturbs less.)
+ * shared machine's other work disturbs less; --integer: only the integer
+ * products, not the float GEMV of every dtype.)
  */
 #include <glib.h>
 #include <stdio.h>
@@ -69,7 +70,7 @@ void read_probe(const uint8_t *buf, size_t nbytes) {
 
 int main(int argc, char **argv) {
   int runs = 7;
-  bool all_levels = false, cpu_time = false;
+  bool all_levels = false, cpu_time = false, integer_only = false;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc)
       runs = (int)g_ascii_strtoll(argv[++i], NULL, 10);
@@ -77,8 +78,10 @@ int main(int argc, char **argv) {
       all_levels = strcmp(argv[++i], "all") == 0;
     else if (strcmp(argv[i], "--cpu-time") == 0)
       cpu_time = true;
+    else if (strcmp(argv[i], "--integer") == 0)
+      integer_only = true;
     else {
-      fprintf(stderr, "usage: bench-gemv [--runs R (1..50)] [--levels best|all] [--cpu-time]\n");
+      fprintf(stderr, "usage: bench-gemv [--runs R (1..50)] [--levels best|all] [--cpu-time] [--integer]\n");
       return 2;
     }
   }
@@ -112,11 +115,14 @@ int main(int argc, char **argv) {
     for (int64_t i = 0; i < cols; i++) x[i] = (float)((i % 17) - 8) / 8.0f;
     memset(probe, 1, (size_t)rows * (size_t)cols * 8 + 64);
     loom_weights_touch(w);
-    printf("\n%lld x %lld\n%-9s %9s %11s", (long long)rows, (long long)cols, "dtype", "MB", "probe GB/s");
-    for (int l = all_levels ? 0 : (int)best; l <= (int)best; l++)
-      printf(" %8s:%-6s %6s", "GB/s", loom_kernel_level_name(l), "ratio");
-    printf("\n");
-    for (int d = 0; d < LOOM_DTYPE_COUNT; d++) {
+    printf("\n%lld x %lld\n", (long long)rows, (long long)cols);
+    if (!integer_only) {
+      printf("%-9s %9s %11s", "dtype", "MB", "probe GB/s");
+      for (int l = all_levels ? 0 : (int)best; l <= (int)best; l++)
+        printf(" %8s:%-6s %6s", "GB/s", loom_kernel_level_name(l), "ratio");
+      printf("\n");
+    }
+    for (int d = 0; d < LOOM_DTYPE_COUNT && !integer_only; d++) {
       if (loom_weights_set_dtype(w, (loom_dtype)d, &err) || loom_weights_morph(w, &err)) {
         fprintf(stderr, "bench-gemv: %s\n", err.message);
         return 1;
