@@ -67,6 +67,10 @@ typedef struct loom_kernels {
    * activations (kernels/qgemm.h): exact integer sums, so every level gives
    * the same bits. NULL for the dtypes it does not serve. */
   loom_qgemm_rows_fn qgemm_rows[LOOM_DTYPE_COUNT];
+  /* The integer product's activation row prepared once per call
+   * (kernels/qgemm.h): *xsum = Σ xq[0, len), and for bits < 8 xp, the
+   * permuted copy; len a multiple of 512 / bits. */
+  void (*qgemm_prepare)(int bits, const int8_t *xq, int8_t *xp, int64_t len, int64_t *xsum);
 } loom_kernels;
 
 /* The CPU's features (read once). */

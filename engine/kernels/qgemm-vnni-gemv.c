@@ -1,0 +1,205 @@
+/*
+ * The integer GEMV (kernels/qgemm.h, one activation row) with AVX-512 VNNI,
+ * and the per-call preparation of the activations (their sum and the
+ * permuted copy xp) in AVX-512 BW. The arithmetic is that of qgemm-vnni.c:
+ * weights are the unsigned operand of vpdpbusd, signed and ternary codes
+ * XOR 2^(n−1) and corrected with Σ xq, binary bits u give q = 1 − 2u.
+ *
+ * The GEMV is bound by reading the weights, so its decode is cut to the
+ * bone: field k of a code byte is masked in place, not shifted down
+ * (u · 2^(k·n)), into an accumulator of its own, whose every lane is then an
+ * exact multiple of 2^(k·n) and is shifted back before the fields are added.
+ * One XOR per 64 code bytes, one AND and one vpdpbusd per field.
+ *
+ * GR rows at a time share each activation vector (loaded once into a
+ * register); the sums of 4 rows are reduced together (one transposing
+ * reduction instead of four horizontal ones) and finished 4 at a time in
+ * double, the same operations as loom_qgemm_finish. With short rows the
+ * fixed cost per row (reduce, finish, store) is a large part of the work:
+ * at 1024 ternary columns a row is 256 bytes, four blocks of 64.
+ *
+ * Exactness: columns go in chunks of 4096 code bytes. Per chunk a lane of a
+ * field's accumulator adds at most 64 · 4 products |u · 2^(k·n) · xq| ≤
+ * 255 · 127, about 8.3 · 10^6; after the shifts the fields of a lane sum to
+ * less than twice that, and 16 lanes to less than 2.7 · 10^8 < 2^31. Each
+ * chunk's sums are then widened to 64 bits.
+ */
+#include "kernels/cpu.h"
+#include "kernels/qgemm.h"
+
+#if defined(LOOM_KERNELS_X86)
+#include <math.h>
+#include <string.h>
+
+#pragma GCC push_options
+#pragma GCC target("avx2,fma,bmi,bmi2,avx512f,avx512bw,avx512vl,avx512dq,avx512vnni")
+#include <immintrin.h>
+
+#define ALWAYS_INLINE inline __attribute__((always_inline))
+/* acc += u · x in place, both operands in registers: GCC 12 copies the
+ * accumulator around the intrinsic (qgemm-vnni.c), and with a memory operand
+ * allowed it folded the activation load into every row's vpdpbusd (four
+ * loads of one vector), which left the load ports the bound. */
+static ALWAYS_INLINE void dpbusd(__m512i *acc, __m512i u, __m512i x) {
+  __asm__("vpdpbusd %2, %1, %0" : "+v"(*acc) : "v"(u), "v"(x));
+}
+
+/* CHUNK: see above. Prefetch: each row is a stream of its own; the hardware
+ * prefetcher alone left int8 at ~30 GB/s. Rows of up to NEAR bytes prefetch
+ * the next group's rows at the same offset (a distance of GR rows ahead:
+ * PREFETCH bytes ahead in the same row would land in the rows being read
+ * now), longer rows PREFETCH bytes ahead in the row. */
+enum { GR_MAX = 8, CHUNK = 4096, PREFETCH = 1024, NEAR = 2048 };
+
+/* Lane i of the result is the sum of the 16 lanes of v_i. */
+static ALWAYS_INLINE __m128i sum4(__m512i v0, __m512i v1, __m512i v2, __m512i v3) {
+  const __m512i a = _mm512_add_epi32(_mm512_unpacklo_epi32(v0, v1), _mm512_unpackhi_epi32(v0, v1));
+  const __m512i b = _mm512_add_epi32(_mm512_unpacklo_epi32(v2, v3), _mm512_unpackhi_epi32(v2, v3));
+  const __m512i c = _mm512_add_epi32(_mm512_unpacklo_epi64(a, b), _mm512_unpackhi_epi64(a, b));
+  const __m256i d = _mm256_add_epi32(_mm512_castsi512_si256(c), _mm512_extracti64x4_epi64(c, 1));
+  return _mm_add_epi32(_mm256_castsi256_si128(d), _mm256_extracti128_si256(d, 1));
+}
+
+/* One 64-byte block of codes at byte offset o of each row into acc. `avail`
+ * < 64 loads only that many bytes (the row's last block; the rest reads as
+ * zero and meets zero activations). */
+static ALWAYS_INLINE void block(const int bits, const int gr, const uint8_t *const *rowp, const int8_t *xp,
+                                int64_t o, int64_t avail, int64_t pf, __m512i flip, __m512i acc[GR_MAX][8]) {
+  const int m = 8 / bits;
+  __m512i w[GR_MAX];
+#pragma GCC unroll 8
+  for (int r = 0; r < gr; r++) {
+    w[r] = avail >= 64 ? _mm512_loadu_si512(rowp[r] + o)
+                       : _mm512_maskz_loadu_epi8(_bzhi_u64(~UINT64_C(0), (unsigned)avail), rowp[r] + o);
+    w[r] = _mm512_xor_si512(w[r], flip);
+    _mm_prefetch((const char *)(rowp[r] + o + pf), _MM_HINT_T0);
+  }
+  const int64_t xo = o * m; /* the block's first column */
+#pragma GCC unroll 8
+  for (int k = 0; k < m; k++) {
+    const __m512i xv = _mm512_loadu_si512(xp + xo + k * 64);
+    const __m512i field = _mm512_set1_epi8((char)(((1 << bits) - 1) << (k * bits)));
+#pragma GCC unroll 8
+    for (int r = 0; r < gr; r++) dpbusd(&acc[r][k], bits == 8 ? w[r] : _mm512_and_si512(w[r], field), xv);
+  }
+}
+
+static ALWAYS_INLINE void gemv_bits(const int bits, const int gr, const loom_qgemm_job *j, int64_t r0, int64_t r1) {
+  const int m = 8 / bits, nq = (gr + 3) / 4;
+  const loom_dtype_kind kind = j->t->kind;
+  const bool offset = kind == LOOM_DTYPE_KIND_SIGNED || kind == LOOM_DTYPE_KIND_TERNARY;
+  const bool binary = kind == LOOM_DTYPE_KIND_BINARY;
+  uint8_t flip_byte = 0;
+  for (int f = 0; offset && f < 8; f += bits) flip_byte |= (uint8_t)(1u << (f + bits - 1));
+  const __m512i flip = _mm512_set1_epi8((char)flip_byte);
+  const int64_t rb = j->row_bytes, s = j->xsum[0];
+  const int64_t pf = rb <= NEAR ? gr * rb : PREFETCH;
+  /* isum = d − s · 2^(n−1) (signed, ternary), s − 2d (binary), d */
+  const __m256i corr = _mm256_set1_epi64x(binary ? s : offset ? -s * (INT64_C(1) << (bits - 1)) : 0);
+  const __m256d sx = _mm256_set1_pd((double)j->sx[0]);
+  const bool bad = j->bad[0];
+  for (int64_t r = r0; r < r1; r += gr) {
+    const uint8_t *rowp[GR_MAX];
+    for (int i = 0; i < gr; i++) /* a short last group repeats its last row */
+      rowp[i] = j->packed + (size_t)(r + i < r1 ? r + i : r1 - 1) * (size_t)rb;
+    __m256i dot[GR_MAX / 4];
+    for (int q = 0; q < nq; q++) dot[q] = _mm256_setzero_si256();
+    for (int64_t o0 = 0; o0 < rb; o0 += CHUNK) {
+      const int64_t o1 = rb - o0 < CHUNK ? rb : o0 + CHUNK;
+      __m512i acc[GR_MAX][8];
+#pragma GCC unroll 8
+      for (int i = 0; i < gr; i++)
+#pragma GCC unroll 8
+        for (int k = 0; k < m; k++) acc[i][k] = _mm512_setzero_si512();
+      const int64_t full = o1 < rb ? o1 : rb / 64 * 64;
+      int64_t o = o0;
+      for (; o + 64 <= full; o += 64) block(bits, gr, rowp, j->xp, o, 64, pf, flip, acc);
+      if (o < o1 && o < rb) block(bits, gr, rowp, j->xp, o, rb - o, pf, flip, acc);
+      __m512i v[GR_MAX];
+#pragma GCC unroll 8
+      for (int i = 0; i < nq * 4; i++) {
+        v[i] = _mm512_setzero_si512();
+        if (i >= gr) continue;
+        v[i] = acc[i][0];
+#pragma GCC unroll 8
+        for (int k = 1; k < m; k++) v[i] = _mm512_add_epi32(v[i], _mm512_srai_epi32(acc[i][k], (unsigned)(k * bits)));
+      }
+#pragma GCC unroll 2
+      for (int q = 0; q < nq; q++)
+        dot[q] = _mm256_add_epi64(dot[q], _mm256_cvtepi32_epi64(sum4(v[4 * q], v[4 * q + 1], v[4 * q + 2], v[4 * q + 3])));
+    }
+#pragma GCC unroll 2
+    for (int q = 0; q < nq; q++) {
+      const int64_t rq = r + 4 * q, left = r1 - rq, lim = gr - 4 * q < 4 ? gr - 4 * q : 4;
+      if (left <= 0) break;
+      const __mmask8 mask = (__mmask8)((1u << (left < lim ? left : lim)) - 1);
+      const __m256i isum = binary ? _mm256_sub_epi64(corr, _mm256_add_epi64(dot[q], dot[q]))
+                                  : _mm256_add_epi64(dot[q], corr);
+      const __m128 sw = j->nscales == 1 ? _mm_set1_ps(j->scales[0]) : _mm_maskz_loadu_ps(mask, j->scales + rq);
+      /* loom_qgemm_finish's operations, 4 rows at a time */
+      const __m256d f = _mm256_mul_pd(_mm256_cvtps_pd(sw), sx);
+      __m128 y = _mm256_cvtpd_ps(_mm256_mul_pd(_mm256_cvtepi64_pd(isum), f));
+      if (bad) y = _mm_set1_ps(NAN);
+      _mm_mask_storeu_ps(j->y + rq, mask, y);
+    }
+  }
+}
+
+void loom_qgemm_gemv_vnni(const loom_qgemm_job *j, int64_t r0, int64_t r1) {
+  switch (j->t->bits) {
+  case 1: gemv_bits(1, 2, j, r0, r1); break;
+  case 2: gemv_bits(2, 4, j, r0, r1); break;
+  case 4: gemv_bits(4, 8, j, r0, r1); break;
+  default: gemv_bits(8, 8, j, r0, r1); break;
+  }
+}
+
+/*
+ * The activations' preparation (cpu.h, qgemm_prepare): Σ xq from vpsadbw of
+ * the codes + 128 (exact in 64-bit lanes), and xp for 4- and 2-bit weights
+ * from in-lane byte shuffles and cross-lane permutations; binary keeps the
+ * reference's byte loop.
+ */
+void loom_qgemm_prepare_vnni(int bits, const int8_t *xq, int8_t *xp, int64_t len, int64_t *xsum) {
+  const __m512i bias = _mm512_set1_epi8((char)0x80);
+  __m512i s = _mm512_setzero_si512();
+  for (int64_t c = 0; c < len; c += 64)
+    s = _mm512_add_epi64(s, _mm512_sad_epu8(_mm512_xor_si512(_mm512_loadu_si512(xq + c), bias),
+                                            _mm512_setzero_si512()));
+  *xsum = _mm512_reduce_add_epi64(s) - 128 * len;
+  if (bits == 4) { /* xp[c0 + k·64 + j] = xq[c0 + 2j + k] */
+    /* per 16 bytes: the 8 even bytes, then the 8 odd ones */
+    const __m512i even_odd = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15));
+    const __m512i lo = _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14), hi = _mm512_setr_epi64(1, 3, 5, 7, 9, 11, 13, 15);
+    for (int64_t c0 = 0; c0 < len; c0 += 128) {
+      const __m512i a = _mm512_shuffle_epi8(_mm512_loadu_si512(xq + c0), even_odd);
+      const __m512i b = _mm512_shuffle_epi8(_mm512_loadu_si512(xq + c0 + 64), even_odd);
+      _mm512_storeu_si512(xp + c0, _mm512_permutex2var_epi64(a, lo, b));
+      _mm512_storeu_si512(xp + c0 + 64, _mm512_permutex2var_epi64(a, hi, b));
+    }
+  } else if (bits == 2) { /* xp[c0 + k·64 + j] = xq[c0 + 4j + k] */
+    /* per 16 bytes: a 4 × 4 transpose (byte 4k + j from byte 4j + k) */
+    const __m512i t4 = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15));
+    /* dword 4k + L from dword 4L + k: lane k gathers dword k of every lane */
+    const __m512i td = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+    for (int64_t c0 = 0; c0 < len; c0 += 256) {
+      __m512i u[4];
+      for (int i = 0; i < 4; i++)
+        u[i] = _mm512_permutexvar_epi32(td, _mm512_shuffle_epi8(_mm512_loadu_si512(xq + c0 + 64 * i), t4));
+      /* output k, 128-bit lane i = lane k of u_i: a 4 × 4 transpose of lanes */
+      const __m512i s0 = _mm512_shuffle_i64x2(u[0], u[1], _MM_SHUFFLE(1, 0, 1, 0));
+      const __m512i s1 = _mm512_shuffle_i64x2(u[2], u[3], _MM_SHUFFLE(1, 0, 1, 0));
+      const __m512i s2 = _mm512_shuffle_i64x2(u[0], u[1], _MM_SHUFFLE(3, 2, 3, 2));
+      const __m512i s3 = _mm512_shuffle_i64x2(u[2], u[3], _MM_SHUFFLE(3, 2, 3, 2));
+      _mm512_storeu_si512(xp + c0, _mm512_shuffle_i64x2(s0, s1, _MM_SHUFFLE(2, 0, 2, 0)));
+      _mm512_storeu_si512(xp + c0 + 64, _mm512_shuffle_i64x2(s0, s1, _MM_SHUFFLE(3, 1, 3, 1)));
+      _mm512_storeu_si512(xp + c0 + 128, _mm512_shuffle_i64x2(s2, s3, _MM_SHUFFLE(2, 0, 2, 0)));
+      _mm512_storeu_si512(xp + c0 + 192, _mm512_shuffle_i64x2(s2, s3, _MM_SHUFFLE(3, 1, 3, 1)));
+    }
+  } else if (bits == 1) {
+    int64_t ignored;
+    loom_qgemm_prepare_ref(1, xq, xp, len, &ignored);
+  }
+}
+#pragma GCC pop_options
+#endif
