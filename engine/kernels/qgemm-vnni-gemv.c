@@ -49,7 +49,7 @@ static ALWAYS_INLINE void dpbusd(__m512i *acc, __m512i u, __m512i x) {
  * the next group's rows at the same offset (a distance of GR rows ahead:
  * PREFETCH bytes ahead in the same row would land in the rows being read
  * now), longer rows PREFETCH bytes ahead in the row. */
-enum { GR_MAX = 8, CHUNK = 4096, PREFETCH = 1024, NEAR = 2048 };
+enum { GR_MAX = 8, CHUNK = 4096, PREFETCH = 1024, NEAR = 2048, SPAN = 64 };
 
 /* Lane i of the result is the sum of the 16 lanes of v_i. */
 static ALWAYS_INLINE __m128i sum4(__m512i v0, __m512i v1, __m512i v2, __m512i v3) {
@@ -84,8 +84,41 @@ static ALWAYS_INLINE void block(const int bits, const int gr, const uint8_t *con
   }
 }
 
-static ALWAYS_INLINE void gemv_bits(const int bits, const int gr, const loom_qgemm_job *j, int64_t r0, int64_t r1) {
+/* Σ u·xq of the rows at rowp[0 .. gr) into dot[0 .. gr) (whole quads
+ * written: dot has room for them). */
+static ALWAYS_INLINE void group(const int bits, const int gr, const uint8_t *const *rowp, const int8_t *xp, int64_t rb,
+                                int64_t pf, __m512i flip, int64_t *dot) {
   const int m = 8 / bits, nq = (gr + 3) / 4;
+  __m256i d[GR_MAX / 4];
+  for (int q = 0; q < nq; q++) d[q] = _mm256_setzero_si256();
+  for (int64_t o0 = 0; o0 < rb; o0 += CHUNK) {
+    const int64_t o1 = rb - o0 < CHUNK ? rb : o0 + CHUNK;
+    __m512i acc[GR_MAX][8];
+#pragma GCC unroll 8
+    for (int i = 0; i < gr; i++)
+#pragma GCC unroll 8
+      for (int k = 0; k < m; k++) acc[i][k] = _mm512_setzero_si512();
+    const int64_t full = o1 < rb ? o1 : rb / 64 * 64;
+    int64_t o = o0;
+    for (; o + 64 <= full; o += 64) block(bits, gr, rowp, xp, o, 64, pf, flip, acc);
+    if (o < o1) block(bits, gr, rowp, xp, o, rb - o, pf, flip, acc);
+    __m512i v[GR_MAX];
+#pragma GCC unroll 8
+    for (int i = 0; i < nq * 4; i++) {
+      v[i] = _mm512_setzero_si512();
+      if (i >= gr) continue;
+      v[i] = acc[i][0];
+#pragma GCC unroll 8
+      for (int k = 1; k < m; k++) v[i] = _mm512_add_epi32(v[i], _mm512_srai_epi32(acc[i][k], (unsigned)(k * bits)));
+    }
+#pragma GCC unroll 2
+    for (int q = 0; q < nq; q++)
+      d[q] = _mm256_add_epi64(d[q], _mm256_cvtepi32_epi64(sum4(v[4 * q], v[4 * q + 1], v[4 * q + 2], v[4 * q + 3])));
+  }
+  for (int q = 0; q < nq; q++) _mm256_storeu_si256((__m256i *)(void *)(dot + 4 * q), d[q]);
+}
+
+static ALWAYS_INLINE void gemv_bits(const int bits, const int gr, const loom_qgemm_job *j, int64_t r0, int64_t r1) {
   const loom_dtype_kind kind = j->t->kind;
   const bool offset = kind == LOOM_DTYPE_KIND_SIGNED || kind == LOOM_DTYPE_KIND_TERNARY;
   const bool binary = kind == LOOM_DTYPE_KIND_BINARY;
@@ -95,52 +128,37 @@ static ALWAYS_INLINE void gemv_bits(const int bits, const int gr, const loom_qge
   const int64_t rb = j->row_bytes, s = j->xsum[0];
   const int64_t pf = rb <= NEAR ? gr * rb : PREFETCH;
   /* isum = d − s · 2^(n−1) (signed, ternary), s − 2d (binary), d */
-  const __m256i corr = _mm256_set1_epi64x(binary ? s : offset ? -s * (INT64_C(1) << (bits - 1)) : 0);
-  const __m256d sx = _mm256_set1_pd((double)j->sx[0]);
+  const __m512i corr = _mm512_set1_epi64(binary ? s : offset ? -s * (INT64_C(1) << (bits - 1)) : 0);
+  const __m512d sx = _mm512_set1_pd((double)j->sx[0]);
   const bool bad = j->bad[0];
-  for (int64_t r = r0; r < r1; r += gr) {
-    const uint8_t *rowp[GR_MAX];
-    for (int i = 0; i < gr; i++) /* a short last group repeats its last row */
-      rowp[i] = j->packed + (size_t)(r + i < r1 ? r + i : r1 - 1) * (size_t)rb;
-    __m256i dot[GR_MAX / 4];
-    for (int q = 0; q < nq; q++) dot[q] = _mm256_setzero_si256();
-    for (int64_t o0 = 0; o0 < rb; o0 += CHUNK) {
-      const int64_t o1 = rb - o0 < CHUNK ? rb : o0 + CHUNK;
-      __m512i acc[GR_MAX][8];
-#pragma GCC unroll 8
-      for (int i = 0; i < gr; i++)
-#pragma GCC unroll 8
-        for (int k = 0; k < m; k++) acc[i][k] = _mm512_setzero_si512();
-      const int64_t full = o1 < rb ? o1 : rb / 64 * 64;
-      int64_t o = o0;
-      for (; o + 64 <= full; o += 64) block(bits, gr, rowp, j->xp, o, 64, pf, flip, acc);
-      if (o < o1 && o < rb) block(bits, gr, rowp, j->xp, o, rb - o, pf, flip, acc);
-      __m512i v[GR_MAX];
-#pragma GCC unroll 8
-      for (int i = 0; i < nq * 4; i++) {
-        v[i] = _mm512_setzero_si512();
-        if (i >= gr) continue;
-        v[i] = acc[i][0];
-#pragma GCC unroll 8
-        for (int k = 1; k < m; k++) v[i] = _mm512_add_epi32(v[i], _mm512_srai_epi32(acc[i][k], (unsigned)(k * bits)));
-      }
-#pragma GCC unroll 2
-      for (int q = 0; q < nq; q++)
-        dot[q] = _mm256_add_epi64(dot[q], _mm256_cvtepi32_epi64(sum4(v[4 * q], v[4 * q + 1], v[4 * q + 2], v[4 * q + 3])));
+  /* The sums of a span of rows go to dot, and are finished 8 at a time
+   * after it: the finish's long chain of conversions stays out of the
+   * loop over the rows. */
+  _Alignas(64) int64_t dot[SPAN + GR_MAX];
+  for (int64_t r = r0; r < r1; r += SPAN) {
+    const int64_t n = r1 - r < SPAN ? r1 - r : SPAN;
+    int64_t i = 0;
+    for (; i + gr <= n; i += gr) {
+      const uint8_t *rowp[GR_MAX];
+      const uint8_t *base = j->packed + (size_t)(r + i) * (size_t)rb;
+      for (int g = 0; g < gr; g++) rowp[g] = base + (size_t)g * (size_t)rb;
+      group(bits, gr, rowp, j->xp, rb, pf, flip, dot + i);
     }
-#pragma GCC unroll 2
-    for (int q = 0; q < nq; q++) {
-      const int64_t rq = r + 4 * q, left = r1 - rq, lim = gr - 4 * q < 4 ? gr - 4 * q : 4;
-      if (left <= 0) break;
-      const __mmask8 mask = (__mmask8)((1u << (left < lim ? left : lim)) - 1);
-      const __m256i isum = binary ? _mm256_sub_epi64(corr, _mm256_add_epi64(dot[q], dot[q]))
-                                  : _mm256_add_epi64(dot[q], corr);
-      const __m128 sw = j->nscales == 1 ? _mm_set1_ps(j->scales[0]) : _mm_maskz_loadu_ps(mask, j->scales + rq);
-      /* loom_qgemm_finish's operations, 4 rows at a time */
-      const __m256d f = _mm256_mul_pd(_mm256_cvtps_pd(sw), sx);
-      __m128 y = _mm256_cvtpd_ps(_mm256_mul_pd(_mm256_cvtepi64_pd(isum), f));
-      if (bad) y = _mm_set1_ps(NAN);
-      _mm_mask_storeu_ps(j->y + rq, mask, y);
+    if (i < n) { /* a short last group repeats its last row */
+      const uint8_t *rowp[GR_MAX];
+      for (int g = 0; g < gr; g++) rowp[g] = j->packed + (size_t)(r + (i + g < n ? i + g : n - 1)) * (size_t)rb;
+      group(bits, gr, rowp, j->xp, rb, pf, flip, dot + i);
+    }
+    for (int64_t e = 0; e < n; e += 8) {
+      const __mmask8 mask = (__mmask8)(n - e >= 8 ? 0xff : (1u << (n - e)) - 1);
+      const __m512i d = _mm512_loadu_si512(dot + e);
+      const __m512i isum = binary ? _mm512_sub_epi64(corr, _mm512_add_epi64(d, d)) : _mm512_add_epi64(d, corr);
+      const __m256 sw = j->nscales == 1 ? _mm256_set1_ps(j->scales[0]) : _mm256_maskz_loadu_ps(mask, j->scales + r + e);
+      /* loom_qgemm_finish's operations, 8 rows at a time */
+      const __m512d f = _mm512_mul_pd(_mm512_cvtps_pd(sw), sx);
+      __m256 y = _mm512_cvtpd_ps(_mm512_mul_pd(_mm512_cvtepi64_pd(isum), f));
+      if (bad) y = _mm256_set1_ps(NAN);
+      _mm256_mask_storeu_ps(j->y + r + e, mask, y);
     }
   }
 }

@@ -25,6 +25,7 @@
 #include "loom/loom.h"
 
 void read_probe(const uint8_t *buf, size_t nbytes);
+int bench_gemv_reps(size_t bytes);
 int bench_qgemv_shape(loom_weights *w, int64_t rows, int64_t cols, const float *x, float *y, const uint8_t *probe,
                       int runs, bool all_levels);
 int bench_qgemm_batch(int runs, bool all_levels);
@@ -57,16 +58,18 @@ int bench_qgemv_shape(loom_weights *w, int64_t rows, int64_t cols, const float *
     for (int l = first_level(all_levels); l <= (int)best; l++) {
       loom_kernels_force((loom_kernel_level)l);
       loom_qgemm_packed(NULL, (loom_dtype)d, p, rows, cols, sc, ns, 1, x, y, NULL); /* warm */
+      const int reps = bench_gemv_reps(bytes);
       for (int k = 0; k < runs; k++) {
         double t0 = bench_now_s();
-        read_probe(probe, bytes);
-        tp[k] = bench_now_s() - t0;
+        for (int i = 0; i < reps; i++) read_probe(probe, bytes);
+        tp[k] = (bench_now_s() - t0) / reps;
         t0 = bench_now_s();
-        if (loom_qgemm_packed(NULL, (loom_dtype)d, p, rows, cols, sc, ns, 1, x, y, &err)) {
-          fprintf(stderr, "bench-gemv: %s\n", err.message);
-          return 1;
-        }
-        tg[k] = bench_now_s() - t0;
+        for (int i = 0; i < reps; i++)
+          if (loom_qgemm_packed(NULL, (loom_dtype)d, p, rows, cols, sc, ns, 1, x, y, &err)) {
+            fprintf(stderr, "bench-gemv: %s\n", err.message);
+            return 1;
+          }
+        tg[k] = (bench_now_s() - t0) / reps;
       }
       const double g = (double)bytes / bench_median(tg, runs) / 1e9;
       const double pr = (double)bytes / bench_median(tp, runs) / 1e9;
