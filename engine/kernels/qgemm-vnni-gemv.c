@@ -62,32 +62,37 @@ static ALWAYS_INLINE __m128i sum4(__m512i v0, __m512i v1, __m512i v2, __m512i v3
 
 /* One 64-byte block of codes at byte offset o of each row into acc. `avail`
  * < 64 loads only that many bytes (the row's last block; the rest reads as
- * zero and meets zero activations). */
-static ALWAYS_INLINE void block(const int bits, const int gr, const uint8_t *const *rowp, const int8_t *xp,
-                                int64_t o, int64_t avail, int64_t pf, __m512i flip, __m512i acc[GR_MAX][8]) {
+ * zero and meets zero activations). Prefetch: `near` fetches the group
+ * after this one, whose rows are contiguous, gr lines per block from pfp
+ * (one pointer: with a pointer per row GCC ran out of registers and
+ * reloaded them from the stack in the loop); otherwise PREFETCH bytes ahead
+ * in each row. Rows outer, fields inner: one code vector live at a time. */
+static ALWAYS_INLINE void block(const int bits, const int gr, const bool near, const uint8_t *const *rowp,
+                                const int8_t *xp, int64_t o, int64_t avail, const uint8_t *pfp, __m512i flip,
+                                __m512i acc[GR_MAX][8]) {
   const int m = 8 / bits;
-  __m512i w[GR_MAX];
+  const int64_t xo = o * m; /* the block's first column */
+  __m512i xv[8];
+#pragma GCC unroll 8
+  for (int k = 0; k < m; k++) xv[k] = _mm512_loadu_si512(xp + xo + k * 64);
 #pragma GCC unroll 8
   for (int r = 0; r < gr; r++) {
-    w[r] = avail >= 64 ? _mm512_loadu_si512(rowp[r] + o)
-                       : _mm512_maskz_loadu_epi8(_bzhi_u64(~UINT64_C(0), (unsigned)avail), rowp[r] + o);
-    w[r] = _mm512_xor_si512(w[r], flip);
-    _mm_prefetch((const char *)(rowp[r] + o + pf), _MM_HINT_T0);
-  }
-  const int64_t xo = o * m; /* the block's first column */
+    __m512i w = avail >= 64 ? _mm512_loadu_si512(rowp[r] + o)
+                            : _mm512_maskz_loadu_epi8(_bzhi_u64(~UINT64_C(0), (unsigned)avail), rowp[r] + o);
+    w = _mm512_xor_si512(w, flip);
+    _mm_prefetch((const char *)(near ? pfp + o * gr + r * 64 : rowp[r] + o + PREFETCH), _MM_HINT_T0);
 #pragma GCC unroll 8
-  for (int k = 0; k < m; k++) {
-    const __m512i xv = _mm512_loadu_si512(xp + xo + k * 64);
-    const __m512i field = _mm512_set1_epi8((char)(((1 << bits) - 1) << (k * bits)));
-#pragma GCC unroll 8
-    for (int r = 0; r < gr; r++) dpbusd(&acc[r][k], bits == 8 ? w[r] : _mm512_and_si512(w[r], field), xv);
+    for (int k = 0; k < m; k++) {
+      const __m512i field = _mm512_set1_epi8((char)(((1 << bits) - 1) << (k * bits)));
+      dpbusd(&acc[r][k], bits == 8 ? w : _mm512_and_si512(w, field), xv[k]);
+    }
   }
 }
 
 /* Σ u·xq of the rows at rowp[0 .. gr) into dot[0 .. gr) (whole quads
  * written: dot has room for them). */
-static ALWAYS_INLINE void group(const int bits, const int gr, const uint8_t *const *rowp, const int8_t *xp, int64_t rb,
-                                int64_t pf, __m512i flip, int64_t *dot) {
+static ALWAYS_INLINE void group(const int bits, const int gr, const bool near, const uint8_t *const *rowp,
+                                const int8_t *xp, int64_t rb, const uint8_t *pfp, __m512i flip, int64_t *dot) {
   const int m = 8 / bits, nq = (gr + 3) / 4;
   __m256i d[GR_MAX / 4];
   for (int q = 0; q < nq; q++) d[q] = _mm256_setzero_si256();
@@ -100,8 +105,8 @@ static ALWAYS_INLINE void group(const int bits, const int gr, const uint8_t *con
       for (int k = 0; k < m; k++) acc[i][k] = _mm512_setzero_si512();
     const int64_t full = o1 < rb ? o1 : rb / 64 * 64;
     int64_t o = o0;
-    for (; o + 64 <= full; o += 64) block(bits, gr, rowp, xp, o, 64, pf, flip, acc);
-    if (o < o1) block(bits, gr, rowp, xp, o, rb - o, pf, flip, acc);
+    for (; o + 64 <= full; o += 64) block(bits, gr, near, rowp, xp, o, 64, pfp, flip, acc);
+    if (o < o1) block(bits, gr, near, rowp, xp, o, rb - o, pfp, flip, acc);
     __m512i v[GR_MAX];
 #pragma GCC unroll 8
     for (int i = 0; i < nq * 4; i++) {
@@ -126,7 +131,6 @@ static ALWAYS_INLINE void gemv_bits(const int bits, const int gr, const loom_qge
   for (int f = 0; offset && f < 8; f += bits) flip_byte |= (uint8_t)(1u << (f + bits - 1));
   const __m512i flip = _mm512_set1_epi8((char)flip_byte);
   const int64_t rb = j->row_bytes, s = j->xsum[0];
-  const int64_t pf = rb <= NEAR ? gr * rb : PREFETCH;
   /* isum = d − s · 2^(n−1) (signed, ternary), s − 2d (binary), d */
   const __m512i corr = _mm512_set1_epi64(binary ? s : offset ? -s * (INT64_C(1) << (bits - 1)) : 0);
   const __m512d sx = _mm512_set1_pd((double)j->sx[0]);
@@ -142,12 +146,16 @@ static ALWAYS_INLINE void gemv_bits(const int bits, const int gr, const loom_qge
       const uint8_t *rowp[GR_MAX];
       const uint8_t *base = j->packed + (size_t)(r + i) * (size_t)rb;
       for (int g = 0; g < gr; g++) rowp[g] = base + (size_t)g * (size_t)rb;
-      group(bits, gr, rowp, j->xp, rb, pf, flip, dot + i);
+      const uint8_t *pfp = base + (size_t)gr * (size_t)rb;
+      if (rb <= NEAR)
+        group(bits, gr, true, rowp, j->xp, rb, pfp, flip, dot + i);
+      else
+        group(bits, gr, false, rowp, j->xp, rb, pfp, flip, dot + i);
     }
     if (i < n) { /* a short last group repeats its last row */
       const uint8_t *rowp[GR_MAX];
       for (int g = 0; g < gr; g++) rowp[g] = j->packed + (size_t)(r + (i + g < n ? i + g : n - 1)) * (size_t)rb;
-      group(bits, gr, rowp, j->xp, rb, pf, flip, dot + i);
+      group(bits, gr, false, rowp, j->xp, rb, NULL, flip, dot + i);
     }
     for (int64_t e = 0; e < n; e += 8) {
       const __mmask8 mask = (__mmask8)(n - e >= 8 ? 0xff : (1u << (n - e)) - 1);
