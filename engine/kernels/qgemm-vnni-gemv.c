@@ -45,11 +45,11 @@ static ALWAYS_INLINE void dpbusd(__m512i *acc, __m512i u, __m512i x) {
 }
 
 /* CHUNK: see above. Prefetch: each row is a stream of its own; the hardware
- * prefetcher alone left int8 at ~30 GB/s. Rows of up to NEAR bytes prefetch
- * the next group's rows at the same offset (a distance of GR rows ahead:
- * PREFETCH bytes ahead in the same row would land in the rows being read
- * now), longer rows PREFETCH bytes ahead in the row. */
-enum { GR_MAX = 8, CHUNK = 4096, PREFETCH = 1024, NEAR = 2048, SPAN = 64 };
+ * prefetcher alone left int8 at ~30 GB/s. Where a group of rows spans at
+ * most NEAR bytes, the next group is prefetched (PREFETCH bytes ahead in
+ * the same row would land in the rows being read now when rows are short),
+ * otherwise PREFETCH bytes ahead in each row. */
+enum { GR_MAX = 8, CHUNK = 4096, PREFETCH = 1024, NEAR = 16384, SPAN = 64 };
 
 /* Lane i of the result is the sum of the 16 lanes of v_i. */
 static ALWAYS_INLINE __m128i sum4(__m512i v0, __m512i v1, __m512i v2, __m512i v3) {
@@ -147,7 +147,7 @@ static ALWAYS_INLINE void gemv_bits(const int bits, const int gr, const loom_qge
       const uint8_t *base = j->packed + (size_t)(r + i) * (size_t)rb;
       for (int g = 0; g < gr; g++) rowp[g] = base + (size_t)g * (size_t)rb;
       const uint8_t *pfp = base + (size_t)gr * (size_t)rb;
-      if (rb <= NEAR)
+      if (gr * rb <= NEAR)
         group(bits, gr, true, rowp, j->xp, rb, pfp, flip, dot + i);
       else
         group(bits, gr, false, rowp, j->xp, rb, pfp, flip, dot + i);
