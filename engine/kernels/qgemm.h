@@ -14,7 +14,7 @@
  * plain C reference, AVX-512 VNNI) and every thread count give the same bits.
  * Against the float product of the dequantized weights the result differs by
  * the activation quantization: at most s_w · s_x · Σ_c |q[r, c]| / 2, plus
- * float32 rounding (docs/kernels.md, tests/engine/test-qgemm.c). An
+ * float32 rounding (docs/qgemm.md, tests/engine/test-qgemm.c). An
  * activation row holding NaN or ±inf has no int8 scale: its outputs are NaN.
  */
 #pragma once

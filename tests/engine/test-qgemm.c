@@ -3,7 +3,7 @@
  * kernel level: every level and thread count gives the reference level's
  * bits (exact integer sums), and the reference is the float product of the
  * dequantized weights within the documented tolerance of quantizing the
- * activations to int8 (docs/kernels.md):
+ * activations to int8 (docs/qgemm.md):
  *
  *   |y − y_exact| ≤ s_x · Σ_c |W[r,c]| · (1/2 + 2^-20) + 2^-22 · Σ_c |W[r,c] · x[c]|  (+ 2^-140)
  *
