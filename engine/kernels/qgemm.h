@@ -56,11 +56,6 @@ static inline float loom_qgemm_finish(const loom_qgemm_job *j, int64_t b, int64_
 
 /* The reference's qgemm_prepare (kernels/cpu.h), one byte at a time. */
 void loom_qgemm_prepare_ref(int bits, const int8_t *xq, int8_t *xp, int64_t len, int64_t *xsum);
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 9
-/* qgemm-vnni-gemv.c: the VNNI GEMV (batch 1) and the vector preparation. */
-void loom_qgemm_gemv_vnni(const loom_qgemm_job *j, int64_t r0, int64_t r1);
-void loom_qgemm_prepare_vnni(int bits, const int8_t *xq, int8_t *xp, int64_t len, int64_t *xsum);
-#endif
 
 /* True for the dtypes above. */
 bool loom_qgemm_supports(loom_dtype d);
