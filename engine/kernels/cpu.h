@@ -67,6 +67,10 @@ typedef struct loom_kernels {
    * activations (kernels/qgemm.h): exact integer sums, so every level gives
    * the same bits. NULL for the dtypes it does not serve. */
   loom_qgemm_rows_fn qgemm_rows[LOOM_DTYPE_COUNT];
+  /* The integer product's activation row prepared once per call
+   * (kernels/qgemm.h): *xsum = Σ xq[0, len), and for bits < 8 xp, the
+   * permuted copy; len a multiple of 512 / bits. */
+  void (*qgemm_prepare)(int bits, const int8_t *xq, int8_t *xp, int64_t len, int64_t *xsum);
 } loom_kernels;
 
 /* The CPU's features (read once). */
@@ -103,6 +107,10 @@ void loom_kernels_fill_scaled_avx512(loom_kernels *k);
 void loom_kernels_fill_qgemm_avx2(loom_kernels *k);
 /* AVX-512 VNNI (vpdpbusd) on top of the AVX-512 level, where the CPU has it. */
 void loom_kernels_fill_vnni(loom_kernels *k);
+/* qgemm-vnni-gemv.c: the VNNI GEMV (batch 1) and the vector preparation of
+ * the activations, for qgemm-vnni.c. */
+void loom_qgemm_gemv_vnni(const struct loom_qgemm_job *j, int64_t r0, int64_t r1);
+void loom_qgemm_prepare_vnni(int bits, const int8_t *xq, int8_t *xp, int64_t len, int64_t *xsum);
 #endif
 /* The reference integer products (qgemm.c) for the dtypes they serve. */
 void loom_kernels_fill_qgemm_ref(loom_kernels *k);

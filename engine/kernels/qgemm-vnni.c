@@ -16,8 +16,8 @@
  * its 64 columns are not consecutive, which is why the activations come
  * permuted (xp, qgemm.h). Columns past the row's end meet zero activations.
  *
- * Blocking: 4 rows × 4 activation rows = 16 accumulators (one activation row
- * for the GEMV), each weight and activation vector loaded once per block;
+ * Blocking (the GEMM; the GEMV, batch 1, is in qgemm-vnni-gemv.c): 4 rows ×
+ * 4 activation rows = 16 accumulators, each weight and activation vector loaded once per block;
  * columns in chunks of 4096 code bytes, so 4 weight rows of a chunk stay in
  * L1 while every activation row passes over them, and so no int32 lane can
  * overflow (a lane adds at most 4096 / 64 · 8 · 4 products of |u·xq| ≤ 255 ·
@@ -43,13 +43,24 @@ static ALWAYS_INLINE void dpbusd(__m512i *acc, __m512i u, __m512i x) {
   __asm__("vpdpbusd %2, %1, %0" : "+v"(*acc) : "v"(u), "vm"(x));
 }
 
-enum { RB = 4, XB = 4, CHUNK = 4096, BATCH_GROUP = 256, GR_MAX = 4, PREFETCH = 1024, PANEL = 16 };
+/* Lane i of the result is the sum of the 16 lanes of v_i. */
+static ALWAYS_INLINE __m128i sum4(__m512i v0, __m512i v1, __m512i v2, __m512i v3) {
+  const __m512i a = _mm512_add_epi32(_mm512_unpacklo_epi32(v0, v1), _mm512_unpackhi_epi32(v0, v1));
+  const __m512i b = _mm512_add_epi32(_mm512_unpacklo_epi32(v2, v3), _mm512_unpackhi_epi32(v2, v3));
+  const __m512i c = _mm512_add_epi32(_mm512_unpacklo_epi64(a, b), _mm512_unpackhi_epi64(a, b));
+  const __m256i d = _mm256_add_epi32(_mm512_castsi512_si256(c), _mm512_extracti64x4_epi64(c, 1));
+  return _mm_add_epi32(_mm256_castsi256_si128(d), _mm256_extracti128_si256(d, 1));
+}
+
+enum { RB = 4, XB = 4, CHUNK = 4096, BATCH_GROUP = 256, PANEL = 16 };
+#define PF_HINT _MM_HINT_T0
 
 /* One 64-byte block of codes at byte offset o of each row, its fields
  * multiplied into acc. `avail` < 64 loads only that many bytes (the row's
  * last block; the rest read as zero). */
-static ALWAYS_INLINE void block(const int bits, const int nb, const uint8_t *const *rowp, const int8_t *const *xb,
-                                int64_t o, int64_t avail, __m512i flip, __m512i acc[RB][XB]) {
+static ALWAYS_INLINE void block(const int bits, const int nb, const bool pf, const uint8_t *const *rowp,
+                                const int8_t *const *xb, int64_t o, int64_t avail, int64_t next, __m512i flip,
+                                __m512i acc[RB][XB]) {
   const int m = 8 / bits;
   const __m512i low = _mm512_set1_epi8((char)((1 << bits) - 1));
   __m512i w[RB];
@@ -58,6 +69,7 @@ static ALWAYS_INLINE void block(const int bits, const int nb, const uint8_t *con
     w[r] = avail >= 64 ? _mm512_loadu_si512(rowp[r] + o)
                        : _mm512_maskz_loadu_epi8(_bzhi_u64(~UINT64_C(0), (unsigned)avail), rowp[r] + o);
     w[r] = _mm512_xor_si512(w[r], flip);
+    if (pf) _mm_prefetch((const char *)(rowp[r] + o + next), PF_HINT);
   }
   const int64_t xo = o * m; /* the block's first column */
 #pragma GCC unroll 8
@@ -77,8 +89,9 @@ static ALWAYS_INLINE void block(const int bits, const int nb, const uint8_t *con
 
 /* Σ u·xq over code bytes [o0, o1) of RB rows and nb activation rows, added
  * to dot. */
-static ALWAYS_INLINE void chunk(const int bits, const int nb, const uint8_t *const *rowp, const int8_t *const *xb,
-                                int64_t o0, int64_t o1, int64_t row_bytes, __m512i flip, int64_t dot[RB][XB]) {
+static ALWAYS_INLINE void chunk(const int bits, const int nb, const bool pf, const uint8_t *const *rowp,
+                                const int8_t *const *xb, int64_t o0, int64_t o1, int64_t row_bytes, int64_t next,
+                                __m512i flip, int64_t dot[XB][RB]) {
   __m512i acc[RB][XB];
 #pragma GCC unroll 4
   for (int r = 0; r < RB; r++)
@@ -86,12 +99,14 @@ static ALWAYS_INLINE void chunk(const int bits, const int nb, const uint8_t *con
     for (int b = 0; b < XB; b++) acc[r][b] = _mm512_setzero_si512();
   const int64_t full = o1 < row_bytes ? o1 : row_bytes / 64 * 64;
   int64_t o = o0;
-  for (; o + 64 <= full; o += 64) block(bits, nb, rowp, xb, o, 64, flip, acc);
-  if (o < o1 && o < row_bytes) block(bits, nb, rowp, xb, o, row_bytes - o, flip, acc);
+  for (; o + 64 <= full; o += 64) block(bits, nb, pf, rowp, xb, o, 64, next, flip, acc);
+  if (o < o1 && o < row_bytes) block(bits, nb, pf, rowp, xb, o, row_bytes - o, next, flip, acc);
 #pragma GCC unroll 4
-  for (int r = 0; r < RB; r++)
-#pragma GCC unroll 4
-    for (int b = 0; b < nb; b++) dot[r][b] += _mm512_reduce_add_epi32(acc[r][b]);
+  for (int b = 0; b < nb; b++) {
+    __m256i *d = (__m256i *)(void *)dot[b];
+    _mm256_storeu_si256(d, _mm256_add_epi64(_mm256_loadu_si256(d), _mm256_cvtepi32_epi64(
+                                                                     sum4(acc[0][b], acc[1][b], acc[2][b], acc[3][b]))));
+  }
 }
 
 static ALWAYS_INLINE void rows_bits(const int bits, const loom_qgemm_job *j, int64_t r0, int64_t r1) {
@@ -100,7 +115,7 @@ static ALWAYS_INLINE void rows_bits(const int bits, const loom_qgemm_job *j, int
   uint8_t flip_byte = 0;
   for (int f = 0; offset && f < 8; f += bits) flip_byte |= (uint8_t)(1u << (f + bits - 1));
   const __m512i flip = _mm512_set1_epi8((char)flip_byte);
-  const int64_t rb = j->row_bytes;
+  const int64_t rb = j->row_bytes, next = RB * rb;
   /* Outputs go out a panel of 16 rows at a time: row r of every activation
    * row b is y[b · rows + r], so a block of 4 rows would write a quarter of
    * a cache line in each of `batch` lines one `rows` apart, which share an
@@ -114,7 +129,7 @@ static ALWAYS_INLINE void rows_bits(const int bits, const loom_qgemm_job *j, int
         const uint8_t *rowp[RB];
         for (int i = 0; i < RB; i++) /* a short last block repeats its last row */
           rowp[i] = j->packed + (size_t)(r + i < p1 ? r + i : p1 - 1) * (size_t)rb;
-        int64_t dot[(BATCH_GROUP + XB - 1) / XB][RB][XB];
+        int64_t dot[(BATCH_GROUP + XB - 1) / XB][XB][RB];
         memset(dot, 0, (size_t)((gn + XB - 1) / XB) * sizeof dot[0]);
         for (int64_t o0 = 0; o0 < rb; o0 += CHUNK) {
           const int64_t o1 = rb - o0 < CHUNK ? rb : o0 + CHUNK;
@@ -122,105 +137,42 @@ static ALWAYS_INLINE void rows_bits(const int bits, const loom_qgemm_job *j, int
             const int8_t *xb[XB];
             for (int i = 0; i < XB; i++) /* likewise the last activation block */
               xb[i] = j->xp + (g + (b + i < gn ? b + i : gn - 1)) * j->xstride;
+            /* The first pass over a chunk of the rows fetches the next
+             * rows' chunk (RB rows on), which the other passes leave time
+             * to arrive: without it every block of rows began with a pass
+             * at memory latency. */
             if (gn == 1)
-              chunk(bits, 1, rowp, xb, o0, o1, rb, flip, dot[b / XB]);
+              chunk(bits, 1, true, rowp, xb, o0, o1, rb, next, flip, dot[b / XB]);
+            else if (b == 0)
+              chunk(bits, XB, true, rowp, xb, o0, o1, rb, next, flip, dot[b / XB]);
             else
-              chunk(bits, XB, rowp, xb, o0, o1, rb, flip, dot[b / XB]);
+              chunk(bits, XB, false, rowp, xb, o0, o1, rb, next, flip, dot[b / XB]);
           }
         }
-        for (int i = 0; i < RB && r + i < p1; i++)
-          for (int64_t b = 0; b < gn; b++) {
-            const int64_t bb = g + b, d = dot[b / XB][i][b % XB], s = j->xsum[bb];
-            const int64_t isum =
-              kind == LOOM_DTYPE_KIND_BINARY ? s - 2 * d : offset ? d - s * (INT64_C(1) << (bits - 1)) : d;
-            out[b][r - p0 + i] = j->bad[bb] ? NAN : loom_qgemm_finish(j, bb, r + i, isum);
-          }
+        /* loom_qgemm_finish's operations, the block's 4 rows at a time
+         * (out has room for the lanes past p1) */
+        const __mmask8 mask = (__mmask8)(p1 - r >= RB ? 0xf : (1u << (p1 - r)) - 1);
+        const __m256d sw = _mm256_cvtps_pd(j->nscales == 1 ? _mm_set1_ps(j->scales[0])
+                                                           : _mm_maskz_loadu_ps(mask, j->scales + r));
+        for (int64_t b = 0; b < gn; b++) {
+          const int64_t bb = g + b, s = j->xsum[bb];
+          const __m256i d = _mm256_loadu_si256((const __m256i *)(const void *)dot[b / XB][b % XB]);
+          const __m256i isum = kind == LOOM_DTYPE_KIND_BINARY ? _mm256_sub_epi64(_mm256_set1_epi64x(s), _mm256_add_epi64(d, d))
+                               : offset ? _mm256_sub_epi64(d, _mm256_set1_epi64x(s * (INT64_C(1) << (bits - 1))))
+                                        : d;
+          const __m256d f = _mm256_mul_pd(sw, _mm256_set1_pd((double)j->sx[bb]));
+          const __m128 yv = _mm256_cvtpd_ps(_mm256_mul_pd(_mm256_cvtepi64_pd(isum), f));
+          _mm_storeu_ps(&out[b][r - p0], j->bad[bb] ? _mm_set1_ps(NAN) : yv);
+        }
       }
       for (int64_t b = 0; b < gn; b++) memcpy(j->y + (g + b) * j->rows + p0, out[b], (size_t)(p1 - p0) * sizeof(float));
     }
   }
 }
 
-/*
- * The GEMV (one activation row) is bound by reading the weights, so its
- * decode is cut to the bone: field k of a byte is masked in place, not
- * shifted down (u · 2^(k·n)), into an accumulator of its own, whose every
- * lane is then an exact multiple of 2^(k·n) and is shifted back before the
- * fields are added (|u · 2^(k·n)| ≤ 255, so the lane bound above holds).
- * One XOR, one AND and one vpdpbusd per field and 64 code bytes.
- */
-static ALWAYS_INLINE void gemv_block(const int bits, const int gr, const uint8_t *const *rowp, const int8_t *xp,
-                                     int64_t o, int64_t avail, __m512i flip, __m512i acc[GR_MAX][8]) {
-  const int m = 8 / bits;
-  __m512i w[GR_MAX];
-#pragma GCC unroll 4
-  for (int r = 0; r < gr; r++) {
-    w[r] = avail >= 64 ? _mm512_loadu_si512(rowp[r] + o)
-                       : _mm512_maskz_loadu_epi8(_bzhi_u64(~UINT64_C(0), (unsigned)avail), rowp[r] + o);
-    w[r] = _mm512_xor_si512(w[r], flip);
-    /* Each of the rows is a stream of its own; the hardware prefetcher
-     * alone left int8 at ~30 GB/s here, this takes it to ~39. */
-    _mm_prefetch((const char *)(rowp[r] + o + PREFETCH), _MM_HINT_T0);
-  }
-  const int64_t xo = o * m;
-#pragma GCC unroll 8
-  for (int k = 0; k < m; k++) {
-    const __m512i xv = _mm512_loadu_si512(xp + xo + k * 64);
-    const __m512i field = _mm512_set1_epi8((char)(((1 << bits) - 1) << (k * bits)));
-#pragma GCC unroll 4
-    for (int r = 0; r < gr; r++)
-      dpbusd(&acc[r][k], bits == 8 ? w[r] : _mm512_and_si512(w[r], field), xv);
-  }
-}
-
-static ALWAYS_INLINE void gemv_bits(const int bits, const loom_qgemm_job *j, int64_t r0, int64_t r1) {
-  /* At most 8 accumulators (rows × fields): with more, GCC spills them. */
-  const int m = 8 / bits, gr = m >= 8 ? 2 : GR_MAX;
-  const loom_dtype_kind kind = j->t->kind;
-  const bool offset = kind == LOOM_DTYPE_KIND_SIGNED || kind == LOOM_DTYPE_KIND_TERNARY;
-  uint8_t flip_byte = 0;
-  for (int f = 0; offset && f < 8; f += bits) flip_byte |= (uint8_t)(1u << (f + bits - 1));
-  const __m512i flip = _mm512_set1_epi8((char)flip_byte);
-  const int64_t rb = j->row_bytes;
-  for (int64_t r = r0; r < r1; r += gr) {
-    const uint8_t *rowp[GR_MAX];
-    for (int i = 0; i < gr; i++) rowp[i] = j->packed + (size_t)(r + i < r1 ? r + i : r1 - 1) * (size_t)rb;
-    int64_t dot[GR_MAX] = {0};
-    for (int64_t o0 = 0; o0 < rb; o0 += CHUNK) {
-      const int64_t o1 = rb - o0 < CHUNK ? rb : o0 + CHUNK;
-      __m512i acc[GR_MAX][8];
-#pragma GCC unroll 4
-      for (int i = 0; i < gr; i++)
-#pragma GCC unroll 8
-        for (int k = 0; k < m; k++) acc[i][k] = _mm512_setzero_si512();
-      const int64_t full = o1 < rb ? o1 : rb / 64 * 64;
-      int64_t o = o0;
-      for (; o + 64 <= full; o += 64) gemv_block(bits, gr, rowp, j->xp, o, 64, flip, acc);
-      if (o < o1 && o < rb) gemv_block(bits, gr, rowp, j->xp, o, rb - o, flip, acc);
-#pragma GCC unroll 4
-      for (int i = 0; i < gr; i++) {
-        __m512i v = acc[i][0];
-#pragma GCC unroll 8
-        for (int k = 1; k < m; k++) v = _mm512_add_epi32(v, _mm512_srai_epi32(acc[i][k], (unsigned)(k * bits)));
-        dot[i] += _mm512_reduce_add_epi32(v);
-      }
-    }
-    for (int i = 0; i < gr && r + i < r1; i++) {
-      const int64_t d = dot[i], s = j->xsum[0];
-      const int64_t isum = kind == LOOM_DTYPE_KIND_BINARY ? s - 2 * d : offset ? d - s * (INT64_C(1) << (bits - 1)) : d;
-      j->y[r + i] = j->bad[0] ? NAN : loom_qgemm_finish(j, 0, r + i, isum);
-    }
-  }
-}
-
 static void qgemm_rows_vnni(const loom_qgemm_job *j, int64_t r0, int64_t r1) {
   if (j->batch == 1) {
-    switch (j->t->bits) {
-    case 1: gemv_bits(1, j, r0, r1); break;
-    case 2: gemv_bits(2, j, r0, r1); break;
-    case 4: gemv_bits(4, j, r0, r1); break;
-    default: gemv_bits(8, j, r0, r1); break;
-    }
+    loom_qgemm_gemv_vnni(j, r0, r1); /* qgemm-vnni-gemv.c */
     return;
   }
   switch (j->t->bits) {
@@ -234,6 +186,7 @@ static void qgemm_rows_vnni(const loom_qgemm_job *j, int64_t r0, int64_t r1) {
 void loom_kernels_fill_vnni(loom_kernels *k) {
   for (int d = 0; d < LOOM_DTYPE_COUNT; d++)
     if (loom_qgemm_supports((loom_dtype)d)) k->qgemm_rows[d] = qgemm_rows_vnni;
+  k->qgemm_prepare = loom_qgemm_prepare_vnni;
 }
 #pragma GCC pop_options
 #endif

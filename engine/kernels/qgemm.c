@@ -51,9 +51,35 @@ static void qgemm_rows_ref(const loom_qgemm_job *j, int64_t r0, int64_t r1) {
   }
 }
 
+/* xp from xq (qgemm.h), m = 8 / bits fields a byte; a constant m lets the
+ * compiler unroll the fields. */
+static inline __attribute__((always_inline)) void permute(const int m, const int8_t *q, int8_t *p, int64_t len) {
+  for (int64_t c0 = 0; c0 < len; c0 += 64 * m)
+    for (int jb = 0; jb < 64; jb++)
+      for (int kf = 0; kf < m; kf++) p[c0 + kf * 64 + jb] = q[c0 + jb * m + kf];
+}
+
+void loom_qgemm_prepare_ref(int bits, const int8_t *xq, int8_t *xp, int64_t len, int64_t *xsum) {
+  int64_t s = 0;
+  for (int64_t c0 = 0; c0 < len; c0 += 65536) { /* an int32 sum vectorizes; 65536 · 127 fits */
+    int32_t part = 0;
+    const int64_t c1 = len - c0 < 65536 ? len : c0 + 65536;
+    for (int64_t c = c0; c < c1; c++) part += xq[c];
+    s += part;
+  }
+  *xsum = s;
+  switch (bits) {
+  case 4: permute(2, xq, xp, len); break;
+  case 2: permute(4, xq, xp, len); break;
+  case 1: permute(8, xq, xp, len); break;
+  default: break; /* int8: xp is xq */
+  }
+}
+
 void loom_kernels_fill_qgemm_ref(loom_kernels *k) {
   for (int d = 0; d < LOOM_DTYPE_COUNT; d++)
     k->qgemm_rows[d] = loom_qgemm_supports((loom_dtype)d) ? qgemm_rows_ref : NULL;
+  k->qgemm_prepare = loom_qgemm_prepare_ref;
 }
 
 /*
@@ -88,14 +114,6 @@ static unsigned char *scratch_get(size_t n) {
   return t->data;
 }
 
-/* xp from xq (qgemm.h), m = 8 / bits fields a byte; a constant m lets the
- * compiler unroll the fields. */
-static inline __attribute__((always_inline)) void permute(const int m, const int8_t *q, int8_t *p, int64_t len) {
-  for (int64_t c0 = 0; c0 < len; c0 += 64 * m)
-    for (int jb = 0; jb < 64; jb++)
-      for (int kf = 0; kf < m; kf++) p[c0 + kf * 64 + jb] = q[c0 + jb * m + kf];
-}
-
 static void qgemm_range(void *arg, int64_t begin, int64_t end) {
   const loom_qgemm_job *j = arg;
   loom_kernels_get()->qgemm_rows[j->t->id](j, begin, end);
@@ -104,23 +122,13 @@ static void qgemm_range(void *arg, int64_t begin, int64_t end) {
 /* Row b of x to int8 codes with the int8 weight rule (the kernel table's
  * codec, so the same bits at every level); false when it is not finite. */
 static bool quantize_activations(const loom_kernels *k, const loom_dtype_traits *i8, const float *x, int64_t cols,
-                                 int8_t *xq, float *sx, int64_t *xsum) {
+                                 int8_t *xq, float *sx) {
   *sx = 0;
-  *xsum = 0;
   if (k->any_nonfinite(x, cols)) return false;
   *sx = loom_dtype_compute_scale(LOOM_DTYPE_INT8, x, cols);
   if (*sx == 0) return true; /* all zeros: xq stays zero */
   int64_t bad;
-  if (k->quantize_row[LOOM_DTYPE_INT8](i8, x, cols, *sx, (uint8_t *)xq, &bad)) return false;
-  int64_t s = 0;
-  for (int64_t c0 = 0; c0 < cols; c0 += 65536) { /* an int32 sum vectorizes; 65536 · 127 fits */
-    int32_t part = 0;
-    const int64_t c1 = cols - c0 < 65536 ? cols : c0 + 65536;
-    for (int64_t c = c0; c < c1; c++) part += xq[c];
-    s += part;
-  }
-  *xsum = s;
-  return true;
+  return k->quantize_row[LOOM_DTYPE_INT8](i8, x, cols, *sx, (uint8_t *)xq, &bad) == 0;
 }
 
 int loom_qgemm_packed(loom_pool *pool, loom_dtype d, const uint8_t *packed, int64_t rows, int64_t cols,
@@ -162,14 +170,9 @@ int loom_qgemm_packed(loom_pool *pool, loom_dtype d, const uint8_t *packed, int6
   for (int64_t b = 0; b < batch; b++) {
     int8_t *q = xq + b * xstride, *p = xp + b * xstride;
     memset(q, 0, (size_t)xstride);
-    bad[b] = !quantize_activations(k, i8, x + b * cols, cols, q, &sx[b], &xsum[b]);
+    bad[b] = !quantize_activations(k, i8, x + b * cols, cols, q, &sx[b]);
     if (bad[b]) memset(q, 0, (size_t)cols);
-    switch (m) {
-    case 2: permute(2, q, p, xstride); break;
-    case 4: permute(4, q, p, xstride); break;
-    case 8: permute(8, q, p, xstride); break;
-    default: break; /* int8: xp is xq */
-    }
+    k->qgemm_prepare(t->bits, q, p, xstride, &xsum[b]);
   }
   loom_qgemm_job job = {
     .t = t, .packed = packed, .row_bytes = loom_dtype_row_bytes(d, cols), .rows = rows, .cols = cols,

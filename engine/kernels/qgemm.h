@@ -14,7 +14,7 @@
  * plain C reference, AVX-512 VNNI) and every thread count give the same bits.
  * Against the float product of the dequantized weights the result differs by
  * the activation quantization: at most s_w · s_x · Σ_c |q[r, c]| / 2, plus
- * float32 rounding (docs/kernels.md, tests/engine/test-qgemm.c). An
+ * float32 rounding (docs/qgemm.md, tests/engine/test-qgemm.c). An
  * activation row holding NaN or ±inf has no int8 scale: its outputs are NaN.
  */
 #pragma once
@@ -53,6 +53,9 @@ static inline float loom_qgemm_finish(const loom_qgemm_job *j, int64_t b, int64_
   const float sw = j->scales[j->nscales == 1 ? 0 : r];
   return (float)((double)isum * ((double)sw * (double)j->sx[b]));
 }
+
+/* The reference's qgemm_prepare (kernels/cpu.h), one byte at a time. */
+void loom_qgemm_prepare_ref(int bits, const int8_t *xq, int8_t *xp, int64_t len, int64_t *xsum);
 
 /* True for the dtypes above. */
 bool loom_qgemm_supports(loom_dtype d);

@@ -8,9 +8,10 @@
  * Then the integer product (kernels/qgemm.h, activations quantized to int8)
  * for the dtypes it serves: the GEMV against the same probe, and the batch-64
  * GEMM against the VNNI peak computed in the same run (bench-qgemm.c).
- * Usage: bench-gemv [--runs R] [--levels best|all] [--cpu-time]
+ * Usage: bench-gemv [--runs R] [--levels best|all] [--cpu-time] [--integer]
  * (--cpu-time: every timing, the probe's too, in thread CPU time, which a
- * shared machine's other work disturbs less.)
+ * shared machine's other work disturbs less; --integer: only the integer
+ * products, not the float GEMV of every dtype.)
  */
 #include <glib.h>
 #include <stdio.h>
@@ -50,6 +51,16 @@ __attribute__((target("avx2"))) static void read_probe_avx2(const uint8_t *buf, 
 }
 #endif
 
+/* Calls per timed sample: enough that a sample reads at least 16 MiB, so
+ * the clock's own cost does not count (reading the thread's CPU time took
+ * 3.6 µs a call on the development VM, as long as a whole GEMV of 1024 ×
+ * 1024 ternary weights). The probe and the product repeat alike. */
+int bench_gemv_reps(size_t bytes);
+int bench_gemv_reps(size_t bytes) {
+  const size_t want = (size_t)16 << 20;
+  return bytes >= want || bytes == 0 ? 1 : (int)((want + bytes - 1) / bytes);
+}
+
 void read_probe(const uint8_t *buf, size_t nbytes);
 void read_probe(const uint8_t *buf, size_t nbytes) {
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -69,7 +80,7 @@ void read_probe(const uint8_t *buf, size_t nbytes) {
 
 int main(int argc, char **argv) {
   int runs = 7;
-  bool all_levels = false, cpu_time = false;
+  bool all_levels = false, cpu_time = false, integer_only = false;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc)
       runs = (int)g_ascii_strtoll(argv[++i], NULL, 10);
@@ -77,8 +88,10 @@ int main(int argc, char **argv) {
       all_levels = strcmp(argv[++i], "all") == 0;
     else if (strcmp(argv[i], "--cpu-time") == 0)
       cpu_time = true;
+    else if (strcmp(argv[i], "--integer") == 0)
+      integer_only = true;
     else {
-      fprintf(stderr, "usage: bench-gemv [--runs R (1..50)] [--levels best|all] [--cpu-time]\n");
+      fprintf(stderr, "usage: bench-gemv [--runs R (1..50)] [--levels best|all] [--cpu-time] [--integer]\n");
       return 2;
     }
   }
@@ -112,11 +125,14 @@ int main(int argc, char **argv) {
     for (int64_t i = 0; i < cols; i++) x[i] = (float)((i % 17) - 8) / 8.0f;
     memset(probe, 1, (size_t)rows * (size_t)cols * 8 + 64);
     loom_weights_touch(w);
-    printf("\n%lld x %lld\n%-9s %9s %11s", (long long)rows, (long long)cols, "dtype", "MB", "probe GB/s");
-    for (int l = all_levels ? 0 : (int)best; l <= (int)best; l++)
-      printf(" %8s:%-6s %6s", "GB/s", loom_kernel_level_name(l), "ratio");
-    printf("\n");
-    for (int d = 0; d < LOOM_DTYPE_COUNT; d++) {
+    printf("\n%lld x %lld\n", (long long)rows, (long long)cols);
+    if (!integer_only) {
+      printf("%-9s %9s %11s", "dtype", "MB", "probe GB/s");
+      for (int l = all_levels ? 0 : (int)best; l <= (int)best; l++)
+        printf(" %8s:%-6s %6s", "GB/s", loom_kernel_level_name(l), "ratio");
+      printf("\n");
+    }
+    for (int d = 0; d < LOOM_DTYPE_COUNT && !integer_only; d++) {
       if (loom_weights_set_dtype(w, (loom_dtype)d, &err) || loom_weights_morph(w, &err)) {
         fprintf(stderr, "bench-gemv: %s\n", err.message);
         return 1;
@@ -131,16 +147,18 @@ int main(int argc, char **argv) {
       for (int l = all_levels ? 0 : (int)best; l <= (int)best; l++) {
         loom_kernels_force((loom_kernel_level)l);
         loom_gemv_packed(NULL, (loom_dtype)d, p, rows, cols, sc, ns, x, y, NULL); /* warm */
+        const int reps = bench_gemv_reps(bytes);
         for (int k = 0; k < runs; k++) {
           double t0 = bench_now_s();
-          read_probe(probe, bytes);
-          tp[k] = bench_now_s() - t0;
+          for (int i = 0; i < reps; i++) read_probe(probe, bytes);
+          tp[k] = (bench_now_s() - t0) / reps;
           t0 = bench_now_s();
-          if (loom_gemv_packed(NULL, (loom_dtype)d, p, rows, cols, sc, ns, x, y, &err)) {
-            fprintf(stderr, "bench-gemv: %s\n", err.message);
-            return 1;
-          }
-          tg[k] = bench_now_s() - t0;
+          for (int i = 0; i < reps; i++)
+            if (loom_gemv_packed(NULL, (loom_dtype)d, p, rows, cols, sc, ns, x, y, &err)) {
+              fprintf(stderr, "bench-gemv: %s\n", err.message);
+              return 1;
+            }
+          tg[k] = (bench_now_s() - t0) / reps;
         }
         const double g = (double)bytes / bench_median(tg, runs) / 1e9;
         const double pr = (double)bytes / bench_median(tp, runs) / 1e9;

@@ -12,6 +12,13 @@
  * Zen 5) sustains two 512-bit vpdpbusd a cycle there; Zen 4 would show one.
  * The chains reuse two source registers, so the figure is the execution
  * units' bound, not what a kernel that must load its operands can reach.
+ *
+ * Beside each integer GEMV, a *decode bound*: the fewest instructions any
+ * GEMV with the VNNI kernel's decode executes per 64 bytes of codes (load,
+ * XOR, and per field of the byte one AND and one vpdpbusd), run over the
+ * same weight bytes with no activation loads, no reductions, no prefetch and
+ * independent accumulators, timed in the same runs as the probe. A kernel of
+ * that decode cannot be faster, so its ratio to the probe bounds the GEMV's.
  */
 #include <glib.h>
 #include <stdio.h>
@@ -25,9 +32,52 @@
 #include "loom/loom.h"
 
 void read_probe(const uint8_t *buf, size_t nbytes);
+int bench_gemv_reps(size_t bytes);
 int bench_qgemv_shape(loom_weights *w, int64_t rows, int64_t cols, const float *x, float *y, const uint8_t *probe,
                       int runs, bool all_levels);
 int bench_qgemm_batch(int runs, bool all_levels);
+
+static uint64_t bound_sink;
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define BOUND_TARGET __attribute__((target("avx512f,avx512bw,avx512vnni")))
+BOUND_TARGET static inline __attribute__((always_inline)) void bound_dp(__m512i *acc, __m512i u, __m512i x) {
+  __asm__("vpdpbusd %2, %1, %0" : "+v"(*acc) : "v"(u), "v"(x));
+}
+
+BOUND_TARGET static inline __attribute__((always_inline)) void bound_bits(const int bits, const uint8_t *p, size_t n) {
+  const int m = 8 / bits, nu = 16 / m > 8 ? 8 : 16 / m; /* independent blocks a step, ≤ 16 accumulators */
+  __m512i acc[8][8];
+#pragma GCC unroll 8
+  for (int u = 0; u < nu; u++)
+#pragma GCC unroll 8
+    for (int k = 0; k < m; k++) acc[u][k] = _mm512_setzero_si512();
+  const __m512i x = _mm512_set1_epi8(3), flip = _mm512_set1_epi8(0x55);
+  for (size_t i = 0; i + (size_t)nu * 64 <= n; i += (size_t)nu * 64)
+#pragma GCC unroll 8
+    for (int u = 0; u < nu; u++) {
+      const __m512i w = _mm512_xor_si512(_mm512_loadu_si512(p + i + (size_t)u * 64), flip);
+#pragma GCC unroll 8
+      for (int k = 0; k < m; k++)
+        bound_dp(&acc[u][k], bits == 8 ? w : _mm512_and_si512(w, _mm512_set1_epi8((char)(((1 << bits) - 1) << (k * bits)))), x);
+    }
+  __m512i t = _mm512_setzero_si512();
+#pragma GCC unroll 8
+  for (int u = 0; u < nu; u++)
+#pragma GCC unroll 8
+    for (int k = 0; k < m; k++) t = _mm512_add_epi32(t, acc[u][k]);
+  bound_sink += (uint64_t)_mm512_reduce_add_epi32(t);
+}
+
+BOUND_TARGET static void decode_bound(int bits, const uint8_t *p, size_t n) {
+  switch (bits) {
+  case 1: bound_bits(1, p, n); break;
+  case 2: bound_bits(2, p, n); break;
+  case 4: bound_bits(4, p, n); break;
+  default: bound_bits(8, p, n); break;
+  }
+}
+#endif
 
 static int first_level(bool all_levels) { return all_levels ? 0 : (int)loom_kernels_best_level(); }
 
@@ -35,11 +85,14 @@ int bench_qgemv_shape(loom_weights *w, int64_t rows, int64_t cols, const float *
                       int runs, bool all_levels) {
   const loom_kernel_level best = loom_kernels_best_level();
   double *tg = malloc((size_t)runs * sizeof *tg), *tp = malloc((size_t)runs * sizeof *tp);
-  if (!tg || !tp) return 1;
+  double *tb = malloc((size_t)runs * sizeof *tb);
+  if (!tg || !tp || !tb) return 1;
+  const bool vnni = loom_cpu_features_get()->avx512vnni;
   printf("integer GEMV (activations quantized to int8, exact integer sums)\n%-9s %9s %11s", "dtype", "MB",
          "probe GB/s");
   for (int l = first_level(all_levels); l <= (int)best; l++)
     printf(" %8s:%-6s %6s", "GB/s", loom_kernel_level_name(l), "ratio");
+  if (vnni) printf(" %11s %6s", "bound GB/s", "ratio");
   printf("\n");
   loom_error err;
   for (int d = 0; d < LOOM_DTYPE_COUNT; d++) {
@@ -57,28 +110,47 @@ int bench_qgemv_shape(loom_weights *w, int64_t rows, int64_t cols, const float *
     for (int l = first_level(all_levels); l <= (int)best; l++) {
       loom_kernels_force((loom_kernel_level)l);
       loom_qgemm_packed(NULL, (loom_dtype)d, p, rows, cols, sc, ns, 1, x, y, NULL); /* warm */
+      const int reps = bench_gemv_reps(bytes);
       for (int k = 0; k < runs; k++) {
         double t0 = bench_now_s();
-        read_probe(probe, bytes);
-        tp[k] = bench_now_s() - t0;
+        for (int i = 0; i < reps; i++) read_probe(probe, bytes);
+        tp[k] = (bench_now_s() - t0) / reps;
         t0 = bench_now_s();
-        if (loom_qgemm_packed(NULL, (loom_dtype)d, p, rows, cols, sc, ns, 1, x, y, &err)) {
-          fprintf(stderr, "bench-gemv: %s\n", err.message);
-          return 1;
-        }
-        tg[k] = bench_now_s() - t0;
+        for (int i = 0; i < reps; i++)
+          if (loom_qgemm_packed(NULL, (loom_dtype)d, p, rows, cols, sc, ns, 1, x, y, &err)) {
+            fprintf(stderr, "bench-gemv: %s\n", err.message);
+            return 1;
+          }
+        tg[k] = (bench_now_s() - t0) / reps;
       }
       const double g = (double)bytes / bench_median(tg, runs) / 1e9;
       const double pr = (double)bytes / bench_median(tp, runs) / 1e9;
       if (l == first_level(all_levels)) printf(" %11.1f", pr);
       printf(" %15.2f %6.3f", g, g / pr);
     }
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (vnni) { /* the decode bound against the probe, timed alternately */
+      const int reps = bench_gemv_reps(bytes), bits = loom_dtype_traits_get((loom_dtype)d)->bits;
+      for (int k = 0; k < runs; k++) {
+        double t0 = bench_now_s();
+        for (int i = 0; i < reps; i++) read_probe(probe, bytes);
+        tp[k] = (bench_now_s() - t0) / reps;
+        t0 = bench_now_s();
+        for (int i = 0; i < reps; i++) decode_bound(bits, p, nbytes);
+        tb[k] = (bench_now_s() - t0) / reps;
+      }
+      const double gb = (double)bytes / bench_median(tb, runs) / 1e9;
+      const double pr = (double)bytes / bench_median(tp, runs) / 1e9;
+      printf(" %11.1f %6.3f", gb, gb / pr);
+    }
+#endif
     printf("\n");
     fflush(stdout);
   }
   loom_kernels_force(best);
   free(tg);
   free(tp);
+  free(tb);
   return 0;
 }
 
@@ -214,7 +286,8 @@ int bench_qgemm_batch(int runs, bool all_levels) {
       fflush(stdout);
     }
   }
-  printf("(×f32 sgemm: against loom_sgemm of the dequantized float32 weights, same shape, same runs)\n");
+  printf("(×f32 sgemm: against loom_sgemm of the dequantized float32 weights, same shape, same runs)\n"
+         "(bound sink %llu)\n", (unsigned long long)(bound_sink & 1));
   loom_kernels_force(best);
   loom_weights_free(w);
   free(t), free(tf), free(hz), free(ipc), free(x), free(y), free(deq);

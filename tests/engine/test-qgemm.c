@@ -3,7 +3,7 @@
  * kernel level: every level and thread count gives the reference level's
  * bits (exact integer sums), and the reference is the float product of the
  * dequantized weights within the documented tolerance of quantizing the
- * activations to int8 (docs/kernels.md):
+ * activations to int8 (docs/qgemm.md):
  *
  *   |y − y_exact| ≤ s_x · Σ_c |W[r,c]| · (1/2 + 2^-20) + 2^-22 · Σ_c |W[r,c] · x[c]|  (+ 2^-140)
  *
@@ -11,7 +11,11 @@
  * lie on the int8 grid are multiplied exactly. Shapes are odd: 1, 3, 17 rows;
  * 1 … 4095 columns and one past a 4096-byte chunk of codes; batches 1, 3, 5
  * (partial blocks of 4 rows and 4 activation rows, partial 64-byte blocks
- * of codes, partial bytes).
+ * of codes, partial bytes). The GEMV (batch 1) also on 203 and 130 rows:
+ * several spans of 64 rows, groups of 4 or 8 rows with a short last one,
+ * short rows that prefetch groups ahead and long ones that prefetch within
+ * the row; and constant weights and activations at their largest codes
+ * over several 4096-byte chunks, the largest sums the int32 lanes hold.
  */
 #include <glib.h>
 #include <math.h>
@@ -142,9 +146,46 @@ static void test_shapes(gconstpointer data) {
   check(d, 7, 130, 261, false, false, pools, 3, &seed);
   /* Enough rows that the pool splits them into several ranges. */
   check(d, 203, long_cols, 3, false, false, pools, 3, &seed);
+  /* The GEMV over several spans of rows, short rows and long ones. */
+  check(d, 203, 1000, 1, false, false, pools, 3, &seed);
+  check(d, 130, long_cols, 1, true, false, pools, 3, &seed);
+  check(d, 67, 4 * long_cols, 1, false, true, pools, 1, &seed);
   for (size_t ci = 0; ci < G_N_ELEMENTS(col_counts); ci++)
     check(d, 6, col_counts[ci], 2, false, true, pools, 1, &seed);
   check(d, 3, long_cols, 1, true, true, pools, 1, &seed);
+}
+
+/* Every weight at its largest code of one sign and every activation at
+ * ±127, over several 4096-byte chunks of codes: the largest partial sums. */
+static void test_extremes(void) {
+  for (int d = 0; d < LOOM_DTYPE_COUNT; d++) {
+    if (!loom_qgemm_supports((loom_dtype)d)) continue;
+    const int64_t cols = 4096 * 8 / loom_dtype_traits_get((loom_dtype)d)->bits * 3 + 5;
+    for (int sw = -1; sw <= 1; sw += 2)
+      for (int sx = -1; sx <= 1; sx += 2)
+        for (int64_t batch = 1; batch <= 5; batch += 4) {
+          uint64_t seed = 1;
+          problem p;
+          problem_make(&p, (loom_dtype)d, 9, cols, batch, false, false, &seed);
+          for (int64_t i = 0; i < p.rows * cols; i++) p.w[i] = (float)sw;
+          for (int64_t i = 0; i < batch * cols; i++) p.x[i] = (float)sx;
+          for (int64_t r = 0; r < p.rows; r++) p.scales[r] = loom_dtype_compute_scale(p.d, p.w + r * cols, cols);
+          g_assert_cmpint(loom_dtype_quantize(p.d, p.w, p.rows, cols, p.scales, p.rows, p.packed, NULL), ==, 0);
+          g_assert_cmpint(loom_dtype_dequantize(p.d, p.packed, p.rows, cols, p.scales, p.rows, p.deq, NULL), ==, 0);
+          g_assert_true(loom_kernels_force(LOOM_KERNELS_REF));
+          g_assert_cmpint(run(&p, NULL, p.ref), ==, 0);
+          check_tolerance(&p, true);
+          for (int l = 0; l <= (int)loom_kernels_best_level(); l++) {
+            g_assert_true(loom_kernels_force((loom_kernel_level)l));
+            memset(p.y, 0xff, (size_t)(batch * p.rows) * sizeof *p.y);
+            g_assert_cmpint(run(&p, NULL, p.y), ==, 0);
+            if (memcmp(p.y, p.ref, (size_t)(batch * p.rows) * sizeof *p.y) != 0)
+              g_error("%s constant %+d × %+d, batch %lld at level %s: not the reference's bits",
+                      loom_dtype_name(p.d), sw, sx, (long long)batch, loom_kernel_level_name(l));
+          }
+          problem_free(&p);
+        }
+  }
 }
 
 /* Zero and non-finite activation rows, and what is refused. */
@@ -165,6 +206,19 @@ static void test_edges(void) {
     p.x[p.cols + 9] = INFINITY;
     g_assert_cmpint(run(&p, NULL, p.y), ==, 0);
     for (int64_t r = 0; r < p.rows; r++) g_assert_true(isnan(p.y[p.rows + r]));
+    p.x[p.cols + 9] = NAN;
+  }
+  /* The GEMV alone: a row of zeros, a NaN, ±inf. */
+  for (int l = 0; l <= (int)loom_kernels_best_level(); l++) {
+    g_assert_true(loom_kernels_force((loom_kernel_level)l));
+    const float *x1 = p.x + p.cols; /* the row holding the NaN */
+    g_assert_cmpint(loom_qgemm_packed(NULL, p.d, p.packed, p.rows, p.cols, p.scales, p.rows, 1, x1, p.y, NULL), ==, 0);
+    for (int64_t r = 0; r < p.rows; r++) g_assert_true(isnan(p.y[r]));
+    g_assert_cmpint(loom_qgemm_packed(NULL, p.d, p.packed, p.rows, p.cols, p.scales, p.rows, 1, p.x, p.y, NULL), ==, 0);
+    for (int64_t r = 0; r < p.rows; r++) g_assert_cmpfloat(p.y[r], ==, 0.0f);
+    p.x[p.cols + 9] = -INFINITY;
+    g_assert_cmpint(loom_qgemm_packed(NULL, p.d, p.packed, p.rows, p.cols, p.scales, p.rows, 1, x1, p.y, NULL), ==, 0);
+    for (int64_t r = 0; r < p.rows; r++) g_assert_true(isnan(p.y[r]));
     p.x[p.cols + 9] = NAN;
   }
   loom_error err;
@@ -191,6 +245,7 @@ int main(int argc, char **argv) {
     g_free(path);
   }
   g_test_add_func("/qgemm/edges", test_edges);
+  g_test_add_func("/qgemm/extremes", test_extremes);
   const int rc = g_test_run();
   loom_pool_free(pools[1]);
   loom_pool_free(pools[2]);

@@ -1,0 +1,235 @@
+/*
+ * The integer GEMV (kernels/qgemm.h, one activation row) with AVX-512 VNNI,
+ * and the per-call preparation of the activations (their sum and the
+ * permuted copy xp) in AVX-512 BW. The arithmetic is that of qgemm-vnni.c:
+ * weights are the unsigned operand of vpdpbusd, signed and ternary codes
+ * XOR 2^(n−1) and corrected with Σ xq, binary bits u give q = 1 − 2u.
+ *
+ * The GEMV is bound by reading the weights, so its decode is cut to the
+ * bone: field k of a code byte is masked in place, not shifted down
+ * (u · 2^(k·n)), into an accumulator of its own, whose every lane is then an
+ * exact multiple of 2^(k·n) and is shifted back before the fields are added.
+ * One XOR per 64 code bytes, one AND and one vpdpbusd per field.
+ *
+ * GR rows at a time share each activation vector (loaded once into a
+ * register); the sums of 4 rows are reduced together (one transposing
+ * reduction instead of four horizontal ones) and finished 4 at a time in
+ * double, the same operations as loom_qgemm_finish. With short rows the
+ * fixed cost per row (reduce, finish, store) is a large part of the work:
+ * at 1024 ternary columns a row is 256 bytes, four blocks of 64.
+ *
+ * Exactness: columns go in chunks of 4096 code bytes. Per chunk a lane of a
+ * field's accumulator adds at most 64 · 4 products |u · 2^(k·n) · xq| ≤
+ * 255 · 127, about 8.3 · 10^6; after the shifts the fields of a lane sum to
+ * less than twice that, and 16 lanes to less than 2.7 · 10^8 < 2^31. Each
+ * chunk's sums are then widened to 64 bits.
+ */
+#include "kernels/cpu.h"
+#include "kernels/qgemm.h"
+
+#if defined(LOOM_KERNELS_X86)
+#include <math.h>
+#include <string.h>
+
+#pragma GCC push_options
+#pragma GCC target("avx2,fma,bmi,bmi2,avx512f,avx512bw,avx512vl,avx512dq,avx512vnni")
+#include <immintrin.h>
+
+#define ALWAYS_INLINE inline __attribute__((always_inline))
+/* acc += u · x in place, both operands in registers: GCC 12 copies the
+ * accumulator around the intrinsic (qgemm-vnni.c), and with a memory operand
+ * allowed it folded the activation load into every row's vpdpbusd (four
+ * loads of one vector), which left the load ports the bound. */
+static ALWAYS_INLINE void dpbusd(__m512i *acc, __m512i u, __m512i x) {
+  __asm__("vpdpbusd %2, %1, %0" : "+v"(*acc) : "v"(u), "v"(x));
+}
+
+/* CHUNK: see above. Prefetch: each row is a stream of its own; the hardware
+ * prefetcher alone left int8 at ~30 GB/s. Where a group of rows spans at
+ * most NEAR bytes, a later group is prefetched, at least AHEAD_BYTES ahead
+ * (PREFETCH bytes ahead in the same row would land in the rows being read
+ * now when rows are short), otherwise PREFETCH bytes ahead in each row. */
+enum { GR_MAX = 8, CHUNK = 4096, PREFETCH = 1024, NEAR = 16384, SPAN = 64, AHEAD_BYTES = 8192 };
+
+/* Lane i of the result is the sum of the 16 lanes of v_i. */
+static ALWAYS_INLINE __m128i sum4(__m512i v0, __m512i v1, __m512i v2, __m512i v3) {
+  const __m512i a = _mm512_add_epi32(_mm512_unpacklo_epi32(v0, v1), _mm512_unpackhi_epi32(v0, v1));
+  const __m512i b = _mm512_add_epi32(_mm512_unpacklo_epi32(v2, v3), _mm512_unpackhi_epi32(v2, v3));
+  const __m512i c = _mm512_add_epi32(_mm512_unpacklo_epi64(a, b), _mm512_unpackhi_epi64(a, b));
+  const __m256i d = _mm256_add_epi32(_mm512_castsi512_si256(c), _mm512_extracti64x4_epi64(c, 1));
+  return _mm_add_epi32(_mm256_castsi256_si128(d), _mm256_extracti128_si256(d, 1));
+}
+
+/* One 64-byte block of codes at byte offset o of each row into acc. `avail`
+ * < 64 loads only that many bytes (the row's last block; the rest reads as
+ * zero and meets zero activations). Prefetch: `near` fetches the group
+ * after this one, whose rows are contiguous, gr lines per block from pfp
+ * (one pointer: with a pointer per row GCC ran out of registers and
+ * reloaded them from the stack in the loop); otherwise PREFETCH bytes ahead
+ * in each row. Rows outer, fields inner: one code vector live at a time. */
+static ALWAYS_INLINE void block(const int bits, const int gr, const bool near, const uint8_t *const *rowp,
+                                const int8_t *xp, int64_t o, int64_t avail, const uint8_t *pfp, __m512i flip,
+                                __m512i acc[GR_MAX][8]) {
+  const int m = 8 / bits;
+  const int64_t xo = o * m; /* the block's first column */
+  __m512i xv[8];
+#pragma GCC unroll 8
+  for (int k = 0; k < m; k++) xv[k] = _mm512_loadu_si512(xp + xo + k * 64);
+#pragma GCC unroll 8
+  for (int r = 0; r < gr; r++) {
+    __m512i w = avail >= 64 ? _mm512_loadu_si512(rowp[r] + o)
+                            : _mm512_maskz_loadu_epi8(_bzhi_u64(~UINT64_C(0), (unsigned)avail), rowp[r] + o);
+    w = _mm512_xor_si512(w, flip);
+    _mm_prefetch((const char *)(near ? pfp + o * gr + r * 64 : rowp[r] + o + PREFETCH), _MM_HINT_T0);
+#pragma GCC unroll 8
+    for (int k = 0; k < m; k++) {
+      const __m512i field = _mm512_set1_epi8((char)(((1 << bits) - 1) << (k * bits)));
+      dpbusd(&acc[r][k], bits == 8 ? w : _mm512_and_si512(w, field), xv[k]);
+    }
+  }
+}
+
+/* Σ u·xq of the rows at rowp[0 .. gr) into dot[0 .. gr) (whole quads
+ * written: dot has room for them). */
+static ALWAYS_INLINE void group(const int bits, const int gr, const bool near, const uint8_t *const *rowp,
+                                const int8_t *xp, int64_t rb, const uint8_t *pfp, __m512i flip, int64_t *dot) {
+  const int m = 8 / bits, nq = (gr + 3) / 4;
+  __m256i d[GR_MAX / 4];
+  for (int q = 0; q < nq; q++) d[q] = _mm256_setzero_si256();
+  for (int64_t o0 = 0; o0 < rb; o0 += CHUNK) {
+    const int64_t o1 = rb - o0 < CHUNK ? rb : o0 + CHUNK;
+    __m512i acc[GR_MAX][8];
+#pragma GCC unroll 8
+    for (int i = 0; i < gr; i++)
+#pragma GCC unroll 8
+      for (int k = 0; k < m; k++) acc[i][k] = _mm512_setzero_si512();
+    const int64_t full = o1 < rb ? o1 : rb / 64 * 64;
+    int64_t o = o0;
+    for (; o + 64 <= full; o += 64) block(bits, gr, near, rowp, xp, o, 64, pfp, flip, acc);
+    if (o < o1) block(bits, gr, near, rowp, xp, o, rb - o, pfp, flip, acc);
+    __m512i v[GR_MAX];
+#pragma GCC unroll 8
+    for (int i = 0; i < nq * 4; i++) {
+      v[i] = _mm512_setzero_si512();
+      if (i >= gr) continue;
+      v[i] = acc[i][0];
+#pragma GCC unroll 8
+      for (int k = 1; k < m; k++) v[i] = _mm512_add_epi32(v[i], _mm512_srai_epi32(acc[i][k], (unsigned)(k * bits)));
+    }
+#pragma GCC unroll 2
+    for (int q = 0; q < nq; q++)
+      d[q] = _mm256_add_epi64(d[q], _mm256_cvtepi32_epi64(sum4(v[4 * q], v[4 * q + 1], v[4 * q + 2], v[4 * q + 3])));
+  }
+  for (int q = 0; q < nq; q++) _mm256_storeu_si256((__m256i *)(void *)(dot + 4 * q), d[q]);
+}
+
+static ALWAYS_INLINE void gemv_bits(const int bits, const int gr, const loom_qgemm_job *j, int64_t r0, int64_t r1) {
+  const loom_dtype_kind kind = j->t->kind;
+  const bool offset = kind == LOOM_DTYPE_KIND_SIGNED || kind == LOOM_DTYPE_KIND_TERNARY;
+  const bool binary = kind == LOOM_DTYPE_KIND_BINARY;
+  uint8_t flip_byte = 0;
+  for (int f = 0; offset && f < 8; f += bits) flip_byte |= (uint8_t)(1u << (f + bits - 1));
+  const __m512i flip = _mm512_set1_epi8((char)flip_byte);
+  const int64_t rb = j->row_bytes, s = j->xsum[0];
+  /* isum = d − s · 2^(n−1) (signed, ternary), s − 2d (binary), d */
+  const __m512i corr = _mm512_set1_epi64(binary ? s : offset ? -s * (INT64_C(1) << (bits - 1)) : 0);
+  const __m512d sx = _mm512_set1_pd((double)j->sx[0]);
+  const bool bad = j->bad[0];
+  /* Groups of rows ahead that the prefetch reaches: at least 8 KiB ahead
+   * (one group of 1 KiB ternary rows, 4 KiB, left ternary 4096 × 4096 at
+   * 50-56 GB/s from L3, 8 KiB at 62-69). */
+  const int64_t ahead = gr * rb >= AHEAD_BYTES ? 1 : (AHEAD_BYTES + gr * rb - 1) / (gr * rb);
+  /* The sums of a span of rows go to dot, and are finished 8 at a time
+   * after it: the finish's long chain of conversions stays out of the
+   * loop over the rows. */
+  _Alignas(64) int64_t dot[SPAN + GR_MAX];
+  for (int64_t r = r0; r < r1; r += SPAN) {
+    const int64_t n = r1 - r < SPAN ? r1 - r : SPAN;
+    int64_t i = 0;
+    for (; i + gr <= n; i += gr) {
+      const uint8_t *rowp[GR_MAX];
+      const uint8_t *base = j->packed + (size_t)(r + i) * (size_t)rb;
+      for (int g = 0; g < gr; g++) rowp[g] = base + (size_t)g * (size_t)rb;
+      const uint8_t *pfp = base + (size_t)(ahead * gr) * (size_t)rb;
+      if (gr * rb <= NEAR)
+        group(bits, gr, true, rowp, j->xp, rb, pfp, flip, dot + i);
+      else
+        group(bits, gr, false, rowp, j->xp, rb, pfp, flip, dot + i);
+    }
+    if (i < n) { /* a short last group repeats its last row */
+      const uint8_t *rowp[GR_MAX];
+      for (int g = 0; g < gr; g++) rowp[g] = j->packed + (size_t)(r + (i + g < n ? i + g : n - 1)) * (size_t)rb;
+      group(bits, gr, false, rowp, j->xp, rb, NULL, flip, dot + i);
+    }
+    for (int64_t e = 0; e < n; e += 8) {
+      const __mmask8 mask = (__mmask8)(n - e >= 8 ? 0xff : (1u << (n - e)) - 1);
+      const __m512i d = _mm512_loadu_si512(dot + e);
+      const __m512i isum = binary ? _mm512_sub_epi64(corr, _mm512_add_epi64(d, d)) : _mm512_add_epi64(d, corr);
+      const __m256 sw = j->nscales == 1 ? _mm256_set1_ps(j->scales[0]) : _mm256_maskz_loadu_ps(mask, j->scales + r + e);
+      /* loom_qgemm_finish's operations, 8 rows at a time */
+      const __m512d f = _mm512_mul_pd(_mm512_cvtps_pd(sw), sx);
+      __m256 y = _mm512_cvtpd_ps(_mm512_mul_pd(_mm512_cvtepi64_pd(isum), f));
+      if (bad) y = _mm256_set1_ps(NAN);
+      _mm256_mask_storeu_ps(j->y + r + e, mask, y);
+    }
+  }
+}
+
+void loom_qgemm_gemv_vnni(const loom_qgemm_job *j, int64_t r0, int64_t r1) {
+  switch (j->t->bits) {
+  case 1: gemv_bits(1, 2, j, r0, r1); break;
+  case 2: gemv_bits(2, 4, j, r0, r1); break;
+  case 4: gemv_bits(4, 8, j, r0, r1); break;
+  default: gemv_bits(8, 8, j, r0, r1); break;
+  }
+}
+
+/*
+ * The activations' preparation (cpu.h, qgemm_prepare): Σ xq from vpsadbw of
+ * the codes + 128 (exact in 64-bit lanes), and xp for 4- and 2-bit weights
+ * from in-lane byte shuffles and cross-lane permutations; binary keeps the
+ * reference's byte loop.
+ */
+void loom_qgemm_prepare_vnni(int bits, const int8_t *xq, int8_t *xp, int64_t len, int64_t *xsum) {
+  const __m512i bias = _mm512_set1_epi8((char)0x80);
+  __m512i s = _mm512_setzero_si512();
+  for (int64_t c = 0; c < len; c += 64)
+    s = _mm512_add_epi64(s, _mm512_sad_epu8(_mm512_xor_si512(_mm512_loadu_si512(xq + c), bias),
+                                            _mm512_setzero_si512()));
+  *xsum = _mm512_reduce_add_epi64(s) - 128 * len;
+  if (bits == 4) { /* xp[c0 + k·64 + j] = xq[c0 + 2j + k] */
+    /* per 16 bytes: the 8 even bytes, then the 8 odd ones */
+    const __m512i even_odd = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15));
+    const __m512i lo = _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14), hi = _mm512_setr_epi64(1, 3, 5, 7, 9, 11, 13, 15);
+    for (int64_t c0 = 0; c0 < len; c0 += 128) {
+      const __m512i a = _mm512_shuffle_epi8(_mm512_loadu_si512(xq + c0), even_odd);
+      const __m512i b = _mm512_shuffle_epi8(_mm512_loadu_si512(xq + c0 + 64), even_odd);
+      _mm512_storeu_si512(xp + c0, _mm512_permutex2var_epi64(a, lo, b));
+      _mm512_storeu_si512(xp + c0 + 64, _mm512_permutex2var_epi64(a, hi, b));
+    }
+  } else if (bits == 2) { /* xp[c0 + k·64 + j] = xq[c0 + 4j + k] */
+    /* per 16 bytes: a 4 × 4 transpose (byte 4k + j from byte 4j + k) */
+    const __m512i t4 = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15));
+    /* dword 4k + L from dword 4L + k: lane k gathers dword k of every lane */
+    const __m512i td = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+    for (int64_t c0 = 0; c0 < len; c0 += 256) {
+      __m512i u[4];
+      for (int i = 0; i < 4; i++)
+        u[i] = _mm512_permutexvar_epi32(td, _mm512_shuffle_epi8(_mm512_loadu_si512(xq + c0 + 64 * i), t4));
+      /* output k, 128-bit lane i = lane k of u_i: a 4 × 4 transpose of lanes */
+      const __m512i s0 = _mm512_shuffle_i64x2(u[0], u[1], _MM_SHUFFLE(1, 0, 1, 0));
+      const __m512i s1 = _mm512_shuffle_i64x2(u[2], u[3], _MM_SHUFFLE(1, 0, 1, 0));
+      const __m512i s2 = _mm512_shuffle_i64x2(u[0], u[1], _MM_SHUFFLE(3, 2, 3, 2));
+      const __m512i s3 = _mm512_shuffle_i64x2(u[2], u[3], _MM_SHUFFLE(3, 2, 3, 2));
+      _mm512_storeu_si512(xp + c0, _mm512_shuffle_i64x2(s0, s1, _MM_SHUFFLE(2, 0, 2, 0)));
+      _mm512_storeu_si512(xp + c0 + 64, _mm512_shuffle_i64x2(s0, s1, _MM_SHUFFLE(3, 1, 3, 1)));
+      _mm512_storeu_si512(xp + c0 + 128, _mm512_shuffle_i64x2(s2, s3, _MM_SHUFFLE(2, 0, 2, 0)));
+      _mm512_storeu_si512(xp + c0 + 192, _mm512_shuffle_i64x2(s2, s3, _MM_SHUFFLE(3, 1, 3, 1)));
+    }
+  } else if (bits == 1) {
+    int64_t ignored;
+    loom_qgemm_prepare_ref(1, xq, xp, len, &ignored);
+  }
+}
+#pragma GCC pop_options
+#endif
