@@ -142,12 +142,25 @@ static void draw(LoomSparkline *self, cairo_t *cr, int w, int h) {
   }
 }
 
+typedef struct {
+  LoomSparkline *self;
+  int w, h;
+} Canvas;
+
+static void draw_canvas(cairo_t *cr, gpointer data) {
+  const Canvas *c = data;
+  draw(c->self, cr, c->w, c->h);
+}
+
+/* A texture node, as the other live charts (loom_chart_texture_node). */
 static void loom_sparkline_snapshot(GtkWidget *widget, GtkSnapshot *snapshot) {
   int w = gtk_widget_get_width(widget), h = gtk_widget_get_height(widget);
   if (w <= 0 || h <= 0) return;
-  cairo_t *cr = gtk_snapshot_append_cairo(snapshot, &GRAPHENE_RECT_INIT(0, 0, w, h));
-  draw(LOOM_SPARKLINE(widget), cr, w, h);
-  cairo_destroy(cr);
+  Canvas c = {LOOM_SPARKLINE(widget), w, h};
+  GskRenderNode *node = loom_chart_texture_node(widget, w, h, draw_canvas, &c);
+  if (!node) return;
+  gtk_snapshot_append_node(snapshot, node);
+  gsk_render_node_unref(node);
 }
 
 static void loom_sparkline_measure(GtkWidget *widget, GtkOrientation orientation, int for_size, int *minimum,

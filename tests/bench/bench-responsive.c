@@ -28,7 +28,8 @@
  *
  * The paint phase is also split: its update and layout, and the main
  * thread's CPU time in it (wall time minus waiting for other threads).
- * BENCH_HIDE=LoomPlot,LoomHistogram hides widgets of those types.
+ * BENCH_HIDE=LoomPlot,LoomHistogram hides widgets of those types;
+ * BENCH_WATCH=z,y,x,l selects that slot (the inspector's live statistics).
  *
  * BENCH_SECONDS=s trains s seconds; BENCH_HEATMAP=name picks the heatmap
  * metric ("none": no heatmap; default "activation-rms"); BENCH_EXAMPLE=name
@@ -377,6 +378,13 @@ int main(int argc, char **argv) {
   if (!loom_training_form_set_field(form, "epochs", "100000", &error)) g_error("%s", error->message);
   wait_for(settled, NULL, 60, "the worker to take the settings");
   if (strcmp(metric, "none") != 0) loom_training_pane_set_heatmap_metric(pane, metric);
+  if (g_getenv("BENCH_WATCH")) {
+    /* a selected slot: the inspector's live histograms and sparklines too */
+    loom_coord watch;
+    if (sscanf(g_getenv("BENCH_WATCH"), "%d,%d,%d,%d", &watch.z, &watch.y, &watch.x, &watch.l) != 4)
+      g_error("BENCH_WATCH=%s: expected z,y,x,l", g_getenv("BENCH_WATCH"));
+    loom_grid_view_set_selection(bench.window->grid_view, &watch);
+  }
   spin(1.0); /* the first frames: GTK's and the grid's shaders */
 
   GdkFrameClock *clock = gtk_widget_get_frame_clock(GTK_WIDGET(bench.window));
