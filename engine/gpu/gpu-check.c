@@ -18,25 +18,10 @@
 #include "layers/containers.h"
 #include "layers/layer-impl.h"
 
-/* engine/layers/embedding.c's check_indices, message for message. */
+/* engine/layers/embedding.c's own check, message for message. */
 int gpu_check_tokens(const loom_layer *l, const float *x, int64_t count, int64_t t_len, int64_t vocab,
                      loom_error *err) {
-  char where[128];
-  for (int64_t i = 0; i < count; i++) {
-    float v = x[i];
-    if (!isfinite(v) || v != floorf(v))
-      return loom_error_set(err, LOOM_ERR_INVALID,
-                            _("%s: sample %lld, position %lld: token index %g is not an integer"),
-                            layer_where(l, where, sizeof where), (long long)(i / t_len), (long long)(i % t_len),
-                            (double)v);
-    if (v < 0.0f || v >= (float)vocab)
-      return loom_error_set(err, LOOM_ERR_RANGE,
-                            _("%s: sample %lld, position %lld: token index %.0f is outside 0…%lld (num_embeddings "
-                              "%lld)"),
-                            layer_where(l, where, sizeof where), (long long)(i / t_len), (long long)(i % t_len),
-                            (double)v, (long long)(vocab - 1), (long long)vocab);
-  }
-  return LOOM_OK;
+  return embedding_check_tokens(l, x, count, t_len, vocab, err);
 }
 
 int gpu_net_add_check(loom_gpu_net *gn, gpu_check_kind kind, const gnode *n, loom_error *err) {

@@ -44,26 +44,32 @@ static int embedding_build(loom_layer *l, const loom_shape *in, uint64_t seed, l
   return layer_weights_ensure(l, W_WEIGHT, "weight", num, dim, true, LAYER_INIT_NORMAL, dim, seed, err);
 }
 
-/* Every index must be an integer in [0, num_embeddings); the first bad one is
- * reported with its sample and position. */
-static int check_indices(const loom_layer *l, const float *x, int64_t batch, loom_error *err) {
-  int64_t t_len = l->in_shape.d[0], num = layer_int(l, P_NUM);
+/* Every index must be an integer in [0, vocab); the first bad one is
+ * reported with its sample and position. The Vulkan backend checks the
+ * indices it reads with this too (engine/gpu/gpu-check.c). */
+int embedding_check_tokens(const loom_layer *l, const float *x, int64_t count, int64_t t_len, int64_t vocab,
+                           loom_error *err) {
   char where[128];
-  for (int64_t i = 0; i < batch * t_len; i++) {
+  for (int64_t i = 0; i < count; i++) {
     float v = x[i];
     if (!isfinite(v) || v != floorf(v))
       return loom_error_set(err, LOOM_ERR_INVALID,
                             _("%s: sample %lld, position %lld: token index %g is not an integer"),
                             layer_where(l, where, sizeof where), (long long)(i / t_len), (long long)(i % t_len),
                             (double)v);
-    if (v < 0.0f || v >= (float)num)
+    if (v < 0.0f || v >= (float)vocab)
       return loom_error_set(err, LOOM_ERR_RANGE,
                             _("%s: sample %lld, position %lld: token index %.0f is outside 0…%lld (num_embeddings "
                               "%lld)"),
                             layer_where(l, where, sizeof where), (long long)(i / t_len), (long long)(i % t_len),
-                            (double)v, (long long)(num - 1), (long long)num);
+                            (double)v, (long long)(vocab - 1), (long long)vocab);
   }
   return LOOM_OK;
+}
+
+static int check_indices(const loom_layer *l, const float *x, int64_t batch, loom_error *err) {
+  int64_t t_len = l->in_shape.d[0];
+  return embedding_check_tokens(l, x, batch * t_len, t_len, layer_int(l, P_NUM), err);
 }
 
 typedef struct embedding_job {

@@ -106,3 +106,7 @@ void layer_zero_grad(loom_layer *l);
 /* Sets where the layer sits (the net calls it on place/move; has_coord false
  * clears it) and relabels its weights, children and gate included. */
 void layer_set_coord(loom_layer *l, const int coord[4], bool has_coord);
+/* engine/layers/embedding.c: @count token indices, @t_len a sample, must be
+ * integers in [0, vocab); else an error naming l, the sample and position. */
+int embedding_check_tokens(const loom_layer *l, const float *x, int64_t count, int64_t t_len, int64_t vocab,
+                           loom_error *err);
