@@ -18,6 +18,7 @@
  *    range, step for step against the CPU.
  */
 #include "gpu-test.h"
+#include "gpu/gpu-train-private.h"
 #include "loom/loom.h"
 
 static loom_gpu *gpu;
@@ -306,24 +307,29 @@ static loom_dataset *heads_data(int64_t n) {
   return ds;
 }
 
-static loom_net *heads_net(bool probabilities) {
+/* dense → tanh → dense to heads × classes logits, then (last) nothing or
+ * a grid softmax (one distribution a head). */
+enum { LOGITS, GRID };
+static loom_net *heads_net(int last) {
   loom_error err = {0};
   loom_shape in = loom_shape_1d(IN);
-  loom_layer *grid = gpu_test_layer("grid_softmax", 0, 0);
-  if (loom_layer_set_int(grid, "rows", HEADS, &err) || loom_layer_set_int(grid, "cols", CLASSES, &err))
+  loom_layer *tail = gpu_test_layer("grid_softmax", 0, 0);
+  if (last == GRID && (loom_layer_set_int(tail, "rows", HEADS, &err) || loom_layer_set_int(tail, "cols", CLASSES, &err)))
     g_error("%s", err.message);
   loom_layer *layers[] = {gpu_test_layer("dense", IN, 8), gpu_test_layer("tanh", 0, 0),
-                          gpu_test_layer("dense", 8, HEADS * CLASSES), grid};
-  if (!probabilities) loom_layer_free(grid);
-  return gpu_test_net_of(&in, layers, probabilities ? 4 : 3);
+                          gpu_test_layer("dense", 8, HEADS * CLASSES), tail};
+  if (last == LOGITS) loom_layer_free(tail);
+  return gpu_test_net_of(&in, layers, last == LOGITS ? 3 : 4);
 }
 
 #define HEAD_STEPS 40
 
-static void heads_parity(const char *what, bool nll, double smoothing, loom_optim_kind kind) {
-  loom_net *net = heads_net(nll);
+static void heads_parity(const char *what, int last, double smoothing, loom_optim_kind kind) {
+  loom_net *net = heads_net(last);
   loom_dataset *ds = heads_data(100);
   loom_train_config cfg = config_for(net, ds, kind);
+  bool nll = last != LOGITS;
+
   g_assert_cmpint(cfg.loss.kind, ==, nll ? LOOM_LOSS_MULTI_HEAD_NLL : LOOM_LOSS_MULTI_HEAD_CE);
   g_assert_cmpint(cfg.loss.heads, ==, HEADS);
   cfg.loss.label_smoothing = smoothing;
@@ -357,20 +363,73 @@ static void heads_parity(const char *what, bool nll, double smoothing, loom_opti
   loom_net_free(net);
 }
 
-static void test_multi_head_ce(void) { heads_parity("multi_head_ce", false, 0.0, LOOM_OPTIM_ADAM); }
+static void test_multi_head_ce(void) { heads_parity("multi_head_ce", LOGITS, 0.0, LOOM_OPTIM_ADAM); }
 static void test_multi_head_ce_smoothed(void) {
-  heads_parity("multi_head_ce, label smoothing 0.1", false, 0.1, LOOM_OPTIM_SGD);
+  heads_parity("multi_head_ce, label smoothing 0.1", LOGITS, 0.1, LOOM_OPTIM_SGD);
 }
-static void test_multi_head_nll(void) { heads_parity("multi_head_nll", true, 0.0, LOOM_OPTIM_ADAM); }
+static void test_multi_head_nll(void) { heads_parity("multi_head_nll", GRID, 0.0, LOOM_OPTIM_ADAM); }
 static void test_multi_head_nll_smoothed(void) {
-  heads_parity("multi_head_nll, label smoothing 0.05", true, 0.05, LOOM_OPTIM_SGD);
+  heads_parity("multi_head_nll, label smoothing 0.05", GRID, 0.05, LOOM_OPTIM_SGD);
+}
+
+/* The loss gradient alone against loom_loss_eval's, on chosen outputs:
+ * logits far apart and tied (CE), probabilities of exactly 0, a denormal,
+ * and the floats on both sides of the CPU's clamp at 1e-12 (NLL), masked
+ * heads, every row of the last sample masked. CE: the softmax's tolerance
+ * (1e-5 relative, docs/gpu.md); NLL: −q/p·inv in float32 is within 5 float32
+ * roundings of the CPU's double, and exactly 0 where the CPU's is. */
+static void loss_kernel(loom_loss_kind kind, double smoothing) {
+  enum { B = 6, C = 3, W = HEADS * C };
+  loom_error err = {0};
+  loom_shape in = loom_shape_1d(W);
+  loom_net *net = gpu_test_net_of(&in, (loom_layer *[]){gpu_test_layer("dense", W, W)}, 1);
+  loom_train_config cfg = loom_train_config_default();
+  cfg.loss = (loom_loss_spec){.kind = kind, .label_smoothing = smoothing, .heads = HEADS};
+  gpu_train *t = gpu_train_new(gpu, net, B, &cfg, &err);
+  if (!t) g_error("%s", err.message);
+  float *y = t->gn->bufs[t->gn->out_buf].map;
+  const float below = 9.99999996e-13f, above = 1.0000001e-12f; /* around the double 1e-12 */
+  static const float logits[B * W] = {30, -30, 0, 1e4f, 1e4f, 0, -5, 2, 2, 0.5f, 0.25f, -1, 88, 87, -88, 0, 0, 0,
+                                      1, 2, 3, 3, 2, 1, -1e4f, 0, 1e4f, 7, 7, 7, 4, 5, 6, 6, 5, 4};
+  const float probs[B * W] = {0, 0.3f, 0.7f, 1e-12f, 0.5f, 0.5f, below, 0.25f, 0.75f, above, 0.5f, 0.5f,
+                              1e-40f, 0.5f, 0.5f, 1, 0, 0, 0.2f, 0.3f, 0.5f, 0, 0, 1, 0.1f, 0, 0.9f,
+                              0.6f, 0.4f, 0, 0.5f, 0.5f, 0, 0.3f, 0.3f, 0.4f};
+  memcpy(y, kind == LOOM_LOSS_MULTI_HEAD_NLL ? probs : logits, sizeof logits);
+  const int32_t labels[B * HEADS] = {0, 0, 0, 0, 2, 0, 1, 2, 0, 1, 99, -3};
+  const uint8_t mask[B * HEADS] = {1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 0, 0};
+  t->rows = B;
+  if (gpu_train_head_labels(t, &cfg.loss, labels, mask, B, &err) || gpu_rec_begin(gpu, 2, &t->rec, &err) ||
+      gpu_train_record_head_loss(t, &cfg.loss, &err) || gpu_rec_end(&t->rec, &err) || gpu_rec_submit(&t->rec, &err))
+    g_error("%s", err.message);
+  const float *dy = t->grads[t->gn->out_buf].map;
+  float want[B * W];
+  double loss;
+  if (loom_loss_eval(&cfg.loss, y, B, W, labels, NULL, mask, &loss, want, &err)) g_error("%s", err.message);
+  double worst = 0;
+  for (int i = 0; i < B * W; i++) {
+    double d = fabs((double)dy[i] - want[i]);
+    double tol = kind == LOOM_LOSS_MULTI_HEAD_NLL ? 5 * 0x1p-24 * fabs(want[i]) : 1e-5 * fabs(want[i]) + 1e-9;
+    if (want[i] == 0 ? dy[i] != 0 : !(d <= tol))
+      g_error("%s: dy[%d] is %.9g on the device, %.9g on the CPU", loom_loss_name(kind), i, dy[i], want[i]);
+    if (want[i] != 0) worst = MAX(worst, d / tol);
+  }
+  g_test_message("%s, smoothing %g: worst %.3f of the tolerance", loom_loss_name(kind), smoothing, worst);
+  gpu_train_free(t);
+  loom_net_free(net);
+}
+
+static void test_loss_kernel(void) {
+  loss_kernel(LOOM_LOSS_MULTI_HEAD_CE, 0.0);
+  loss_kernel(LOOM_LOSS_MULTI_HEAD_CE, 0.2);
+  loss_kernel(LOOM_LOSS_MULTI_HEAD_NLL, 0.0);
+  loss_kernel(LOOM_LOSS_MULTI_HEAD_NLL, 0.2);
 }
 
 /* A label out of range on an active head is refused before anything moves,
  * with the CPU loss's message. */
 static void test_head_label_refused(void) {
   loom_error err = {0};
-  loom_net *net = heads_net(false);
+  loom_net *net = heads_net(LOGITS);
   loom_dataset *ds = heads_data(20);
   loom_train_config cfg = config_for(net, ds, LOOM_OPTIM_ADAM);
   cfg.shuffle = false;
@@ -399,6 +458,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/gpu/train-state/multi-head-ce-smoothed", test_multi_head_ce_smoothed);
   g_test_add_func("/gpu/train-state/multi-head-nll", test_multi_head_nll);
   g_test_add_func("/gpu/train-state/multi-head-nll-smoothed", test_multi_head_nll_smoothed);
+  g_test_add_func("/gpu/train-state/loss-kernel", test_loss_kernel);
   g_test_add_func("/gpu/train-state/head-label-refused", test_head_label_refused);
   int rc = g_test_run();
   loom_gpu_free(gpu);
