@@ -21,9 +21,9 @@ typedef struct gpu_train gpu_train;
 
 /* Prepares `net` (inferred) for steps of at most max_batch samples under
  * cfg: every slot must run on the device (an error names the slot and layer
- * type), the method must be backprop, the loss mse, cross_entropy or
- * bce_logits (an error names the field). The device's copies start from
- * the host's masters. */
+ * type), the method must be backprop (an error names the field); every
+ * loss runs. The device's copies start from the host's masters and its
+ * optimizer state from zero (gpu_train_state_set puts another there). */
 gpu_train *gpu_train_new(loom_gpu *gpu, loom_net *net, int64_t max_batch, const loom_train_config *cfg,
                          loom_error *err);
 void gpu_train_free(gpu_train *t);
