@@ -61,5 +61,6 @@ static inline gt_tensor *gpu_train_tensor_of(const gpu_train *t, int node, int i
  * masked head, and sets t->loss_inv. */
 int gpu_train_head_labels(gpu_train *t, const loom_loss_spec *spec, const int32_t *labels, const uint8_t *mask,
                           int64_t rows, loom_error *err);
-/* Records the loss gradient of a multi-head loss for t->rows samples. */
+/* Records the loss gradient of a multi-head loss for t->rows samples
+ * (rows × width within the kernels' 32-bit indices: the caller checks). */
 int gpu_train_record_head_loss(gpu_train *t, const loom_loss_spec *spec, loom_error *err);

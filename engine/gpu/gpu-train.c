@@ -431,7 +431,9 @@ static int record_step(gpu_train *t, const loom_train_config *cfg, double lr, bo
   for (int j = 0; !rc && j < gn->n_bufs; j++)
     if (t->acc[j]) gpu_rec_zero(&t->rec, &t->grads[j]);
   bool heads = cfg->loss.kind == LOOM_LOSS_MULTI_HEAD_CE || cfg->loss.kind == LOOM_LOSS_MULTI_HEAD_NLL;
-  if (!rc && heads) rc = gpu_train_record_head_loss(t, &cfg->loss, err);
+  if (!rc && heads)
+    rc = t->rows * t->width > (int64_t)UINT32_MAX ? gpu_too_large(_("a loss gradient"), t->rows * t->width, err)
+                                                  : gpu_train_record_head_loss(t, &cfg->loss, err);
   else if (!rc)
     rc = gpu_op_loss_grad(&t->rec, &cfg->loss, &gn->bufs[gn->out_buf], &t->targets, &t->grads[gn->out_buf], t->rows,
                           t->rows, t->width, err);
