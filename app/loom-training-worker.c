@@ -116,28 +116,20 @@ static void drop_trainer(Worker *w) {
   }
 }
 
-/* A new trainer on the current weights; with @state, the checkpoint's. */
-/* The fresh trainer onto the chosen device. The optimizer's state lives
- * where the steps run, so a checkpoint's cannot follow it there: the run
- * goes on from the weights, marked on the plot. A network or configuration
- * the device cannot train is refused with the slot or field named; it is
- * never trained on the CPU instead. */
-static gboolean to_device(Worker *w, gboolean had_state, loom_error *err) {
+/* The trainer onto the chosen device, carrying its optimizer's state (a
+ * checkpoint's, imported before). A network or configuration the device
+ * cannot train is refused with the slot or field named; it is never
+ * trained on the CPU instead. */
+static gboolean to_device(Worker *w, loom_error *err) {
   if (!w->gpu || w->gpu_index != w->device) {
     loom_gpu_free(w->gpu);
     w->gpu_index = w->device;
     if (!(w->gpu = loom_gpu_new(w->device, err))) return FALSE;
   }
-  if (loom_trainer_set_device(w->trainer, w->gpu, err)) return FALSE;
-  w->prev_lr = NAN;
-  w->prev_explosions = 0;
-  if (w->adapt) loom_adapt_tracker_reset(w->adapt);
-  if (had_state)
-    add_event(w, total_steps(w), LOOM_TRAINING_EVENT_RESTART,
-              g_strdup(_("On the device: the optimizer starts afresh")));
-  return TRUE;
+  return loom_trainer_set_device(w->trainer, w->gpu, err) == LOOM_OK;
 }
 
+/* A new trainer on the current weights; with @state, the checkpoint's. */
 static gboolean make_trainer(Worker *w, GBytes *state, loom_error *err) {
   drop_trainer(w);
   if (ensure_pool(w, err)) return FALSE;
@@ -145,7 +137,6 @@ static gboolean make_trainer(Worker *w, GBytes *state, loom_error *err) {
   if (loom_train_settings_make_config(w->settings, w->net, w->data->train, &cfg, err)) return FALSE;
   w->trainer = loom_trainer_new(w->net, w->data->train, w->data->test, &cfg, w->pool, err);
   if (!w->trainer) return FALSE;
-  if (w->device >= 0) return to_device(w, state != NULL, err);
   if (state) {
     gsize len;
     const void *bytes = g_bytes_get_data(state, &len);
@@ -163,6 +154,8 @@ static gboolean make_trainer(Worker *w, GBytes *state, loom_error *err) {
       loom_trainer_set_config(w->trainer, &cfg, &cerr);
     }
   }
+  /* the optimizer's state goes with it (docs/gpu.md) */
+  if (w->device >= 0 && !to_device(w, err)) return FALSE;
   w->prev_lr = NAN;
   w->prev_explosions = 0;
   if (w->adapt) loom_adapt_tracker_reset(w->adapt);

@@ -6,7 +6,12 @@
 //   kind 1, cross-entropy: dy = (softmax(y) − q)·inv     (inv = 1/rows, q the
 //                          label-smoothed one-hot: (1−ε)·onehot + ε/cols)
 //   kind 2, bce on logits: dy = (σ(y) − t)·inv            (inv = 1/(rows·cols))
-// t (binding 1) holds float targets, or int32 class labels for kind 1.
+//   kind 3, multi-head CE: kind 1 on each head's row      (inv = 1/active heads)
+//   kind 4, multi-head NLL on probabilities p: dy = −q/p·inv where p > 1e-12
+//                          and q > 0, else 0 (the CPU's clamp passes nothing)
+// For kinds 3 and 4 a row is one head of one sample (rows = batch·heads,
+// cols = classes) and a masked head's label is −1: its row gets dy = 0.
+// t (binding 1) holds float targets, or int32 class labels for kinds 1, 3, 4.
 // Rows from `valid` on (the padding of a short last batch) get dy = 0.
 // One workgroup a row; the softmax reduces through a fixed tree, so runs are
 // bit-identical. The CPU computes in double and rounds once: the device's
@@ -40,6 +45,22 @@ void main() {
     }
     return;
   }
+  uint label = t[row];
+  if (p.kind >= 3u && label == 0xFFFFFFFFu) { // a masked head
+    for (uint i = i0; i < p.cols; i += 64u) dy[base + i] = 0.0;
+    return;
+  }
+  float off = p.eps / float(p.cols);
+  if (p.kind == 4u) {
+    // The smallest float above the double 1e-12 (LOOM_NLL_MIN_PROB): p is
+    // above the CPU's double threshold exactly when p >= it.
+    const float min_p = uintBitsToFloat(0x2b8cbccdu);
+    for (uint i = i0; i < p.cols; i += 64u) {
+      float q = off + (i == label ? 1.0 - p.eps : 0.0), pr = y[base + i];
+      dy[base + i] = q != 0.0 && pr >= min_p ? -q / pr * p.inv : 0.0;
+    }
+    return;
+  }
   float m = -3.402823466e38;
   for (uint i = i0; i < p.cols; i += 64u) m = max(m, y[base + i]);
   red[i0] = m;
@@ -59,8 +80,6 @@ void main() {
     barrier();
   }
   float inv_sum = 1.0 / red[0];
-  uint label = t[row];
-  float off = p.eps / float(p.cols);
   for (uint i = i0; i < p.cols; i += 64u) {
     float q = off + (i == label ? 1.0 - p.eps : 0.0);
     dy[base + i] = (exp(y[base + i] - m) * inv_sum - q) * p.inv;

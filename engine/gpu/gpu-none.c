@@ -70,7 +70,7 @@ gpu_train *gpu_train_new(loom_gpu *gpu, loom_net *net, int64_t max_batch, const 
 void gpu_train_free(gpu_train *t) {}
 int gpu_train_check_config(const loom_train_config *cfg, loom_error *err) { return not_built(err); }
 int gpu_train_step(gpu_train *t, const loom_train_config *cfg, const float *x, int64_t rows, const int32_t *labels,
-                   const float *targets, double lr, loom_error *err) {
+                   const uint8_t *head_mask, const float *targets, double lr, loom_error *err) {
   return not_built(err);
 }
 const float *gpu_train_output(const gpu_train *t) { return NULL; }
@@ -80,3 +80,6 @@ const float *gpu_train_tensor_grad(const gpu_train *t, int node, int index) { re
 int gpu_train_download(gpu_train *t, loom_error *err) { return not_built(err); }
 double gpu_train_grad_norm(const gpu_train *t) { return 0.0; }
 int gpu_train_upload(gpu_train *t, bool packed_only, loom_error *err) { return not_built(err); }
+bool gpu_train_state_view(const gpu_train *t, int node, int index, optim_tensor_state *st) { return false; }
+bool gpu_train_state_set(gpu_train *t, int node, int index, const optim_tensor_state *st) { return false; }
+void gpu_train_set_steps(gpu_train *t, int64_t steps) {}

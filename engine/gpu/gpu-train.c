@@ -16,59 +16,16 @@
 
 #include "core/i18n.h"
 #include "gpu/gpu-internal.h"
-#include "gpu/gpu-train.h"
+#include "gpu/gpu-train-private.h"
 #include "layers/layer-impl.h"
-
-/* One trainable tensor of an enabled node. */
-typedef struct {
-  loom_weights *w;   /* the host's store */
-  gpu_weights *dev;  /* the copy the forward reads (the node's w or b) */
-  bool own_master;   /* dev is packed: the float32 master lives in `master` */
-  gpu_buf master, grad, s1, s2, s3; /* s*: optimizer state */
-  gpu_buf rb_param, rb_grad; /* host-cached copies made at the end of a step */
-  bool has_momentum; /* SGD: the momentum buffer holds a step (the CPU's flag) */
-  int node, index;
-  int64_t n;
-} gt_tensor;
-
-struct gpu_train {
-  loom_gpu *g;
-  loom_gpu_net *gn;
-  int64_t max_batch, rows, width;
-  gpu_buf *grads;   /* per activation buffer of gn: the gradient at it */
-  bool *has_grad;   /* whether the last step computed grads[i] */
-  /* Per activation buffer: read by more than one node or by a link, so its
-   * gradient is a sum: zeroed at the start of the backward, then added to. */
-  bool *acc;
-  /* Per node: the gradient at its input when that is such a sum (the node
-   * writes here, then it is added in); unused otherwise. */
-  gpu_buf *gpriv;
-  gpu_buf targets;  /* int32 labels or float targets */
-  /* Host-cached copies of every activation and gradient buffer, made by the
-   * step's command buffer: mapped device-local memory is write-combined,
-   * and the host reading the statistics from it directly cost the H100 a
-   * training step of 100 ms instead of a few. */
-  gpu_buf *rb_bufs, *rb_grads;
-  /* Clipping: each tensor's Σ g², then [coef, norm] (and its host copy). */
-  gpu_buf clip_sums, clip_scale, rb_clip_scale;
-  int n_tensors;
-  gt_tensor *tensors;
-  int64_t steps;    /* optimizer steps done on the device */
-  gpu_rec rec;
-  gpu_rec forward;  /* the forward alone, when the host checks it (gpu-check.c) */
-};
 
 int gpu_train_check_config(const loom_train_config *cfg, loom_error *err) {
   if (cfg->method != LOOM_TRAIN_BACKPROP)
     return loom_error_set(err, LOOM_ERR_UNSUPPORTED,
                           _("method: the Vulkan backend trains with backprop only, not %s"),
                           loom_train_method_name(cfg->method));
-  if (cfg->loss.kind != LOOM_LOSS_MSE && cfg->loss.kind != LOOM_LOSS_CROSS_ENTROPY &&
-      cfg->loss.kind != LOOM_LOSS_BCE_LOGITS)
-    return loom_error_set(err, LOOM_ERR_UNSUPPORTED,
-                          _("loss: the Vulkan backend does not compute the %s loss yet (mse, cross_entropy and "
-                            "bce_logits)"),
-                          loom_loss_name(cfg->loss.kind));
+  /* every loss the trainer has: mse, cross_entropy and bce_logits
+   * (gpu_op_loss_grad), multi_head_ce and multi_head_nll (gpu-loss.c) */
   return LOOM_OK;
 }
 
@@ -314,12 +271,6 @@ void gpu_train_free(gpu_train *t) {
   free(t);
 }
 
-static gt_tensor *tensor_of(const gpu_train *t, int node, int index) {
-  for (int i = 0; i < t->n_tensors; i++)
-    if (t->tensors[i].node == node && t->tensors[i].index == index) return &t->tensors[i];
-  return NULL;
-}
-
 static int record_container_backward(gpu_train *t, gnode *n, int k, int base, gpu_buf *dx, bool need_input_grad,
                                      loom_error *err);
 static int record_parallel_backward(gpu_train *t, gnode *n, int k, int base, gpu_buf *dx, bool need_input_grad,
@@ -341,7 +292,7 @@ static int record_node_backward(gpu_train *t, gnode *n, int k, int base, gpu_buf
   case GN_CONTAINER: return record_container_backward(t, n, k, base, dx, need_input_grad, err);
   case GN_DENSE: {
     int64_t m = b * n->pos;
-    gt_tensor *tw = tensor_of(t, k, base), *tb = tensor_of(t, k, base + 1);
+    gt_tensor *tw = gpu_train_tensor_of(t, k, base), *tb = gpu_train_tensor_of(t, k, base + 1);
     /* dW = dyᵀ·x (N×K), written whole: the CPU zeroes gradients before each
      * step and adds one product, which is this sum in another order. */
     gpu_weights xv = gpu_weights_view(x, m, n->k);
@@ -372,7 +323,7 @@ static int record_node_backward(gpu_train *t, gnode *n, int k, int base, gpu_buf
   case GN_GUMBEL:
   case GN_HSOFTMAX: return need_input_grad ? gpu_softmax_node_backward(&t->rec, n, y, dy, dx, b, err) : LOOM_OK;
   case GN_CONV: {
-    gt_tensor *tw = tensor_of(t, k, base), *tb = tensor_of(t, k, base + 1);
+    gt_tensor *tw = gpu_train_tensor_of(t, k, base), *tb = gpu_train_tensor_of(t, k, base + 1);
     /* dx through the forward's copy of W: with packed weights, the
      * dequantized W (the CPU's straight-through estimator) */
     if (n->transposed) {
@@ -392,7 +343,7 @@ static int record_node_backward(gpu_train *t, gnode *n, int k, int base, gpu_buf
     return rc;
   }
   case GN_EMBED: {
-    gt_tensor *tw = tensor_of(t, k, base);
+    gt_tensor *tw = gpu_train_tensor_of(t, k, base);
     gpu_rec_zero(&t->rec, &tw->grad);
     rc = gpu_op_embed(&t->rec, &n->w, x, dy, &tw->grad, b * n->pos, err);
     /* Token indices are discrete: no gradient flows into them. */
@@ -401,7 +352,7 @@ static int record_node_backward(gpu_train *t, gnode *n, int k, int base, gpu_buf
   }
   case GN_NORM: {
     gpu_norm op = gpu_node_norm(n, b);
-    gt_tensor *tw = tensor_of(t, k, base), *tb = tensor_of(t, k, base + 1);
+    gt_tensor *tw = gpu_train_tensor_of(t, k, base), *tb = gpu_train_tensor_of(t, k, base + 1);
     if (tw) rc = gpu_op_norm_params(&t->rec, &op, x, dy, &tw->grad, tb ? &tb->grad : NULL, err);
     if (!rc && need_input_grad) rc = gpu_op_norm_backward(&t->rec, &op, x, dy, dx, err);
     return rc;
@@ -479,7 +430,11 @@ static int record_step(gpu_train *t, const loom_train_config *cfg, double lr, bo
    * buffer's, so it may come after. */
   for (int j = 0; !rc && j < gn->n_bufs; j++)
     if (t->acc[j]) gpu_rec_zero(&t->rec, &t->grads[j]);
-  if (!rc)
+  bool heads = cfg->loss.kind == LOOM_LOSS_MULTI_HEAD_CE || cfg->loss.kind == LOOM_LOSS_MULTI_HEAD_NLL;
+  if (!rc && heads)
+    rc = t->rows * t->width > (int64_t)UINT32_MAX ? gpu_too_large(_("a loss gradient"), t->rows * t->width, err)
+                                                  : gpu_train_record_head_loss(t, &cfg->loss, err);
+  else if (!rc)
     rc = gpu_op_loss_grad(&t->rec, &cfg->loss, &gn->bufs[gn->out_buf], &t->targets, &t->grads[gn->out_buf], t->rows,
                           t->rows, t->width, err);
   memset(t->has_grad, 0, (size_t)gn->n_bufs * sizeof *t->has_grad);
@@ -512,7 +467,6 @@ static int record_step(gpu_train *t, const loom_train_config *cfg, double lr, bo
                        t->n_tensors, cfg->clip_norm, err);
     if (!rc) gpu_rec_copy(&t->rec, &t->clip_scale, &t->rb_clip_scale, 2 * sizeof(float));
   }
-  t->steps++;
   for (int i = 0; !rc && i < t->n_tensors; i++) {
     gt_tensor *tt = &t->tensors[i];
     if (cfg->optim.kind == LOOM_OPTIM_SGD)
@@ -521,7 +475,7 @@ static int record_step(gpu_train *t, const loom_train_config *cfg, double lr, bo
     else if (cfg->optim.kind == LOOM_OPTIM_RMSPROP)
       rc = gpu_op_rmsprop(&t->rec, &cfg->optim, lr, param_buf(tt), &tt->grad, &tt->s1, &tt->s2, &tt->s3, tt->n, err);
     else
-      rc = gpu_op_adam(&t->rec, &cfg->optim, t->steps, lr, param_buf(tt), &tt->grad, &tt->s1, &tt->s2,
+      rc = gpu_op_adam(&t->rec, &cfg->optim, tt->steps + 1, lr, param_buf(tt), &tt->grad, &tt->s1, &tt->s2,
                        cfg->optim.amsgrad ? &tt->s3 : NULL, tt->n, err);
   }
   if (!rc) {
@@ -542,23 +496,23 @@ static int record_step(gpu_train *t, const loom_train_config *cfg, double lr, bo
     }
   }
   if (!rc) rc = gpu_rec_end(&t->rec, err);
-  if (rc) t->steps--;
   return rc;
 }
 
 int gpu_train_step(gpu_train *t, const loom_train_config *cfg, const float *x, int64_t rows, const int32_t *labels,
-                   const float *targets, double lr, loom_error *err) {
+                   const uint8_t *head_mask, const float *targets, double lr, loom_error *err) {
   if (rows < 1 || rows > t->max_batch)
     return loom_error_set(err, LOOM_ERR_INVALID, _("a batch of %lld samples on a device prepared for %lld"),
                           (long long)rows, (long long)t->max_batch);
   int rc = gpu_train_check_config(cfg, err);
   if (rc) return rc;
-  bool labelled = cfg->loss.kind == LOOM_LOSS_CROSS_ENTROPY;
-  if (labelled ? !labels : !targets)
-    return loom_error_set(err, LOOM_ERR_INVALID, labelled ? _("loss: cross_entropy needs class labels")
-                                                          : _("loss: %s needs float targets"),
-                          loom_loss_name(cfg->loss.kind));
-  if (labelled)
+  bool labelled = loom_loss_uses_labels(cfg->loss.kind), heads = cfg->loss.kind != LOOM_LOSS_CROSS_ENTROPY;
+  if (labelled && !labels)
+    return loom_error_set(err, LOOM_ERR_INVALID, _("%s: missing labels"), loom_loss_name(cfg->loss.kind));
+  if (!labelled && !targets)
+    return loom_error_set(err, LOOM_ERR_INVALID, _("loss: %s needs float targets"), loom_loss_name(cfg->loss.kind));
+  if (labelled && heads && (rc = gpu_train_head_labels(t, &cfg->loss, labels, head_mask, rows, err))) return rc;
+  if (labelled && !heads)
     for (int64_t i = 0; i < rows; i++)
       if (labels[i] < 0 || labels[i] >= t->width)
         return loom_error_set(err, LOOM_ERR_RANGE, _("sample %lld: label %d outside [0, %lld)"), (long long)i,
@@ -569,16 +523,20 @@ int gpu_train_step(gpu_train *t, const loom_train_config *cfg, const float *x, i
   /* the CPU trainer's context: its seed, and the steps done before this one */
   loom_gpu_net_set_noise(t->gn, cfg->seed, (uint64_t)t->steps);
   gpu_softmax_fill_noise(t->gn, rows);
-  if (labelled) memcpy(t->targets.map, labels, (size_t)rows * sizeof(int32_t));
-  else memcpy(t->targets.map, targets, (size_t)(rows * t->width) * sizeof(float));
+  if (labelled && !heads) memcpy(t->targets.map, labels, (size_t)rows * sizeof(int32_t));
+  else if (!labelled) memcpy(t->targets.map, targets, (size_t)(rows * t->width) * sizeof(float));
   bool checked = t->gn->n_checks > 0;
   /* What the CPU checks during its forward decides whether the step goes on */
   if (checked && (rc = gpu_net_forward_checked(t->gn, &t->forward, rows, err))) return rc;
   rc = record_step(t, cfg, lr, !checked, err);
   if (!rc) rc = gpu_rec_submit(&t->rec, err);
-  if (!rc && cfg->optim.kind == LOOM_OPTIM_SGD && (float)cfg->optim.momentum != 0.0f)
-    for (int i = 0; i < t->n_tensors; i++) t->tensors[i].has_momentum = true;
-  return rc;
+  if (rc) return rc;
+  t->steps++;
+  for (int i = 0; i < t->n_tensors; i++) {
+    t->tensors[i].steps++;
+    if (cfg->optim.kind == LOOM_OPTIM_SGD && (float)cfg->optim.momentum != 0.0f) t->tensors[i].has_momentum = true;
+  }
+  return LOOM_OK;
 }
 
 const float *gpu_train_output(const gpu_train *t) { return t->gn->readback.map; }
@@ -595,7 +553,7 @@ const float *gpu_train_node_grad(const gpu_train *t, int node) {
 }
 
 const float *gpu_train_tensor_grad(const gpu_train *t, int node, int index) {
-  gt_tensor *tt = tensor_of(t, node, index);
+  gt_tensor *tt = gpu_train_tensor_of(t, node, index);
   return tt ? tt->rb_grad.map : NULL;
 }
 

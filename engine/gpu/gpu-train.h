@@ -15,14 +15,15 @@
 
 #include "loom/gpu.h"
 #include "loom/train.h"
+#include "train/optim-internal.h"
 
 typedef struct gpu_train gpu_train;
 
 /* Prepares `net` (inferred) for steps of at most max_batch samples under
  * cfg: every slot must run on the device (an error names the slot and layer
- * type), the method must be backprop, the loss mse, cross_entropy or
- * bce_logits (an error names the field). The device's copies start from
- * the host's masters. */
+ * type), the method must be backprop (an error names the field); every
+ * loss runs. The device's copies start from the host's masters and its
+ * optimizer state from zero (gpu_train_state_set puts another there). */
 gpu_train *gpu_train_new(loom_gpu *gpu, loom_net *net, int64_t max_batch, const loom_train_config *cfg,
                          loom_error *err);
 void gpu_train_free(gpu_train *t);
@@ -31,9 +32,11 @@ void gpu_train_free(gpu_train *t);
 int gpu_train_check_config(const loom_train_config *cfg, loom_error *err);
 
 /* One step on `rows` samples: x is rows × input numel; labels (int32, one a
- * sample) for cross_entropy, else float targets rows × output width. */
+ * sample, or one a head with a multi-head loss, head_mask (may be NULL)
+ * marking the active heads) for the class losses, else float targets
+ * rows × output width. */
 int gpu_train_step(gpu_train *t, const loom_train_config *cfg, const float *x, int64_t rows, const int32_t *labels,
-                   const float *targets, double lr, loom_error *err);
+                   const uint8_t *head_mask, const float *targets, double lr, loom_error *err);
 
 /* The last step's values, rows × per-sample size each, readable until the
  * next step: the network output, a node's output and the gradient at a
@@ -55,3 +58,19 @@ int gpu_train_download(gpu_train *t, loom_error *err);
 /* Copies the host's stores to the device: every master, and the packed
  * copies the forward decodes (after the host re-morphed them). */
 int gpu_train_upload(gpu_train *t, bool packed_only, loom_error *err);
+
+/* The optimizer state on the device (gpu-train-state.c), tensor by tensor
+ * in the CPU optimizer's layout (train/optim-internal.h): buffer 0 is s1
+ * (SGD and RMSprop momentum, Adam's exp_avg), 1 s2, 2 s3. A tensor of a
+ * disabled slot is not on the device: both return false for it.
+ *
+ * Export: makes *st, the host optimizer's state of tensor `index` of plan
+ * node `node`, show the device's: its step count and momentum flag, and
+ * for each buffer st has that the device keeps, a pointer to the device's
+ * mapped values (valid until the next step). */
+bool gpu_train_state_view(const gpu_train *t, int node, int index, optim_tensor_state *st);
+/* Import: the device's state of that tensor from *st (a buffer the device
+ * keeps and st lacks starts at zero, as a new buffer does on the CPU). */
+bool gpu_train_state_set(gpu_train *t, int node, int index, const optim_tensor_state *st);
+/* The trainer's steps done before the next step (its Gumbel noise's step). */
+void gpu_train_set_steps(gpu_train *t, int64_t steps);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/i18n.h"
+#include "train/loss-internal.h"
 
 static int check_sizes(const char *what, int64_t batch, int64_t width, const void *y, loom_error *err) {
   if (batch < 1 || width < 1)
@@ -182,6 +183,25 @@ LOOM_API int loom_loss_multi_head_nll(const float *probs, const int32_t *labels,
                                       loom_error *err) {
   return multi_head("multi_head_nll", nll_row, probs, labels, mask, batch, heads, classes, label_smoothing, loss, dy,
                     err);
+}
+
+int loss_check_head_labels(const loom_loss_spec *spec, const int32_t *labels, const uint8_t *mask, int64_t batch,
+                           int64_t width, int64_t *active, loom_error *err) {
+  const char *what = loom_loss_name(spec->kind);
+  int64_t heads = spec->heads;
+  if (heads < 1 || width % heads != 0)
+    /* TRANSLATORS: the first %s is the loss name, multi_head_ce or multi_head_nll. */
+    return loom_error_set(err, LOOM_ERR_SHAPE, _("%s: %lld outputs per sample do not split into %lld heads"), what,
+                          (long long)width, (long long)heads);
+  if (!labels) return loom_error_set(err, LOOM_ERR_INVALID, _("%s: missing labels"), what);
+  *active = 0;
+  for (int64_t i = 0; i < batch * heads; i++) {
+    if (mask && !mask[i]) continue;
+    int rc = check_label(what, labels[i], width / heads, i / heads, i % heads, err);
+    if (rc) return rc;
+    (*active)++;
+  }
+  return LOOM_OK;
 }
 
 /* ---- by kind ------------------------------------------------------------- */

@@ -418,10 +418,6 @@ static int parse_all(const loom_trainer *tr, const uint8_t *p, size_t len, stage
 
 LOOM_API int loom_trainer_import_state(loom_trainer *tr, const void *bytes, size_t len, loom_error *err) {
   if (!tr || (!bytes && len)) return loom_error_set(err, LOOM_ERR_INVALID, _("no trainer or training state given"));
-  if (loom_trainer_on_device(tr))
-    return loom_error_set(err, LOOM_ERR_UNSUPPORTED,
-                          _("a training state is not imported into a run on a Vulkan device yet: the optimizer "
-                            "state lives on the device"));
   staged st = {0};
   int rc = parse_all(tr, bytes, len, &st, err);
   loom_optim *opt = NULL;
@@ -456,6 +452,8 @@ LOOM_API int loom_trainer_import_state(loom_trainer *tr, const void *bytes, size
     }
     loom_optim_free(tr->opt);
     tr->opt = opt;
+    /* a run on a device continues from the imported state there */
+    trainer_device_state_from_host(tr, tr->dev);
   }
   if (st.has_tween) {
     tween_view v;

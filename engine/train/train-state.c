@@ -113,10 +113,6 @@ LOOM_API int loom_trainer_export_state(const loom_trainer *tr, void **bytes, siz
   if (!tr || !bytes || !len) return loom_error_set(err, LOOM_ERR_INVALID, _("no trainer or output given"));
   *bytes = NULL;
   *len = 0;
-  if (loom_trainer_on_device(tr))
-    return loom_error_set(err, LOOM_ERR_UNSUPPORTED,
-                          _("the training state of a run on a Vulkan device is not exported yet: its optimizer state "
-                            "lives on the device"));
   wbuf w = {0};
   uint8_t header[STATE_HEADER] = {0};
   w_bytes(&w, header, sizeof header);
@@ -162,6 +158,9 @@ LOOM_API int loom_trainer_export_state(const loom_trainer *tr, void **bytes, siz
     for (int t = 0; t < tr->n_tensors; t++) {
       optim_tensor_state st;
       optim_tensor_get(tr->opt, t, &st);
+      /* On a device the optimizer's state is the device's, read in the
+       * host's layout (the host's copy is not kept up to date). */
+      if (tr->dev) gpu_train_state_view(tr->dev, tr->tensors[t].node, tr->tensors[t].index, &st);
       w_i64(&w, st.size);
       w_i64(&w, st.steps);
       w_i64(&w, st.has_momentum);

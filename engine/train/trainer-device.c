@@ -14,21 +14,50 @@
 #include <string.h>
 
 #include "core/i18n.h"
+#include "train/optim-internal.h"
 #include "train/trainer-internal.h"
 
+/* The device's optimizer state into the host's optimizer (tr->opt), tensor
+ * by tensor: the host then holds what the device does. */
+void trainer_device_state_to_host(loom_trainer *tr) {
+  if (!tr->dev || !tr->opt) return;
+  for (int t = 0; t < tr->n_tensors; t++) {
+    optim_tensor_state host, dev;
+    optim_tensor_get(tr->opt, t, &host);
+    dev = host;
+    if (!gpu_train_state_view(tr->dev, tr->tensors[t].node, tr->tensors[t].index, &dev)) continue;
+    optim_tensor_set_counts(tr->opt, t, dev.steps, dev.has_momentum);
+    for (int b = 0; b < OPTIM_N_BUFFERS; b++)
+      if (host.buf[b] && dev.buf[b] != host.buf[b]) memcpy(host.buf[b], dev.buf[b], (size_t)host.size * sizeof(float));
+  }
+}
+
+/* The host's optimizer state onto the device `dev` (a checkpoint imported,
+ * or a CPU run moving to the device). */
+void trainer_device_state_from_host(loom_trainer *tr, gpu_train *dev) {
+  if (!dev || !tr->opt) return;
+  for (int t = 0; t < tr->n_tensors; t++) {
+    optim_tensor_state host;
+    optim_tensor_get(tr->opt, t, &host);
+    gpu_train_state_set(dev, tr->tensors[t].node, tr->tensors[t].index, &host);
+  }
+}
+
+/* The optimizer's state moves with the trainer: from the device it leaves
+ * into the host's optimizer, from there onto the device it joins (both hold
+ * every tensor's state in the CPU's layout, docs/gpu.md "The training state
+ * on the device"). A device that refuses the network or the configuration
+ * changes nothing. */
 LOOM_API int loom_trainer_set_device(loom_trainer *tr, loom_gpu *gpu, loom_error *err) {
   if (!tr) return loom_error_set(err, LOOM_ERR_INVALID, _("no trainer given"));
-  if (tr->steps > 0)
-    return loom_error_set(err, LOOM_ERR_INVALID,
-                          _("the device is chosen before the first step (%lld steps done): the optimizer's state "
-                            "lives where the steps ran"),
-                          (long long)tr->steps);
   gpu_train *dev = NULL;
   if (gpu) {
     int64_t batch = tr->cfg.batch_size < tr->train->n ? tr->cfg.batch_size : tr->train->n;
     dev = gpu_train_new(gpu, tr->net, batch, &tr->cfg, err);
     if (!dev) return err ? err->code : LOOM_ERR_UNSUPPORTED;
   }
+  trainer_device_state_to_host(tr);
+  trainer_device_state_from_host(tr, dev);
   gpu_train_free(tr->dev);
   tr->dev = dev;
   return LOOM_OK;
@@ -40,7 +69,10 @@ int trainer_device_step(loom_trainer *tr, const loom_batch *b, loom_error *err) 
   loom_step_stats *s = &tr->last;
   const float *targets = NULL;
   int rc = train_view_targets(&tr->view, b, &targets, err);
-  if (!rc) rc = gpu_train_step(tr->dev, &tr->cfg, b->inputs, b->size, b->labels, targets, s->lr, err);
+  /* the CPU trainer's context: the steps done before this one */
+  gpu_train_set_steps(tr->dev, tr->steps);
+  if (!rc)
+    rc = gpu_train_step(tr->dev, &tr->cfg, b->inputs, b->size, b->labels, b->head_mask, targets, s->lr, err);
   if (rc) return rc;
   tr->dev_batch = b->size;
   /* The loss and accuracy of the device's output, by the CPU's own code. */

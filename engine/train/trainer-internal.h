@@ -134,6 +134,11 @@ static inline const float *trainer_node_grad_out(const loom_trainer *tr, int k) 
 /* The step on the device: batch, loss, statistics, checks and the update,
  * leaving the host's masters updated and re-morphed (trainer-device.c). */
 int trainer_device_step(loom_trainer *tr, const loom_batch *b, loom_error *err);
+/* The optimizer's state between the host's optimizer (tr->opt) and the
+ * device: the device's into tr->opt (no device: nothing), and tr->opt's
+ * onto dev. Plain copies; they cannot fail. */
+void trainer_device_state_to_host(loom_trainer *tr);
+void trainer_device_state_from_host(loom_trainer *tr, gpu_train *dev);
 
 /* Re-reads masters and gradient pointers of every tensor (layers may
  * reallocate when the net is re-inferred). */

@@ -42,7 +42,7 @@ static void compare_grads(loom_net *net, const char *what, int64_t batch, const 
   cfg.loss.kind = LOOM_LOSS_MSE;
   gpu_train *t = gpu_train_new(gpu, dev, batch, &cfg, &err);
   if (!t) g_error("%s: %s", what, err.message);
-  if (gpu_train_step(t, &cfg, x, batch, NULL, target, 0.0, &err)) g_error("%s: %s", what, err.message);
+  if (gpu_train_step(t, &cfg, x, batch, NULL, NULL, target, 0.0, &err)) g_error("%s: %s", what, err.message);
 
   /* the forward: as compare_forward in test-gpu-net.c */
   double scale = 1e-30, *tol = g_new(double, no);
@@ -217,12 +217,12 @@ static void test_embedding(void) {
     float target[5 * 24];
     gpu_test_fill(target, no, -1, 1, 5);
     x[13] = 9.0f;
-    g_assert_cmpint(gpu_train_step(t, &cfg, x, batch, NULL, target, 0.1, &err), ==, LOOM_ERR_RANGE);
+    g_assert_cmpint(gpu_train_step(t, &cfg, x, batch, NULL, NULL, target, 0.1, &err), ==, LOOM_ERR_RANGE);
     if (!strstr(err.message, at)) g_error("expected “%s” in: %s", at, err.message);
     x[13] = 4.0f;
     for (int r = 0; r < 2; r++)
-      if (gpu_train_step(t, &cfg, x, batch, NULL, target, 0.1, &err) ||
-          gpu_train_step(t_alone, &cfg, x, batch, NULL, target, 0.1, &err))
+      if (gpu_train_step(t, &cfg, x, batch, NULL, NULL, target, 0.1, &err) ||
+          gpu_train_step(t_alone, &cfg, x, batch, NULL, NULL, target, 0.1, &err))
         g_error("%s", err.message);
     g_assert_cmpint(gpu_train_download(t, &err), ==, 0);
     g_assert_cmpint(gpu_train_download(t_alone, &err), ==, 0);

@@ -372,23 +372,8 @@ static void test_refusals(void) {
   loom_train_config c = cfg;
   c.method = LOOM_TRAIN_TWEEN;
   expect_refusal(net, ds, &c, "method:");
-  c = cfg;
-  c.loss.kind = LOOM_LOSS_MULTI_HEAD_CE;
-  expect_refusal(net, ds, &c, "loss: the Vulkan backend does not compute the multi_head_ce loss");
-  /* Training state stays where the optimizer state is. */
-  loom_trainer *tr = loom_trainer_new(net, ds, NULL, &cfg, NULL, &err);
-  g_assert_nonnull(tr);
-  g_assert_cmpint(loom_trainer_set_device(tr, gpu, &err), ==, 0);
-  void *bytes = NULL;
-  size_t len = 0;
-  g_assert_cmpint(loom_trainer_export_state(tr, &bytes, &len, &err), ==, LOOM_ERR_UNSUPPORTED);
-  loom_trainer_free(tr);
-  /* The device is chosen before the first step. */
-  tr = loom_trainer_new(net, ds, NULL, &cfg, NULL, &err);
-  g_assert_nonnull(tr);
-  g_assert_cmpint(loom_trainer_step(tr, NULL, &err), ==, 0);
-  g_assert_cmpint(loom_trainer_set_device(tr, gpu, &err), ==, LOOM_ERR_INVALID);
-  loom_trainer_free(tr);
+  /* Multi-head losses, training-state checkpoints and a device chosen
+   * after steps are no longer refused: test-gpu-train-state.c. */
   loom_dataset_free(ds);
   loom_net_free(net);
 

@@ -443,7 +443,8 @@ static void test_import_weights(void) {
 static gboolean state_settled(gpointer data) { return !loom_training_session_get_busy(session()); }
 
 /* Training on a Vulkan device (lavapipe here): the device list offers it,
- * Step runs there and hands the weights back as ever; a network the device
+ * Step runs there and hands the weights back as ever, with the training
+ * state (the device's optimizer state) for the document; a network the device
  * cannot run is refused with its slot named, and the CPU takes it again. */
 static void test_device(void) {
   loom_gpu_device_info *devices = NULL;
@@ -469,6 +470,8 @@ static void test_device(void) {
   gui_test_wait(doc_steps_are, GSIZE_TO_POINTER(steps + 1), TIMEOUT_MS, "a step on the device");
   g_autofree char *after = net_json(loom_document_get_net(doc()));
   g_assert_cmpstr(before, !=, after);
+  /* the optimizer's state came back with the weights, read from the device */
+  g_assert_nonnull(loom_document_get_training(doc())->state);
 
   /* The multi-modal example's lstm does not run there: refused, naming the
    * slot. */

@@ -299,14 +299,14 @@ LOOM_API int loom_trainer_import_state(loom_trainer *tr, const void *bytes, size
 
 /*
  * Runs the steps on a Vulkan device (docs/gpu.md "Training on the device"),
- * or back on the CPU with gpu NULL; only before the first step. The device
- * runs forward, loss gradient, backward and update as one submission; after
- * each step the host's masters hold the updated weights, so statistics,
- * checkpoints and evaluation (on the CPU) work as ever. Refused, with the
- * slot or the configuration field named: a slot the device cannot run, a
- * method other than backprop, multi-head cross-entropy.
- * Training-state export and import are refused while on a device (the
- * optimizer state lives there).
+ * or back on the CPU with gpu NULL, between any two steps: the optimizer's
+ * state moves with the trainer. The device runs forward, loss gradient,
+ * backward and update as one submission; after each step the host's masters
+ * hold the updated weights, so statistics, checkpoints and evaluation (on
+ * the CPU) work as ever, and loom_trainer_export_state / import_state read
+ * and write the device's optimizer state in the same blob. Refused, with
+ * the slot or the configuration field named, changing nothing: a slot the
+ * device cannot run, a method other than backprop.
  */
 LOOM_API int loom_trainer_set_device(loom_trainer *tr, loom_gpu *gpu, loom_error *err);
 LOOM_API bool loom_trainer_on_device(const loom_trainer *tr);
