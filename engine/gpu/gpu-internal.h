@@ -15,7 +15,7 @@
 /* One entry per compute pipeline; gpu-shaders.c holds the table. */
 typedef enum {
   GPU_K_GEMM_F32,
-  GPU_K_GEMM_PACKED, /* B at any dtype of ≤ 16 bits, decoded (shaders/decode.glsl) */
+  GPU_K_GEMM_PACKED, /* B at any dtype but float32, decoded (shaders/decode.glsl) */
   GPU_K_GEMV_F32, /* the same products, one invocation per output (few rows) */
   GPU_K_GEMV_PACKED,
   GPU_K_ROWDOT_F32, /* few rows, B transposed: a workgroup per output column */
@@ -134,10 +134,8 @@ typedef struct {
   bool per_tensor;
 } gpu_weights;
 
-/* Whether weights of dtype d can be decoded on the device: float32 and every
- * dtype of at most 16 bits. */
-bool gpu_dtype_supported(loom_dtype d);
-/* decode.glsl's kind of a packed dtype. */
+/* decode.glsl's kind of a packed dtype (every dtype but float32, which the
+ * kernels read as floats). */
 uint32_t gpu_decode_kind(loom_dtype d);
 /* Morphs w and copies its packed bytes and scales; allocates on first use
  * (out zeroed) and reuses the buffers while the dtype and shape stay. */

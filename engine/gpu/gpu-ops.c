@@ -13,15 +13,9 @@
 #define GPU_MAX_INDEX ((int64_t)UINT32_MAX)
 #define GPU_GEMV_MAX_ROWS 8
 
-bool gpu_dtype_supported(loom_dtype d) {
-  const loom_dtype_traits *t = loom_dtype_traits_get(d);
-  /* Wider codes (32/64-bit integers, float64) would need a second rounding
-   * or doubles in the shader: not decoded yet. */
-  return t && (d == LOOM_DTYPE_FLOAT32 || t->bits <= 16);
-}
-
 uint32_t gpu_decode_kind(loom_dtype d) {
   switch (d) {
+  case LOOM_DTYPE_FLOAT64: return 9;
   case LOOM_DTYPE_FLOAT16: return 3;
   case LOOM_DTYPE_BFLOAT16: return 4;
   case LOOM_DTYPE_FP8_E4M3: return 5;
@@ -32,7 +26,7 @@ uint32_t gpu_decode_kind(loom_dtype d) {
   switch (loom_dtype_traits_get(d)->kind) {
   case LOOM_DTYPE_KIND_UNSIGNED: return 1;
   case LOOM_DTYPE_KIND_BINARY: return 2;
-  default: return 0; /* signed and ternary: two's complement */
+  default: return 0; /* signed and ternary: two's complement (32/64 bits: decode.glsl's decode_wide) */
   }
 }
 
@@ -40,11 +34,6 @@ static int64_t row_bytes(loom_dtype d, int64_t cols) { return (int64_t)loom_dtyp
 
 int gpu_weights_upload(loom_gpu *g, loom_weights *w, gpu_weights *out, loom_error *err) {
   loom_dtype d = loom_weights_dtype(w);
-  if (!gpu_dtype_supported(d))
-    return loom_error_set(err, LOOM_ERR_UNSUPPORTED,
-                          _("%s: the Vulkan backend does not decode %s weights yet (float32 and the dtypes of at most "
-                            "16 bits only)"),
-                          loom_weights_label(w), loom_dtype_name(d));
   int rc = loom_weights_morph(w, err);
   if (rc) return rc;
   int64_t rows = loom_weights_rows(w), cols = loom_weights_cols(w);
