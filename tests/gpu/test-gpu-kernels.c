@@ -1,7 +1,8 @@
 /*
  * Every Vulkan kernel against the CPU reference on odd shapes (tolerances:
- * docs/gpu.md): the dense layer's three products at float32, int8 and int4
- * (weights decoded in the shader from the packed bytes), its bias gradient
+ * docs/gpu.md): the dense layer's three products at every dtype (weights
+ * decoded in the shader from the packed bytes; the decode itself bit for
+ * bit: test-gpu-decode.c), its bias gradient
  * (bit-identical: same order), the activations forward and backward, the
  * softmax forward and backward, and the SGD and Adam updates; and determinism: the same recording
  * run twice gives the same bits.
@@ -447,7 +448,7 @@ int main(int argc, char **argv) {
                                     LOOM_DTYPE_FP4,     LOOM_DTYPE_INT16,    LOOM_DTYPE_INT2,     LOOM_DTYPE_UINT8,
                                     LOOM_DTYPE_UINT4,   LOOM_DTYPE_UINT2,    LOOM_DTYPE_TERNARY,  LOOM_DTYPE_BINARY,
                                     LOOM_DTYPE_FLOAT64, LOOM_DTYPE_INT32,    LOOM_DTYPE_INT64,    LOOM_DTYPE_UINT32,
-                                    LOOM_DTYPE_UINT64};
+                                    LOOM_DTYPE_UINT64,  LOOM_DTYPE_UINT16};
   for (size_t i = 0; i < G_N_ELEMENTS(more); i++) {
     char *path = g_strdup_printf("/gpu/dense/%s", loom_dtype_name(more[i]));
     g_test_add_data_func(path, GINT_TO_POINTER(more[i]), test_dense);
