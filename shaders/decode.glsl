@@ -17,6 +17,13 @@
 // with integer arithmetic only (no doubles, no 64-bit integers in the
 // shader): each rounding the CPU makes is made here on the exact integer
 // significand (decode_wide), so the result is the CPU's bit for bit.
+// The kernels are compiled twice: with WIDE_CODES for the 32/64-bit codes
+// and float64 only, without it for the rest. Where both paths share one
+// kernel, a software device (lavapipe) runs the wide path masked for every
+// weight whatever the kind (its int8 products took 4× as long), and a GPU
+// pays the wide path's registers.
+
+#ifdef WIDE_CODES
 
 // ---- 96-bit unsigned integers, x the low word --------------------------------
 
@@ -134,13 +141,15 @@ float decode_wide(uint lo, uint hi, bool is_signed, bool wide64, float s) {
 }
 
 float decode_weight(uint r, uint col, uint ldb, uint kind, uint nbits, bool per_tensor) {
-  if (nbits >= 32u) { // whole words: no bit offset, no overflow of col·nbits
-    uint w = (r * ldb + col * (nbits >> 3)) >> 2;
-    uint lo = bw[w], hi = nbits == 64u ? bw[w + 1u] : 0u;
-    if (kind == 9u) return decode_float64(lo, hi);
-    if (nbits == 32u && kind == 0u) hi = int(lo) < 0 ? 0xFFFFFFFFu : 0u;
-    return decode_wide(lo, hi, kind == 0u, nbits == 64u, scale[per_tensor ? 0u : r]);
-  }
+  // Whole words: no bit offset, and no overflow of col·nbits.
+  uint w = (r * ldb + col * (nbits >> 3)) >> 2;
+  uint lo = bw[w], hi = nbits == 64u ? bw[w + 1u] : 0u;
+  if (kind == 9u) return decode_float64(lo, hi);
+  if (nbits == 32u && kind == 0u) hi = int(lo) < 0 ? 0xFFFFFFFFu : 0u;
+  return decode_wide(lo, hi, kind == 0u, nbits == 64u, scale[per_tensor ? 0u : r]);
+}
+#else
+float decode_weight(uint r, uint col, uint ldb, uint kind, uint nbits, bool per_tensor) {
   // col·nbits in two parts: a whole row of 2^28 16-bit codes would overflow it.
   uint bit = (col & 7u) * nbits;
   uint byte_index = r * ldb + (col >> 3) * nbits + (bit >> 3);
@@ -164,3 +173,4 @@ float decode_weight(uint r, uint col, uint ldb, uint kind, uint nbits, bool per_
   uint e = (code >> 1) & 3u, m = code & 1u;
   return sign * (e == 0u ? 0.5 * float(m) : ldexp(float(2u + m), int(e) - 2));
 }
+#endif

@@ -37,6 +37,13 @@ typedef enum {
   GPU_K_GUMBEL,
   GPU_K_HSOFTMAX,
   GPU_K_MIX,       /* parallel's grid_scatter, filter and route (shaders/mix.comp) */
+  /* The packed-weight kernels again for float64 and the 32/64-bit integer
+   * codes (decode.glsl's WIDE_CODES), the rest kept free of their decode. */
+  GPU_K_GEMM_WIDE,
+  GPU_K_GEMV_WIDE,
+  GPU_K_ROWDOT_WIDE,
+  GPU_K_EMBED_WIDE,
+  GPU_K_CONV_WIDE,
   GPU_K_COUNT
 } gpu_kernel;
 
@@ -137,6 +144,8 @@ typedef struct {
 /* decode.glsl's kind of a packed dtype (every dtype but float32, which the
  * kernels read as floats). */
 uint32_t gpu_decode_kind(loom_dtype d);
+/* Whether d's codes take the WIDE_CODES kernels: float64 and the 32/64-bit integers. */
+bool gpu_wide_codes(loom_dtype d);
 /* Morphs w and copies its packed bytes and scales; allocates on first use
  * (out zeroed) and reuses the buffers while the dtype and shape stay. */
 int gpu_weights_upload(loom_gpu *g, loom_weights *w, gpu_weights *out, loom_error *err);
