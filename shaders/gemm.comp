@@ -1,8 +1,8 @@
 #version 450
 // C (M×N) = op(A)·op(B) [+ C] [+ bias per column]: every matrix product of
 // the dense layer (forward x·Wᵀ, input gradient dy·W, weight gradient dyᵀ·x).
-// A is float32; B is float32 (BDTYPE 0) or packed (BDTYPE 1) at any dtype of
-// at most 16 bits, its kind and bits push constants, decoded here from
+// A is float32; B is float32 (BDTYPE 0) or packed (BDTYPE 1) at any other
+// dtype, its kind and bits push constants, decoded here from
 // exactly the CPU's packed layout (decode.glsl) with a scale per stored row
 // (or one per tensor) for the scaled kinds.
 // Each output sums its K products in ascending k, so a result depends only on

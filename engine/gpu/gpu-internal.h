@@ -15,7 +15,7 @@
 /* One entry per compute pipeline; gpu-shaders.c holds the table. */
 typedef enum {
   GPU_K_GEMM_F32,
-  GPU_K_GEMM_PACKED, /* B at any dtype of ≤ 16 bits, decoded (shaders/decode.glsl) */
+  GPU_K_GEMM_PACKED, /* B at any dtype but float32, decoded (shaders/decode.glsl) */
   GPU_K_GEMV_F32, /* the same products, one invocation per output (few rows) */
   GPU_K_GEMV_PACKED,
   GPU_K_ROWDOT_F32, /* few rows, B transposed: a workgroup per output column */
@@ -37,6 +37,13 @@ typedef enum {
   GPU_K_GUMBEL,
   GPU_K_HSOFTMAX,
   GPU_K_MIX,       /* parallel's grid_scatter, filter and route (shaders/mix.comp) */
+  /* The packed-weight kernels again for float64 and the 32/64-bit integer
+   * codes (decode.glsl's WIDE_CODES), the rest kept free of their decode. */
+  GPU_K_GEMM_WIDE,
+  GPU_K_GEMV_WIDE,
+  GPU_K_ROWDOT_WIDE,
+  GPU_K_EMBED_WIDE,
+  GPU_K_CONV_WIDE,
   GPU_K_COUNT
 } gpu_kernel;
 
@@ -134,11 +141,11 @@ typedef struct {
   bool per_tensor;
 } gpu_weights;
 
-/* Whether weights of dtype d can be decoded on the device: float32 and every
- * dtype of at most 16 bits. */
-bool gpu_dtype_supported(loom_dtype d);
-/* decode.glsl's kind of a packed dtype. */
+/* decode.glsl's kind of a packed dtype (every dtype but float32, which the
+ * kernels read as floats). */
 uint32_t gpu_decode_kind(loom_dtype d);
+/* Whether d's codes take the WIDE_CODES kernels: float64 and the 32/64-bit integers. */
+bool gpu_wide_codes(loom_dtype d);
 /* Morphs w and copies its packed bytes and scales; allocates on first use
  * (out zeroed) and reuses the buffers while the dtype and shape stay. */
 int gpu_weights_upload(loom_gpu *g, loom_weights *w, gpu_weights *out, loom_error *err);

@@ -13,15 +13,9 @@
 #define GPU_MAX_INDEX ((int64_t)UINT32_MAX)
 #define GPU_GEMV_MAX_ROWS 8
 
-bool gpu_dtype_supported(loom_dtype d) {
-  const loom_dtype_traits *t = loom_dtype_traits_get(d);
-  /* Wider codes (32/64-bit integers, float64) would need a second rounding
-   * or doubles in the shader: not decoded yet. */
-  return t && (d == LOOM_DTYPE_FLOAT32 || t->bits <= 16);
-}
-
 uint32_t gpu_decode_kind(loom_dtype d) {
   switch (d) {
+  case LOOM_DTYPE_FLOAT64: return 9;
   case LOOM_DTYPE_FLOAT16: return 3;
   case LOOM_DTYPE_BFLOAT16: return 4;
   case LOOM_DTYPE_FP8_E4M3: return 5;
@@ -32,19 +26,16 @@ uint32_t gpu_decode_kind(loom_dtype d) {
   switch (loom_dtype_traits_get(d)->kind) {
   case LOOM_DTYPE_KIND_UNSIGNED: return 1;
   case LOOM_DTYPE_KIND_BINARY: return 2;
-  default: return 0; /* signed and ternary: two's complement */
+  default: return 0; /* signed and ternary: two's complement (32/64 bits: decode.glsl's decode_wide) */
   }
 }
+
+bool gpu_wide_codes(loom_dtype d) { return d != LOOM_DTYPE_FLOAT32 && loom_dtype_traits_get(d)->bits >= 32; }
 
 static int64_t row_bytes(loom_dtype d, int64_t cols) { return (int64_t)loom_dtype_row_bytes(d, cols); }
 
 int gpu_weights_upload(loom_gpu *g, loom_weights *w, gpu_weights *out, loom_error *err) {
   loom_dtype d = loom_weights_dtype(w);
-  if (!gpu_dtype_supported(d))
-    return loom_error_set(err, LOOM_ERR_UNSUPPORTED,
-                          _("%s: the Vulkan backend does not decode %s weights yet (float32 and the dtypes of at most "
-                            "16 bits only)"),
-                          loom_weights_label(w), loom_dtype_name(d));
   int rc = loom_weights_morph(w, err);
   if (rc) return rc;
   int64_t rows = loom_weights_rows(w), cols = loom_weights_cols(w);
@@ -119,10 +110,11 @@ int gpu_op_gemm(gpu_rec *rec, const gpu_gemm *op, loom_error *err) {
   bool rowdot = rec->g->rowdot && small && op->tb && !op->ta;
   int64_t tiles = ((op->m + 127) / 128) * ((op->n + 127) / 128);
   bool tile = !small && !packed && tiles >= rec->g->tile_min_tiles && tile_aligned(op);
-  gpu_kernel k = rowdot  ? (packed ? GPU_K_ROWDOT_PACKED : GPU_K_ROWDOT_F32)
-               : small   ? (packed ? GPU_K_GEMV_PACKED : GPU_K_GEMV_F32)
+  bool wide = gpu_wide_codes(op->b->dtype);
+  gpu_kernel k = rowdot  ? (wide ? GPU_K_ROWDOT_WIDE : packed ? GPU_K_ROWDOT_PACKED : GPU_K_ROWDOT_F32)
+               : small   ? (wide ? GPU_K_GEMV_WIDE : packed ? GPU_K_GEMV_PACKED : GPU_K_GEMV_F32)
                : tile    ? GPU_K_GEMM_TILE
-                         : (packed ? GPU_K_GEMM_PACKED : GPU_K_GEMM_F32);
+                         : (wide ? GPU_K_GEMM_WIDE : packed ? GPU_K_GEMM_PACKED : GPU_K_GEMM_F32);
   struct {
     uint32_t m, n, k, lda, ldb, ldc, ta, tb, accumulate, has_bias, per_tensor, kind, nbits, act, tanh_gelu;
     float ap0, ap1;
@@ -324,7 +316,8 @@ int gpu_op_embed(gpu_rec *rec, const gpu_weights *table, const gpu_buf *x, const
   const gpu_buf *bufs[5] = {x, &table->data, table->scales.buffer ? &table->scales : dummy, dy ? dy : dummy, out};
   uint32_t groups[3];
   gpu_groups_1d(dy ? dim : tokens * dim, 256, groups);
-  return gpu_rec_dispatch(rec, GPU_K_EMBED, bufs, &push, sizeof push, groups, err);
+  return gpu_rec_dispatch(rec, gpu_wide_codes(table->dtype) ? GPU_K_EMBED_WIDE : GPU_K_EMBED, bufs, &push, sizeof push,
+                          groups, err);
 }
 
 int gpu_op_segment(gpu_rec *rec, const gpu_segment *s, loom_error *err) {
@@ -366,7 +359,8 @@ int gpu_op_conv(gpu_rec *rec, const gpu_conv *c, gpu_conv_mode mode, int64_t bat
                             bias ? bias : dummy, dy ? dy : dummy, out};
   uint32_t groups[3];
   gpu_groups_1d(work, 256, groups);
-  return gpu_rec_dispatch(rec, GPU_K_CONV, bufs, &push, sizeof push, groups, err);
+  return gpu_rec_dispatch(rec, gpu_wide_codes(w->dtype) ? GPU_K_CONV_WIDE : GPU_K_CONV, bufs, &push, sizeof push,
+                          groups, err);
 }
 
 int gpu_op_rmsprop(gpu_rec *rec, const loom_optim_config *c, double lr, gpu_buf *param, const gpu_buf *grad,

@@ -87,6 +87,22 @@ static const uint32_t spv_mix[] =
 #include "mix.spv.inc"
   ;
 
+static const uint32_t spv_gemm_wide[] =
+#include "gemm-wide.spv.inc"
+  ;
+static const uint32_t spv_gemv_wide[] =
+#include "gemv-wide.spv.inc"
+  ;
+static const uint32_t spv_rowdot_wide[] =
+#include "rowdot-wide.spv.inc"
+  ;
+static const uint32_t spv_embed_wide[] =
+#include "embed-wide.spv.inc"
+  ;
+static const uint32_t spv_conv_wide[] =
+#include "conv-wide.spv.inc"
+  ;
+
 #define KERNEL(ident, array, bindings) [ident] = {#array, array, sizeof array, bindings}
 
 const gpu_kernel_info gpu_kernels[GPU_K_COUNT] = {
@@ -113,4 +129,9 @@ const gpu_kernel_info gpu_kernels[GPU_K_COUNT] = {
   KERNEL(GPU_K_GUMBEL, spv_gumbel, 4),
   KERNEL(GPU_K_HSOFTMAX, spv_hsoftmax, 5),
   KERNEL(GPU_K_MIX, spv_mix, 4),
+  KERNEL(GPU_K_GEMM_WIDE, spv_gemm_wide, 5),
+  KERNEL(GPU_K_GEMV_WIDE, spv_gemv_wide, 5),
+  KERNEL(GPU_K_ROWDOT_WIDE, spv_rowdot_wide, 5),
+  KERNEL(GPU_K_EMBED_WIDE, spv_embed_wide, 5),
+  KERNEL(GPU_K_CONV_WIDE, spv_conv_wide, 6),
 };

@@ -282,6 +282,22 @@ int main(int argc, char **argv) {
   printf("  per further layer      %9.1f µs  ((16 layers − 1 layer) / 15)\n", (g16 - g1) / 15 * 1e6);
   printf("  device / CPU time: %.2fx\n", g16 / c16);
 
+  /* Weights decoded in the shader (docs/gpu.md "Weights in their packed
+   * layout"): the same stack with every layer at a packed dtype. */
+  static const loom_dtype packed[] = {LOOM_DTYPE_INT8, LOOM_DTYPE_FLOAT16, LOOM_DTYPE_INT32, LOOM_DTYPE_INT64,
+                                      LOOM_DTYPE_FLOAT64};
+  printf("\n16 × dense 256→256, batch 1, weights decoded on the device (float32: %.1f µs):\n", g16 * 1e6);
+  for (size_t i = 0; i < sizeof packed / sizeof packed[0]; i++) {
+    loom_net *q = loom_net_clone(net16, &err);
+    if (!q || loom_net_set_dtype_all(q, packed[i], &err)) {
+      fprintf(stderr, "%s\n", err.message);
+      return 1;
+    }
+    double tq = time_gpu_forward(gpu, q, runs, reps);
+    printf("  %-8s %9.1f µs  (%.2fx float32)\n", loom_dtype_name(packed[i]), tq * 1e6, tq / g16);
+    loom_net_free(q);
+  }
+
   for (int cnn = 0; cnn < 2; cnn++) {
     double ts_gpu = time_train_step(gpu, cnn, threads, runs), ts_cpu = time_train_step(NULL, cnn, threads, runs);
     printf(cnn ? "\ntraining step, digits CNN example, batch 32, Adam (loom_trainer_step):\n"

@@ -1,7 +1,8 @@
 /*
  * Every Vulkan kernel against the CPU reference on odd shapes (tolerances:
- * docs/gpu.md): the dense layer's three products at float32, int8 and int4
- * (weights decoded in the shader from the packed bytes), its bias gradient
+ * docs/gpu.md): the dense layer's three products at every dtype (weights
+ * decoded in the shader from the packed bytes; the decode itself bit for
+ * bit: test-gpu-decode.c), its bias gradient
  * (bit-identical: same order), the activations forward and backward, the
  * softmax forward and backward, and the SGD and Adam updates; and determinism: the same recording
  * run twice gives the same bits.
@@ -438,55 +439,6 @@ static void test_optimizers(void) {
   check_optimizer(&c, "rmsprop centered momentum l2 maximize");
 }
 
-/* Every code of every packed dtype the device decodes, against the CPU's
- * loom_dtype_decode: a product with one column (K = 1) and x = 1 returns
- * each stored row's decoded value exactly, NaN and infinities included
- * (−0 comes back as +0: the sum starts from +0, on the CPU too). */
-static void test_decode_exhaustive(void) {
-  loom_error err = {0};
-  int checked = 0;
-  for (int d = 0; loom_dtype_name((loom_dtype)d); d++) {
-    const loom_dtype_traits *t = loom_dtype_traits_get((loom_dtype)d);
-    if (d == LOOM_DTYPE_FLOAT32 || !gpu_dtype_supported((loom_dtype)d)) continue;
-    int64_t rows = (int64_t)1 << t->bits;
-    int64_t rb = (int64_t)loom_dtype_row_bytes((loom_dtype)d, 1);
-    gpu_weights w = {.dtype = (loom_dtype)d, .rows = rows, .cols = 1, .ld = (uint32_t)rb};
-    gpu_test_buf(gpu, &w.data, NULL, (rows * rb + 3) / 4);
-    gpu_test_buf(gpu, &w.scales, NULL, rows);
-    float *scales = w.scales.map;
-    for (int64_t r = 0; r < rows; r++) {
-      loom_dtype_code_set((loom_dtype)d, (uint8_t *)w.data.map + r * rb, 0, (uint64_t)r);
-      scales[r] = 0.375f + 0.001f * (float)(r % 97);
-    }
-    gpu_buf one, y;
-    float x = 1.0f;
-    gpu_test_buf(gpu, &one, &x, 1);
-    gpu_test_buf(gpu, &y, NULL, rows);
-    gpu_rec rec;
-    gpu_gemm op = {.a = &one, .lda = 1, .b = &w, .tb = true, .c = &y, .ldc = (uint32_t)rows, .m = 1, .n = rows, .k = 1};
-    if (gpu_rec_begin(gpu, 1, &rec, &err) || gpu_op_gemm(&rec, &op, &err) || gpu_rec_end(&rec, &err) ||
-        gpu_rec_submit(&rec, &err))
-      g_error("%s", err.message);
-    const float *got = y.map;
-    for (int64_t r = 0; r < rows; r++) {
-      float want = (float)loom_dtype_decode((loom_dtype)d, (uint64_t)r, t->scaled ? scales[r] : 1.0f) + 0.0f;
-      bool same = isnan(want) ? isnan(got[r]) : memcmp(&want, &got[r], sizeof want) == 0;
-      /* Devices may flush float32 subnormals to zero in arithmetic (NVIDIA
-       * does, lavapipe does not): bfloat16's subnormal codes, below 2⁻¹²⁶. */
-      if (!same && fpclassify(want) == FP_SUBNORMAL && got[r] == 0.0f) same = true;
-      if (!same)
-        g_error("%s code 0x%llx: %.9g on the device, %.9g on the CPU", t->name, (unsigned long long)r, got[r], want);
-    }
-    checked++;
-    gpu_rec_free(&rec);
-    gpu_buf_free(gpu, &one);
-    gpu_buf_free(gpu, &y);
-    gpu_weights_free(gpu, &w);
-  }
-  /* float16, bfloat16, fp8 ×2, fp4, int16/8/4/2, uint16/8/4/2, ternary, binary */
-  g_assert_cmpint(checked, ==, 15);
-}
-
 int main(int argc, char **argv) {
   gpu = gpu_test_init(&argc, &argv);
   g_test_add_data_func("/gpu/dense/float32", GINT_TO_POINTER(LOOM_DTYPE_FLOAT32), test_dense);
@@ -494,13 +446,14 @@ int main(int argc, char **argv) {
   g_test_add_data_func("/gpu/dense/int4", GINT_TO_POINTER(LOOM_DTYPE_INT4), test_dense);
   static const loom_dtype more[] = {LOOM_DTYPE_FLOAT16, LOOM_DTYPE_BFLOAT16, LOOM_DTYPE_FP8_E4M3, LOOM_DTYPE_FP8_E5M2,
                                     LOOM_DTYPE_FP4,     LOOM_DTYPE_INT16,    LOOM_DTYPE_INT2,     LOOM_DTYPE_UINT8,
-                                    LOOM_DTYPE_UINT4,   LOOM_DTYPE_UINT2,    LOOM_DTYPE_TERNARY,  LOOM_DTYPE_BINARY};
+                                    LOOM_DTYPE_UINT4,   LOOM_DTYPE_UINT2,    LOOM_DTYPE_TERNARY,  LOOM_DTYPE_BINARY,
+                                    LOOM_DTYPE_FLOAT64, LOOM_DTYPE_INT32,    LOOM_DTYPE_INT64,    LOOM_DTYPE_UINT32,
+                                    LOOM_DTYPE_UINT64,  LOOM_DTYPE_UINT16};
   for (size_t i = 0; i < G_N_ELEMENTS(more); i++) {
     char *path = g_strdup_printf("/gpu/dense/%s", loom_dtype_name(more[i]));
     g_test_add_data_func(path, GINT_TO_POINTER(more[i]), test_dense);
     g_free(path);
   }
-  g_test_add_func("/gpu/decode/every-code", test_decode_exhaustive);
   g_test_add_func("/gpu/dense/int4-per-tensor", test_dense_per_tensor);
   g_test_add_func("/gpu/dense/float32-tiles", test_dense_tiles);
   g_test_add_func("/gpu/activations", test_activations);

@@ -150,12 +150,13 @@ static void test_parallel(void) {
   loom_net_free(net);
 }
 
-/* Token inputs: the table at float32, int8 and fp8; an index out of range
+/* Token inputs: the table at float32, int8, fp8, float64, int64 and uint32; an index out of range
  * or not an integer is refused before the submission with the CPU's error,
  * naming the slot, sample and position (embeddings whose indices a layer
  * computed: test-gpu-parallel.c). */
 static void test_embedding(void) {
-  static const loom_dtype tables[] = {LOOM_DTYPE_FLOAT32, LOOM_DTYPE_INT8, LOOM_DTYPE_FP8_E4M3};
+  static const loom_dtype tables[] = {LOOM_DTYPE_FLOAT32, LOOM_DTYPE_INT8, LOOM_DTYPE_FP8_E4M3, LOOM_DTYPE_FLOAT64,
+                                      LOOM_DTYPE_INT64,   LOOM_DTYPE_UINT32};
   for (size_t i = 0; i < G_N_ELEMENTS(tables); i++) {
     loom_net *net = gpu_test_embed_net(tables[i]);
     loom_error err = {0};
@@ -187,10 +188,11 @@ static void test_embedding(void) {
 }
 
 /* conv1d, conv2d (grouped, strided, padded, dilated) and conv3d, at float32,
- * int8 and fp8 weights, and the transposed ones (conv_transpose2d also with
- * output_padding). */
+ * int8, fp8, int32 and uint64 weights, and the transposed ones
+ * (conv_transpose2d also with output_padding). */
 static void test_convolutions(void) {
-  static const loom_dtype dtypes[] = {LOOM_DTYPE_FLOAT32, LOOM_DTYPE_INT8, LOOM_DTYPE_FP8_E5M2};
+  static const loom_dtype dtypes[] = {LOOM_DTYPE_FLOAT32, LOOM_DTYPE_INT8, LOOM_DTYPE_FP8_E5M2, LOOM_DTYPE_INT32,
+                                      LOOM_DTYPE_UINT64};
   for (size_t i = 0; i < G_N_ELEMENTS(dtypes); i++) {
     loom_net *net = gpu_test_conv_net(dtypes[i]);
     char what[64];
@@ -218,6 +220,30 @@ static void test_convolutions(void) {
   net = gpu_test_conv_t3d_net();
   compare_forward(net, "conv_transpose3d", 2);
   loom_net_free(net);
+}
+
+/* float64 and the 32/64-bit integers (decode.glsl's wide decode) in whole
+ * networks: spiral and hop (links) with every layer at that dtype, per-row
+ * and per-tensor scales. */
+static void test_wide_dtypes(void) {
+  static const loom_dtype wide[] = {LOOM_DTYPE_FLOAT64, LOOM_DTYPE_INT32, LOOM_DTYPE_INT64, LOOM_DTYPE_UINT32,
+                                    LOOM_DTYPE_UINT64};
+  for (size_t i = 0; i < G_N_ELEMENTS(wide); i++)
+    for (int e = 0; e < 2; e++) {
+      loom_error err = {0};
+      loom_net *net = NULL;
+      if (loom_example_build(e ? "hop" : "spiral", &net, &err) || loom_net_set_dtype_all(net, wide[i], &err))
+        g_error("%s", err.message);
+      /* hop's first layer with one scale for the whole tensor */
+      loom_weights *first = loom_layer_weights(loom_net_layer_at(net, loom_net_layer_coord(net, 0)), 0);
+      if (e && wide[i] != LOOM_DTYPE_FLOAT64 && loom_weights_set_scale_mode(first, LOOM_SCALE_PER_TENSOR, &err))
+        g_error("%s", err.message);
+      char what[64];
+      snprintf(what, sizeof what, "%s at %s", e ? "hop" : "spiral", loom_dtype_name(wide[i]));
+      compare_forward(net, what, 7);
+      compare_forward(net, what, 1);
+      loom_net_free(net);
+    }
 }
 
 /* sparsemax, entmax15, gumbel_softmax (soft and hard, in a sequential) and
@@ -322,6 +348,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/gpu/net/parallel", test_parallel);
   g_test_add_func("/gpu/net/embedding", test_embedding);
   g_test_add_func("/gpu/net/convolutions", test_convolutions);
+  g_test_add_func("/gpu/net/wide-dtypes", test_wide_dtypes);
   g_test_add_func("/gpu/net/refusals", test_refusals);
   int rc = g_test_run();
   loom_gpu_free(gpu);

@@ -5,7 +5,8 @@
  * tolerance of docs/gpu.md "Training on the device"; the examples cover the
  * three losses the device computes (cross-entropy: spiral, mse: xor,
  * bce_logits: playground), SGD with momentum, Adam, AdamW and RMSprop, a short last
- * batch of an epoch, int4 weights trained quantization-aware (playground-int4)
+ * batch of an epoch, int4 weights trained quantization-aware (playground-int4),
+ * float64 and 32/64-bit integer weights (dense, convolutions, embeddings),
  * a disabled slot (spiral), layernorm / rmsnorm with and without affine
  * weights (norms) and an embedding table (token data, mse), mixtures of
  * experts (moe, filter, route, grid_scatter, embeddings in a container).
@@ -414,6 +415,28 @@ static void conv_parity(const char *what, loom_net *net, loom_optim_kind kind) {
   parity_net(what, net, ds, kind);
 }
 
+/* float64 and the 32/64-bit integer weights: the device reads the packed
+ * copy the host re-morphs after every step (quantization-aware for the
+ * integers) and trains the float32 master it keeps. */
+static void wide_parity(const char *example, loom_dtype d, loom_optim_kind kind) {
+  loom_error err = {0};
+  loom_net *net = NULL;
+  if (loom_example_build(example, &net, &err) || loom_net_set_dtype_all(net, d, &err)) g_error("%s", err.message);
+  char what[64];
+  snprintf(what, sizeof what, "%s at %s", example, loom_dtype_name(d));
+  parity_net(what, net, data_for(example), kind);
+}
+static void test_wide_dtypes(void) {
+  wide_parity("playground", LOOM_DTYPE_FLOAT64, LOOM_OPTIM_SGD);
+  wide_parity("playground", LOOM_DTYPE_INT32, LOOM_OPTIM_ADAM);
+  wide_parity("hop", LOOM_DTYPE_INT64, LOOM_OPTIM_SGD);
+  wide_parity("spiral", LOOM_DTYPE_UINT32, LOOM_OPTIM_ADAM);
+  wide_parity("playground", LOOM_DTYPE_UINT64, LOOM_OPTIM_RMSPROP);
+  conv_parity("convolutions at int64", gpu_test_conv_net(LOOM_DTYPE_INT64), LOOM_OPTIM_ADAM);
+  parity_net("embedding at float64", gpu_test_embed_net(LOOM_DTYPE_FLOAT64), token_data(), LOOM_OPTIM_SGD);
+  parity_net("embedding at uint64", gpu_test_embed_net(LOOM_DTYPE_UINT64), token_data(), LOOM_OPTIM_ADAM);
+}
+
 static void test_convolutions_adam(void) {
   conv_parity("convolutions", gpu_test_conv_net(LOOM_DTYPE_FLOAT32), LOOM_OPTIM_ADAM);
 }
@@ -450,6 +473,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/gpu/train/replace-links", test_replace_links);
   g_test_add_func("/gpu/train/cnn-sgd", test_cnn_sgd);
   g_test_add_func("/gpu/train/convolutions-adam", test_convolutions_adam);
+  g_test_add_func("/gpu/train/wide-dtypes", test_wide_dtypes);
   g_test_add_func("/gpu/train/conv-transpose-sgd", test_conv_transpose_sgd);
   g_test_add_func("/gpu/train/norms-sgd", test_norms_sgd);
   g_test_add_func("/gpu/train/norms-adam", test_norms_adam);
