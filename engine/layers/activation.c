@@ -117,17 +117,17 @@ static double act_derivative(const act_job *j, double x, double y) {
  * dy·1 or dy·0, whose sign and NaN float keeps) without a switch per element,
  * so the compiler vectorizes them: on the small networks of the examples they
  * were the largest part of a training step. */
-/* ReLU eight lanes at a time with masks: the same values as the scalar tails
+/* ReLU four lanes at a time with masks: the same values as the scalar tails
  * (x > 0 keeps x or dy; otherwise +0, or dy·0, which keeps dy's sign and
  * turns inf and NaN into NaN). The plain loops were compiled with a branch
  * per element, mispredicted on half of a layer's signs: 13 % of a 784-256-10
  * training step. */
-typedef float relu_vf __attribute__((vector_size(32)));
-typedef int32_t relu_vi __attribute__((vector_size(32)));
+typedef float relu_vf __attribute__((vector_size(16))); /* SSE2: wider ones GCC split per lane */
+typedef int32_t relu_vi __attribute__((vector_size(16)));
 
 static void relu_forward(const float *x, float *y, int64_t begin, int64_t end) {
   int64_t i = begin;
-  for (; i + 8 <= end; i += 8) {
+  for (; i + 4 <= end; i += 4) {
     relu_vf v;
     memcpy(&v, x + i, sizeof v);
     relu_vi keep = v > 0.0f, bits;
@@ -140,7 +140,7 @@ static void relu_forward(const float *x, float *y, int64_t begin, int64_t end) {
 
 static void relu_backward(const float *x, const float *dy, float *dx, int64_t begin, int64_t end) {
   int64_t i = begin;
-  for (; i + 8 <= end; i += 8) {
+  for (; i + 4 <= end; i += 4) {
     relu_vf v, d, z;
     memcpy(&v, x + i, sizeof v);
     memcpy(&d, dy + i, sizeof d);

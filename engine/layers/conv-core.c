@@ -138,13 +138,14 @@ static void gather_channel(const conv_plan *p, const float *img, float *out, int
       }
 }
 
-/* dst[i] += src[i]: the same additions as the plain loop, 8 lanes at a time
- * (a runtime stride kept GCC from vectorizing the scatter's loop). */
+/* dst[i] += src[i]: the same additions as the plain loop, four lanes at a
+ * time (SSE2; a runtime stride kept GCC from vectorizing the scatter's loop,
+ * and wider vector types it split through the stack). */
 static void add_row(float *restrict dst, const float *restrict src, int64_t n) {
-  typedef float v8 __attribute__((vector_size(32)));
+  typedef float v4 __attribute__((vector_size(16)));
   int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    v8 a, b;
+  for (; i + 4 <= n; i += 4) {
+    v4 a, b;
     memcpy(&a, dst + i, sizeof a);
     memcpy(&b, src + i, sizeof b);
     a += b;
