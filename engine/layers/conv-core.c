@@ -13,7 +13,12 @@
 #include <string.h>
 
 #include "core/i18n.h"
+#include "kernels/cpu.h"
 #include "kernels/matmul.h"
+
+#if defined(LOOM_KERNELS_X86)
+#include <immintrin.h> /* before any target pragma: each intrinsic keeps its own target */
+#endif
 
 #ifdef LOOM_HAVE_BLAS
 #include <cblas.h>
@@ -406,7 +411,7 @@ void conv_add_bias(loom_pool *pool, const float *bias, float *y, int64_t batch, 
 #define BIAS_LANES 8
 #define BIAS_BLOCK 64
 
-static void bias_lanes_add(double *sum, const float *rows, int64_t stride, int64_t n) {
+static void bias_lanes_add_plain(double *sum, const float *rows, int64_t stride, int64_t n) {
   float buf[BIAS_LANES][BIAS_BLOCK];
   double s0 = sum[0], s1 = sum[1], s2 = sum[2], s3 = sum[3], s4 = sum[4], s5 = sum[5], s6 = sum[6], s7 = sum[7];
   for (int64_t b0 = 0; b0 < n; b0 += BIAS_BLOCK) {
@@ -424,6 +429,57 @@ static void bias_lanes_add(double *sum, const float *rows, int64_t stride, int64
     }
   }
   sum[0] = s0, sum[1] = s1, sum[2] = s2, sum[3] = s3, sum[4] = s4, sum[5] = s5, sum[6] = s6, sum[7] = s7;
+}
+
+#if defined(LOOM_KERNELS_X86)
+#pragma GCC push_options
+#pragma GCC target("avx2")
+/* The same chains with the eight channels in two vectors of four doubles:
+ * an 8 × 8 block of floats (channels × positions) is transposed in
+ * registers, then each position adds its eight channels' values, widened,
+ * in one step per vector. */
+static void bias_lanes_add_avx2(double *sum, const float *rows, int64_t stride, int64_t n) {
+  __m256d lo = _mm256_loadu_pd(sum), hi = _mm256_loadu_pd(sum + 4);
+  int64_t s = 0;
+  for (; s + 8 <= n; s += 8) {
+    __m256 r[8], t[8];
+    for (int c = 0; c < 8; c++) r[c] = _mm256_loadu_ps(rows + c * stride + s);
+    for (int i = 0; i < 4; i++) {
+      t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+      t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+    }
+    for (int i = 0; i < 2; i++) {
+      r[4 * i] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], 0x44);
+      r[4 * i + 1] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], 0xEE);
+      r[4 * i + 2] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
+      r[4 * i + 3] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xEE);
+    }
+    /* r[c] holds position c (low half) and c + 4 (high half) of channels
+     * 0-3 (r[0..3]) or 4-7 (r[4..7]). */
+    for (int half = 0; half < 2; half++)
+      for (int c = 0; c < 4; c++) {
+        __m128 a = half ? _mm256_extractf128_ps(r[c], 1) : _mm256_castps256_ps128(r[c]);
+        __m128 b = half ? _mm256_extractf128_ps(r[4 + c], 1) : _mm256_castps256_ps128(r[4 + c]);
+        lo = _mm256_add_pd(lo, _mm256_cvtps_pd(a));
+        hi = _mm256_add_pd(hi, _mm256_cvtps_pd(b));
+      }
+  }
+  _mm256_storeu_pd(sum, lo);
+  _mm256_storeu_pd(sum + 4, hi);
+  for (; s < n; s++)
+    for (int c = 0; c < 8; c++) sum[c] += rows[c * stride + s];
+}
+#pragma GCC pop_options
+#endif
+
+static void bias_lanes_add(double *sum, const float *rows, int64_t stride, int64_t n) {
+#if defined(LOOM_KERNELS_X86)
+  if (loom_kernels_get()->level >= LOOM_KERNELS_AVX2) {
+    bias_lanes_add_avx2(sum, rows, stride, n);
+    return;
+  }
+#endif
+  bias_lanes_add_plain(sum, rows, stride, n);
 }
 
 static void bias_grad_range(void *arg, int64_t begin, int64_t end) {
