@@ -34,10 +34,12 @@ static int64_t workspace_floats = (int64_t)1 << 21;
 /* Tile size of the forward product (rows × positions): big enough to keep
  * the kernel efficient, small enough for the tiles to spread over threads.
  * It depends on nothing else. The two backward products are one loom_sgemm
- * per sample and group, tiled by loom_sgemm itself: a tile of its own
- * re-packed the operand it shares with the neighbouring tiles (the position
- * gradients, 9× over for the input gradient's 32-row tiles, 6× for the weight
- * gradient's 48 columns), which cost about as much as the multiply-adds. */
+ * per sample and group, tiled by loom_sgemm itself. Tiles of their own cost
+ * about as much as the multiply-adds: the input gradient's 32-row tiles each
+ * packed their block of the position gradients again (9 times over for 288
+ * rows), and the weight gradient's 48-column tiles transposed the whole
+ * column matrix into panels three vectors wide (4.5 times the position
+ * gradients, which are what loom_sgemm packs now). */
 #ifndef FWD_ROWS
 #define FWD_ROWS 64
 #endif
