@@ -29,7 +29,8 @@
  * chunk holds at least one sample. Kept well below glibc's largest mmap
  * threshold, so repeated calls reuse heap memory instead of faulting in
  * freshly mapped pages each time (measured: ~10% of a conv2d pass). */
-static int64_t workspace_floats = (int64_t)1 << 21;
+#define WORKSPACE_DEFAULT ((int64_t)1 << 21)
+static int64_t workspace_floats = WORKSPACE_DEFAULT;
 
 /* Tile size of the forward product (rows × positions): big enough to keep
  * the kernel efficient, small enough for the tiles to spread over threads.
@@ -58,7 +59,7 @@ void conv_plan_finish(conv_plan *p) {
     if (p->stride[i] != 1 || p->padding[i] != 0 || p->pos[i] != p->img[i]) p->is_identity = 0;
 }
 
-void conv_set_workspace_floats(int64_t n) { workspace_floats = n > 0 ? n : (int64_t)1 << 21; }
+void conv_set_workspace_floats(int64_t n) { workspace_floats = n > 0 ? n : WORKSPACE_DEFAULT; }
 
 #ifdef LOOM_HAVE_BLAS
 /* OpenBLAS only on request, as for loom_sgemm (docs/kernels.md): its
@@ -114,9 +115,12 @@ static void valid_range(int64_t offset, int64_t stride, int64_t size, int64_t n_
   *hi = h;
 }
 
-/* Gathers one image channel: element (kernel offset k, position q) goes to
- * out[k·row_stride + q·pos_stride]; positions reading padding get 0. */
-static void gather_channel(const conv_plan *p, const float *img, float *out, int64_t row_stride, int64_t pos_stride) {
+/* Gathers one image channel for the rows [r0, r1) of positions (a row: the
+ * pos[2] positions of one (od, oh)): element (kernel offset k, position q)
+ * goes to out[k·row_stride + (q − r0·pos[2])·pos_stride]; positions reading
+ * padding get 0. */
+static void gather_channel(const conv_plan *p, const float *img, float *out, int64_t row_stride, int64_t pos_stride,
+                           int64_t r0, int64_t r1) {
   int64_t kidx = 0;
   for (int64_t kd = 0; kd < p->kernel[0]; kd++)
     for (int64_t kh = 0; kh < p->kernel[1]; kh++)
@@ -124,11 +128,12 @@ static void gather_channel(const conv_plan *p, const float *img, float *out, int
         int64_t lo, hi;
         int64_t off_w = kw * p->dilation[2] - p->padding[2];
         valid_range(off_w, p->stride[2], p->img[2], p->pos[2], &lo, &hi);
-        for (int64_t od = 0; od < p->pos[0]; od++) {
+        for (int64_t r = r0; r < r1; r++) {
+          int64_t od = r / p->pos[1], oh = r % p->pos[1];
           int64_t id = od * p->stride[0] - p->padding[0] + kd * p->dilation[0];
-          for (int64_t oh = 0; oh < p->pos[1]; oh++) {
+          {
             int64_t ih = oh * p->stride[1] - p->padding[1] + kh * p->dilation[1];
-            float *o = out + kidx * row_stride + (od * p->pos[1] + oh) * p->pos[2] * pos_stride;
+            float *o = out + kidx * row_stride + (r - r0) * p->pos[2] * pos_stride;
             if (id < 0 || id >= p->img[0] || ih < 0 || ih >= p->img[1]) {
               for (int64_t ow = 0; ow < p->pos[2]; ow++) o[ow * pos_stride] = 0.0f;
               continue;
@@ -223,6 +228,7 @@ typedef struct {
   int64_t n_samples;
   int64_t row_blocks, pos_blocks;
   int64_t pos_block; /* positions per tile */
+  int64_t r0, r1;    /* rows of positions of a block (weight gradient) */
 } phase_job;
 
 /* Items (sample, channel): column-layout gather of the image into ws. */
@@ -233,8 +239,18 @@ static void gather_cols_range(void *arg, int64_t begin, int64_t end) {
     int64_t n = it / p->img_channels, c = it % p->img_channels;
     const float *img = j->src + (n * p->img_channels + c) * p->n_img;
     float *col = j->ws + n * p->img_channels * p->taps * p->n_pos + c * p->taps * p->n_pos;
-    gather_channel(p, img, col, p->n_pos, 1);
+    gather_channel(p, img, col, p->n_pos, 1, 0, p->pos[0] * p->pos[1]);
   }
+}
+
+/* Items channel: the rows [r0, r1) of positions of one sample's columns,
+ * (r1 − r0)·pos[2] floats apart. */
+static void gather_block_range(void *arg, int64_t begin, int64_t end) {
+  const phase_job *j = arg;
+  const conv_plan *p = j->p;
+  int64_t q = (j->r1 - j->r0) * p->pos[2];
+  for (int64_t c = begin; c < end; c++)
+    gather_channel(p, j->src + c * p->n_img, j->ws + c * p->taps * q, q, 1, j->r0, j->r1);
 }
 
 /* Items (sample, channel): col2im of ws into the image. */
@@ -354,26 +370,38 @@ int conv_image_from_positions(const conv_plan *p, loom_pool *pool, const float *
   return LOOM_OK;
 }
 
-/* dA[g] += pos[n][g] · cols[n][g]ᵀ for the samples in ascending order, one
- * product per sample and group: every element of dA one chain over the
- * samples, then the positions, in ascending order, whatever the pool or the
- * chunking. The columns are gathered taps-major (the product transposes
- * them). */
+/* dA[g] += pos[n][g] · cols[n][g]ᵀ, the samples in ascending order and each
+ * in blocks of about WG_BLOCK_POS positions (whole rows), ascending: one
+ * gather and one product per block, so the block's columns are still in
+ * cache when the product reads them. Every element of dA is one chain over
+ * the samples, then the positions, in ascending order, whatever the pool or
+ * the block size. The columns are gathered taps-major (the product
+ * transposes them). */
+#define WG_BLOCK_POS 1024
+
 int conv_weight_gradient(const conv_plan *p, loom_pool *pool, const float *pos, const float *img, float *dA,
                          int64_t batch, loom_error *err) {
-  int64_t per_sample = p->img_channels * p->taps * p->n_pos;
-  int64_t nb = chunk_samples(per_sample, batch), kc = p->cols_per_group, mg = p->rows_per_group;
+  int64_t kc = p->cols_per_group, mg = p->rows_per_group, rows = p->pos[0] * p->pos[1];
+  int64_t per_row = p->img_channels * p->taps * p->pos[2];
+  /* The block depends on the problem alone, not on conv_set_workspace_floats:
+   * OpenBLAS (on request) sums a block in an order of its own. */
+  int64_t rb = WG_BLOCK_POS / p->pos[2];
+  if (rb > WORKSPACE_DEFAULT / per_row) rb = WORKSPACE_DEFAULT / per_row;
+  if (rb < 1) rb = 1;
+  if (rb > rows) rb = rows;
   float *ws = NULL;
-  if (batch > 0 && !(ws = alloc_workspace(nb, per_sample, err))) return err ? err->code : LOOM_ERR_NOMEM;
+  if (batch > 0 && !(ws = alloc_workspace(rb, per_row, err))) return err ? err->code : LOOM_ERR_NOMEM;
   phase_job j = {.p = p, .ws = ws};
-  for (int64_t n0 = 0; n0 < batch; n0 += nb) {
-    j.n_samples = min64(nb, batch - n0);
-    j.src = img + n0 * p->img_channels * p->n_img;
-    loom_pool_for(pool, j.n_samples * p->img_channels, gather_grain(p), gather_cols_range, &j);
-    for (int64_t n = 0; n < j.n_samples; n++)
+  for (int64_t n = 0; n < batch; n++) {
+    j.src = img + n * p->img_channels * p->n_img;
+    for (j.r0 = 0; j.r0 < rows; j.r0 += rb) {
+      j.r1 = min64(j.r0 + rb, rows);
+      int64_t q = (j.r1 - j.r0) * p->pos[2];
+      loom_pool_for(pool, p->img_channels, 1 + 16384 / (p->taps * q), gather_block_range, &j);
       for (int64_t g = 0; g < p->groups; g++)
-        conv_gemm(pool, false, true, mg, kc, p->n_pos, pos + ((n0 + n) * p->pos_channels + g * mg) * p->n_pos, p->n_pos,
-                  ws + (n * p->groups + g) * kc * p->n_pos, p->n_pos, true, dA + g * mg * kc, kc);
+        conv_gemm(pool, false, true, mg, kc, q, pos + (n * p->pos_channels + g * mg) * p->n_pos + j.r0 * p->pos[2],
+                  p->n_pos, ws + g * kc * q, q, true, dA + g * mg * kc, kc);
+    }
   }
   free(ws);
   return LOOM_OK;

@@ -252,6 +252,9 @@ static void test_backward_order(void) {
     {2, false, 5, 12, 1, true, {9, 37}, {3, 3}, {1, 1}, {1, 1}, {1, 1}},
     /* groups, stride 2 and dilation 2 (the strided col2im loop) */
     {2, false, 4, 6, 2, true, {11, 13}, {3, 2}, {2, 2}, {2, 1}, {2, 2}},
+    /* 1600 positions a sample: the weight gradient's blocks of 1024 positions
+     * (whole rows: 25 and 15 rows of 40) */
+    {2, false, 3, 4, 1, true, {40, 40}, {3, 3}, {1, 1}, {1, 1}, {1, 1}},
   };
   loom_pool *pool = lt_pool(3);
   for (size_t k = 0; k < G_N_ELEMENTS(cases); k++) {
