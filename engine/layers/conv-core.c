@@ -166,10 +166,15 @@ static void add_row(float *restrict dst, const float *restrict src, int64_t n) {
   for (; i < n; i++) dst[i] += src[i];
 }
 
-/* The adjoint of gather_channel for the column layout: img = Σ over kernel
- * offsets (ascending) and positions (ascending) of the columns that read it. */
-static void scatter_channel(const conv_plan *p, const float *col, float *img) {
-  memset(img, 0, (size_t)p->n_img * sizeof *img);
+/* The adjoint of gather_channel for the column layout, for the rows [r0, r1)
+ * of positions whose columns are at col, col_ld floats apart: adds them to
+ * the image, the kernel offsets in ascending order (zeroing the image first
+ * when `zero`). Blocks of rows taken in descending order add each image
+ * value's terms in ascending kernel offset too, the order of one whole pass:
+ * an offset further along reads a position row further back. */
+static void scatter_channel(const conv_plan *p, const float *col, int64_t col_ld, int64_t r0, int64_t r1, bool zero,
+                            float *img) {
+  if (zero) memset(img, 0, (size_t)p->n_img * sizeof *img);
   int64_t kidx = 0;
   for (int64_t kd = 0; kd < p->kernel[0]; kd++)
     for (int64_t kh = 0; kh < p->kernel[1]; kh++)
@@ -177,19 +182,17 @@ static void scatter_channel(const conv_plan *p, const float *col, float *img) {
         int64_t lo, hi;
         int64_t off_w = kw * p->dilation[2] - p->padding[2];
         valid_range(off_w, p->stride[2], p->img[2], p->pos[2], &lo, &hi);
-        for (int64_t od = 0; od < p->pos[0]; od++) {
+        for (int64_t r = r0; r < r1; r++) {
+          int64_t od = r / p->pos[1], oh = r % p->pos[1];
           int64_t id = od * p->stride[0] - p->padding[0] + kd * p->dilation[0];
-          if (id < 0 || id >= p->img[0]) continue;
-          for (int64_t oh = 0; oh < p->pos[1]; oh++) {
-            int64_t ih = oh * p->stride[1] - p->padding[1] + kh * p->dilation[1];
-            if (ih < 0 || ih >= p->img[1]) continue;
-            const float *c = col + kidx * p->n_pos + (od * p->pos[1] + oh) * p->pos[2];
-            float *row = img + (id * p->img[1] + ih) * p->img[2];
-            if (p->stride[2] == 1)
-              add_row(row + lo + off_w, c + lo, hi - lo);
-            else
-              for (int64_t ow = lo; ow < hi; ow++) row[ow * p->stride[2] + off_w] += c[ow];
-          }
+          int64_t ih = oh * p->stride[1] - p->padding[1] + kh * p->dilation[1];
+          if (id < 0 || id >= p->img[0] || ih < 0 || ih >= p->img[1]) continue;
+          const float *c = col + kidx * col_ld + (r - r0) * p->pos[2];
+          float *row = img + (id * p->img[1] + ih) * p->img[2];
+          if (p->stride[2] == 1)
+            add_row(row + lo + off_w, c + lo, hi - lo);
+          else
+            for (int64_t ow = lo; ow < hi; ow++) row[ow * p->stride[2] + off_w] += c[ow];
         }
       }
 }
@@ -253,15 +256,16 @@ static void gather_block_range(void *arg, int64_t begin, int64_t end) {
     gather_channel(p, j->src + c * p->n_img, j->ws + c * p->taps * q, q, 1, j->r0, j->r1);
 }
 
-/* Items (sample, channel): col2im of ws into the image. */
-static void scatter_range(void *arg, int64_t begin, int64_t end) {
+/* Items channel: col2im of one sample's columns for the rows [r0, r1) of
+ * positions ((r1 − r0)·pos[2] floats apart in ws) into its image; the first
+ * block (the last rows) zeroes the image. */
+static void scatter_block_range(void *arg, int64_t begin, int64_t end) {
   const phase_job *j = arg;
   const conv_plan *p = j->p;
-  for (int64_t it = begin; it < end; it++) {
-    int64_t n = it / p->img_channels, c = it % p->img_channels;
-    const float *col = j->ws + n * p->img_channels * p->taps * p->n_pos + c * p->taps * p->n_pos;
-    scatter_channel(p, col, j->dst + (n * p->img_channels + c) * p->n_img);
-  }
+  int64_t q = (j->r1 - j->r0) * p->pos[2];
+  bool first = j->r1 == p->pos[0] * p->pos[1];
+  for (int64_t c = begin; c < end; c++)
+    scatter_channel(p, j->ws + c * p->taps * q, q, j->r0, j->r1, first, j->dst + c * p->n_img);
 }
 
 /* Item `it` of a (sample, group, row block, position block) tiling. */
@@ -338,33 +342,46 @@ int conv_positions_from_image(const conv_plan *p, loom_pool *pool, const float *
   return LOOM_OK;
 }
 
-/* cols = Aᵀ · pos of every sample and group of the chunk, one product each:
- * every element one chain over the rows of A in ascending order, however
- * loom_sgemm tiles it and whatever the pool. */
-static void columns_from_positions(const conv_plan *p, loom_pool *pool, const float *A, const float *pos, float *cols,
-                                   int64_t n_samples) {
-  int64_t kc = p->cols_per_group, mg = p->rows_per_group;
-  for (int64_t n = 0; n < n_samples; n++)
-    for (int64_t g = 0; g < p->groups; g++)
-      conv_gemm(pool, true, false, kc, p->n_pos, mg, A + g * mg * kc, kc,
-                pos + (n * p->pos_channels + g * mg) * p->n_pos, p->n_pos, false,
-                cols + (n * p->groups + g) * kc * p->n_pos, p->n_pos);
-}
+/* img = col2im(Aᵀ · pos), per sample in blocks of about DX_BLOCK_POS
+ * positions (whole rows), the last block first: one product per block and
+ * group (every column one chain over the rows of A in ascending order,
+ * however loom_sgemm tiles it), then its col2im while the block's columns are
+ * still in cache. The block depends on the problem alone. An identity plan's
+ * columns are the image itself: one product per sample and group. */
+#define DX_BLOCK_POS 512
 
 int conv_image_from_positions(const conv_plan *p, loom_pool *pool, const float *A, const float *pos, float *img,
                               int64_t batch, loom_error *err) {
-  int64_t per_sample = p->img_channels * p->taps * p->n_pos;
-  int64_t nb = p->is_identity ? batch : chunk_samples(per_sample, batch);
+  int64_t kc = p->cols_per_group, mg = p->rows_per_group, rows = p->pos[0] * p->pos[1];
+  if (p->is_identity) {
+    for (int64_t n = 0; n < batch; n++)
+      for (int64_t g = 0; g < p->groups; g++)
+        conv_gemm(pool, true, false, kc, p->n_pos, mg, A + g * mg * kc, kc,
+                  pos + (n * p->pos_channels + g * mg) * p->n_pos, p->n_pos, false,
+                  img + (n * p->groups + g) * kc * p->n_pos, p->n_pos);
+    return LOOM_OK;
+  }
+  int64_t per_row = p->img_channels * p->taps * p->pos[2];
+  int64_t rb = DX_BLOCK_POS / p->pos[2];
+  if (rb > WORKSPACE_DEFAULT / per_row) rb = WORKSPACE_DEFAULT / per_row;
+  if (rb < 1) rb = 1;
+  if (rb > rows) rb = rows;
   float *ws = NULL;
-  if (!p->is_identity && batch > 0 && !(ws = alloc_workspace(nb, per_sample, err)))
-    return err ? err->code : LOOM_ERR_NOMEM;
-  phase_job j = {.p = p, .A = A};
-  for (int64_t n0 = 0; n0 < batch; n0 += nb) {
-    j.n_samples = min64(nb, batch - n0);
-    j.dst = img + n0 * p->img_channels * p->n_img;
-    j.ws = p->is_identity ? j.dst : ws;
-    columns_from_positions(p, pool, A, pos + n0 * p->pos_channels * p->n_pos, j.ws, j.n_samples);
-    if (!p->is_identity) loom_pool_for(pool, j.n_samples * p->img_channels, gather_grain(p), scatter_range, &j);
+  if (batch > 0 && !(ws = alloc_workspace(rb, per_row, err))) return err ? err->code : LOOM_ERR_NOMEM;
+  phase_job j = {.p = p, .A = A, .ws = ws};
+  int64_t n_blocks = ceil_div(rows, rb);
+  for (int64_t n = 0; n < batch; n++) {
+    j.dst = img + n * p->img_channels * p->n_img;
+    for (int64_t b = n_blocks - 1; b >= 0; b--) {
+      j.r0 = b * rb;
+      j.r1 = min64(j.r0 + rb, rows);
+      int64_t q = (j.r1 - j.r0) * p->pos[2];
+      for (int64_t g = 0; g < p->groups; g++)
+        conv_gemm(pool, true, false, kc, q, mg, A + g * mg * kc, kc,
+                  pos + (n * p->pos_channels + g * mg) * p->n_pos + j.r0 * p->pos[2], p->n_pos, false,
+                  ws + g * kc * q, q);
+      loom_pool_for(pool, p->img_channels, 1 + 16384 / (p->taps * q), scatter_block_range, &j);
+    }
   }
   free(ws);
   return LOOM_OK;

@@ -253,7 +253,8 @@ static void test_backward_order(void) {
     /* groups, stride 2 and dilation 2 (the strided col2im loop) */
     {2, false, 4, 6, 2, true, {11, 13}, {3, 2}, {2, 2}, {2, 1}, {2, 2}},
     /* 1600 positions a sample: the weight gradient's blocks of 1024 positions
-     * (whole rows: 25 and 15 rows of 40) */
+     * (whole rows: 25 and 15 rows of 40), the input gradient's of 512 (12, 12,
+     * 12 and 4 rows, the last first) */
     {2, false, 3, 4, 1, true, {40, 40}, {3, 3}, {1, 1}, {1, 1}, {1, 1}},
   };
   loom_pool *pool = lt_pool(3);
