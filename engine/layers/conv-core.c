@@ -2,9 +2,10 @@
  * The shared convolution arithmetic (see conv-core.h): im2col gathers, the
  * col2im scatter, and tiled matrix products (BLAS or the reference kernel).
  *
- * Workspace is bounded: samples are processed in chunks whose size depends on
- * the problem only, so a large batch never needs a batch-sized column buffer
- * and the chunking (hence every summation order) is the same for any pool.
+ * Workspace is bounded: the forward processes samples in chunks, the
+ * backward products blocks of positions of one sample, of sizes that depend
+ * on the problem only, so a large batch never needs a batch-sized column
+ * buffer and every summation order is the same for any pool.
  */
 #include "layers/conv-core.h"
 
