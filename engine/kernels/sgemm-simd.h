@@ -7,6 +7,7 @@
  *   vf            the vector type
  *   VZERO(), VLOAD(p), VSTORE(p, v), VBCAST(x), VFMA(a, b, acc)
  *   VLOADN(p, n), VSTOREN(p, v, n)   the first n lanes only (n < VL)
+ *   VTRANSPOSE(src, lds, dst, ldd)   dst[c·ldd + r] = src[r·lds + c], r, c < VL
  *   SIMD(name)    name##_level
  *
  * Every element of C is one fused multiply-add chain over k in ascending
@@ -182,8 +183,19 @@ static void SIMD(pack_range)(void *arg, int64_t begin, int64_t end) {
         memcpy(dst + p * w, src + p * j->v_p, (size_t)nu * sizeof *dst);
         for (int64_t x = nu; x < w; x++) dst[p * w + x] = 0.0f;
       }
+    } else if (j->v_p == 1) {
+      /* k contiguous in the source: a transpose, VL × VL blocks in registers.
+       * VL source rows at a time, each read from start to end: the hardware
+       * prefetchers follow VL streams, not MR of them. */
+      int64_t kv = j->k / VL * VL, x = 0;
+      for (; x + VL <= nu; x += VL)
+        for (int64_t p0 = 0; p0 < kv; p0 += VL) VTRANSPOSE(src + x * j->v_u + p0, j->v_u, dst + p0 * w + x, w);
+      for (; x < w; x++)
+        for (int64_t p = 0; p < kv; p++) dst[p * w + x] = x < nu ? src[x * j->v_u + p] : 0.0f;
+      for (int64_t p = kv; p < j->k; p++)
+        for (int64_t xx = 0; xx < w; xx++) dst[p * w + xx] = xx < nu ? src[xx * j->v_u + p] : 0.0f;
     } else {
-      /* k contiguous in the source: a transpose, in blocks of 8 steps of k so
+      /* k strided in the source: a transpose, in blocks of 8 steps of k so
        * the source rows are read a cache line at a time. */
       int64_t p0 = 0;
       for (; p0 + 8 <= j->k; p0 += 8)

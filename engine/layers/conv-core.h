@@ -15,8 +15,9 @@
  *   weight_gradient:       dA[g] += Σ_n pos[n][g] · cols(img[n])[g]ᵀ
  *                          (both weight gradients; samples in ascending order)
  *
- * Work is tiled over samples, groups, row blocks and position blocks whose
- * sizes depend only on the problem, each tile writes its own outputs, and
+ * The forward is tiled over samples, groups, row blocks and position blocks,
+ * the backward products over samples and blocks of positions, all of sizes
+ * that depend only on the problem; each tile writes its own outputs, and
  * every sum runs in a fixed order: results are bit-identical for any pool.
  */
 #pragma once
@@ -46,9 +47,11 @@ typedef struct conv_plan {
   int is_identity;          /* 1×1 kernel, stride 1, no padding, pos == img: cols(img) is img */
 } conv_plan;
 
-/* Floats of column workspace per chunk of samples (default 2 Mi; at least one
- * sample per chunk). Tests lower it to exercise chunking; results do not
- * depend on it. Not thread-safe: set it while no convolution runs. */
+/* Floats of the forward's column workspace per chunk of samples (default
+ * 2 Mi; at least one sample per chunk; the backward products work in blocks
+ * of positions of a size of their own). Tests lower it to exercise chunking;
+ * results do not depend on it. Not thread-safe: set it while no convolution
+ * runs. */
 void conv_set_workspace_floats(int64_t n);
 
 /* Whether tile products use OpenBLAS (when built with it) instead of

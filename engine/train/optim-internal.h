@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "kernels/cpu.h"
 #include "loom/optim.h"
 
 /* Which state buffers a tensor has: bit 0 buf1 (SGD/RMSprop momentum, Adam
@@ -29,3 +30,16 @@ void optim_tensor_get(const loom_optim *opt, int i, optim_tensor_state *out);
 void optim_tensor_set_counts(loom_optim *opt, int i, int64_t steps, bool has_momentum);
 /* Allocates (zeroed) the buffers of `mask` tensor i lacks. */
 int optim_tensor_ensure(loom_optim *opt, int i, unsigned mask, loom_error *err);
+
+/* The float32 coefficients of one Adam/AdamW step (torch's order of
+ * operations; optim.c computes them in double, as Python does). */
+typedef struct optim_adam_coef {
+  float b1, b2, one_b1, one_b2, eps, wd, decay, step_size, bias2_sqrt;
+  bool decoupled, maximize;
+} optim_adam_coef;
+
+/* Updates n parameters p from gradients g and the state m1 (exp_avg), m2
+ * (exp_avg_sq), vmax (max_exp_avg_sq; NULL without amsgrad) at `level`
+ * (optim-adam.c): the same bits at every level. */
+void optim_adam_update(const optim_adam_coef *k, loom_kernel_level level, int64_t n, float *p, const float *g,
+                       float *m1, float *m2, float *vmax);

@@ -1,6 +1,6 @@
 /*
  * torch.optim update rules (1.13, _single_tensor_* functions), one element
- * at a time. Each element's arithmetic follows torch's order of operations
+ * at a time (Adam's also in vectors, optim-adam.c). Each element's arithmetic follows torch's order of operations
  * in float32 with the scalar coefficients (bias corrections, step sizes)
  * computed in double as Python does, so 20 steps stay within 1e-5 of torch.
  */
@@ -248,31 +248,20 @@ static void sgd_tensor(const loom_optim_config *c, tensor_state *t, float *p, co
 }
 
 static void adam_tensor(const loom_optim_config *c, tensor_state *t, float *p, const float *g, double lr) {
-  bool decoupled = c->kind == LOOM_OPTIM_ADAMW;
   double step = (double)t->steps;
   double bias1 = 1.0 - pow(c->beta1, step), bias2 = 1.0 - pow(c->beta2, step);
-  const float step_size = (float)(lr / bias1);
-  const float bias2_sqrt = (float)sqrt(bias2);
-  const float b1 = (float)c->beta1, b2 = (float)c->beta2, one_b1 = (float)(1.0 - c->beta1),
-              one_b2 = (float)(1.0 - c->beta2), eps = (float)c->eps, wd = (float)c->weight_decay;
-  const float decay = (float)(1.0 - lr * c->weight_decay);
-  for (int64_t i = 0; i < t->size; i++) {
-    float grad = c->maximize ? -g[i] : g[i];
-    if (decoupled)
-      p[i] = p[i] * decay;
-    else if (wd != 0.0f)
-      grad = grad + wd * p[i];
-    float m = t->buf1[i] * b1 + one_b1 * grad;
-    float v = t->buf2[i] * b2 + one_b2 * grad * grad;
-    t->buf1[i] = m;
-    t->buf2[i] = v;
-    if (c->amsgrad) {
-      if (t->buf3[i] < v || isnan(v)) t->buf3[i] = v;
-      v = t->buf3[i];
-    }
-    float denom = sqrtf(v) / bias2_sqrt + eps;
-    p[i] = p[i] + -step_size * m / denom;
-  }
+  const optim_adam_coef k = {.b1 = (float)c->beta1,
+                             .b2 = (float)c->beta2,
+                             .one_b1 = (float)(1.0 - c->beta1),
+                             .one_b2 = (float)(1.0 - c->beta2),
+                             .eps = (float)c->eps,
+                             .wd = (float)c->weight_decay,
+                             .decay = (float)(1.0 - lr * c->weight_decay),
+                             .step_size = (float)(lr / bias1),
+                             .bias2_sqrt = (float)sqrt(bias2),
+                             .decoupled = c->kind == LOOM_OPTIM_ADAMW,
+                             .maximize = c->maximize};
+  optim_adam_update(&k, loom_kernels_get()->level, t->size, p, g, t->buf1, t->buf2, c->amsgrad ? t->buf3 : NULL);
 }
 
 static void rmsprop_tensor(const loom_optim_config *c, tensor_state *t, float *p, const float *g, double lr) {

@@ -15,9 +15,12 @@
  * loom_sgemm on one thread beside single-threaded OpenBLAS on the same shape
  * (bench-products.c), and the dense workload on two threads against one.
  *
- * Usage: bench-layers [--threads N] [--runs R]   (N defaults to the online cores)
- * Each figure is the median over R runs (default 7) of the time per call; a
- * run repeats the call for at least 50 ms. Without torch the column says so.
+ * Usage: bench-layers [--threads N] [--runs R] [--cpu-time]
+ * N defaults to the online cores. Each figure is the median over R runs
+ * (default 7) of the time per call; a run repeats the call for at least 50 ms.
+ * Without torch the column says so. --cpu-time (one thread only) times loom
+ * and torch in their threads' CPU time, which other work on a shared machine
+ * disturbs less than the wall clock; the two-thread comparisons are left out.
  */
 #include <glib.h>
 #include <stdio.h>
@@ -212,7 +215,13 @@ static torch_figures run_torch(int threads, int runs) {
 
 int main(int argc, char **argv) {
   int threads, runs;
+  bool cpu_time = bench_take_flag(&argc, argv, "--cpu-time");
   if (!bench_parse_args(argc, argv, 64, &threads, &runs)) return 2;
+  if (cpu_time && threads != 1) {
+    fprintf(stderr, "bench-layers: --cpu-time needs --threads 1\n");
+    return 2;
+  }
+  bench_use_thread_cpu_time(cpu_time);
 
   loom_error err = {0};
   loom_pool *pool = loom_pool_new(threads, &err);
@@ -254,8 +263,8 @@ int main(int argc, char **argv) {
     random_fill(w[2].grads[l], w[2].batch * loom_shape_numel(s), 2);
   }
 
-  printf("bench-layers: %d thread%s, median of %d runs, milliseconds per call\n", threads, threads == 1 ? "" : "s",
-         runs);
+  printf("bench-layers: %d thread%s, median of %d runs, milliseconds per call%s\n", threads,
+         threads == 1 ? "" : "s", runs, cpu_time ? " (thread CPU time)" : "");
   /* Other work on the machine skews both columns; say how busy it was. */
   char *loadavg = NULL;
   if (g_file_get_contents("/proc/loadavg", &loadavg, NULL, NULL))
@@ -291,10 +300,10 @@ int main(int argc, char **argv) {
   bench_at_rest(pool, runs);
   loom_pool *one = loom_pool_new(1, NULL), *two = loom_pool_new(2, NULL);
   if (!one || !two) die("pool", &err);
-  bench_products(one, two, runs);
+  bench_products(one, cpu_time ? NULL : two, runs);
   loom_pool_free(one);
   loom_pool_free(two);
-  bench_scaling(&w[0], runs);
+  if (!cpu_time) bench_scaling(&w[0], runs);
 
   for (int i = 0; i < 3; i++) {
     for (int l = 0; l <= MAX_LAYERS; l++) {

@@ -15,7 +15,9 @@
  * costs. The ratio is loom trainer / torch in steps per second (above 1:
  * loom is faster).
  *
- * Usage: bench-train [--threads N] [--runs R]   (N defaults to the online cores)
+ * Usage: bench-train [--threads N] [--runs R] [--cpu-time]
+ * (N defaults to the online cores; --cpu-time, one thread only: loom and
+ * torch timed in their threads' CPU time, less disturbed by other work)
  * Each figure is the median over R runs (default 7); a run repeats steps for
  * at least 0.2 s, the trainer's and the loop's runs alternate, and
  * trainer/loop is the median ratio of neighbouring runs (robust on a busy
@@ -258,7 +260,13 @@ static torch_figures run_torch(const workload *w, int threads, int runs) {
 
 int main(int argc, char **argv) {
   int threads, runs;
+  bool cpu_time = bench_take_flag(&argc, argv, "--cpu-time");
   if (!bench_parse_args(argc, argv, MAX_RUNS, &threads, &runs)) return 2;
+  if (cpu_time && threads != 1) {
+    fprintf(stderr, "bench-train: --cpu-time needs --threads 1\n");
+    return 2;
+  }
+  bench_use_thread_cpu_time(cpu_time);
 
   loom_error err = {0};
   loom_pool *pool = loom_pool_new(threads, &err);
@@ -291,8 +299,8 @@ int main(int argc, char **argv) {
     if (loom_train_config_validate(&w[i].cfg, &err)) die(w[i].name, &err);
   }
 
-  printf("bench-train: %d thread%s, median of %d runs of >= %.1f s, training steps per second\n", threads,
-         threads == 1 ? "" : "s", runs, RUN_SECONDS);
+  printf("bench-train: %d thread%s, median of %d runs of >= %.1f s, training steps per second%s\n", threads,
+         threads == 1 ? "" : "s", runs, RUN_SECONDS, cpu_time ? " of thread CPU time" : "");
   /* Other work on the machine skews every column; say how busy it was. */
   char *loadavg = NULL;
   if (g_file_get_contents("/proc/loadavg", &loadavg, NULL, NULL))

@@ -27,6 +27,18 @@ double bench_median(double *v, int n) {
   return v[n / 2];
 }
 
+bool bench_take_flag(int *argc, char **argv, const char *flag) {
+  bool found = false;
+  for (int i = 1; i < *argc; i++)
+    if (strcmp(argv[i], flag) == 0) {
+      found = true;
+      memmove(argv + i, argv + i + 1, (size_t)(*argc - i) * sizeof *argv);
+      (*argc)--;
+      i--;
+    }
+  return found;
+}
+
 bool bench_parse_args(int argc, char **argv, int max_runs, int *threads, int *runs) {
   *threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
   *runs = 7;
@@ -53,7 +65,9 @@ void bench_run_torch(bench_torch *t, const char *script, int threads, int runs,
     return;
   }
   char *path = g_build_filename(LOOM_SOURCE_DIR, "tests", "bench", script, NULL);
-  char *cmd = g_strdup_printf("/usr/bin/python3 '%s' %d %d 2>&1", path, threads, runs);
+  /* The script times in its thread's CPU time too when the benchmark does. */
+  char *cmd = g_strdup_printf("/usr/bin/python3 '%s' %d %d%s 2>&1", path, threads, runs,
+                              bench_clock == CLOCK_THREAD_CPUTIME_ID ? " cpu" : "");
   FILE *p = popen(cmd, "r");
   char line[512];
   while (p && fgets(line, sizeof line, p)) {

@@ -19,6 +19,9 @@ int bench_cmp_double(const void *a, const void *b);
 /* Sorts v (n values) and returns v[n / 2]. */
 double bench_median(double *v, int n);
 
+/* Removes every `flag` from argv (argv[*argc] stays NULL); true if there was one. */
+bool bench_take_flag(int *argc, char **argv, const char *flag);
+
 /* Parses [--threads N] [--runs R]: N defaults to the online processors (at
  * least 1), R to 7 (and is 7 outside 1..max_runs). Prints the usage and
  * returns false on anything else. */
@@ -30,7 +33,8 @@ typedef struct bench_torch {
   char note[256]; /* why there are no torch figures */
 } bench_torch;
 
-/* Runs tests/bench/`script` with arguments `threads` `runs` and reads its
+/* Runs tests/bench/`script` with arguments `threads` `runs` (and "cpu" while
+ * bench_now_s() reads thread CPU time: the script then times the same way) and reads its
  * output: "torch VERSION" makes it available; every other line goes to
  * parse(line, data), and the first one it does not take that contains
  * "Error" becomes the note. */

@@ -1,5 +1,6 @@
 /* conv1d, conv2d, conv3d: PyTorch parity, gradients, errors, dtypes, determinism. */
 #include <glib.h>
+#include <math.h>
 #include <string.h>
 
 #include "conv-test-util.h"
@@ -170,7 +171,8 @@ static void test_quantized(void) {
 
 static void test_determinism(void) {
   /* Several tiles per group in every product: 70 rows, 108 columns, 575 positions
-   * per group exceed the row, column and position blocks of conv-core.c. */
+   * per group exceed the forward's row and position blocks (conv-core.c) and
+   * loom_sgemm's panels and column blocks in the backward products. */
   const conv_cfg c = {2, false, 24, 140, 2, true, {23, 25}, {3, 3}, {1, 1}, {1, 1}, {1, 1}};
   conv_check_determinism(&c, 3);
   const conv_cfg c1 = {1, false, 3, 5, 1, true, {300}, {5}, {2}, {2}, {3}};
@@ -179,6 +181,107 @@ static void test_determinism(void) {
   conv_set_use_blas(true);
   conv_check_determinism(&c, 2);
   conv_set_use_blas(false);
+}
+
+/* The summation order conv-core.c documents, written out one value at a
+ * time (conv2d): dx[i] = Σ over taps ascending (from +0) of the tap's chain of
+ * fmaf over the output channels of its group, ascending (a column of Aᵀ·dy);
+ * dW accumulates one fmaf chain over the samples, then the positions,
+ * ascending; dbias sums in double, samples then positions. The backward
+ * products (loom_sgemm per sample, the vector col2im add, the side-by-side
+ * bias sums) must give exactly these bits, on one thread and on a pool. */
+static void reference_backward(const conv_cfg *c, int64_t batch, const float *W, const float *x, const float *dy,
+                               int64_t oh_n, int64_t ow_n, float *dx, float *dW, float *db) {
+  int64_t H = c->in[0], Wd = c->in[1], kh_n = c->kernel[0], kw_n = c->kernel[1], taps = kh_n * kw_n;
+  int64_t cin_g = c->cin / c->groups, cout_g = c->cout / c->groups, npos = oh_n * ow_n, kc = cin_g * taps;
+  for (int64_t o = 0; o < c->cout; o++) {
+    double sum = 0.0;
+    for (int64_t n = 0; n < batch; n++)
+      for (int64_t q = 0; q < npos; q++) sum += dy[(n * c->cout + o) * npos + q];
+    db[o] = (float)sum;
+  }
+  for (int64_t o = 0; o < c->cout; o++) {
+    int64_t g = o / cout_g;
+    for (int64_t j = 0; j < kc; j++) {
+      int64_t ci = g * cin_g + j / taps, kh = j % taps / kw_n, kw = j % kw_n;
+      float acc = 0.0f;
+      for (int64_t n = 0; n < batch; n++)
+        for (int64_t q = 0; q < npos; q++) {
+          int64_t ih = q / ow_n * c->stride[0] - c->padding[0] + kh * c->dilation[0];
+          int64_t iw = q % ow_n * c->stride[1] - c->padding[1] + kw * c->dilation[1];
+          bool in = ih >= 0 && ih < H && iw >= 0 && iw < Wd;
+          float col = in ? x[((n * c->cin + ci) * H + ih) * Wd + iw] : 0.0f;
+          acc = fmaf(dy[(n * c->cout + o) * npos + q], col, acc);
+        }
+      dW[o * kc + j] = acc;
+    }
+  }
+  for (int64_t n = 0; n < batch; n++)
+    for (int64_t ci = 0; ci < c->cin; ci++) {
+      int64_t g = ci / cin_g;
+      for (int64_t ih = 0; ih < H; ih++)
+        for (int64_t iw = 0; iw < Wd; iw++) {
+          float acc = 0.0f;
+          for (int64_t t = 0; t < taps; t++) {
+            int64_t rh = ih + c->padding[0] - t / kw_n * c->dilation[0];
+            int64_t rw = iw + c->padding[1] - t % kw_n * c->dilation[1];
+            if (rh < 0 || rw < 0 || rh % c->stride[0] || rw % c->stride[1]) continue;
+            int64_t oh = rh / c->stride[0], ow = rw / c->stride[1];
+            if (oh >= oh_n || ow >= ow_n) continue;
+            float v = 0.0f;
+            for (int64_t r = 0; r < cout_g; r++) {
+              int64_t o = g * cout_g + r;
+              v = fmaf(W[o * kc + (ci - g * cin_g) * taps + t], dy[(n * c->cout + o) * npos + oh * ow_n + ow], v);
+            }
+            acc += v;
+          }
+          dx[((n * c->cin + ci) * H + ih) * Wd + iw] = acc;
+        }
+    }
+}
+
+static void assert_bits(const char *what, const float *got, const float *want, int64_t n) {
+  for (int64_t i = 0; i < n; i++)
+    if (memcmp(&got[i], &want[i], sizeof(float)) != 0)
+      g_error("%s[%lld]: %a, the reference order gives %a", what, (long long)i, (double)got[i], (double)want[i]);
+}
+
+static void test_backward_order(void) {
+  const conv_cfg cases[] = {
+    /* stride 1 (the vector col2im add), 12 output channels (a group of 8 bias sums and a rest of 4) */
+    {2, false, 5, 12, 1, true, {9, 37}, {3, 3}, {1, 1}, {1, 1}, {1, 1}},
+    /* groups, stride 2 and dilation 2 (the strided col2im loop) */
+    {2, false, 4, 6, 2, true, {11, 13}, {3, 2}, {2, 2}, {2, 1}, {2, 2}},
+    /* 1600 positions a sample: the weight gradient's blocks of 1024 positions
+     * (whole rows: 25 and 15 rows of 40), the input gradient's of 512 (12, 12,
+     * 12 and 4 rows, the last first) */
+    {2, false, 3, 4, 1, true, {40, 40}, {3, 3}, {1, 1}, {1, 1}, {1, 1}},
+  };
+  loom_pool *pool = lt_pool(3);
+  for (size_t k = 0; k < G_N_ELEMENTS(cases); k++) {
+    const conv_cfg *c = &cases[k];
+    int64_t batch = 3;
+    loom_layer *l = conv_cfg_layer(c, 5);
+    loom_shape out = loom_layer_out_shape(l);
+    int64_t nx = batch * lt_in_numel(l), ny = batch * lt_out_numel(l), nw = loom_weights_count(loom_layer_weights(l, 0));
+    float *x = g_new(float, nx), *dy = g_new(float, ny), *y = g_new(float, ny), *dx = g_new(float, nx);
+    float *want_dx = g_new(float, nx), *want_dw = g_new(float, nw), *want_db = g_new(float, c->cout);
+    gradcheck_fill_uniform(x, nx, -1.0, 1.0, 21);
+    gradcheck_fill_uniform(dy, ny, -1.0, 1.0, 22);
+    const float *W = loom_weights_master(loom_layer_weights(l, 0));
+    reference_backward(c, batch, W, x, dy, out.d[1], out.d[2], want_dx, want_dw, want_db);
+    loom_pool *pools[2] = {NULL, pool};
+    for (int p = 0; p < 2; p++) {
+      lt_forward(l, pools[p], x, y, batch);
+      lt_backward(l, pools[p], x, y, dy, dx, batch);
+      assert_bits("dx", dx, want_dx, nx);
+      assert_bits("dweight", loom_layer_grad(l, 0), want_dw, nw);
+      assert_bits("dbias", loom_layer_grad(l, 1), want_db, c->cout);
+    }
+    g_free(x), g_free(dy), g_free(y), g_free(dx), g_free(want_dx), g_free(want_dw), g_free(want_db);
+    loom_layer_free(l);
+  }
+  loom_pool_free(pool);
 }
 
 /* One input channel may come without its axis: conv2d on [6×7] computes as on
@@ -223,6 +326,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/conv/known-values", test_known_values);
   g_test_add_func("/conv/quantized", test_quantized);
   g_test_add_func("/conv/determinism", test_determinism);
+  g_test_add_func("/conv/backward-order", test_backward_order);
   g_test_add_func("/conv/channel-axis-left-out", test_channel_axis_left_out);
   return g_test_run();
 }

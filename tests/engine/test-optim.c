@@ -10,8 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/cpu.h"
 #include "loom/loom.h"
 #include "parity.h"
+#include "train/optim-internal.h"
 
 #define STEPS 20
 #define N_SAMPLES 6
@@ -292,6 +294,68 @@ static void test_skip_and_reset(void) {
   loom_optim_free(opt);
 }
 
+
+/* Equal bits, or both NaN (a NaN's payload may depend on operand order). */
+static void assert_same_bits(const char *what, const float *a, const float *b, int64_t n) {
+  for (int64_t i = 0; i < n; i++) {
+    uint32_t x, y;
+    memcpy(&x, &a[i], sizeof x);
+    memcpy(&y, &b[i], sizeof y);
+    if (x != y && !(isnan(a[i]) && isnan(b[i])))
+      g_error("%s[%lld]: %a against the reference's %a", what, (long long)i, (double)a[i], (double)b[i]);
+  }
+}
+
+/* The vector Adam/AdamW updates (optim-adam.c) give the plain loop's bits
+ * at every level this machine has: every combination of the options, lengths
+ * around the vector widths, three steps, values from 1e-30 to 1e4 with zeros,
+ * negative zeros, an infinity and a NaN among the gradients. */
+static void test_adam_levels(void) {
+  static const int64_t lengths[] = {1, 7, 8, 9, 15, 16, 17, 31, 33, 64, 1003};
+  GRand *r = g_rand_new_with_seed(13);
+  int checked = 0;
+  for (int level = LOOM_KERNELS_AVX2; level < LOOM_KERNELS_LEVEL_COUNT; level++) {
+    if (!loom_kernels_for((loom_kernel_level)level)) continue;
+    for (int opts = 0; opts < 16; opts++)
+      for (size_t li = 0; li < G_N_ELEMENTS(lengths); li++) {
+        int64_t n = lengths[li];
+        bool amsgrad = opts & 8;
+        float *v[2][4]; /* [ref, level][p, m1, m2, vmax] */
+        float *g = g_new(float, n);
+        for (int k = 0; k < 2; k++)
+          for (int b = 0; b < 4; b++) v[k][b] = g_new0(float, n);
+        for (int64_t i = 0; i < n; i++) v[0][0][i] = v[1][0][i] = (float)g_rand_double_range(r, -2.0, 2.0);
+        for (int step = 1; step <= 3; step++) {
+          for (int64_t i = 0; i < n; i++) {
+            double mag = pow(10.0, g_rand_double_range(r, -30.0, 4.0));
+            g[i] = (float)(g_rand_boolean(r) ? mag : -mag);
+            if (i % 13 == 5) g[i] = i % 2 ? 0.0f : -0.0f;
+          }
+          if (n > 20) {
+            g[11] = INFINITY;
+            g[19] = NAN;
+          }
+          optim_adam_coef k = {.b1 = 0.9f, .b2 = 0.999f, .one_b1 = (float)(1.0 - 0.9), .one_b2 = (float)(1.0 - 0.999),
+                               .eps = 1e-8f, .wd = opts & 2 ? 0.01f : 0.0f, .decay = (float)(1.0 - 1e-3 * 0.01),
+                               .step_size = (float)(1e-3 / (1.0 - pow(0.9, step))),
+                               .bias2_sqrt = (float)sqrt(1.0 - pow(0.999, step)), .decoupled = opts & 4,
+                               .maximize = opts & 1};
+          for (int kk = 0; kk < 2; kk++)
+            optim_adam_update(&k, kk ? (loom_kernel_level)level : LOOM_KERNELS_REF, n, v[kk][0], g, v[kk][1],
+                              v[kk][2], amsgrad ? v[kk][3] : NULL);
+          static const char *const names[] = {"param", "exp_avg", "exp_avg_sq", "max_exp_avg_sq"};
+          for (int b = 0; b < 4; b++) assert_same_bits(names[b], v[1][b], v[0][b], n);
+          checked++;
+        }
+        for (int k = 0; k < 2; k++)
+          for (int b = 0; b < 4; b++) g_free(v[k][b]);
+        g_free(g);
+      }
+  }
+  g_rand_free(r);
+  if (!checked) g_test_skip("no vector level on this machine");
+}
+
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/train/optim/parity-mlp-20-steps", test_parity_all);
@@ -299,5 +363,6 @@ int main(int argc, char **argv) {
   g_test_add_func("/train/optim/clip-nonfinite", test_clip_nonfinite);
   g_test_add_func("/train/optim/validation", test_validation);
   g_test_add_func("/train/optim/skip-and-reset", test_skip_and_reset);
+  g_test_add_func("/train/optim/adam-levels", test_adam_levels);
   return g_test_run();
 }
