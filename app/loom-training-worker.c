@@ -367,10 +367,13 @@ static void set_device(Worker *w, int device) {
   w->device = device;
   if (w->state == LOOM_TRAINING_RUNNING) w->stop_at_epoch = -1;
   /* No trainer: nothing loaded, or the network or data are refused anyway. A
-   * trainer the device refused is still there, on the CPU. */
+   * trainer the device refused is still there, where it was. The trainer
+   * moves with its optimizer's state (loom_trainer_set_device), so the run
+   * goes on where it stood instead of starting its moments afresh. */
   if (w->net && w->data && w->trainer) {
     loom_error err = {0};
-    if (!make_trainer(w, NULL, &err)) {
+    gboolean moved = device < 0 ? loom_trainer_set_device(w->trainer, NULL, &err) == LOOM_OK : to_device(w, &err);
+    if (!moved) {
       set_state(w, LOOM_TRAINING_INVALID, err.message);
     } else {
       if (w->state != LOOM_TRAINING_RUNNING) set_state(w, LOOM_TRAINING_PAUSED, NULL);

@@ -444,8 +444,9 @@ static gboolean state_settled(gpointer data) { return !loom_training_session_get
 
 /* Training on a Vulkan device (lavapipe here): the device list offers it,
  * Step runs there and hands the weights back as ever, with the training
- * state (the device's optimizer state) for the document; a network the device
- * cannot run is refused with its slot named, and the CPU takes it again. */
+ * state (the device's optimizer state) for the document; switching devices
+ * keeps the trainer and its state; a network the device cannot run is
+ * refused with its slot named, and the CPU takes it again. */
 static void test_device(void) {
   loom_gpu_device_info *devices = NULL;
   int n = 0;
@@ -472,6 +473,20 @@ static void test_device(void) {
   g_assert_cmpstr(before, !=, after);
   /* the optimizer's state came back with the weights, read from the device */
   g_assert_nonnull(loom_document_get_training(doc())->state);
+
+  /* Back to the CPU and onto the device again: the same trainer goes on,
+   * its optimizer's state moving with it (a new trainer counts from 0). */
+  gint64 trainer_steps = loom_training_session_get_latest(session())->trainer_step;
+  g_assert_cmpint(trainer_steps, >, 0);
+  gtk_drop_down_set_selected(pane()->device_dropdown, 0);
+  gui_test_wait(state_settled, NULL, TIMEOUT_MS, "the trainer back on the CPU");
+  g_assert_cmpint(loom_training_session_get_latest(session())->trainer_step, ==, trainer_steps);
+  activate("win.train-step");
+  gui_test_wait(doc_steps_are, GSIZE_TO_POINTER(steps + 2), TIMEOUT_MS, "a step on the CPU");
+  gtk_drop_down_set_selected(pane()->device_dropdown, 1);
+  gui_test_wait(state_settled, NULL, TIMEOUT_MS, "the trainer on the device again");
+  g_assert_cmpint(loom_training_session_get_latest(session())->trainer_step, ==, trainer_steps + 1);
+  g_assert_cmpint(loom_training_session_get_state(session()), ==, LOOM_TRAINING_PAUSED);
 
   /* The multi-modal example's lstm does not run there: refused, naming the
    * slot. */
