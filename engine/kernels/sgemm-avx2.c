@@ -12,6 +12,8 @@
 #pragma GCC target("avx2,fma")
 #include <immintrin.h>
 
+#include "kernels/transpose-avx2.h"
+
 /* Lane masks for the first n lanes: maskload/maskstore read the sign bits. */
 static const int32_t lane_mask[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
 
@@ -30,18 +32,9 @@ typedef __m256 vf;
 
 /* dst[c·ldd + r] = src[r·lds + c] for an 8 × 8 block (exact copies). */
 static inline void transpose8(const float *src, int64_t lds, float *dst, int64_t ldd) {
-  __m256 r[8], t[8];
+  __m256 r[8];
   for (int i = 0; i < 8; i++) r[i] = _mm256_loadu_ps(src + i * lds);
-  for (int i = 0; i < 4; i++) {
-    t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
-    t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
-  }
-  for (int i = 0; i < 2; i++) {
-    r[4 * i] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], 0x44);
-    r[4 * i + 1] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], 0xEE);
-    r[4 * i + 2] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
-    r[4 * i + 3] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xEE);
-  }
+  transpose8_halves(r);
   for (int c = 0; c < 4; c++) {
     _mm256_storeu_ps(dst + c * ldd, _mm256_permute2f128_ps(r[c], r[4 + c], 0x20));
     _mm256_storeu_ps(dst + (4 + c) * ldd, _mm256_permute2f128_ps(r[c], r[4 + c], 0x31));

@@ -476,6 +476,7 @@ static void bias_lanes_add_plain(double *sum, const float *rows, int64_t sp, int
 #if defined(LOOM_KERNELS_X86)
 #pragma GCC push_options
 #pragma GCC target("avx2")
+#include "kernels/transpose-avx2.h"
 /* The same chains with the eight channels in two vectors of four doubles:
  * an 8 × 8 block of floats (channels × positions) is transposed in
  * registers, then each position adds its eight channels' values, widened,
@@ -484,18 +485,9 @@ static void bias_lanes_add_avx2(double *sum, const float *rows, int64_t stride, 
   __m256d lo = _mm256_loadu_pd(sum), hi = _mm256_loadu_pd(sum + 4);
   int64_t s = 0;
   for (; s + 8 <= n; s += 8) {
-    __m256 r[8], t[8];
+    __m256 r[8];
     for (int c = 0; c < 8; c++) r[c] = _mm256_loadu_ps(rows + c * stride + s);
-    for (int i = 0; i < 4; i++) {
-      t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
-      t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
-    }
-    for (int i = 0; i < 2; i++) {
-      r[4 * i] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], 0x44);
-      r[4 * i + 1] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], 0xEE);
-      r[4 * i + 2] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
-      r[4 * i + 3] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xEE);
-    }
+    transpose8_halves(r);
     /* r[c] holds position c (low half) and c + 4 (high half) of channels
      * 0-3 (r[0..3]) or 4-7 (r[4..7]). */
     for (int half = 0; half < 2; half++)
