@@ -1,0 +1,248 @@
+/*
+ * The other chart widgets on their own, under a display: LoomBoundaryView's
+ * colours, points and its overlay on screen; LoomHistogram's counts;
+ * LoomSparkline's ring.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "chart-test.h"
+#include "loom-boundary-view.h"
+#include "loom-chart-private.h"
+#include "loom-histogram.h"
+#include "loom-sparkline.h"
+
+/* ---- LoomBoundaryView ---- */
+
+#define RES 64
+
+/* Two classes: class @left on the left half of the plane, the other right. */
+static void halves(float *field, int left) {
+  for (int r = 0; r < RES; r++)
+    for (int c = 0; c < RES; c++) {
+      float *p = field + ((gsize)r * RES + c) * 2;
+      int cls = c < RES / 2 ? left : 1 - left;
+      p[0] = cls == 0 ? 1.f : 0.f;
+      p[1] = cls == 1 ? 1.f : 0.f;
+    }
+}
+
+static void certain_color(int cls, float rgb[3]) {
+  float col[3];
+  loom_chart_class_color(cls, col);
+  for (int i = 0; i < 3; i++) rgb[i] = 1 + (col[i] - 1) * (float)LOOM_BOUNDARY_CERTAIN_STRENGTH;
+}
+
+/* The field's extent in a render: the run of field colour through the middle. */
+static void field_extent(const Pixels *p, const float rgb[3], int *x0, int *x1, int *y0, int *y1) {
+  *x0 = *y0 = G_MAXINT;
+  *x1 = *y1 = -1;
+  for (int y = 0; y < p->h; y++)
+    for (int x = 0; x < p->w; x++)
+      if (rgb_near(p->px[(gsize)y * p->w + x], rgb, 3)) {
+        *x0 = MIN(*x0, x), *x1 = MAX(*x1, x), *y0 = MIN(*y0, y), *y1 = MAX(*y1, y);
+      }
+  g_assert_cmpint(*x1, >, *x0);
+}
+
+static void test_boundary_field(void) {
+  GtkWidget *widget = loom_boundary_view_new();
+  LoomBoundaryView *view = LOOM_BOUNDARY_VIEW(widget);
+  GtkWidget *window = present(widget, 300, 300);
+  float *field = g_new(float, RES * RES * 2);
+  halves(field, 0);
+  loom_boundary_view_set_field(view, RES, RES, field, 2, -1, 1, -1, 1);
+  Pixels first = download(loom_boundary_view_render_texture(view, 300, 300));
+  float c0[3], c1[3];
+  certain_color(0, c0);
+  certain_color(1, c1);
+  int lx0, lx1, ly0, ly1, rx0, rx1, ry0, ry1;
+  field_extent(&first, c0, &lx0, &lx1, &ly0, &ly1);
+  field_extent(&first, c1, &rx0, &rx1, &ry0, &ry1);
+  g_assert_cmpint(lx1, <, rx0); /* class 0 left of class 1 */
+  int mid_y = (ly0 + ly1) / 2, left_x = (lx0 + lx1) / 2, right_x = (rx0 + rx1) / 2;
+  g_assert_true(rgb_near(first.px[(gsize)mid_y * first.w + left_x], c0, 3));
+  g_assert_true(rgb_near(first.px[(gsize)mid_y * first.w + right_x], c1, 3));
+
+  /* A new field gives a new picture: the classes swap sides. */
+  halves(field, 1);
+  loom_boundary_view_set_field(view, RES, RES, field, 2, -1, 1, -1, 1);
+  Pixels swapped = download(loom_boundary_view_render_texture(view, 300, 300));
+  g_assert_cmpuint(count_different(&first, &swapped), >, 10000);
+  g_assert_true(rgb_near(swapped.px[(gsize)mid_y * swapped.w + left_x], c1, 3));
+  g_assert_true(rgb_near(swapped.px[(gsize)mid_y * swapped.w + right_x], c0, 3));
+
+  /* Uncertain predictions are paler than certain ones. */
+  for (int i = 0; i < RES * RES; i++) field[2 * i] = 0.55f, field[2 * i + 1] = 0.45f;
+  loom_boundary_view_set_field(view, RES, RES, field, 2, -1, 1, -1, 1);
+  Pixels pale = download(loom_boundary_view_render_texture(view, 300, 300));
+  guint32 p = pale.px[(gsize)mid_y * pale.w + left_x];
+  int sum_pale = ((p >> 16) & 0xff) + ((p >> 8) & 0xff) + (p & 0xff);
+  g_assert_cmpint(sum_pale, >, (int)lrintf((c0[0] + c0[1] + c0[2]) * 255) + 60);
+
+  /* Points: a filled training point of class 2 shows its colour at its
+   * centre; a hollow test point leaves the field visible there. */
+  halves(field, 0);
+  loom_boundary_view_set_field(view, RES, RES, field, 2, -1, 1, -1, 1);
+  float xy[] = {-0.5f, 0.5f}, cls[] = {2};
+  loom_boundary_view_set_points(view, xy, cls, 1, FALSE);
+  float txy[] = {-0.5f, -0.5f}, tcls[] = {2};
+  loom_boundary_view_set_points(view, txy, tcls, 1, TRUE);
+  Pixels points = download(loom_boundary_view_render_texture(view, 300, 300));
+  double fw = rx1 - lx0 + 1, fh = ly1 - ly0 + 1;
+  int px = (int)lrint(lx0 + 0.25 * fw), py_train = (int)lrint(ly0 + 0.25 * fh), py_test = (int)lrint(ly0 + 0.75 * fh);
+  float c2[3];
+  loom_chart_class_color(2, c2);
+  g_assert_true(rgb_near(points.px[(gsize)py_train * points.w + px], c2, 8));
+  g_assert_true(rgb_near(points.px[(gsize)py_test * points.w + px], c0, 8));
+  g_assert_false(rgb_near(points.px[(gsize)(py_test - 3) * points.w + px], c0, 8)); /* the ring */
+
+  /* Regression: one channel on the diverging map, low blue left, high red right. */
+  for (int r = 0; r < RES; r++)
+    for (int c = 0; c < RES; c++) field[r * RES + c] = (float)c;
+  g_object_set(view, "mode", LOOM_BOUNDARY_MODE_REGRESSION, NULL);
+  loom_boundary_view_set_field(view, RES, RES, field, 1, -1, 1, -1, 1);
+  Pixels reg = download(loom_boundary_view_render_texture(view, 300, 300));
+  guint32 lo = reg.px[(gsize)mid_y * reg.w + lx0 + 2], hi = reg.px[(gsize)mid_y * reg.w + rx1 - 2];
+  g_assert_cmpint(lo & 0xff, >, (lo >> 16) & 0xff);   /* blue > red */
+  g_assert_cmpint((hi >> 16) & 0xff, >, hi & 0xff);   /* red > blue */
+
+  /* The on-screen path (a texture node) draws without complaint. */
+  gui_test_spin(100);
+  g_free(first.px);
+  g_free(swapped.px);
+  g_free(pale.px);
+  g_free(points.px);
+  g_free(reg.px);
+  g_free(field);
+  gtk_window_destroy(GTK_WINDOW(window));
+}
+
+
+/* The overlay (axes and points) is kept while only the field changes, and
+ * drawn again when the points change. */
+static void test_boundary_overlay_on_screen(void) {
+  GtkWidget *widget = loom_boundary_view_new();
+  LoomBoundaryView *view = LOOM_BOUNDARY_VIEW(widget);
+  GtkWidget *window = present(widget, 300, 300);
+  float *field = g_new(float, RES * RES * 2);
+  halves(field, 0);
+  loom_boundary_view_set_field(view, RES, RES, field, 2, -1, 1, -1, 1);
+  float xy[] = {-0.5f, 0.5f}, cls[] = {2};
+  loom_boundary_view_set_points(view, xy, cls, 1, FALSE);
+  Pixels a = on_screen(widget, window);
+  float c0[3], c1[3], c2[3];
+  certain_color(0, c0);
+  certain_color(1, c1);
+  loom_chart_class_color(2, c2);
+  int lx0, lx1, ly0, ly1;
+  field_extent(&a, c0, &lx0, &lx1, &ly0, &ly1);
+  /* class 0 fills the left half: the frame is twice its width */
+  double fw = 2.0 * (lx1 - lx0 + 1), fh = ly1 - ly0 + 1;
+  int px = (int)lrint(lx0 + 0.25 * fw), py = (int)lrint(ly0 + 0.25 * fh);
+  g_assert_true(rgb_near(a.px[(gsize)py * a.w + px], c2, 8));
+
+  /* A new field: the classes swap, the point stays on top of it. */
+  halves(field, 1);
+  loom_boundary_view_set_field(view, RES, RES, field, 2, -1, 1, -1, 1);
+  Pixels b = on_screen(widget, window);
+  g_assert_true(rgb_near(b.px[(gsize)py * b.w + px], c2, 8));
+  g_assert_true(rgb_near(b.px[(gsize)py * b.w + px + 20], c1, 3));
+
+  /* The point moves: the old place shows the field, the new one the point. */
+  float moved[] = {-0.5f, -0.5f};
+  loom_boundary_view_set_points(view, moved, cls, 1, FALSE);
+  Pixels c = on_screen(widget, window);
+  int py2 = (int)lrint(ly0 + 0.75 * fh);
+  g_assert_true(rgb_near(c.px[(gsize)py * c.w + px], c1, 3));
+  g_assert_true(rgb_near(c.px[(gsize)py2 * c.w + px], c2, 8));
+  g_free(a.px);
+  g_free(b.px);
+  g_free(c.px);
+  g_free(field);
+  gtk_window_destroy(GTK_WINDOW(window));
+}
+
+/* ---- LoomHistogram and LoomSparkline ---- */
+
+static void test_histogram_counts(void) {
+  LoomHistogram *h = LOOM_HISTOGRAM(g_object_ref_sink(loom_histogram_new()));
+  float v[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, NAN, INFINITY, -INFINITY};
+  loom_histogram_set_values(h, v, G_N_ELEMENTS(v), 5);
+  gsize n_bins;
+  const guint64 *counts = loom_histogram_get_bin_counts(h, &n_bins);
+  g_assert_cmpuint(n_bins, ==, 5);
+  guint64 want[] = {2, 2, 2, 2, 3};
+  for (int i = 0; i < 5; i++) g_assert_cmpuint(counts[i], ==, want[i]);
+  guint64 n_nan, n_inf;
+  loom_histogram_get_nonfinite(h, &n_nan, &n_inf);
+  g_assert_cmpuint(n_nan, ==, 1);
+  g_assert_cmpuint(n_inf, ==, 2);
+  double lo, hi;
+  g_assert_true(loom_histogram_get_range(h, &lo, &hi));
+  g_assert_cmpfloat(lo, ==, 0);
+  g_assert_cmpfloat(hi, ==, 10);
+
+  /* All equal: one value's width around it, the value in the middle bin. */
+  float same[] = {3, 3, 3};
+  loom_histogram_set_values(h, same, 3, 4);
+  counts = loom_histogram_get_bin_counts(h, &n_bins);
+  g_assert_cmpuint(counts[2], ==, 3);
+
+  /* Many values against a plain count. */
+  GRand *rand = g_rand_new_with_seed(5);
+  float *many = g_new(float, 100000);
+  for (int i = 0; i < 100000; i++) many[i] = (float)g_rand_int_range(rand, -50, 50);
+  loom_histogram_set_values(h, many, 100000, 99);
+  counts = loom_histogram_get_bin_counts(h, &n_bins);
+  g_assert_true(loom_histogram_get_range(h, &lo, &hi));
+  guint64 total = 0;
+  for (gsize b = 0; b < n_bins; b++) {
+    guint64 expect = 0;
+    for (int i = 0; i < 100000; i++) {
+      /* Integers -50..49 over 99 bins of width 1: value k in bin k + 50, 49 joins 48's bin. */
+      int k = (int)many[i] + 50;
+      expect += (gsize)MIN(k, 98) == b;
+    }
+    g_assert_cmpuint(counts[b], ==, expect);
+    total += counts[b];
+  }
+  g_assert_cmpuint(total, ==, 100000);
+
+  loom_histogram_set_values(h, NULL, 0, 8);
+  g_assert_false(loom_histogram_get_range(h, &lo, &hi));
+  g_assert_true(isnan(lo));
+  g_free(many);
+  g_rand_free(rand);
+  g_object_unref(h);
+}
+
+static void test_sparkline(void) {
+  GtkWidget *widget = loom_sparkline_new();
+  LoomSparkline *s = LOOM_SPARKLINE(widget);
+  guint capacity;
+  g_object_get(s, "capacity", &capacity, NULL);
+  g_assert_cmpuint(capacity, ==, 120);
+  g_object_set(s, "capacity", 5, "show-value", TRUE, NULL);
+  for (int i = 1; i <= 8; i++) loom_sparkline_push(s, i);
+  g_assert_cmpuint(loom_sparkline_get_n_values(s), ==, 5);
+  for (guint i = 0; i < 5; i++) g_assert_cmpfloat(loom_sparkline_get_value(s, i), ==, 4.0 + i);
+  g_object_set(s, "capacity", 3, NULL);
+  g_assert_cmpuint(loom_sparkline_get_n_values(s), ==, 3);
+  for (guint i = 0; i < 3; i++) g_assert_cmpfloat(loom_sparkline_get_value(s, i), ==, 6.0 + i);
+  loom_sparkline_push(s, NAN);
+  GtkWidget *window = present(widget, 200, 30);
+  gui_test_spin(100);
+  loom_sparkline_clear(s);
+  g_assert_cmpuint(loom_sparkline_get_n_values(s), ==, 0);
+  gtk_window_destroy(GTK_WINDOW(window));
+}
+
+int main(int argc, char **argv) {
+  gui_test_init(&argc, &argv);
+  g_test_add_func("/charts/boundary/field", test_boundary_field);
+  g_test_add_func("/charts/boundary/overlay-on-screen", test_boundary_overlay_on_screen);
+  g_test_add_func("/charts/histogram/counts", test_histogram_counts);
+  g_test_add_func("/charts/sparkline", test_sparkline);
+  return g_test_run();
+}
