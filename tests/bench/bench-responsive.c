@@ -34,7 +34,11 @@
  * BENCH_SECONDS=s trains s seconds; BENCH_HEATMAP=name picks the heatmap
  * metric ("none": no heatmap; default "activation-rms"); BENCH_EXAMPLE=name
  * trains another example; BENCH_HEADLESS=s measures the headless rate for
- * s seconds (default 5) each time.
+ * s seconds (default 5) each time. BENCH_BESIDE_TRAINING=1 also runs the
+ * headless measurement on a thread beside the window while the worker
+ * trains (in the middle of the counted time): slowed as much as the worker,
+ * it says the machine gives less to any training thread then; unslowed, that
+ * the worker itself is slower.
  */
 #include <adwaita.h>
 #include <loom/loom.h>
@@ -408,6 +412,14 @@ int main(int argc, char **argv) {
   spin(WARMUP_S);
   bench.counting = TRUE;
   gint64 start = g_get_monotonic_time(), until = start + (gint64)((seconds - WARMUP_S) * 1e6);
+  BesideRun during = {example, headless_s, 0, FALSE};
+  if (g_getenv("BENCH_BESIDE_TRAINING")) {
+    gint64 middle = start + (gint64)(((seconds - WARMUP_S) / 2 - headless_s / 2) * 1e6);
+    wait_for(time_passed, &middle, seconds + 60, "the middle of the run");
+    GThread *during_thread = g_thread_new("headless-during", headless_beside, &during);
+    wait_for(beside_done, &during, headless_s + 120, "the headless run beside the training window");
+    g_thread_join(during_thread);
+  }
   wait_for(time_passed, &until, seconds + 60, "the run");
   double run_s = (double)(g_get_monotonic_time() - start) / 1e6;
   bench.counting = FALSE;
@@ -467,6 +479,9 @@ int main(int argc, char **argv) {
   printf("%-30s %7.3f× (goal >= 0.9×)\n", "worker / headless", headless > 0 ? worker / headless : 0.0);
   printf("%-30s %10.0f steps/s (%.3f× headless; the worker / this: %.3f×)\n", "headless beside the window",
          beside.rate, headless > 0 ? beside.rate / headless : 0.0, beside.rate > 0 ? worker / beside.rate : 0.0);
+  if (during.rate > 0)
+    printf("%-30s %10.0f steps/s (%.3f× headless; the worker / this: %.3f×)\n", "headless beside the training",
+           during.rate, headless > 0 ? during.rate / headless : 0.0, worker / during.rate);
   /* Inside its steps against outside them (commands, snapshots, the
    * extras): tells a slower step (cores shared) from overhead around it. */
   double in_steps = bench.last_elapsed - bench.first_elapsed;
