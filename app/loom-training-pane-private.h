@@ -23,6 +23,7 @@ struct _LoomTrainingPane {
   LoomGridViewColorMode color_mode_before; /* restored when the heatmap goes off */
   gboolean by_epoch;       /* the plots' x axis */
   gboolean alert_shown;    /* the grid shows a slot where training stopped */
+  int play_shows_pause;    /* the play button's face: -1 not set yet, else whether it shows Pause */
 
   /* Everything the plots have shown, to draw them again on another axis. */
   GArray *points;  /* LoomTrainingPoint */
