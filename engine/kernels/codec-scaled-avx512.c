@@ -244,7 +244,9 @@ static inline __m256i code32(__m256 xf, const wide_params *p, bool is_unsigned) 
 static bool quantize32(bool is_unsigned, const float *src, int64_t n, const wide_params *p, uint8_t *dst) {
   __mmask8 nan = 0;
   int64_t i = 0;
+  const uintptr_t next = (uintptr_t)(src + n); /* as in quantize_small_rows */
   for (; i + 16 <= n; i += 16) {
+    _mm_prefetch((const char *)(next + sizeof *src * (uintptr_t)i), _MM_HINT_T0);
     const __m512 x = _mm512_loadu_ps(src + i);
     nan |= (__mmask8)(_mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q) != 0);
     _mm256_storeu_si256((__m256i *)(dst + 4 * i), code32(_mm512_castps512_ps256(x), p, is_unsigned));
