@@ -111,6 +111,9 @@ void loom_kernels_fill_vnni(loom_kernels *k);
  * the activations, for qgemm-vnni.c. */
 void loom_qgemm_gemv_vnni(const struct loom_qgemm_job *j, int64_t r0, int64_t r1);
 void loom_qgemm_prepare_vnni(int bits, const int8_t *xq, int8_t *xp, int64_t len, int64_t *xsum);
+/* qgemm-vnni-panel.c: the GEMM of 8-bit codes from packed weight panels;
+ * false (nothing written) when its buffer cannot be had. */
+bool loom_qgemm_panel_vnni(const struct loom_qgemm_job *j, int64_t r0, int64_t r1);
 #endif
 /* The reference integer products (qgemm.c) for the dtypes they serve. */
 void loom_kernels_fill_qgemm_ref(loom_kernels *k);

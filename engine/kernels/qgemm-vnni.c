@@ -175,6 +175,9 @@ static void qgemm_rows_vnni(const loom_qgemm_job *j, int64_t r0, int64_t r1) {
     loom_qgemm_gemv_vnni(j, r0, r1); /* qgemm-vnni-gemv.c */
     return;
   }
+  /* 8-bit codes from weight panels (qgemm-vnni-panel.c) from the batch
+   * where they were measured faster (docs/qgemm.md) */
+  if (j->t->bits == 8 && j->batch >= LOOM_QGEMM_PANEL_MIN_BATCH && loom_qgemm_panel_vnni(j, r0, r1)) return;
   switch (j->t->bits) {
   case 1: rows_bits(1, j, r0, r1); break;
   case 2: rows_bits(2, j, r0, r1); break;

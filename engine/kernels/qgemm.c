@@ -87,8 +87,11 @@ void loom_kernels_fill_qgemm_ref(loom_kernels *k) {
  * call to call (freed when the thread ends): allocating and freeing them each
  * time cost a page fault per 4 KiB — with 64 activation rows of 4096 columns
  * more than the quantization itself. It keeps the largest size asked for.
+ * The kernels' own buffers (the VNNI GEMM's weight panels) are kept the same
+ * way under another slot: the calling thread also runs ranges of rows while
+ * its activations are in use.
  */
-static pthread_key_t scratch_key;
+static pthread_key_t scratch_keys[LOOM_QGEMM_SCRATCH_SLOTS];
 static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
 static bool scratch_ok;
 
@@ -97,15 +100,19 @@ typedef struct {
   _Alignas(64) unsigned char data[];
 } scratch_buf;
 
-static void scratch_key_make(void) { scratch_ok = pthread_key_create(&scratch_key, free) == 0; }
+static void scratch_key_make(void) {
+  scratch_ok = true;
+  for (int i = 0; i < LOOM_QGEMM_SCRATCH_SLOTS; i++) scratch_ok = scratch_ok && pthread_key_create(&scratch_keys[i], free) == 0;
+}
 
-static unsigned char *scratch_get(size_t n) {
+void *loom_qgemm_scratch(int slot, size_t n) {
   pthread_once(&scratch_once, scratch_key_make);
-  if (!scratch_ok || n > SIZE_MAX - sizeof(scratch_buf)) return NULL;
-  scratch_buf *s = pthread_getspecific(scratch_key);
+  if (!scratch_ok || slot < 0 || slot >= LOOM_QGEMM_SCRATCH_SLOTS || n > SIZE_MAX - sizeof(scratch_buf) - 64)
+    return NULL;
+  scratch_buf *s = pthread_getspecific(scratch_keys[slot]);
   if (s && s->cap >= n) return s->data;
   scratch_buf *t = aligned_alloc(64, (sizeof *t + n + 63) / 64 * 64);
-  if (!t || pthread_setspecific(scratch_key, t) != 0) {
+  if (!t || pthread_setspecific(scratch_keys[slot], t) != 0) {
     free(t);
     return NULL;
   }
@@ -157,7 +164,7 @@ int loom_qgemm_packed(loom_pool *pool, loom_dtype d, const uint8_t *packed, int6
   const size_t o_sx = ((size_t)batch * sizeof(int64_t) + 63) / 64 * 64;
   const size_t o_bad = o_sx + ((size_t)batch * sizeof(float) + 63) / 64 * 64;
   const size_t o_xq = o_bad + ((size_t)batch + 63) / 64 * 64, o_xp = o_xq + xbytes;
-  unsigned char *buf = scratch_get(o_xp + (m > 1 ? xbytes : 0));
+  unsigned char *buf = loom_qgemm_scratch(LOOM_QGEMM_SCRATCH_ACTIVATIONS, o_xp + (m > 1 ? xbytes : 0));
   if (!buf)
     return loom_error_set(err, LOOM_ERR_NOMEM, _("out of memory for %lld activation values"),
                           (long long)(batch * cols));
