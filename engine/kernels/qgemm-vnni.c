@@ -16,7 +16,8 @@
  * its 64 columns are not consecutive, which is why the activations come
  * permuted (xp, qgemm.h). Columns past the row's end meet zero activations.
  *
- * Blocking (the GEMM; the GEMV, batch 1, is in qgemm-vnni-gemv.c): 4 rows ×
+ * Blocking (the GEMM; the GEMV, batch 1, is in qgemm-vnni-gemv.c, and 8-bit
+ * codes from batch LOOM_QGEMM_PANEL_MIN_BATCH in qgemm-vnni-panel.c): 4 rows ×
  * 4 activation rows = 16 accumulators, each weight and activation vector loaded once per block;
  * columns in chunks of 4096 code bytes, so 4 weight rows of a chunk stay in
  * L1 while every activation row passes over them, and so no int32 lane can
