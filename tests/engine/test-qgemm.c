@@ -175,6 +175,7 @@ static void test_panel(gconstpointer data) {
     for (size_t ri = 0; ri < G_N_ELEMENTS(rows); ri++)
       check(d, rows[ri], cols[ci], ci % 2 ? 17 : LOOM_QGEMM_PANEL_MIN_BATCH, ri == 2, false, pools, 3, &seed);
   check(d, 203, 1000, 70, false, false, pools, 3, &seed);
+  check(d, 150, 4096 + 37, 20, false, false, pools, 3, &seed); /* ranges of 64 rows, the last short */
   check(d, 45, 2 * 4096 + 1, 23, false, true, pools, 3, &seed);
   check(d, 11, 4096 * 3 + 5, 64, true, true, pools, 1, &seed);
 }
