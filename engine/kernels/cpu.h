@@ -71,6 +71,9 @@ typedef struct loom_kernels {
    * (kernels/qgemm.h): *xsum = Σ xq[0, len), and for bits < 8 xp, the
    * permuted copy; len a multiple of 512 / bits. */
   void (*qgemm_prepare)(int bits, const int8_t *xq, int8_t *xp, int64_t len, int64_t *xsum);
+  /* True where qgemm_rows reads the activations of 8-bit codes also in
+   * tiles (xt, kernels/qgemm.h) from batch LOOM_QGEMM_PANEL_MIN_BATCH. */
+  bool qgemm_tiles;
 } loom_kernels;
 
 /* The CPU's features (read once). */

@@ -12,11 +12,15 @@
  *   codes (row i at bytes 4i … 4i + 3), already XORed to the unsigned
  *   operand u (qgemm-vnni.c: a signed code XOR 0x80 is q + 128).
  *
- * The micro-kernel keeps MR activation rows × the panel's 2 vectors of 16
- * rows in 2·MR accumulators; for each group of 4 columns it loads the 2
- * panel vectors and multiplies each by the activation row's 4 codes
- * broadcast from memory (vpdpbusd's {1to16} operand, the signed one), so one
- * weight load serves MR vpdpbusd and an activation load 2. The sums are
+ * The micro-kernel keeps MR = 8 activation rows × the panel's 2 vectors of
+ * 16 rows in 16 accumulators; for each group of 4 columns it loads the 2
+ * panel vectors and multiplies each by every activation row's 4 codes
+ * broadcast (the signed operand), so one weight load serves MR vpdpbusd and
+ * an activation load 2. The activations come in tiles (j->xt, qgemm.h: the
+ * 4 codes of one group of the tile's rows side by side, built once per
+ * call): read from their rows, 8 streams 4096 bytes apart that share their
+ * L1 sets, the loop ran at 0.8 of the peak over data in cache, from tiles at
+ * the peak. The sums are
  * exact integers as everywhere else, so the outputs keep every bit of the
  * other levels' (the epilogue is loom_qgemm_finish's operations).
  *
@@ -37,7 +41,8 @@
 
 #define ALWAYS_INLINE inline __attribute__((always_inline))
 
-enum { NV = 2, NR = 16 * NV, MR = 8, KC = 4096, BATCH_GROUP = 256 };
+enum { NV = 2, NR = 16 * NV, MR = LOOM_QGEMM_TILE_ROWS, KC = 4096, BATCH_GROUP = 256 };
+_Static_assert(MR == 8 && BATCH_GROUP % MR == 0, "the tails are tiles of 4, 2, 1; groups start tiles");
 
 /* acc += u · x in place. As in qgemm-vnni.c, the intrinsic made GCC copy
  * the accumulator around each instruction. The activations' 4 bytes are
@@ -135,9 +140,10 @@ static ALWAYS_INLINE void pf_step(pf_cursor *c) {
   }
 }
 
-/* nb activation rows (xb, each at the slice's first column) against the
- * panel's ng groups of 4 columns; the sums are added to dot (nb rows of NR). */
-static ALWAYS_INLINE void tile(const int nb, const uint8_t *pan, int64_t ng, const int8_t *const *xb, int64_t *dot,
+/* A tile of nb activation rows (xt: its codes in j->xt's layout, from the
+ * slice's first column) against the panel's ng groups of 4 columns; the sums
+ * are added to dot (nb rows of NR). */
+static ALWAYS_INLINE void tile(const int nb, const uint8_t *pan, int64_t ng, const int8_t *xt, int64_t *dot,
                                pf_cursor *pf) {
   __m512i acc[MR][NV];
 #pragma GCC unroll 8
@@ -152,7 +158,7 @@ static ALWAYS_INLINE void tile(const int nb, const uint8_t *pan, int64_t ng, con
 #pragma GCC unroll 8
     for (int b = 0; b < nb; b++) {
       int32_t x4;
-      memcpy(&x4, xb[b] + 4 * g, sizeof x4);
+      memcpy(&x4, xt + (g * nb + b) * 4, sizeof x4);
       const __m512i x = _mm512_set1_epi32(x4);
 #pragma GCC unroll 2
       for (int v = 0; v < NV; v++) dpbusd(&acc[b][v], w[v], x);
@@ -168,6 +174,7 @@ static ALWAYS_INLINE void tile(const int nb, const uint8_t *pan, int64_t ng, con
     }
 }
 
+/* Needs j->xt. */
 bool loom_qgemm_panel_vnni(const loom_qgemm_job *j, int64_t r0, int64_t r1) {
   const int64_t rb = j->row_bytes;
   const int64_t kc = rb < KC ? (rb + 63) / 64 * 64 : KC;
@@ -196,19 +203,16 @@ bool loom_qgemm_panel_vnni(const loom_qgemm_job *j, int64_t r0, int64_t r1) {
         if (o1 < rb) pf_set(&pf, j, p0, o1, rb - o1 < kc ? rb : o1 + kc, tiles * ng);
         else if (g0 + BATCH_GROUP < j->batch) pf_set(&pf, j, p0, 0, kc < rb ? kc : rb, tiles * ng);
         else pf_set(&pf, j, p0 + NR, 0, kc < rb ? kc : rb, tiles * ng);
-        const int8_t *xb[MR];
+        /* the tiles of j->xt: MR rows, the last rows 4, 2, 1 (BATCH_GROUP is
+         * a multiple of MR, so a group starts a tile) */
         int64_t b = 0;
-        for (; b + MR <= gn; b += MR) {
-          for (int i = 0; i < MR; i++) xb[i] = j->xq + (g0 + b + i) * j->xstride + o0;
-          tile(MR, pan, ng, xb, dot + b * NR, &pf);
-        }
-        /* the last rows in tiles of 4, 2, 1 */
+        for (; b + MR <= gn; b += MR) tile(MR, pan, ng, j->xt + (g0 + b) * j->xstride + o0 * MR, dot + b * NR, &pf);
         for (int nb = MR / 2; nb >= 1; nb /= 2) {
           if (gn - b < nb) continue;
-          for (int i = 0; i < nb; i++) xb[i] = j->xq + (g0 + b + i) * j->xstride + o0;
-          if (nb == 4) tile(4, pan, ng, xb, dot + b * NR, &pf);
-          else if (nb == 2) tile(2, pan, ng, xb, dot + b * NR, &pf);
-          else tile(1, pan, ng, xb, dot + b * NR, &pf);
+          const int8_t *xt = j->xt + (g0 + b) * j->xstride + o0 * nb;
+          if (nb == 4) tile(4, pan, ng, xt, dot + b * NR, &pf);
+          else if (nb == 2) tile(2, pan, ng, xt, dot + b * NR, &pf);
+          else tile(1, pan, ng, xt, dot + b * NR, &pf);
           b += nb;
         }
       }

@@ -178,7 +178,7 @@ static void qgemm_rows_vnni(const loom_qgemm_job *j, int64_t r0, int64_t r1) {
   }
   /* 8-bit codes from weight panels (qgemm-vnni-panel.c) from the batch
    * where they were measured faster (docs/qgemm.md) */
-  if (j->t->bits == 8 && j->batch >= LOOM_QGEMM_PANEL_MIN_BATCH && loom_qgemm_panel_vnni(j, r0, r1)) return;
+  if (j->t->bits == 8 && j->xt && loom_qgemm_panel_vnni(j, r0, r1)) return;
   switch (j->t->bits) {
   case 1: rows_bits(1, j, r0, r1); break;
   case 2: rows_bits(2, j, r0, r1); break;
@@ -191,6 +191,7 @@ void loom_kernels_fill_vnni(loom_kernels *k) {
   for (int d = 0; d < LOOM_DTYPE_COUNT; d++)
     if (loom_qgemm_supports((loom_dtype)d)) k->qgemm_rows[d] = qgemm_rows_vnni;
   k->qgemm_prepare = loom_qgemm_prepare_vnni;
+  k->qgemm_tiles = true; /* the panel GEMM (qgemm-vnni-panel.c) */
 }
 #pragma GCC pop_options
 #endif
