@@ -19,10 +19,10 @@
  * an activation load 2. The activations come in tiles (j->xt, qgemm.h: the
  * 4 codes of one group of the tile's rows side by side, built once per
  * call): read from their rows, 8 streams 4096 bytes apart that share their
- * L1 sets, the loop ran at 0.8 of the peak over data in cache, from tiles at
- * the peak. The sums are
- * exact integers as everywhere else, so the outputs keep every bit of the
- * other levels' (the epilogue is loom_qgemm_finish's operations).
+ * L1 sets, the loop ran at 0.8 of the peak over data in cache, from tiles
+ * at the peak. The sums are exact integers as everywhere else, so the
+ * outputs keep every bit of the other levels' (the epilogue is
+ * loom_qgemm_finish's operations).
  *
  * A slice of KC = 4096 columns is at most 1024 vpdpbusd into a lane (each
  * adding at most 4 · 255 · 127), far below 2^31, before the lanes are widened
@@ -120,7 +120,7 @@ static void pf_set(pf_cursor *c, const loom_qgemm_job *j, int64_t row, int64_t o
   const int64_t rows = j->rows - row < NR ? j->rows - row : NR;
   c->per_row = (o1 - o0 + 63) / 64;
   c->rows_left = row < j->rows ? rows : 0;
-  c->p = j->packed + (size_t)row * j->row_bytes + o0;
+  c->p = c->rows_left ? j->packed + (size_t)row * j->row_bytes + o0 : j->packed; /* none past the end */
   c->left = c->per_row;
   c->skip = (int64_t)j->row_bytes - c->per_row * 64;
   const int64_t lines = c->per_row * rows;
