@@ -71,6 +71,9 @@ typedef struct loom_kernels {
    * (kernels/qgemm.h): *xsum = Σ xq[0, len), and for bits < 8 xp, the
    * permuted copy; len a multiple of 512 / bits. */
   void (*qgemm_prepare)(int bits, const int8_t *xq, int8_t *xp, int64_t len, int64_t *xsum);
+  /* True where qgemm_rows reads the activations of 8-bit codes also in
+   * tiles (xt, kernels/qgemm.h) from batch LOOM_QGEMM_PANEL_MIN_BATCH. */
+  bool qgemm_tiles;
 } loom_kernels;
 
 /* The CPU's features (read once). */
@@ -111,6 +114,9 @@ void loom_kernels_fill_vnni(loom_kernels *k);
  * the activations, for qgemm-vnni.c. */
 void loom_qgemm_gemv_vnni(const struct loom_qgemm_job *j, int64_t r0, int64_t r1);
 void loom_qgemm_prepare_vnni(int bits, const int8_t *xq, int8_t *xp, int64_t len, int64_t *xsum);
+/* qgemm-vnni-panel.c: the GEMM of 8-bit codes from packed weight panels;
+ * false (nothing written) when its buffer cannot be had. */
+bool loom_qgemm_panel_vnni(const struct loom_qgemm_job *j, int64_t r0, int64_t r1);
 #endif
 /* The reference integer products (qgemm.c) for the dtypes they serve. */
 void loom_kernels_fill_qgemm_ref(loom_kernels *k);

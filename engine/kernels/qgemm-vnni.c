@@ -16,7 +16,8 @@
  * its 64 columns are not consecutive, which is why the activations come
  * permuted (xp, qgemm.h). Columns past the row's end meet zero activations.
  *
- * Blocking (the GEMM; the GEMV, batch 1, is in qgemm-vnni-gemv.c): 4 rows ×
+ * Blocking (the GEMM; the GEMV, batch 1, is in qgemm-vnni-gemv.c, and 8-bit
+ * codes from batch LOOM_QGEMM_PANEL_MIN_BATCH in qgemm-vnni-panel.c): 4 rows ×
  * 4 activation rows = 16 accumulators, each weight and activation vector loaded once per block;
  * columns in chunks of 4096 code bytes, so 4 weight rows of a chunk stay in
  * L1 while every activation row passes over them, and so no int32 lane can
@@ -175,6 +176,9 @@ static void qgemm_rows_vnni(const loom_qgemm_job *j, int64_t r0, int64_t r1) {
     loom_qgemm_gemv_vnni(j, r0, r1); /* qgemm-vnni-gemv.c */
     return;
   }
+  /* 8-bit codes from weight panels (qgemm-vnni-panel.c) from the batch
+   * where they were measured faster (docs/qgemm.md) */
+  if (j->t->bits == 8 && j->xt && loom_qgemm_panel_vnni(j, r0, r1)) return;
   switch (j->t->bits) {
   case 1: rows_bits(1, j, r0, r1); break;
   case 2: rows_bits(2, j, r0, r1); break;
@@ -187,6 +191,7 @@ void loom_kernels_fill_vnni(loom_kernels *k) {
   for (int d = 0; d < LOOM_DTYPE_COUNT; d++)
     if (loom_qgemm_supports((loom_dtype)d)) k->qgemm_rows[d] = qgemm_rows_vnni;
   k->qgemm_prepare = loom_qgemm_prepare_vnni;
+  k->qgemm_tiles = true; /* the panel GEMM (qgemm-vnni-panel.c) */
 }
 #pragma GCC pop_options
 #endif

@@ -87,8 +87,11 @@ void loom_kernels_fill_qgemm_ref(loom_kernels *k) {
  * call to call (freed when the thread ends): allocating and freeing them each
  * time cost a page fault per 4 KiB — with 64 activation rows of 4096 columns
  * more than the quantization itself. It keeps the largest size asked for.
+ * The kernels' own buffers (the VNNI GEMM's weight panels) are kept the same
+ * way under another slot: the calling thread also runs ranges of rows while
+ * its activations are in use.
  */
-static pthread_key_t scratch_key;
+static pthread_key_t scratch_keys[LOOM_QGEMM_SCRATCH_SLOTS];
 static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
 static bool scratch_ok;
 
@@ -97,21 +100,37 @@ typedef struct {
   _Alignas(64) unsigned char data[];
 } scratch_buf;
 
-static void scratch_key_make(void) { scratch_ok = pthread_key_create(&scratch_key, free) == 0; }
+static void scratch_key_make(void) {
+  scratch_ok = true;
+  for (int i = 0; i < LOOM_QGEMM_SCRATCH_SLOTS; i++) scratch_ok = scratch_ok && pthread_key_create(&scratch_keys[i], free) == 0;
+}
 
-static unsigned char *scratch_get(size_t n) {
+void *loom_qgemm_scratch(int slot, size_t n) {
   pthread_once(&scratch_once, scratch_key_make);
-  if (!scratch_ok || n > SIZE_MAX - sizeof(scratch_buf)) return NULL;
-  scratch_buf *s = pthread_getspecific(scratch_key);
+  if (!scratch_ok || slot < 0 || slot >= LOOM_QGEMM_SCRATCH_SLOTS || n > SIZE_MAX - sizeof(scratch_buf) - 64)
+    return NULL;
+  scratch_buf *s = pthread_getspecific(scratch_keys[slot]);
   if (s && s->cap >= n) return s->data;
   scratch_buf *t = aligned_alloc(64, (sizeof *t + n + 63) / 64 * 64);
-  if (!t || pthread_setspecific(scratch_key, t) != 0) {
+  if (!t || pthread_setspecific(scratch_keys[slot], t) != 0) {
     free(t);
     return NULL;
   }
   free(s);
   t->cap = n;
   return t->data;
+}
+
+/* xt from xq (qgemm.h): tiles of LOOM_QGEMM_TILE_ROWS rows, then 4, 2, 1. */
+static void interleave_tiles(const int8_t *xq, int8_t *xt, int64_t batch, int64_t xstride) {
+  for (int64_t b0 = 0; b0 < batch;) {
+    const int64_t left = batch - b0;
+    const int64_t nb = left >= LOOM_QGEMM_TILE_ROWS ? LOOM_QGEMM_TILE_ROWS : left >= 4 ? 4 : left >= 2 ? 2 : 1;
+    int8_t *t = xt + b0 * xstride;
+    for (int64_t g = 0; g < xstride / 4; g++)
+      for (int64_t i = 0; i < nb; i++) memcpy(t + (g * nb + i) * 4, xq + (b0 + i) * xstride + g * 4, 4);
+    b0 += nb;
+  }
 }
 
 static void qgemm_range(void *arg, int64_t begin, int64_t end) {
@@ -157,7 +176,9 @@ int loom_qgemm_packed(loom_pool *pool, loom_dtype d, const uint8_t *packed, int6
   const size_t o_sx = ((size_t)batch * sizeof(int64_t) + 63) / 64 * 64;
   const size_t o_bad = o_sx + ((size_t)batch * sizeof(float) + 63) / 64 * 64;
   const size_t o_xq = o_bad + ((size_t)batch + 63) / 64 * 64, o_xp = o_xq + xbytes;
-  unsigned char *buf = scratch_get(o_xp + (m > 1 ? xbytes : 0));
+  const loom_kernels *k = loom_kernels_get();
+  const bool tiles = k->qgemm_tiles && t->bits == 8 && batch >= LOOM_QGEMM_PANEL_MIN_BATCH;
+  unsigned char *buf = loom_qgemm_scratch(LOOM_QGEMM_SCRATCH_ACTIVATIONS, o_xp + (m > 1 || tiles ? xbytes : 0));
   if (!buf)
     return loom_error_set(err, LOOM_ERR_NOMEM, _("out of memory for %lld activation values"),
                           (long long)(batch * cols));
@@ -165,7 +186,6 @@ int loom_qgemm_packed(loom_pool *pool, loom_dtype d, const uint8_t *packed, int6
   float *sx = (float *)(void *)(buf + o_sx);
   uint8_t *bad = buf + o_bad;
   int8_t *xq = (int8_t *)(buf + o_xq), *xp = m > 1 ? (int8_t *)(buf + o_xp) : xq;
-  const loom_kernels *k = loom_kernels_get();
   const loom_dtype_traits *i8 = loom_dtype_traits_get(LOOM_DTYPE_INT8);
   for (int64_t b = 0; b < batch; b++) {
     int8_t *q = xq + b * xstride, *p = xp + b * xstride;
@@ -174,9 +194,11 @@ int loom_qgemm_packed(loom_pool *pool, loom_dtype d, const uint8_t *packed, int6
     if (bad[b]) memset(q, 0, (size_t)cols);
     k->qgemm_prepare(t->bits, q, p, xstride, &xsum[b]);
   }
+  int8_t *xt = tiles ? (int8_t *)(buf + o_xp) : NULL;
+  if (xt) interleave_tiles(xq, xt, batch, xstride);
   loom_qgemm_job job = {
     .t = t, .packed = packed, .row_bytes = loom_dtype_row_bytes(d, cols), .rows = rows, .cols = cols,
-    .batch = batch, .scales = scales, .nscales = nscales, .xq = xq, .xp = xp, .xstride = xstride,
+    .batch = batch, .scales = scales, .nscales = nscales, .xq = xq, .xp = xp, .xt = xt, .xstride = xstride,
     .sx = sx, .xsum = xsum, .bad = bad, .y = y,
   };
   /* About 256 KiB of weights per range, in whole groups of 4 rows (the

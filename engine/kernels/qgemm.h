@@ -41,6 +41,13 @@ typedef struct loom_qgemm_job {
    * m = 8 / bits · 64 columns that starts at c0, xp[c0 + k·64 + j] =
    * xq[c0 + j·m + k] (field k of byte j holds column c0 + j·m + k). */
   const int8_t *xq, *xp;
+  /* NULL, or (where the level asks for it: loom_kernels.qgemm_tiles) xq
+   * once more in tiles of activation rows: tiles of LOOM_QGEMM_TILE_ROWS
+   * rows from row 0, the last rows in tiles of 4, 2 and 1; the tile of nb
+   * rows from row b0 holds at xt[b0 · xstride + (g · nb + i) · 4 + k] the
+   * byte xq[(b0 + i) · xstride + 4g + k], so the 4 codes of one group of
+   * columns of every row of a tile lie together. */
+  const int8_t *xt;
   int64_t xstride;
   const float *sx;      /* per batch row; 0 for a row of zeros */
   const int64_t *xsum;  /* Σ_c xq[b, c] per batch row */
@@ -53,6 +60,15 @@ static inline float loom_qgemm_finish(const loom_qgemm_job *j, int64_t b, int64_
   const float sw = j->scales[j->nscales == 1 ? 0 : r];
   return (float)((double)isum * ((double)sw * (double)j->sx[b]));
 }
+
+/* A buffer of at least n bytes, 64-byte aligned, kept for the calling thread
+ * from call to call (freed when it ends; it grows to the largest n asked
+ * for), one per slot; NULL when out of memory. */
+/* The smallest batch the VNNI level multiplies 8-bit codes from weight
+ * panels (qgemm-vnni-panel.c); tests/engine/test-qgemm.c covers both sides. */
+enum { LOOM_QGEMM_PANEL_MIN_BATCH = 16, LOOM_QGEMM_TILE_ROWS = 8 };
+enum { LOOM_QGEMM_SCRATCH_ACTIVATIONS, LOOM_QGEMM_SCRATCH_PANEL, LOOM_QGEMM_SCRATCH_SLOTS };
+void *loom_qgemm_scratch(int slot, size_t n);
 
 /* The reference's qgemm_prepare (kernels/cpu.h), one byte at a time. */
 void loom_qgemm_prepare_ref(int bits, const int8_t *xq, int8_t *xp, int64_t len, int64_t *xsum);

@@ -16,6 +16,12 @@
  * short rows that prefetch groups ahead and long ones that prefetch within
  * the row; and constant weights and activations at their largest codes
  * over several 4096-byte chunks, the largest sums the int32 lanes hold.
+ * The 8-bit codes' panel GEMM (qgemm-vnni-panel.c, from batch
+ * LOOM_QGEMM_PANEL_MIN_BATCH) on every batch from 1 to 70 (tiles of 8
+ * activation rows and short ones of 4, 2, 1), rows that fill no panel of 32
+ * or end inside one, columns that end inside a group of 4 and inside a
+ * 64-byte block, past a 4096-column slice, more rows than one range of the
+ * pool, and its zero and non-finite activation rows.
  */
 #include <glib.h>
 #include <math.h>
@@ -155,6 +161,25 @@ static void test_shapes(gconstpointer data) {
   check(d, 3, long_cols, 1, true, true, pools, 1, &seed);
 }
 
+/* The panel GEMM of int8 and uint8 codes (and the kernels below its batch
+ * threshold) against the reference on odd shapes. */
+static void test_panel(gconstpointer data) {
+  const loom_dtype d = (loom_dtype)GPOINTER_TO_INT(data);
+  uint64_t seed = 0x2545f4914f6cdd1du ^ (uint64_t)d;
+  for (int64_t batch = 1; batch <= 70; batch++)
+    check(d, batch % 3 == 0 ? 33 : 37, 129 + batch % 4, batch, batch % 5 == 0, false, pools, batch % 7 == 0 ? 3 : 1,
+          &seed);
+  static const int64_t cols[] = {1, 3, 5, 61, 63, 65, 4095, 4096 + 37};
+  static const int64_t rows[] = {1, 16, 31, 45};
+  for (size_t ci = 0; ci < G_N_ELEMENTS(cols); ci++)
+    for (size_t ri = 0; ri < G_N_ELEMENTS(rows); ri++)
+      check(d, rows[ri], cols[ci], ci % 2 ? 17 : LOOM_QGEMM_PANEL_MIN_BATCH, ri == 2, false, pools, 3, &seed);
+  check(d, 203, 1000, 70, false, false, pools, 3, &seed);
+  check(d, 150, 4096 + 37, 20, false, false, pools, 3, &seed); /* ranges of 64 rows, the last short */
+  check(d, 45, 2 * 4096 + 1, 23, false, true, pools, 3, &seed);
+  check(d, 11, 4096 * 3 + 5, 64, true, true, pools, 1, &seed);
+}
+
 /* Every weight at its largest code of one sign and every activation at
  * ±127, over several 4096-byte chunks of codes: the largest partial sums. */
 static void test_extremes(void) {
@@ -163,7 +188,7 @@ static void test_extremes(void) {
     const int64_t cols = 4096 * 8 / loom_dtype_traits_get((loom_dtype)d)->bits * 3 + 5;
     for (int sw = -1; sw <= 1; sw += 2)
       for (int sx = -1; sx <= 1; sx += 2)
-        for (int64_t batch = 1; batch <= 5; batch += 4) {
+        for (int64_t batch = 1; batch <= 17; batch += batch == 1 ? 4 : 12) { /* 17: the panel GEMM */
           uint64_t seed = 1;
           problem p;
           problem_make(&p, (loom_dtype)d, 9, cols, batch, false, false, &seed);
@@ -221,6 +246,28 @@ static void test_edges(void) {
     for (int64_t r = 0; r < p.rows; r++) g_assert_true(isnan(p.y[r]));
     p.x[p.cols + 9] = NAN;
   }
+  problem_free(&p);
+  /* The panel GEMM (int8, a batch past its threshold): zeros, NaN, ±inf. */
+  problem_make(&p, LOOM_DTYPE_INT8, 35, 70, LOOM_QGEMM_PANEL_MIN_BATCH + 3, false, false, &seed);
+  for (int64_t c = 0; c < p.cols; c++) p.x[c] = 0.0f;
+  p.x[p.cols + 9] = NAN;
+  p.x[5 * p.cols + 69] = INFINITY;
+  p.x[9 * p.cols] = -INFINITY;
+  g_assert_true(loom_kernels_force(LOOM_KERNELS_REF));
+  g_assert_cmpint(run(&p, NULL, p.ref), ==, 0);
+  for (int l = 0; l <= (int)loom_kernels_best_level(); l++) {
+    g_assert_true(loom_kernels_force((loom_kernel_level)l));
+    g_assert_cmpint(run(&p, pools[2], p.y), ==, 0);
+    for (int64_t b = 0; b < p.batch; b++)
+      for (int64_t r = 0; r < p.rows; r++) {
+        const float y = p.y[b * p.rows + r];
+        if (b == 0) g_assert_cmpfloat(y, ==, 0.0f);
+        else if (b == 1 || b == 5 || b == 9) g_assert_true(isnan(y));
+        else g_assert_true(memcmp(&y, &p.ref[b * p.rows + r], sizeof y) == 0);
+      }
+  }
+  problem_free(&p);
+  problem_make(&p, LOOM_DTYPE_INT4, 5, 70, 3, false, false, &seed);
   loom_error err;
   g_assert_cmpint(loom_qgemm_packed(NULL, LOOM_DTYPE_FLOAT32, p.packed, 1, 1, NULL, 0, 1, p.x, p.y, &err), ==,
                   LOOM_ERR_UNSUPPORTED);
@@ -242,6 +289,12 @@ int main(int argc, char **argv) {
     if (!loom_qgemm_supports((loom_dtype)d)) continue;
     char *path = g_strdup_printf("/qgemm/shapes/%s", loom_dtype_name((loom_dtype)d));
     g_test_add_data_func(path, GINT_TO_POINTER(d), test_shapes);
+    g_free(path);
+  }
+  static const loom_dtype panel_dtypes[] = {LOOM_DTYPE_INT8, LOOM_DTYPE_UINT8};
+  for (size_t i = 0; i < G_N_ELEMENTS(panel_dtypes); i++) {
+    char *path = g_strdup_printf("/qgemm/panel/%s", loom_dtype_name(panel_dtypes[i]));
+    g_test_add_data_func(path, GINT_TO_POINTER(panel_dtypes[i]), test_panel);
     g_free(path);
   }
   g_test_add_func("/qgemm/edges", test_edges);
