@@ -11,7 +11,7 @@
  * from 0 (or from C when accumulating). It depends on nothing but k: not on
  * m or n (a sample gives the same bits alone or inside any batch), not on
  * the tiling, the thread count or the kernel level (LOOM_KERNELS). See
- * docs/kernels.md, "Float32 matrix products".
+ * docs/sgemm.md.
  */
 #pragma once
 #include <stdbool.h>

@@ -63,7 +63,7 @@ void conv_plan_finish(conv_plan *p) {
 void conv_set_workspace_floats(int64_t n) { workspace_floats = n > 0 ? n : WORKSPACE_DEFAULT; }
 
 #ifdef LOOM_HAVE_BLAS
-/* OpenBLAS only on request, as for loom_sgemm (docs/kernels.md): its
+/* OpenBLAS only on request, as for loom_sgemm (docs/sgemm.md): its
  * summation order depends on the shape. */
 static bool use_blas = false;
 static pthread_once_t blas_once = PTHREAD_ONCE_INIT;

@@ -270,7 +270,7 @@ int main(int argc, char **argv) {
   if (g_file_get_contents("/proc/loadavg", &loadavg, NULL, NULL))
     printf("load average before the run: %.*s\n", (int)strcspn(loadavg, " "), loadavg);
   g_free(loadavg);
-  printf("matrix products: loom_sgemm's packed kernels at level %s (docs/kernels.md), conv2d's tiles too\n",
+  printf("matrix products: loom_sgemm's packed kernels at level %s (docs/sgemm.md), conv2d's tiles too\n",
          loom_kernels_get()->name);
   double loom_ms[3][2];
   for (int i = 0; i < 3; i++) {

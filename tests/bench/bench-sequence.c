@@ -152,7 +152,7 @@ int main(int argc, char **argv) {
   if (g_file_get_contents("/proc/loadavg", &loadavg, NULL, NULL))
     printf("load average before the run: %.*s\n", (int)strcspn(loadavg, " "), loadavg);
   g_free(loadavg);
-  printf("matrix products: loom_sgemm's packed kernels at level %s (docs/kernels.md)\n", loom_kernels_get()->name);
+  printf("matrix products: loom_sgemm's packed kernels at level %s (docs/sgemm.md)\n", loom_kernels_get()->name);
   double ms[N_CASES][2];
   bool selected[N_CASES];
   for (int i = 0; i < N_CASES; i++) {

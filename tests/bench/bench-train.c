@@ -306,7 +306,7 @@ int main(int argc, char **argv) {
   if (g_file_get_contents("/proc/loadavg", &loadavg, NULL, NULL))
     printf("load average before the run: %.*s\n", (int)strcspn(loadavg, " "), loadavg);
   g_free(loadavg);
-  printf("matrix products: loom_sgemm's packed kernels at level %s (docs/kernels.md)\n", loom_kernels_get()->name);
+  printf("matrix products: loom_sgemm's packed kernels at level %s (docs/sgemm.md)\n", loom_kernels_get()->name);
   double trainer[N_WORKLOADS], bare[N_WORKLOADS], ratio[N_WORKLOADS];
   for (int i = 0; i < N_WORKLOADS; i++) measure(&w[i], pool, runs, &trainer[i], &bare[i], &ratio[i]);
   torch_figures tf = run_torch(w, threads, runs);
