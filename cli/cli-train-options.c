@@ -2,7 +2,7 @@
  * `loom train --schedule NAME[:key=value,...] --warmup N[:start=F]` and the
  * optimizer options. Counts (step size, cycle length, warmup) are optimizer
  * updates, i.e. mini-batches, as in the engine and in torch's schedulers.
- * docs/training.md ("Command line") describes the syntax.
+ * docs/training-settings.md ("Command line") describes the syntax.
  */
 #include "cli-train-options.h"
 

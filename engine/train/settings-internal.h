@@ -2,7 +2,7 @@
  * Internal: the training settings as one table of fields (settings-fields.c).
  * Validation, set_field/get_field, equality and the JSON reader and writer
  * (io/settings-json.c) iterate it; nothing else lists the fields (the table
- * in docs/training.md describes them). A field's name is its JSON path without "$.": "optimizer.lr"
+ * in docs/training-settings.md describes them). A field's name is its JSON path without "$.": "optimizer.lr"
  * lives at $.optimizer.lr. Fields of one group are contiguous.
  */
 #pragma once

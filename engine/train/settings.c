@@ -1,6 +1,6 @@
 /*
  * Training settings: defaults, copies, equality, validation and field access
- * by name (docs/training.md "Training settings file"). Every operation walks
+ * by name (docs/training-settings.md). Every operation walks
  * the one table in settings-fields.c.
  */
 #include <math.h>

@@ -1,6 +1,6 @@
 /*
- * The trainer's per-layer statistics for the live views (docs/training.md
- * "Statistics"), cheap enough for every step: one blocked pass over each
+ * The trainer's per-layer statistics for the live views (docs/trainer.md
+ * "Per-layer statistics"), cheap enough for every step: one blocked pass over each
  * layer's output for its moments (shared with act_rms), a dead-unit scan that
  * only revisits units still zero, and the quantization error of a store,
  * computed when the store is re-morphed and cached until its weights change.

@@ -1,5 +1,5 @@
 /*
- * The trainer's forward and backward passes (docs/training.md "Systolic
+ * The trainer's forward and backward passes (docs/trainer.md "Systolic
  * networks"). A feed-forward network runs loom_net_forward/backward. A
  * network in systolic execution mode runs on a systolic runner instead: every
  * step starts from zero outputs, holds the batch's input for cfg.ticks ticks

@@ -1,5 +1,5 @@
 /*
- * The step-based trainer (loom/train.h, docs/training.md "Trainer"): one
+ * The step-based trainer (loom/train.h, docs/trainer.md): one
  * mini-batch per loom_trainer_step, epochs of seeded shuffles, train/test
  * metrics, early stopping, checkpoints and the NaN watchdog. Backprop lives
  * here; target propagation in tween.c.

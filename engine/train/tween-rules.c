@@ -1,13 +1,13 @@
 /*
  * Target propagation: the rule that turns a layer's output target into a
- * target for its input (docs/training.md "Target rules"). One rule serves
+ * target for its input (docs/trainer.md, "Target rule"). One rule serves
  * every layer type — dense, convolutions, activations, normalisations,
  * softmaxes, containers: the least-squares step along Jᵀ·gap,
  * x_t = x + α·d with d = Jᵀ·gap (the layer's own backward with dy = gap) and,
  * per sample, α = ⟨J·d, gap⟩ / ‖J·d‖² clamped to [0, max_step], where J·d is
  * the secant f(x + d) − f(x) (exact for linear layers). Exact inverses of
  * tanh/sigmoid were tried first: they divide by f'(x) and so push saturated
- * units hardest, and small networks stopped learning (docs/training.md).
+ * units hardest, and small networks stopped learning (docs/trainer.md).
  */
 #include <math.h>
 #include <string.h>

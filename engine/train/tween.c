@@ -1,5 +1,5 @@
 /*
- * Target propagation ("tween", docs/training.md): every layer gets a target
+ * Target propagation ("tween", docs/trainer.md): every layer gets a target
  * for its output, walking the network backwards from the loss; gap = target −
  * actual; link budget = cos(actual, target); weighted layers whose budget
  * reaches the threshold take the local update Δw = η·budget·v with

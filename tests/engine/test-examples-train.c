@@ -4,7 +4,7 @@
  * a few steps without an error or a non-finite loss, and the three
  * Playground examples, the systolic feedback example, the multi-agent and
  * the multi-modal example reach a fixed accuracy within their configured
- * epochs, the same for every run of the seed (docs/training.md "The
+ * epochs, the same for every run of the seed (docs/training-settings.md "The
  * Playground examples").
  */
 #include <glib.h>

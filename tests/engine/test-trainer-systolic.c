@@ -1,5 +1,5 @@
 /*
- * The trainer on systolic networks (docs/training.md "Systolic networks"):
+ * The trainer on systolic networks (docs/trainer.md "Systolic networks"):
  * backprop through loom_train_config.ticks ticks. The gradient the trainer
  * computes equals central differences of the loss that loom_evaluate_ticks
  * reports; the reported loss is that loss; a feed-forward network put into

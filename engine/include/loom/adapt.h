@@ -1,5 +1,5 @@
 /*
- * Adaptation tracking (docs/training.md "Adaptation"): moving windows of a
+ * Adaptation tracking (docs/trainer.md "Adaptation tracking"): moving windows of a
  * training run's loss, accuracy and throughput that flag a TASK CHANGE — the
  * data changed under the network and it got worse at once — and its
  * RECOVERY, when it is back where it was before the change. Feed it one

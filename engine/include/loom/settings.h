@@ -4,7 +4,7 @@
  * loss, optimizer, schedule and the knobs of target propagation. The
  * workbench writes them as a small JSON file that `loom train --config FILE`
  * reads, so a run seen in the workbench is reproducible headless with the
- * same curve (docs/training.md "Training settings file").
+ * same curve (docs/training-settings.md).
  *
  * Conventions: a double knob that is NaN and an integer knob that is 0 where
  * the comment says so mean "not set": the run takes the default that

@@ -1,5 +1,5 @@
 /*
- * Training a network (DESIGN.md §4, docs/training.md "Trainer"): a
+ * Training a network (DESIGN.md §4, docs/trainer.md): a
  * step-based trainer, one mini-batch per call, so a UI can pause and step.
  * Two methods:
  *  - backprop: loss gradient through loom_net_backward, an optimizer
