@@ -5,6 +5,7 @@
  */
 #pragma once
 
+#include "loom-big-array.h"
 #include "loom-boundary-view.h"
 #include "loom-plot.h"
 #include "loom-training-form.h"
@@ -26,7 +27,7 @@ struct _LoomTrainingPane {
   int play_shows_pause;    /* the play button's face: -1 not set yet, else whether it shows Pause */
 
   /* Everything the plots have shown, to draw them again on another axis. */
-  GArray *points;  /* LoomTrainingPoint */
+  LoomBigArray points; /* LoomTrainingPoint */
   GArray *epochs;  /* LoomTrainingEpoch */
   GArray *events;  /* LoomTrainingEvent (labels owned) */
   LoomTrainingData *data; /* the points on the boundary view */

@@ -107,8 +107,8 @@ static LoomPlotMarkerKind marker_kind(LoomTrainingEventKind kind) {
 static double event_x(LoomTrainingPane *self, gint64 step) {
   if (!self->by_epoch) return (double)step;
   double x = 0;
-  for (guint i = 0; i < self->points->len; i++) {
-    const LoomTrainingPoint *p = &g_array_index(self->points, LoomTrainingPoint, i);
+  for (gsize i = 0; i < self->points.len; i++) {
+    const LoomTrainingPoint *p = &loom_big_array_index(&self->points, LoomTrainingPoint, i);
     if (p->step > step) break;
     x = p->epoch;
   }
@@ -156,7 +156,7 @@ void loom_training_pane_redraw_plots(LoomTrainingPane *self) {
   const char *x_label = self->by_epoch ? _("Epoch") : _("Step");
   g_object_set(self->loss_plot, "x-label", x_label, NULL);
   g_object_set(self->accuracy_plot, "x-label", x_label, NULL);
-  append_points(self, (const LoomTrainingPoint *)(void *)self->points->data, self->points->len);
+  append_points(self, (const LoomTrainingPoint *)(void *)self->points.data, self->points.len);
   for (guint i = 0; i < self->epochs->len; i++) append_epoch(self, &g_array_index(self->epochs, LoomTrainingEpoch, i));
   for (guint i = 0; i < self->events->len; i++) add_marker(self, &g_array_index(self->events, LoomTrainingEvent, i));
 }
@@ -167,7 +167,7 @@ static void clear_events(LoomTrainingPane *self) {
 }
 
 void loom_training_pane_clear_views(LoomTrainingPane *self) {
-  g_array_set_size(self->points, 0);
+  loom_big_array_set_size(&self->points, 0);
   g_array_set_size(self->epochs, 0);
   clear_events(self);
   g_clear_pointer(&self->data, loom_training_data_unref);
@@ -221,13 +221,13 @@ void loom_training_pane_views_snapshot(LoomTrainingPane *self, LoomTrainingSnaps
   for (guint i = 0; i < snap->events->len; i++) {
     if (g_array_index(snap->events, LoomTrainingEvent, i).kind != LOOM_TRAINING_EVENT_RESET) continue;
     /* Curves start over with new weights. */
-    g_array_set_size(self->points, 0);
+    loom_big_array_set_size(&self->points, 0);
     g_array_set_size(self->epochs, 0);
     clear_events(self);
     loom_training_pane_redraw_plots(self);
     break;
   }
-  g_array_append_vals(self->points, snap->points->data, snap->points->len);
+  loom_big_array_append(&self->points, snap->points->data, snap->points->len);
   append_points(self, (const LoomTrainingPoint *)(void *)snap->points->data, snap->points->len);
   for (guint i = 0; i < snap->epoch_rows->len; i++) {
     const LoomTrainingEpoch *e = &g_array_index(snap->epoch_rows, LoomTrainingEpoch, i);

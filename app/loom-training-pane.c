@@ -150,7 +150,7 @@ static void loom_training_pane_dispose(GObject *object) {
 static void loom_training_pane_finalize(GObject *object) {
   LoomTrainingPane *self = LOOM_TRAINING_PANE(object);
   loom_training_pane_clear_views(self);
-  g_array_unref(self->points);
+  loom_big_array_release(&self->points);
   g_array_unref(self->epochs);
   g_array_unref(self->events);
   g_array_unref(self->device_indices);
@@ -290,7 +290,7 @@ static void loom_training_pane_class_init(LoomTrainingPaneClass *klass) {
 
 static void loom_training_pane_init(LoomTrainingPane *self) {
   gtk_widget_init_template(GTK_WIDGET(self));
-  self->points = g_array_new(FALSE, FALSE, sizeof(LoomTrainingPoint));
+  loom_big_array_init(&self->points, sizeof(LoomTrainingPoint));
   self->epochs = g_array_new(FALSE, FALSE, sizeof(LoomTrainingEpoch));
   self->events = g_array_new(FALSE, FALSE, sizeof(LoomTrainingEvent));
   self->color_mode_before = LOOM_GRID_VIEW_COLOR_LAYER_TYPE;

@@ -11,22 +11,25 @@
 #define POINTS_PER_COLUMN_RAW 4
 
 static void track_init(LoomPlotTrack *t) {
-  t->y = g_array_new(FALSE, FALSE, sizeof(double));
-  t->levels = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
+  loom_big_array_init(&t->y, sizeof(double));
+  for (guint k = 0; k < LOOM_PLOT_LEVELS; k++) loom_big_array_init(&t->levels[k], sizeof(LoomPlotBucket));
+  t->n_levels = 0;
   t->min = t->max = t->min_pos = NAN;
   t->n_nonpos = 0;
 }
 
 static void track_clear(LoomPlotTrack *t) {
-  g_array_set_size(t->y, 0);
-  g_ptr_array_set_size(t->levels, 0);
+  /* Keeps the memory: the next run's points land in pages already faulted. */
+  loom_big_array_set_size(&t->y, 0);
+  for (guint k = 0; k < t->n_levels; k++) loom_big_array_set_size(&t->levels[k], 0);
+  t->n_levels = 0;
   t->min = t->max = t->min_pos = NAN;
   t->n_nonpos = 0;
 }
 
 static void track_free(LoomPlotTrack *t) {
-  g_array_unref(t->y);
-  g_ptr_array_unref(t->levels);
+  loom_big_array_release(&t->y);
+  for (guint k = 0; k < LOOM_PLOT_LEVELS; k++) loom_big_array_release(&t->levels[k]);
 }
 
 static void bucket_add_point(LoomPlotBucket *b, const double *v, guint32 i) {
@@ -46,33 +49,34 @@ static void bucket_merge(LoomPlotBucket *b, const double *v, const LoomPlotBucke
 
 static const LoomPlotBucket empty_bucket = {LOOM_PLOT_NO_INDEX, LOOM_PLOT_NO_INDEX, LOOM_PLOT_NO_INDEX};
 
-static GArray *track_level(LoomPlotTrack *t, guint k) {
-  if (k >= t->levels->len) g_ptr_array_add(t->levels, g_array_new(FALSE, FALSE, sizeof(LoomPlotBucket)));
-  return g_ptr_array_index(t->levels, k);
+static LoomBigArray *track_level(LoomPlotTrack *t, guint k) {
+  g_assert(k < LOOM_PLOT_LEVELS);
+  if (k >= t->n_levels) t->n_levels = k + 1;
+  return &t->levels[k];
 }
 
 static void track_append(LoomPlotTrack *t, double y) {
-  g_array_append_val(t->y, y);
+  loom_big_array_append(&t->y, &y, 1);
   if (isfinite(y)) {
     if (isnan(t->min) || y < t->min) t->min = y;
     if (isnan(t->max) || y > t->max) t->max = y;
     if (y > 0 && (isnan(t->min_pos) || y < t->min_pos)) t->min_pos = y;
     if (y <= 0) t->n_nonpos++;
   }
-  gsize n = t->y->len;
+  gsize n = t->y.len;
   if (n % BUCKET_POINTS != 0) return;
-  const double *v = (const double *)t->y->data;
+  const double *v = (const double *)t->y.data;
   LoomPlotBucket b = empty_bucket;
   for (gsize i = n - BUCKET_POINTS; i < n; i++) bucket_add_point(&b, v, (guint32)i);
-  GArray *level = track_level(t, 0);
-  g_array_append_val(level, b);
+  LoomBigArray *level = track_level(t, 0);
+  loom_big_array_append(level, &b, 1);
   /* A completed pair makes one bucket of the level above: each bucket is
    * built once, so appending stays O(1) amortized. */
   for (guint k = 0; level->len % 2 == 0; k++) {
-    LoomPlotBucket up = g_array_index(level, LoomPlotBucket, level->len - 2);
-    bucket_merge(&up, v, &g_array_index(level, LoomPlotBucket, level->len - 1));
+    LoomPlotBucket up = loom_big_array_index(level, LoomPlotBucket, level->len - 2);
+    bucket_merge(&up, v, &loom_big_array_index(level, LoomPlotBucket, level->len - 1));
     level = track_level(t, k + 1);
-    g_array_append_val(level, up);
+    loom_big_array_append(level, &up, 1);
   }
 }
 
@@ -80,12 +84,12 @@ static void track_append(LoomPlotTrack *t, double y) {
  * the ragged ends and past the last complete bucket. */
 static LoomPlotBucket track_range(const LoomPlotTrack *t, gsize a, gsize b) {
   LoomPlotBucket r = empty_bucket;
-  const double *v = (const double *)t->y->data;
+  const double *v = (const double *)t->y.data;
   while (a < b) {
     int k = -1;
-    for (guint lk = 0; lk < t->levels->len; lk++) {
+    for (guint lk = 0; lk < t->n_levels; lk++) {
       gsize size = BUCKET_POINTS << lk;
-      const GArray *level = g_ptr_array_index(t->levels, lk);
+      const LoomBigArray *level = &t->levels[lk];
       if (a % size != 0 || a + size > b || a / size >= level->len) break;
       k = (int)lk;
     }
@@ -94,9 +98,9 @@ static LoomPlotBucket track_range(const LoomPlotTrack *t, gsize a, gsize b) {
       a++;
       continue;
     }
-    const GArray *level = g_ptr_array_index(t->levels, k);
+    const LoomBigArray *level = &t->levels[k];
     gsize size = BUCKET_POINTS << k;
-    bucket_merge(&r, v, &g_array_index(level, LoomPlotBucket, a / size));
+    bucket_merge(&r, v, &loom_big_array_index(level, LoomPlotBucket, a / size));
     a += size;
   }
   return r;
@@ -107,7 +111,7 @@ LoomPlotSeries *loom_plot_series_new(const char *label, const GdkRGBA *color, gb
   s->label = g_strdup(label ? label : "");
   s->color = *color;
   s->dashed = dashed;
-  s->x = g_array_new(FALSE, FALSE, sizeof(double));
+  loom_big_array_init(&s->x, sizeof(double));
   track_init(&s->raw);
   track_init(&s->smooth);
   for (int i = 0; i < 2; i++) s->line[i] = g_array_new(FALSE, FALSE, sizeof(double));
@@ -117,7 +121,7 @@ LoomPlotSeries *loom_plot_series_new(const char *label, const GdkRGBA *color, gb
 
 void loom_plot_series_free(LoomPlotSeries *s) {
   g_free(s->label);
-  g_array_unref(s->x);
+  loom_big_array_release(&s->x);
   track_free(&s->raw);
   track_free(&s->smooth);
   for (int i = 0; i < 2; i++) g_array_unref(s->line[i]);
@@ -125,7 +129,7 @@ void loom_plot_series_free(LoomPlotSeries *s) {
 }
 
 void loom_plot_series_clear(LoomPlotSeries *s) {
-  g_array_set_size(s->x, 0);
+  loom_big_array_set_size(&s->x, 0);
   track_clear(&s->raw);
   track_clear(&s->smooth);
   s->sorted = TRUE;
@@ -147,11 +151,11 @@ static double smooth_next(LoomPlotSeries *s, double y, double w) {
 }
 
 gboolean loom_plot_series_append(LoomPlotSeries *s, double x, double y, double smoothing) {
-  if (s->x->len >= LOOM_PLOT_MAX_POINTS || !isfinite(x)) return FALSE;
-  if (s->x->len > 0 && x < g_array_index(s->x, double, s->x->len - 1)) s->sorted = FALSE;
+  if (s->x.len >= LOOM_PLOT_MAX_POINTS || !isfinite(x)) return FALSE;
+  if (s->x.len > 0 && x < loom_big_array_index(&s->x, double, s->x.len - 1)) s->sorted = FALSE;
   if (isnan(s->x_min) || x < s->x_min) s->x_min = x;
   if (isnan(s->x_max) || x > s->x_max) s->x_max = x;
-  g_array_append_val(s->x, x);
+  loom_big_array_append(&s->x, &x, 1);
   track_append(&s->raw, y);
   if (smoothing > 0) track_append(&s->smooth, smooth_next(s, y, smoothing));
   return TRUE;
@@ -163,8 +167,8 @@ void loom_plot_series_resmooth(LoomPlotSeries *s, double smoothing) {
   s->ema_wpow = 1;
   s->line_key[1].valid = FALSE;
   if (smoothing <= 0) return;
-  const double *y = (const double *)s->raw.y->data;
-  for (guint i = 0; i < s->raw.y->len; i++) track_append(&s->smooth, smooth_next(s, y[i], smoothing));
+  const double *y = (const double *)s->raw.y.data;
+  for (guint i = 0; i < s->raw.y.len; i++) track_append(&s->smooth, smooth_next(s, y[i], smoothing));
 }
 
 /* First index in [lo, hi) whose x is >= @v (x sorted). */
@@ -193,7 +197,7 @@ static void emit(GArray *out, const double *x, const double *y, guint32 i, gbool
 static void emit_run(GArray *out, const LoomPlotTrack *t, const double *x, gsize a, gsize b, gboolean log_scale) {
   LoomPlotBucket r = track_range(t, a, b);
   guint32 idx[4] = {(guint32)a, log_scale ? r.iminpos : r.imin, r.imax, (guint32)(b - 1)};
-  if (log_scale && idx[2] != LOOM_PLOT_NO_INDEX && !(((const double *)t->y->data)[idx[2]] > 0))
+  if (log_scale && idx[2] != LOOM_PLOT_NO_INDEX && !(((const double *)t->y.data)[idx[2]] > 0))
     idx[2] = LOOM_PLOT_NO_INDEX;
   if (idx[1] != LOOM_PLOT_NO_INDEX && idx[2] != LOOM_PLOT_NO_INDEX && idx[1] > idx[2]) {
     guint32 tmp = idx[1];
@@ -203,7 +207,7 @@ static void emit_run(GArray *out, const LoomPlotTrack *t, const double *x, gsize
   guint32 last = LOOM_PLOT_NO_INDEX;
   for (int k = 0; k < 4; k++) {
     if (idx[k] == LOOM_PLOT_NO_INDEX || idx[k] == last) continue;
-    emit(out, x, (const double *)t->y->data, idx[k], log_scale);
+    emit(out, x, (const double *)t->y.data, idx[k], log_scale);
     last = idx[k];
   }
 }
@@ -212,7 +216,7 @@ const GArray *loom_plot_series_line(LoomPlotSeries *s, int track, double x0, dou
                                     gboolean log_scale) {
   const LoomPlotTrack *t = track == 0 ? &s->raw : &s->smooth;
   GArray *out = s->line[track];
-  LoomPlotCacheKey key = {t->y->len, x0, x1, MAX(width, 1), log_scale, TRUE, FALSE, -1, 0, 0};
+  LoomPlotCacheKey key = {t->y.len, x0, x1, MAX(width, 1), log_scale, TRUE, FALSE, -1, 0, 0};
   LoomPlotCacheKey *old = &s->line_key[track];
   gboolean same_view = old->valid && old->x0 == x0 && old->x1 == x1 && old->width == key.width &&
                        old->log_scale == log_scale;
@@ -223,9 +227,9 @@ const GArray *loom_plot_series_line(LoomPlotSeries *s, int track, double x0, dou
   LoomPlotCacheKey prev = *old;
   *old = key;
   width = key.width;
-  gsize n = t->y->len;
-  const double *x = (const double *)s->x->data;
-  const double *y = (const double *)t->y->data;
+  gsize n = t->y.len;
+  const double *x = (const double *)s->x.data;
+  const double *y = (const double *)t->y.data;
   if (s->sorted) {
     gsize i0 = lower_bound(x, 0, n, x0);
     gsize i1 = lower_bound(x, i0, n, nextafter(x1, INFINITY));
@@ -273,9 +277,9 @@ const GArray *loom_plot_series_line(LoomPlotSeries *s, int track, double x0, dou
 }
 
 gboolean loom_plot_series_nearest(const LoomPlotSeries *s, double x, gsize *index) {
-  gsize n = s->x->len;
+  gsize n = s->x.len;
   if (n == 0) return FALSE;
-  const double *xs = (const double *)s->x->data;
+  const double *xs = (const double *)s->x.data;
   gsize best = 0;
   if (s->sorted) {
     gsize i = lower_bound(xs, 0, n, x);

@@ -25,7 +25,7 @@ static void data_range(LoomPlot *self, LoomPlotFrame *f) {
   double xlo = INFINITY, xhi = -INFINITY, ylo = INFINITY, yhi = -INFINITY;
   for (guint i = 0; i < self->series->len; i++) {
     const LoomPlotSeries *s = g_ptr_array_index(self->series, i);
-    if (s->x->len == 0) continue;
+    if (s->x.len == 0) continue;
     xlo = MIN(xlo, s->x_min);
     xhi = MAX(xhi, s->x_max);
     double lo = self->log_scale ? s->raw.min_pos : s->raw.min;
@@ -363,7 +363,7 @@ gboolean loom_plot_readout_in(LoomPlot *self, const LoomPlotFrame *f, double px,
     const LoomPlotSeries *s = g_ptr_array_index(self->series, i);
     gsize idx;
     if (!loom_plot_series_nearest(s, want, &idx)) continue;
-    double xi = g_array_index(s->x, double, idx);
+    double xi = loom_big_array_index(&s->x, double, idx);
     if (isnan(best_x) || fabs(xi - want) < fabs(best_x - want)) best_x = xi;
   }
   if (isnan(best_x)) return FALSE;
@@ -373,7 +373,7 @@ gboolean loom_plot_readout_in(LoomPlot *self, const LoomPlotFrame *f, double px,
     if ((guint)i >= self->series->len) continue;
     const LoomPlotSeries *s = g_ptr_array_index(self->series, i);
     gsize idx;
-    if (loom_plot_series_nearest(s, best_x, &idx)) values[i] = g_array_index(s->raw.y, double, idx);
+    if (loom_plot_series_nearest(s, best_x, &idx)) values[i] = loom_big_array_index(&s->raw.y, double, idx);
   }
   return TRUE;
 }
@@ -465,10 +465,10 @@ char *loom_plot_summary(LoomPlot *self) {
   gboolean any = FALSE;
   for (guint i = 0; i < self->series->len; i++) {
     const LoomPlotSeries *s = g_ptr_array_index(self->series, i);
-    if (s->x->len == 0) continue;
+    if (s->x.len == 0) continue;
     char y[LOOM_CHART_LABEL_LEN], x[LOOM_CHART_LABEL_LEN];
-    loom_chart_format(g_array_index(s->raw.y, double, s->raw.y->len - 1), 0, y);
-    loom_chart_format(g_array_index(s->x, double, s->x->len - 1), 0, x);
+    loom_chart_format(loom_big_array_index(&s->raw.y, double, s->raw.y.len - 1), 0, y);
+    loom_chart_format(loom_big_array_index(&s->x, double, s->x.len - 1), 0, x);
     g_string_append(out, any ? "; " : ": ");
     /* TRANSLATORS: a series' latest value in a chart's accessible summary, e.g. "loss 0.12 at 1.2k" */
     g_string_append_printf(out, _("%s %s at %s"), s->label, y, x);

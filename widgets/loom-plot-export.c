@@ -120,8 +120,8 @@ static gboolean same_x(LoomPlot *self) {
   const LoomPlotSeries *first = g_ptr_array_index(self->series, 0);
   for (guint i = 1; i < self->series->len; i++) {
     const LoomPlotSeries *s = g_ptr_array_index(self->series, i);
-    if (s->x->len != first->x->len ||
-        memcmp(s->x->data, first->x->data, sizeof(double) * (gsize)first->x->len) != 0)
+    if (s->x.len != first->x.len ||
+        memcmp(s->x.data, first->x.data, sizeof(double) * (gsize)first->x.len) != 0)
       return FALSE;
   }
   return TRUE;
@@ -139,12 +139,12 @@ gboolean loom_plot_export_csv(LoomPlot *self, const char *path, GError **error) 
     }
     g_string_append_c(out, '\n');
     const LoomPlotSeries *first = g_ptr_array_index(self->series, 0);
-    for (guint r = 0; r < first->x->len; r++) {
-      append_number(out, g_array_index(first->x, double, r));
+    for (guint r = 0; r < first->x.len; r++) {
+      append_number(out, loom_big_array_index(&first->x, double, r));
       for (guint i = 0; i < self->series->len; i++) {
         const LoomPlotSeries *s = g_ptr_array_index(self->series, i);
         g_string_append_c(out, ',');
-        append_number(out, g_array_index(s->raw.y, double, r));
+        append_number(out, loom_big_array_index(&s->raw.y, double, r));
       }
       g_string_append_c(out, '\n');
     }
@@ -152,12 +152,12 @@ gboolean loom_plot_export_csv(LoomPlot *self, const char *path, GError **error) 
     g_string_append(out, "series,x,y\n");
     for (guint i = 0; i < self->series->len; i++) {
       const LoomPlotSeries *s = g_ptr_array_index(self->series, i);
-      for (guint r = 0; r < s->x->len; r++) {
+      for (guint r = 0; r < s->x.len; r++) {
         append_field(out, s->label);
         g_string_append_c(out, ',');
-        append_number(out, g_array_index(s->x, double, r));
+        append_number(out, loom_big_array_index(&s->x, double, r));
         g_string_append_c(out, ',');
-        append_number(out, g_array_index(s->raw.y, double, r));
+        append_number(out, loom_big_array_index(&s->raw.y, double, r));
         g_string_append_c(out, '\n');
       }
     }

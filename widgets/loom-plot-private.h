@@ -5,6 +5,7 @@
  */
 #pragma once
 
+#include "loom-big-array.h"
 #include "loom-plot.h"
 
 G_BEGIN_DECLS
@@ -14,6 +15,9 @@ G_BEGIN_DECLS
 #define LOOM_PLOT_NO_INDEX G_MAXUINT32
 /* Indices are 32-bit in the buckets: a series holds fewer points. */
 #define LOOM_PLOT_MAX_POINTS ((gsize)G_MAXUINT32 - 1)
+/* Enough pyramid levels for that many points: 8·2^28 ≥ 2^31, and one more
+ * level for each further doubling up to 2^32. */
+#define LOOM_PLOT_LEVELS 30
 
 /* Indices of the smallest and largest finite y of a run of points, and of
  * the smallest positive one (what a log axis shows); NO_INDEX when none. */
@@ -26,8 +30,9 @@ typedef struct {
  * completes, so appending is O(1) amortized and any index range's extremes
  * come from O(log n) buckets plus at most 2·8 raw points. */
 typedef struct {
-  GArray *y;        /* double */
-  GPtrArray *levels; /* GArray of LoomPlotBucket, level 0 first */
+  LoomBigArray y;                        /* double */
+  LoomBigArray levels[LOOM_PLOT_LEVELS]; /* LoomPlotBucket, level 0 first */
+  guint n_levels;                        /* levels with buckets */
   double min, max;  /* finite values; NaN while none */
   double min_pos;   /* smallest positive value; NaN while none */
   gsize n_nonpos;   /* finite values <= 0: not drawn on a log axis */
@@ -52,7 +57,7 @@ typedef struct {
   char *label;
   GdkRGBA color;
   gboolean dashed;
-  GArray *x; /* double */
+  LoomBigArray x; /* double */
   gboolean sorted; /* x never decreased */
   double x_min, x_max;
   LoomPlotTrack raw;

@@ -91,7 +91,7 @@ gsize loom_plot_get_n_points(LoomPlot *self, int series) {
   g_return_val_if_fail(LOOM_IS_PLOT(self), 0);
   LoomPlotSeries *s = get_series(self, series);
   g_return_val_if_fail(s != NULL, 0);
-  return s->x->len;
+  return s->x.len;
 }
 
 static void clear_marker(gpointer data) {

@@ -78,8 +78,8 @@ static void test_plot_million_points(void) {
  * first, lowest, highest and last point, for sorted x with repeats and
  * gaps, on a linear and a log axis; unsorted x keeps every extreme. */
 static void check_columns(LoomPlotSeries *s, int width, gboolean log_scale) {
-  gsize n = s->x->len;
-  const double *x = (const double *)s->x->data, *y = (const double *)s->raw.y->data;
+  gsize n = s->x.len;
+  const double *x = (const double *)s->x.data, *y = (const double *)s->raw.y.data;
   double x0 = x[0], x1 = x[n - 1];
   const GArray *line = loom_plot_series_line(s, 0, x0, x1, width, log_scale);
   const double *v = (const double *)line->data;
@@ -236,7 +236,7 @@ static void test_plot_smoothing_and_log(void) {
   loom_plot_append(plot, id, 1, 2);
   loom_plot_append(plot, id, 2, 3);
   const LoomPlotSeries *s = g_ptr_array_index(plot->series, id);
-  const double *sm = (const double *)s->smooth.y->data;
+  const double *sm = (const double *)s->smooth.y.data;
   g_assert_cmpfloat_with_epsilon(sm[0], 1.0, 1e-12);
   g_assert_cmpfloat_with_epsilon(sm[1], 1.25 / 0.75, 1e-12);
   g_assert_cmpfloat_with_epsilon(sm[2], 2.125 / 0.875, 1e-12);
@@ -485,9 +485,60 @@ static void test_plot_chrome_on_screen(void) {
   gtk_window_destroy(GTK_WINDOW(window));
 }
 
+
+/* LoomBigArray: the values survive every growth, from malloc's memory into
+ * a mapping of its own and from one mapping into a larger one (the pages
+ * moved, not copied); emptying keeps the memory; growing by set_size zeroes. */
+static void test_big_array(void) {
+  LoomBigArray a;
+  loom_big_array_init(&a, sizeof(guint32));
+  g_assert_null(loom_big_array_append(&a, NULL, 0));
+  const gsize n = (gsize)3 << 20; /* 12 MiB of values: several mapped growths */
+  gboolean was_mapped = FALSE;
+  for (gsize i = 0; i < n; i += 1000) {
+    guint32 chunk[1000];
+    gsize m = MIN((gsize)1000, n - i);
+    for (gsize j = 0; j < m; j++) chunk[j] = (guint32)((i + j) * 2654435761u);
+    guint32 *at = loom_big_array_append(&a, chunk, m);
+    g_assert_true(at == &loom_big_array_index(&a, guint32, i));
+    if (a.mapped && !was_mapped) {
+      was_mapped = TRUE;
+      /* Mappings start on a 2 MiB boundary, where huge pages can back them. */
+      g_assert_cmpuint((guintptr)a.data % ((gsize)2 << 20), ==, 0);
+    }
+  }
+  g_assert_true(was_mapped);
+  g_assert_cmpuint(a.len, ==, n);
+  g_assert_cmpuint(a.capacity, >=, n);
+  for (gsize i = 0; i < n; i++)
+    if (loom_big_array_index(&a, guint32, i) != (guint32)(i * 2654435761u))
+      g_error("value %" G_GSIZE_FORMAT " changed in a growth", i);
+  gsize capacity = a.capacity;
+  guint8 *data = a.data;
+  loom_big_array_set_size(&a, 0);
+  g_assert_cmpuint(a.capacity, ==, capacity);
+  g_assert_true(a.data == data);
+  loom_big_array_set_size(&a, 5);
+  for (gsize i = 0; i < 5; i++) g_assert_cmpuint(loom_big_array_index(&a, guint32, i), ==, 0);
+  loom_big_array_release(&a);
+  g_assert_null(a.data);
+  g_assert_cmpuint(a.len, ==, 0);
+  /* Usable again after release; elements whose size does not divide 2 MiB. */
+  loom_big_array_init(&a, 40);
+  guint8 big[40];
+  for (gsize i = 0; i < 200000; i++) {
+    memset(big, (int)(i & 0xff), sizeof big);
+    loom_big_array_append(&a, big, 1);
+  }
+  g_assert_true(a.mapped);
+  for (gsize i = 0; i < 200000; i += 997) g_assert_cmpuint(a.data[i * 40 + 39], ==, i & 0xff);
+  loom_big_array_release(&a);
+}
+
 int main(int argc, char **argv) {
   gui_test_init(&argc, &argv);
   g_test_add_func("/charts/format", test_chart_format);
+  g_test_add_func("/charts/big-array", test_big_array);
   g_test_add_func("/charts/plot/million-points", test_plot_million_points);
   g_test_add_func("/charts/plot/decimation-exact", test_plot_decimation_exact);
   g_test_add_func("/charts/plot/dense-band", test_plot_dense_band);
