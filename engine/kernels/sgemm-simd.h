@@ -167,19 +167,27 @@ typedef struct {
   int64_t ldc;
   float *packed; /* ceil(u / MR) panels of k × MR floats */
   int64_t s_blocks, sb;
+  int64_t k_slabs; /* packing items per panel (KS steps of k each) */
 } SIMD(job);
 
-/* Panel q of the chunk: k rows of w lanes, zero beyond the operand's edge. */
+/* Steps of k per packing item: a panel is packed in slabs, so that a product
+ * with one or two panels and a long k (a weight gradient: 64 rows, 4096
+ * positions) still packs on every thread. A multiple of VL and of 8. */
+#define KS 512
+
+/* Item t: slab t % k_slabs of panel t / k_slabs, k rows [pa, pb) of w lanes,
+ * zero beyond the operand's edge. */
 static void SIMD(pack_range)(void *arg, int64_t begin, int64_t end) {
   const SIMD(job) *j = arg;
-  for (int64_t q = begin; q < end; q++) {
+  for (int64_t t = begin; t < end; t++) {
+    int64_t q = t / j->k_slabs, pa = t % j->k_slabs * KS, pb = pa + KS < j->k ? pa + KS : j->k;
     int64_t u0 = j->u0 + q * MR, nu = j->u - q * MR < MR ? j->u - q * MR : MR;
     int64_t w = (nu + VL - 1) / VL * VL;
     float *dst = j->packed + q * MR * j->k;
     const float *src = j->vsrc + u0 * j->v_u;
     if (j->v_u == 1) {
       /* Lanes contiguous in the source: a copy per step of k. */
-      for (int64_t p = 0; p < j->k; p++) {
+      for (int64_t p = pa; p < pb; p++) {
         memcpy(dst + p * w, src + p * j->v_p, (size_t)nu * sizeof *dst);
         for (int64_t x = nu; x < w; x++) dst[p * w + x] = 0.0f;
       }
@@ -187,27 +195,27 @@ static void SIMD(pack_range)(void *arg, int64_t begin, int64_t end) {
       /* k contiguous in the source: a transpose, VL × VL blocks in registers.
        * VL source rows at a time, each read from start to end: the hardware
        * prefetchers follow VL streams, not MR of them. */
-      int64_t kv = j->k / VL * VL, x = 0;
+      int64_t kv = pb - (pb - pa) % VL, x = 0;
       for (; x + VL <= nu; x += VL)
-        for (int64_t p0 = 0; p0 < kv; p0 += VL) VTRANSPOSE(src + x * j->v_u + p0, j->v_u, dst + p0 * w + x, w);
+        for (int64_t p0 = pa; p0 < kv; p0 += VL) VTRANSPOSE(src + x * j->v_u + p0, j->v_u, dst + p0 * w + x, w);
       for (; x < w; x++)
-        for (int64_t p = 0; p < kv; p++) dst[p * w + x] = x < nu ? src[x * j->v_u + p] : 0.0f;
-      for (int64_t p = kv; p < j->k; p++)
+        for (int64_t p = pa; p < kv; p++) dst[p * w + x] = x < nu ? src[x * j->v_u + p] : 0.0f;
+      for (int64_t p = kv; p < pb; p++)
         for (int64_t xx = 0; xx < w; xx++) dst[p * w + xx] = xx < nu ? src[xx * j->v_u + p] : 0.0f;
     } else {
       /* k strided in the source: a transpose, in blocks of 8 steps of k so
        * the source rows are read a cache line at a time. */
-      int64_t p0 = 0;
-      for (; p0 + 8 <= j->k; p0 += 8)
+      int64_t p0 = pa;
+      for (; p0 + 8 <= pb; p0 += 8)
         for (int64_t x = 0; x < w; x++) {
           if (x < nu) {
             const float *row = src + x * j->v_u + p0 * j->v_p;
-            for (int t = 0; t < 8; t++) dst[(p0 + t) * w + x] = row[t * j->v_p];
+            for (int t8 = 0; t8 < 8; t8++) dst[(p0 + t8) * w + x] = row[t8 * j->v_p];
           } else {
-            for (int t = 0; t < 8; t++) dst[(p0 + t) * w + x] = 0.0f;
+            for (int t8 = 0; t8 < 8; t8++) dst[(p0 + t8) * w + x] = 0.0f;
           }
         }
-      for (int64_t p = p0; p < j->k; p++)
+      for (int64_t p = p0; p < pb; p++)
         for (int64_t x = 0; x < w; x++) dst[p * w + x] = x < nu ? src[x * j->v_u + p * j->v_p] : 0.0f;
     }
   }
@@ -306,13 +314,14 @@ bool SIMD(loom_sgemm_level)(loom_pool *pool, const loom_sgemm_args *a) {
   j.packed = loom_sgemm_scratch((size_t)(chunk * a->k));
   if (!j.packed) return false;
   j.s_blocks = (j.s + j.sb - 1) / j.sb;
+  j.k_slabs = (a->k + KS - 1) / KS;
   /* Small products stay on the calling thread: handing them out costs more
    * than they take. */
   if ((double)a->m * (double)a->n * (double)a->k < 65536.0) pool = NULL;
   for (j.u0 = 0; j.u0 < u_all; j.u0 += chunk) {
     j.u = u_all - j.u0 < chunk ? u_all - j.u0 : chunk;
     int64_t panels = (j.u + MR - 1) / MR;
-    loom_pool_for(pool, panels, 1, SIMD(pack_range), &j);
+    loom_pool_for(pool, panels * j.k_slabs, 1, SIMD(pack_range), &j);
     loom_pool_for(pool, panels * j.s_blocks, 1, SIMD(tile_range), &j);
   }
   return true;
@@ -321,6 +330,7 @@ bool SIMD(loom_sgemm_level)(loom_pool *pool, const loom_sgemm_args *a) {
 #undef MR
 #undef NR
 #undef KC
+#undef KS
 #undef SB_M
 #undef SB_N
 #undef MICRO_ONE
