@@ -95,9 +95,52 @@ static void test_nested(void) {
   g_assert_cmpint(loom_pool_size(NULL), ==, 1);
 }
 
+
+/* Jobs back to back (a worker still spinning picks the next one up) and
+ * after pauses shorter and longer than the pool's spin (pool.c: SPIN_NS,
+ * 20 µs), so that both the spin and the sleep are taken: every chunk runs
+ * once and has finished when loom_pool_for returns, although the chunks are
+ * slow enough that workers are mid-chunk when the caller runs out of work. */
+typedef struct {
+  atomic_int *done;
+} slow_job;
+
+static void slow_range(void *arg, int64_t begin, int64_t end) {
+  slow_job *j = arg;
+  for (int64_t i = begin; i < end; i++) {
+    gint64 until = g_get_monotonic_time() + 20 + i % 3 * 10;
+    while (g_get_monotonic_time() < until) {
+    }
+    atomic_fetch_add(&j->done[i], 1);
+  }
+}
+
+static void test_wake(void) {
+  static const int threads[] = {2, 3};
+  static const gulong pauses_us[] = {0, 5, 50, 2000};
+  for (size_t t = 0; t < G_N_ELEMENTS(threads); t++) {
+    loom_pool *pool = loom_pool_new(threads[t], NULL);
+    g_assert_nonnull(pool);
+    for (int round = 0; round < 40; round++) {
+      gulong pause = pauses_us[round % G_N_ELEMENTS(pauses_us)];
+      if (pause > 0) g_usleep(pause);
+      int64_t n = 8 + round % 5;
+      slow_job j = {.done = g_new0(atomic_int, n)};
+      loom_pool_for(pool, n, 1, slow_range, &j);
+      for (int64_t i = 0; i < n; i++)
+        if (atomic_load(&j.done[i]) != 1)
+          g_error("threads %d round %d: chunk %lld finished %d times when the job returned", threads[t], round,
+                  (long long)i, atomic_load(&j.done[i]));
+      g_free(j.done);
+    }
+    loom_pool_free(pool);
+  }
+}
+
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/core/pool/cover", test_cover);
   g_test_add_func("/core/pool/nested", test_nested);
+  g_test_add_func("/core/pool/wake", test_wake);
   return g_test_run();
 }
