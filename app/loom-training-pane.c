@@ -85,10 +85,7 @@ static void update_status(LoomTrainingPane *self) {
 
 static void on_snapshot(LoomTrainingPane *self, LoomTrainingSnapshot *snap) {
   loom_training_pane_views_snapshot(self, snap);
-  gint64 _t = g_get_monotonic_time();
   update_status(self);
-  gint64 _n = g_get_monotonic_time();
-  if (_n - _t > 2000) g_printerr("PROBE status %.2f ms\n", (_n - _t) / 1e3);
 }
 
 static void on_form_changed(LoomTrainingPane *self) {
