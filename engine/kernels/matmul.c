@@ -18,34 +18,6 @@
 #include <cblas.h>
 #endif
 
-/* The packing buffer lives per calling thread from call to call: allocating
- * it each time cost a page fault per 4 KiB of a fresh mapping. */
-static pthread_key_t scratch_key;
-static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
-static bool scratch_ok;
-
-typedef struct {
-  size_t cap;
-  _Alignas(64) float data[];
-} scratch_buf;
-
-static void scratch_key_make(void) { scratch_ok = pthread_key_create(&scratch_key, free) == 0; }
-
-float *loom_sgemm_scratch(size_t n) {
-  pthread_once(&scratch_once, scratch_key_make);
-  if (!scratch_ok || n > (SIZE_MAX - sizeof(scratch_buf) - 63) / sizeof(float)) return NULL;
-  scratch_buf *s = pthread_getspecific(scratch_key);
-  if (s && s->cap >= n) return s->data;
-  scratch_buf *t = aligned_alloc(64, (sizeof *t + n * sizeof(float) + 63) / 64 * 64);
-  if (!t || pthread_setspecific(scratch_key, t) != 0) {
-    free(t);
-    return NULL;
-  }
-  free(s);
-  t->cap = n;
-  return t->data;
-}
-
 #ifdef LOOM_HAVE_BLAS
 static bool use_blas = false;
 static pthread_once_t blas_once = PTHREAD_ONCE_INIT;

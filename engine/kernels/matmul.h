@@ -54,8 +54,3 @@ typedef struct loom_sgemm_args {
  * packing buffer cannot be had. */
 bool loom_sgemm_level_avx2(loom_pool *pool, const loom_sgemm_args *a);
 bool loom_sgemm_level_avx512(loom_pool *pool, const loom_sgemm_args *a);
-
-/* A buffer of at least n floats, 64-byte aligned, kept per calling thread
- * between calls (the largest asked for; freed when the thread ends). NULL
- * when out of memory. */
-float *loom_sgemm_scratch(size_t n);

@@ -30,6 +30,7 @@
  */
 #include "kernels/cpu.h"
 #include "kernels/qgemm.h"
+#include "kernels/scratch.h"
 
 #if defined(LOOM_KERNELS_X86)
 #include <math.h>
@@ -180,7 +181,7 @@ bool loom_qgemm_panel_vnni(const loom_qgemm_job *j, int64_t r0, int64_t r1) {
   const int64_t kc = rb < KC ? (rb + 63) / 64 * 64 : KC;
   const int64_t gmax = j->batch < BATCH_GROUP ? j->batch : BATCH_GROUP;
   const size_t pan_bytes = (size_t)kc * NR;
-  uint8_t *pan = loom_qgemm_scratch(LOOM_QGEMM_SCRATCH_PANEL, pan_bytes + (size_t)gmax * NR * sizeof(int64_t));
+  uint8_t *pan = loom_scratch(LOOM_SCRATCH_QGEMM_PANELS, pan_bytes + (size_t)gmax * NR * sizeof(int64_t));
   if (!pan) return false;
   int64_t *dot = (int64_t *)(void *)(pan + pan_bytes);
   const bool offset = j->t->kind == LOOM_DTYPE_KIND_SIGNED;

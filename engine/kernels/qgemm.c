@@ -7,9 +7,9 @@
  * bit.
  */
 #include "kernels/qgemm.h"
+#include "kernels/scratch.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -82,45 +82,6 @@ void loom_kernels_fill_qgemm_ref(loom_kernels *k) {
   k->qgemm_prepare = loom_qgemm_prepare_ref;
 }
 
-/*
- * The quantized activations live in a buffer kept per calling thread from
- * call to call (freed when the thread ends): allocating and freeing them each
- * time cost a page fault per 4 KiB — with 64 activation rows of 4096 columns
- * more than the quantization itself. It keeps the largest size asked for.
- * The kernels' own buffers (the VNNI GEMM's weight panels) are kept the same
- * way under another slot: the calling thread also runs ranges of rows while
- * its activations are in use.
- */
-static pthread_key_t scratch_keys[LOOM_QGEMM_SCRATCH_SLOTS];
-static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
-static bool scratch_ok;
-
-typedef struct {
-  size_t cap;
-  _Alignas(64) unsigned char data[];
-} scratch_buf;
-
-static void scratch_key_make(void) {
-  scratch_ok = true;
-  for (int i = 0; i < LOOM_QGEMM_SCRATCH_SLOTS; i++) scratch_ok = scratch_ok && pthread_key_create(&scratch_keys[i], free) == 0;
-}
-
-void *loom_qgemm_scratch(int slot, size_t n) {
-  pthread_once(&scratch_once, scratch_key_make);
-  if (!scratch_ok || slot < 0 || slot >= LOOM_QGEMM_SCRATCH_SLOTS || n > SIZE_MAX - sizeof(scratch_buf) - 64)
-    return NULL;
-  scratch_buf *s = pthread_getspecific(scratch_keys[slot]);
-  if (s && s->cap >= n) return s->data;
-  scratch_buf *t = aligned_alloc(64, (sizeof *t + n + 63) / 64 * 64);
-  if (!t || pthread_setspecific(scratch_keys[slot], t) != 0) {
-    free(t);
-    return NULL;
-  }
-  free(s);
-  t->cap = n;
-  return t->data;
-}
-
 /* xt from xq (qgemm.h): tiles of LOOM_QGEMM_TILE_ROWS rows, then 4, 2, 1. */
 static void interleave_tiles(const int8_t *xq, int8_t *xt, int64_t batch, int64_t xstride) {
   for (int64_t b0 = 0; b0 < batch;) {
@@ -178,7 +139,7 @@ int loom_qgemm_packed(loom_pool *pool, loom_dtype d, const uint8_t *packed, int6
   const size_t o_xq = o_bad + ((size_t)batch + 63) / 64 * 64, o_xp = o_xq + xbytes;
   const loom_kernels *k = loom_kernels_get();
   const bool tiles = k->qgemm_tiles && t->bits == 8 && batch >= LOOM_QGEMM_PANEL_MIN_BATCH;
-  unsigned char *buf = loom_qgemm_scratch(LOOM_QGEMM_SCRATCH_ACTIVATIONS, o_xp + (m > 1 || tiles ? xbytes : 0));
+  unsigned char *buf = loom_scratch(LOOM_SCRATCH_QGEMM_ACTIVATIONS, o_xp + (m > 1 || tiles ? xbytes : 0));
   if (!buf)
     return loom_error_set(err, LOOM_ERR_NOMEM, _("out of memory for %lld activation values"),
                           (long long)(batch * cols));

@@ -61,14 +61,9 @@ static inline float loom_qgemm_finish(const loom_qgemm_job *j, int64_t b, int64_
   return (float)((double)isum * ((double)sw * (double)j->sx[b]));
 }
 
-/* A buffer of at least n bytes, 64-byte aligned, kept for the calling thread
- * from call to call (freed when it ends; it grows to the largest n asked
- * for), one per slot; NULL when out of memory. */
 /* The smallest batch the VNNI level multiplies 8-bit codes from weight
  * panels (qgemm-vnni-panel.c); tests/engine/test-qgemm.c covers both sides. */
 enum { LOOM_QGEMM_PANEL_MIN_BATCH = 16, LOOM_QGEMM_TILE_ROWS = 8 };
-enum { LOOM_QGEMM_SCRATCH_ACTIVATIONS, LOOM_QGEMM_SCRATCH_PANEL, LOOM_QGEMM_SCRATCH_SLOTS };
-void *loom_qgemm_scratch(int slot, size_t n);
 
 /* The reference's qgemm_prepare (kernels/cpu.h), one byte at a time. */
 void loom_qgemm_prepare_ref(int bits, const int8_t *xq, int8_t *xp, int64_t len, int64_t *xsum);

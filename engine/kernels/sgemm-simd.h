@@ -30,6 +30,8 @@
  * that never packs a large weight matrix for a batch of activations.
  */
 
+#include "kernels/scratch.h"
+
 #define MR (VL * VMAX)
 #define NR 6
 /* k steps per block: one block of a panel (KC × MR floats) stays in L1 while
@@ -311,7 +313,8 @@ bool SIMD(loom_sgemm_level)(loom_pool *pool, const loom_sgemm_args *a) {
   int64_t chunk = PACK_BUDGET / (a->k * MR) * MR;
   if (chunk < MR) chunk = MR;
   if (chunk > (u_all + MR - 1) / MR * MR) chunk = (u_all + MR - 1) / MR * MR;
-  j.packed = loom_sgemm_scratch((size_t)(chunk * a->k));
+  if ((uint64_t)(chunk * a->k) > SIZE_MAX / sizeof(float)) return false;
+  j.packed = loom_scratch(LOOM_SCRATCH_SGEMM_PANELS, (size_t)(chunk * a->k) * sizeof(float));
   if (!j.packed) return false;
   j.s_blocks = (j.s + j.sb - 1) / j.sb;
   j.k_slabs = (a->k + KS - 1) / KS;
