@@ -35,14 +35,7 @@
 #pragma GCC target("avx2,fma,bmi,bmi2,avx512f,avx512bw,avx512vl,avx512dq,avx512vnni")
 #include <immintrin.h>
 
-#define ALWAYS_INLINE inline __attribute__((always_inline))
-/* acc += u · x in place, both operands in registers: GCC 12 copies the
- * accumulator around the intrinsic (qgemm-vnni.c), and with a memory operand
- * allowed it folded the activation load into every row's vpdpbusd (four
- * loads of one vector), which left the load ports the bound. */
-static ALWAYS_INLINE void dpbusd(__m512i *acc, __m512i u, __m512i x) {
-  __asm__("vpdpbusd %2, %1, %0" : "+v"(*acc) : "v"(u), "v"(x));
-}
+#include "kernels/qgemm-vnni-simd.h"
 
 /* CHUNK: see above. Prefetch: each row is a stream of its own; the hardware
  * prefetcher alone left int8 at ~30 GB/s. Where a group of rows spans at
@@ -50,15 +43,6 @@ static ALWAYS_INLINE void dpbusd(__m512i *acc, __m512i u, __m512i x) {
  * (PREFETCH bytes ahead in the same row would land in the rows being read
  * now when rows are short), otherwise PREFETCH bytes ahead in each row. */
 enum { GR_MAX = 8, CHUNK = 4096, PREFETCH = 1024, NEAR = 16384, SPAN = 64, AHEAD_BYTES = 8192 };
-
-/* Lane i of the result is the sum of the 16 lanes of v_i. */
-static ALWAYS_INLINE __m128i sum4(__m512i v0, __m512i v1, __m512i v2, __m512i v3) {
-  const __m512i a = _mm512_add_epi32(_mm512_unpacklo_epi32(v0, v1), _mm512_unpackhi_epi32(v0, v1));
-  const __m512i b = _mm512_add_epi32(_mm512_unpacklo_epi32(v2, v3), _mm512_unpackhi_epi32(v2, v3));
-  const __m512i c = _mm512_add_epi32(_mm512_unpacklo_epi64(a, b), _mm512_unpackhi_epi64(a, b));
-  const __m256i d = _mm256_add_epi32(_mm512_castsi512_si256(c), _mm512_extracti64x4_epi64(c, 1));
-  return _mm_add_epi32(_mm256_castsi256_si128(d), _mm256_extracti128_si256(d, 1));
-}
 
 /* One 64-byte block of codes at byte offset o of each row into acc. `avail`
  * < 64 loads only that many bytes (the row's last block; the rest reads as

@@ -40,19 +40,10 @@
 #pragma GCC target("avx2,fma,bmi,bmi2,avx512f,avx512bw,avx512vl,avx512dq,avx512vnni")
 #include <immintrin.h>
 
-#define ALWAYS_INLINE inline __attribute__((always_inline))
+#include "kernels/qgemm-vnni-simd.h"
 
 enum { NV = 2, NR = 16 * NV, MR = LOOM_QGEMM_TILE_ROWS, KC = 4096, BATCH_GROUP = 256 };
 _Static_assert(MR == 8 && BATCH_GROUP % MR == 0, "the tails are tiles of 4, 2, 1; groups start tiles");
-
-/* acc += u · x in place. As in qgemm-vnni.c, the intrinsic made GCC copy
- * the accumulator around each instruction. The activations' 4 bytes are
- * broadcast into a register once for both panel vectors (vpdpbusd's {1to16}
- * memory operand, loading them once per instruction, measured 2–10 %
- * slower in a loop over data in cache). */
-static ALWAYS_INLINE void dpbusd(__m512i *acc, __m512i u, __m512i x) {
-  __asm__("vpdpbusd %2, %1, %0" : "+v"(*acc) : "v"(u), "v"(x));
-}
 
 /* The 16 × 16 transpose of 32-bit elements: r[i] lane g → r[g] lane i. */
 static ALWAYS_INLINE void transpose16(__m512i r[16]) {

@@ -35,23 +35,7 @@
 #pragma GCC target("avx2,fma,bmi,bmi2,avx512f,avx512bw,avx512vl,avx512dq,avx512vnni")
 #include <immintrin.h>
 
-#define ALWAYS_INLINE inline __attribute__((always_inline))
-/* acc += u · x in place. Through the intrinsic, GCC 12 copies the
- * accumulator to another register before each vpdpbusd and back after it
- * (the instruction overwrites its first operand); those copies sat on the
- * critical path and halved the speed of the narrow formats. */
-static ALWAYS_INLINE void dpbusd(__m512i *acc, __m512i u, __m512i x) {
-  __asm__("vpdpbusd %2, %1, %0" : "+v"(*acc) : "v"(u), "vm"(x));
-}
-
-/* Lane i of the result is the sum of the 16 lanes of v_i. */
-static ALWAYS_INLINE __m128i sum4(__m512i v0, __m512i v1, __m512i v2, __m512i v3) {
-  const __m512i a = _mm512_add_epi32(_mm512_unpacklo_epi32(v0, v1), _mm512_unpackhi_epi32(v0, v1));
-  const __m512i b = _mm512_add_epi32(_mm512_unpacklo_epi32(v2, v3), _mm512_unpackhi_epi32(v2, v3));
-  const __m512i c = _mm512_add_epi32(_mm512_unpacklo_epi64(a, b), _mm512_unpackhi_epi64(a, b));
-  const __m256i d = _mm256_add_epi32(_mm512_castsi512_si256(c), _mm512_extracti64x4_epi64(c, 1));
-  return _mm_add_epi32(_mm256_castsi256_si128(d), _mm256_extracti128_si256(d, 1));
-}
+#include "kernels/qgemm-vnni-simd.h"
 
 enum { RB = 4, XB = 4, CHUNK = 4096, BATCH_GROUP = 256, PANEL = 16 };
 #define PF_HINT _MM_HINT_T0
@@ -83,7 +67,7 @@ static ALWAYS_INLINE void block(const int bits, const int nb, const bool pf, con
     for (int b = 0; b < nb; b++) {
       const __m512i xv = _mm512_loadu_si512(xb[b] + xo + k * 64);
 #pragma GCC unroll 4
-      for (int r = 0; r < RB; r++) dpbusd(&acc[r][b], e[r], xv);
+      for (int r = 0; r < RB; r++) dpbusd_m(&acc[r][b], e[r], xv);
     }
   }
 }
