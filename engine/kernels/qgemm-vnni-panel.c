@@ -41,44 +41,10 @@
 #include <immintrin.h>
 
 #include "kernels/qgemm-vnni-simd.h"
+#include "kernels/transpose-avx512.h"
 
 enum { NV = 2, NR = 16 * NV, MR = LOOM_QGEMM_TILE_ROWS, KC = 4096, BATCH_GROUP = 256 };
 _Static_assert(MR == 8 && BATCH_GROUP % MR == 0, "the tails are tiles of 4, 2, 1; groups start tiles");
-
-/* The 16 × 16 transpose of 32-bit elements: r[i] lane g → r[g] lane i. */
-static ALWAYS_INLINE void transpose16(__m512i r[16]) {
-  __m512i t[16];
-#pragma GCC unroll 8
-  for (int i = 0; i < 16; i += 2) {
-    t[i] = _mm512_unpacklo_epi32(r[i], r[i + 1]);
-    t[i + 1] = _mm512_unpackhi_epi32(r[i], r[i + 1]);
-  }
-  /* In each 128-bit lane of t[4q + 0 … 3], rows 4q … 4q + 3 are paired up
-   * as 64-bit halves: */
-#pragma GCC unroll 4
-  for (int q = 0; q < 16; q += 4) {
-    r[q] = _mm512_unpacklo_epi64(t[q], t[q + 2]);
-    r[q + 1] = _mm512_unpackhi_epi64(t[q], t[q + 2]);
-    r[q + 2] = _mm512_unpacklo_epi64(t[q + 1], t[q + 3]);
-    r[q + 3] = _mm512_unpackhi_epi64(t[q + 1], t[q + 3]);
-  }
-  /* now r[4q + k] lane l holds rows 4q … 4q + 3 of column 4l + k; gather the
-   * 128-bit lanes of the four row groups */
-#pragma GCC unroll 4
-  for (int k = 0; k < 4; k++) {
-    t[k] = _mm512_shuffle_i32x4(r[k], r[4 + k], 0x88);
-    t[4 + k] = _mm512_shuffle_i32x4(r[k], r[4 + k], 0xdd);
-    t[8 + k] = _mm512_shuffle_i32x4(r[8 + k], r[12 + k], 0x88);
-    t[12 + k] = _mm512_shuffle_i32x4(r[8 + k], r[12 + k], 0xdd);
-  }
-#pragma GCC unroll 4
-  for (int k = 0; k < 4; k++) {
-    r[k] = _mm512_shuffle_i32x4(t[k], t[8 + k], 0x88);
-    r[4 + k] = _mm512_shuffle_i32x4(t[4 + k], t[12 + k], 0x88);
-    r[8 + k] = _mm512_shuffle_i32x4(t[k], t[8 + k], 0xdd);
-    r[12 + k] = _mm512_shuffle_i32x4(t[4 + k], t[12 + k], 0xdd);
-  }
-}
 
 /* Code bytes [o0, o1) of the NR rows at rowp into the panel. The last block
  * of a row may be short: its missing bytes read as zero (the activations
@@ -92,7 +58,7 @@ static void pack(const uint8_t *const *rowp, int64_t o0, int64_t o1, __m512i fli
       __m512i r[16];
 #pragma GCC unroll 16
       for (int i = 0; i < 16; i++) r[i] = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, rowp[16 * v + i] + o), flip);
-      transpose16(r);
+      transpose16_epi32(r);
 #pragma GCC unroll 16
       for (int g = 0; g < 16; g++) _mm512_store_si512(dst + (g * NV + v) * 64, r[g]);
     }
