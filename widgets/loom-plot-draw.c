@@ -222,9 +222,15 @@ static void draw_markers(LoomPlot *self, cairo_t *cr, const Layout *l, const Gdk
     cairo_line_to(cr, x, f->fy + 6);
     cairo_close_path(cr);
     cairo_fill(cr);
-    if (x + 3 < label_end) continue;
     const char *text = m->label && *m->label ? m->label : marker_name(m->kind);
-    label_end = x + 3 + loom_chart_text(cr, GTK_WIDGET(self), text, x + 3, f->fy + 6, 0, 0) + 4;
+    int tw;
+    loom_chart_text_size(GTK_WIDGET(self), text, &tw, NULL);
+    /* Right of the line, or left of it where the frame ends first (a
+     * restart near the newest step was cut off at the plot's edge). */
+    double left = x + 3 + tw <= f->fx + f->fw ? x + 3 : MAX(f->fx, x - 3 - tw);
+    if (left < label_end) continue;
+    loom_chart_text(cr, GTK_WIDGET(self), text, left, f->fy + 6, 0, 0);
+    label_end = left + tw + 4;
   }
 }
 

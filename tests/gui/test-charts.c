@@ -337,6 +337,44 @@ static void test_plot_markers(void) {
   g_object_unref(plot);
 }
 
+/* Draws plot at 400 × 300 on white; *frame gets the plot's frame. */
+static guint32 *draw_white(LoomPlot *plot, LoomPlotFrame *frame) {
+  cairo_surface_t *surface = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, 400, 300);
+  cairo_t *cr = cairo_create(surface);
+  cairo_set_source_rgb(cr, 1, 1, 1);
+  cairo_paint(cr);
+  GdkRGBA fg = {0.1, 0.1, 0.1, 1};
+  loom_plot_draw(plot, cr, 400, 300, &fg, NAN, frame, LOOM_PLOT_PART_ALL);
+  cairo_destroy(cr);
+  cairo_surface_flush(surface);
+  guint32 *px = g_memdup2(cairo_image_surface_get_data(surface), 400 * 300 * 4);
+  cairo_surface_destroy(surface);
+  return px;
+}
+
+/* A marker at the newest step has its label left of its line: drawn to the
+ * right it ran past the frame and was cut off at the widget's edge. */
+static void test_plot_marker_label_at_edge(void) {
+  LoomPlot *plot = LOOM_PLOT(g_object_ref_sink(loom_plot_new()));
+  int id = loom_plot_add_series(plot, "loss", NULL, FALSE);
+  for (int i = 0; i < 100; i++) loom_plot_append(plot, id, i, 1.0 / (1 + i));
+  LoomPlotFrame f;
+  g_autofree guint32 *before = draw_white(plot, &f);
+  loom_plot_add_marker(plot, 99, LOOM_PLOT_MARKER_RESTART, "Training restarted");
+  g_autofree guint32 *after = draw_white(plot, &f);
+  int line = (int)round(f.fx + (99 - f.x0) / (f.x1 - f.x0) * f.fw);
+  int text_h;
+  loom_chart_text_size(GTK_WIDGET(plot), "Training restarted", NULL, &text_h);
+  gsize left = 0, right = 0;
+  for (int y = (int)f.fy + 6; y < (int)f.fy + 6 + text_h && y < 300; y++) {
+    for (int x = 0; x < line - 4; x++) left += after[y * 400 + x] != before[y * 400 + x];
+    for (int x = line + 2; x < 400; x++) right += after[y * 400 + x] != before[y * 400 + x];
+  }
+  g_assert_cmpuint(left, >, 50);
+  g_assert_cmpuint(right, ==, 0);
+  g_object_unref(plot);
+}
+
 static char *read_text(const char *path) {
   char *text = NULL;
   g_autoptr(GError) error = NULL;
@@ -545,6 +583,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/charts/plot/smoothing-and-log", test_plot_smoothing_and_log);
   g_test_add_func("/charts/plot/readout", test_plot_readout);
   g_test_add_func("/charts/plot/markers", test_plot_markers);
+  g_test_add_func("/charts/plot/marker-label-at-edge", test_plot_marker_label_at_edge);
   g_test_add_func("/charts/plot/export", test_plot_export);
   g_test_add_func("/charts/plot/chrome-on-screen", test_plot_chrome_on_screen);
   return g_test_run();
