@@ -19,6 +19,7 @@ typedef struct {
   int nxt, nyt;
   double xstep, ystep; /* 0 on a log axis */
   double text_h;
+  gboolean title_in_legend_row; /* title left, legend right, one row */
 } Layout;
 
 static void data_range(LoomPlot *self, LoomPlotFrame *f) {
@@ -83,15 +84,35 @@ static void y_ticks(Layout *l) {
   }
 }
 
+static double legend_width(LoomPlot *self) {
+  double width = 0;
+  for (guint i = 0; i < self->series->len; i++) {
+    const LoomPlotSeries *s = g_ptr_array_index(self->series, i);
+    int tw;
+    loom_chart_text_size(GTK_WIDGET(self), s->label, &tw, NULL);
+    width += (i > 0 ? 12 : 0) + LEGEND_SWATCH + 4 + tw;
+  }
+  return width;
+}
+
 static void compute_layout(LoomPlot *self, int w, int h, Layout *l) {
   GtkWidget *widget = GTK_WIDGET(self);
   int th;
   loom_chart_text_size(widget, "0", NULL, &th);
   l->text_h = th;
   data_range(self, &l->f);
+  gboolean has_title = self->title && *self->title, has_legend = self->series->len > 0;
+  /* Where the title and the legend fit side by side they share a row: in
+   * the training pane's short plots that row is a third of the frame. */
+  l->title_in_legend_row = FALSE;
+  if (has_title && has_legend) {
+    int title_w;
+    loom_chart_text_size(widget, self->title, &title_w, NULL);
+    l->title_in_legend_row = PAD + title_w + 24 + legend_width(self) <= w - PAD - 2 * th;
+  }
   double top = PAD + th / 2.0;
-  if (self->title && *self->title) top += th + TICK_GAP;
-  if (self->series->len > 0) top += th + TICK_GAP;
+  if (has_title && !l->title_in_legend_row) top += th + TICK_GAP;
+  if (has_legend) top += th + TICK_GAP;
   double bottom = PAD + th + TICK_GAP;
   if (self->x_label && *self->x_label) bottom += th + TICK_GAP;
   l->f.fy = top;
@@ -190,7 +211,12 @@ static void draw_axes(LoomPlot *self, cairo_t *cr, const Layout *l, const GdkRGB
     loom_chart_text(cr, widget, self->y_label, 0, 0, 0.5, 0);
     cairo_restore(cr);
   }
-  if (self->title && *self->title) loom_chart_text(cr, widget, self->title, f->fx + f->fw / 2, PAD, 0.5, 0);
+  if (self->title && *self->title) {
+    if (l->title_in_legend_row)
+      loom_chart_text(cr, widget, self->title, PAD, f->fy - TICK_GAP - l->text_h, 0, 0);
+    else
+      loom_chart_text(cr, widget, self->title, f->fx + f->fw / 2, PAD, 0.5, 0);
+  }
 }
 
 static void draw_markers(LoomPlot *self, cairo_t *cr, const Layout *l, const GdkRGBA *fg) {
