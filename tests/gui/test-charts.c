@@ -337,6 +337,26 @@ static void test_plot_markers(void) {
   g_object_unref(plot);
 }
 
+/* Title and legend share a row where both fit, and take two where not. */
+static void test_plot_title_beside_legend(void) {
+  LoomPlot *plot = LOOM_PLOT(g_object_ref_sink(loom_plot_new()));
+  loom_plot_add_series(plot, "Train", NULL, FALSE);
+  loom_plot_add_series(plot, "Test", NULL, TRUE);
+  g_object_set(plot, "title", "Loss", NULL);
+  LoomPlotFrame shared, apart, none;
+  loom_plot_layout(plot, 400, 300, &shared);
+  g_object_set(plot, "title", "A title much too long to share its row with the legend of two series", NULL);
+  loom_plot_layout(plot, 400, 300, &apart);
+  g_object_set(plot, "title", "", NULL);
+  loom_plot_layout(plot, 400, 300, &none);
+  int th;
+  loom_chart_text_size(GTK_WIDGET(plot), "0", NULL, &th);
+  g_assert_cmpfloat(shared.fy, ==, none.fy);
+  g_assert_cmpfloat(apart.fy, >=, shared.fy + th);
+  g_assert_cmpfloat(shared.fh, >, apart.fh);
+  g_object_unref(plot);
+}
+
 /* Draws plot at 400 × 300 on white; *frame gets the plot's frame. */
 static guint32 *draw_white(LoomPlot *plot, LoomPlotFrame *frame) {
   cairo_surface_t *surface = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, 400, 300);
@@ -584,6 +604,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/charts/plot/readout", test_plot_readout);
   g_test_add_func("/charts/plot/markers", test_plot_markers);
   g_test_add_func("/charts/plot/marker-label-at-edge", test_plot_marker_label_at_edge);
+  g_test_add_func("/charts/plot/title-beside-legend", test_plot_title_beside_legend);
   g_test_add_func("/charts/plot/export", test_plot_export);
   g_test_add_func("/charts/plot/chrome-on-screen", test_plot_chrome_on_screen);
   return g_test_run();
