@@ -274,6 +274,11 @@ static gboolean settle_panes(gpointer data) {
    * (resize-end-child is false): the grid view takes the difference. */
   gtk_paned_set_position(self->inner_paned, gtk_paned_get_position(self->inner_paned));
   gtk_widget_set_size_request(self->inspector_column, INSPECTOR_MIN_WIDTH, -1);
+  /* The panes below the view as high as the user left them; the view keeps
+   * at least a third of the height. */
+  int panes = g_settings_get_int(self->settings, "panes-height");
+  int total = gtk_widget_get_height(GTK_WIDGET(self->center_paned));
+  if (panes > 0 && total > 0) gtk_paned_set_position(self->center_paned, MAX(total - panes, total / 3));
   return G_SOURCE_REMOVE;
 }
 
@@ -288,6 +293,12 @@ static void save_pane_widths(LoomWindow *self) {
   g_settings_set_int(self->settings, "palette-width", CLAMP(gtk_paned_get_position(self->outer_paned), 160, 800));
   g_settings_set_int(self->settings, "inspector-width",
                      CLAMP(gtk_widget_get_width(self->inspector_column), INSPECTOR_MIN_WIDTH, 900));
+  /* Hidden panes (Ctrl+T) keep the height they had. What is shown of them
+   * (the paned may clip them below their minimum height). */
+  int total = gtk_widget_get_height(GTK_WIDGET(self->center_paned));
+  if (gtk_widget_get_visible(self->bottom_box) && total > 0)
+    g_settings_set_int(self->settings, "panes-height",
+                       CLAMP(total - gtk_paned_get_position(self->center_paned), 1, 4000));
 }
 
 static gboolean loom_window_close_request(GtkWindow *window) {

@@ -16,6 +16,7 @@
 #include "loom-grid-view.h"
 #include "loom-new-dialog.h"
 #include "loom-palette.h"
+#include "loom-window-private.h"
 #include "loom-window.h"
 
 #define TIMEOUT_MS 20000
@@ -333,6 +334,19 @@ static LoomGridView *window_grid_view(void) {
   return LOOM_GRID_VIEW(gui_test_find_child(GTK_WIDGET(window), LOOM_TYPE_GRID_VIEW));
 }
 
+/* What is shown of the panes below the grid view. */
+static int panes_shown(void) {
+  return gtk_widget_get_height(GTK_WIDGET(window->center_paned)) - gtk_paned_get_position(window->center_paned);
+}
+
+static int expected_panes_height;
+
+static gboolean panes_restored(gpointer data) {
+  (void)data;
+  return window && gtk_widget_get_height(GTK_WIDGET(window->center_paned)) > 0 &&
+         panes_shown() == expected_panes_height;
+}
+
 static void test_window_state_remembered(void) {
   GSettings *settings = loom_application_get_settings(app);
   /* The legend can be hidden (View menu); the grid view follows at once. */
@@ -344,6 +358,13 @@ static void test_window_state_remembered(void) {
   int palette_width = gtk_widget_get_width(palette);
   g_assert_cmpint(palette_width, >, 0);
 
+  /* The panes below the view, dragged to another height. */
+  int total = gtk_widget_get_height(GTK_WIDGET(window->center_paned));
+  g_assert_cmpint(total, >, 400);
+  gtk_paned_set_position(window->center_paned, total - 250);
+  int panes_height = panes_shown();
+  g_assert_cmpint(panes_height, ==, 250);
+
   gtk_window_set_default_size(GTK_WINDOW(window), 900, 640);
   g_object_add_weak_pointer(G_OBJECT(window), (gpointer *)&window);
   gtk_window_close(GTK_WINDOW(window));
@@ -353,6 +374,7 @@ static void test_window_state_remembered(void) {
   g_assert_false(g_settings_get_boolean(settings, "window-maximized"));
   g_assert_cmpint(g_settings_get_int(settings, "palette-width"), ==, palette_width);
   g_assert_cmpint(g_settings_get_int(settings, "inspector-width"), >=, 280);
+  g_assert_cmpint(g_settings_get_int(settings, "panes-height"), ==, panes_height);
 
   g_application_activate(G_APPLICATION(app));
   window = LOOM_WINDOW(gtk_application_get_active_window(GTK_APPLICATION(app)));
@@ -362,6 +384,8 @@ static void test_window_state_remembered(void) {
   g_assert_cmpint(width, ==, 900);
   g_assert_cmpint(height, ==, 640);
   gui_test_wait(is_mapped, window, TIMEOUT_MS, "the new window to map");
+  expected_panes_height = panes_height;
+  gui_test_wait(panes_restored, NULL, TIMEOUT_MS, "the panes below the view to get their height back");
   g_assert_false(loom_grid_view_get_show_legend(window_grid_view()));
   g_action_group_activate_action(G_ACTION_GROUP(window), "show-legend", NULL);
   g_assert_true(loom_grid_view_get_show_legend(window_grid_view()));
