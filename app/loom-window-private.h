@@ -15,6 +15,7 @@
 #include "loom-slot-monitor.h"
 #include "loom-systolic-pane.h"
 #include "loom-training-pane.h"
+#include "loom-training-controller.h"
 #include "loom-training-session.h"
 #include "loom-window.h"
 
@@ -49,15 +50,7 @@ struct _LoomWindow {
   gboolean panes_settled;
 
   /* Training (loom-window-training.c) */
-  LoomTrainingSession *training;
-  guint training_tick;                  /* polls the session while it is busy */
-  gboolean weights_pending;             /* the worker's weights differ from the document's */
-  gboolean reset_pending;               /* ... because Reset drew them anew */
-  gboolean run_played;                  /* ... and Play ran since (not only Step) */
-  gboolean pushing_result;              /* the document changes by the worker's weights */
-  guint64 alerted_serial;               /* the stop last announced */
-  guint64 loaded_revision;              /* the document's revision the worker has */
-  LoomTrainingSnapshot *newest_weights; /* the newest snapshot that carried weights */
+  LoomTrainingController *training;
 
   /* Template children */
   AdwWindowTitle *window_title;

@@ -257,7 +257,7 @@ static void wait_for(Condition cond, gpointer data, double seconds, const char *
   guint id = g_timeout_add((guint)(seconds * 1000), deadline_hit, &timed_out);
   while (!cond(data) && !timed_out) g_main_context_iteration(NULL, TRUE);
   if (timed_out) {
-    LoomTrainingSession *s = bench.window ? bench.window->training : NULL;
+    LoomTrainingSession *s = bench.window ? loom_training_controller_get_session(bench.window->training) : NULL;
     g_error("timed out waiting for %s (training state %d, busy %d)", what,
             s ? (int)loom_training_session_get_state(s) : -1, s ? loom_training_session_get_busy(s) : -1);
   }
@@ -267,12 +267,12 @@ static void wait_for(Condition cond, gpointer data, double seconds, const char *
 static gboolean is_mapped(gpointer w) { return gtk_widget_get_mapped(w); }
 
 static gboolean is_state(gpointer state) {
-  LoomTrainingSession *s = bench.window->training;
+  LoomTrainingSession *s = loom_training_controller_get_session(bench.window->training);
   return !loom_training_session_get_busy(s) && loom_training_session_get_state(s) == (LoomTrainingState)GPOINTER_TO_INT(state);
 }
 
 static gboolean settled(gpointer data) {
-  LoomTrainingSession *s = bench.window->training;
+  LoomTrainingSession *s = loom_training_controller_get_session(bench.window->training);
   return loom_training_session_get_running(s) || !loom_training_session_get_busy(s);
 }
 
@@ -403,7 +403,7 @@ int main(int argc, char **argv) {
   }
   gtk_widget_add_tick_callback(GTK_WIDGET(bench.window->grid_view), orbit_tick, NULL, NULL);
   g_signal_add_emission_hook(g_signal_lookup("snapshot", LOOM_TYPE_TRAINING_SESSION), 0, snapshot_hook, NULL, NULL);
-  g_signal_connect_after(bench.window->training, "snapshot", G_CALLBACK(snapshot_done), NULL);
+  g_signal_connect_after(loom_training_controller_get_session(bench.window->training), "snapshot", G_CALLBACK(snapshot_done), NULL);
   g_timeout_add(1, probe, NULL);
 
   bench.t0 = g_get_monotonic_time();
@@ -427,11 +427,11 @@ int main(int argc, char **argv) {
   if (!gtk_widget_activate_action(GTK_WIDGET(bench.window), "win.train-toggle", NULL))
     g_error("win.train-toggle is not available");
   gint64 pause_at = g_get_monotonic_time();
-  LoomTrainingSnapshot *shown = loom_training_session_get_latest(bench.window->training);
+  LoomTrainingSnapshot *shown = loom_training_session_get_latest(loom_training_controller_get_session(bench.window->training));
   gint64 shown_step = shown ? shown->step : 0;
   wait_for(is_state, GINT_TO_POINTER(LOOM_TRAINING_PAUSED), 600, "the pause");
   double pause_s = (double)(g_get_monotonic_time() - pause_at) / 1e6;
-  gint64 final_step = loom_training_session_get_latest(bench.window->training)->step;
+  gint64 final_step = loom_training_session_get_latest(loom_training_controller_get_session(bench.window->training))->step;
   const GError *gl_error = gtk_gl_area_get_error(GTK_GL_AREA(bench.window->grid_view));
   if (gl_error) g_error("the grid view could not draw: %s", gl_error->message);
   int width = gtk_widget_get_width(GTK_WIDGET(bench.window->grid_view));

@@ -119,13 +119,13 @@ static void test_errors(void) {
 }
 
 static gboolean trained_enough(gpointer data) {
-  LoomTrainingSnapshot *snap = loom_training_session_get_latest(window->training);
+  LoomTrainingSnapshot *snap = loom_training_session_get_latest(loom_training_controller_get_session(window->training));
   return snap && snap->step >= GPOINTER_TO_INT(data);
 }
 
 static gboolean paused(gpointer data) {
-  return !loom_training_session_get_busy(window->training) &&
-         loom_training_session_get_state(window->training) != LOOM_TRAINING_RUNNING;
+  return !loom_training_session_get_busy(loom_training_controller_get_session(window->training)) &&
+         loom_training_session_get_state(loom_training_controller_get_session(window->training)) != LOOM_TRAINING_RUNNING;
 }
 
 /* The spiral example trained for a while: curves, the activation heatmap on

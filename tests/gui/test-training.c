@@ -246,7 +246,7 @@ static void test_explosion_stops(void) {
 }
 
 static gboolean has_newer_weights(gpointer data) {
-  return window->newest_weights && window->newest_weights->net_step > doc_steps() + 50;
+  return loom_training_controller_get_newest_weights(window->training) && loom_training_controller_get_newest_weights(window->training)->net_step > doc_steps() + 50;
 }
 
 static gboolean document_clean(gpointer data) { return !loom_document_get_dirty(doc()); }
@@ -255,7 +255,7 @@ static gboolean document_clean(gpointer data) { return !loom_document_get_dirty(
 static void test_save_while_training(void) {
   activate("win.train-play");
   gui_test_wait(has_newer_weights, NULL, TIMEOUT_MS, "newer weights from the worker");
-  LoomTrainingSnapshot *snap = loom_training_snapshot_ref(window->newest_weights);
+  LoomTrainingSnapshot *snap = loom_training_snapshot_ref(loom_training_controller_get_newest_weights(window->training));
   g_autofree char *path = g_build_filename(tmp_dir, "saved-while-training.loom.json", NULL);
   g_autoptr(GFile) file = g_file_new_for_path(path);
   loom_window_save_to_file(window, file);
@@ -386,6 +386,113 @@ static void test_close_while_training(void) {
   while (g_main_context_iteration(NULL, FALSE)) {}
 }
 
+/* ---- the controller alone, without the window ---- */
+
+typedef struct {
+  LoomTrainingController *controller;
+  LoomDocument *document;
+  LoomTrainingState state;
+  gint64 steps;
+} ControllerWait;
+
+static gboolean controller_at(gpointer data) {
+  ControllerWait *w = data;
+  LoomTrainingSession *s = loom_training_controller_get_session(w->controller);
+  /* A running worker always has more to say. */
+  gboolean answered = w->state == LOOM_TRAINING_RUNNING || !loom_training_session_get_busy(s);
+  return answered && loom_training_session_get_state(s) == w->state &&
+         (w->steps < 0 || loom_document_get_training(w->document)->steps == w->steps);
+}
+
+static void count_live_change(guint *n) { (*n)++; }
+
+static gboolean controller_stopped(gpointer c) {
+  LoomTrainingSession *s = loom_training_controller_get_session(c);
+  LoomTrainingState state = loom_training_session_get_state(s);
+  return !loom_training_session_get_busy(s) && (state == LOOM_TRAINING_PAUSED || state == LOOM_TRAINING_FINISHED);
+}
+
+static gboolean worker_past_step_20(gpointer c) {
+  LoomTrainingSnapshot *snap = loom_training_session_get_latest(loom_training_controller_get_session(c));
+  return snap && snap->step > 20;
+}
+static gboolean nonzero(gpointer n) { return *(guint *)n > 0; }
+
+/* A document and a controller paced by a bare window: steps come back as
+ * one undoable command that later steps join, a played run is one of its
+ * own, the live weights reach autosave while it runs, and shutting down
+ * mid-run joins the worker and takes the live weights off the document. */
+static void test_controller_alone(void) {
+  GtkWidget *clock = gtk_window_new();
+  gtk_window_present(GTK_WINDOW(clock));
+  g_autoptr(GError) error = NULL;
+  LoomDocument *d = loom_document_new_for_example("xor", &error);
+  g_assert_no_error(error);
+  /* Long enough that no run reaches the end. */
+  loom_train_settings *settings = loom_train_settings_copy(loom_document_get_training(d)->settings);
+  settings->epochs = 100000;
+  g_assert_true(loom_document_execute(d, loom_command_new_set_training_settings(settings), NULL));
+  loom_train_settings_free(settings);
+  LoomTrainingController *c = loom_training_controller_new(clock);
+  loom_training_controller_set_document(c, d);
+  ControllerWait w = {c, d, LOOM_TRAINING_PAUSED, 0};
+  gui_test_wait(controller_at, &w, TIMEOUT_MS, "the worker to load the document");
+  LoomCommandStack *stack = loom_document_get_commands(d);
+  g_autofree char *settings_label = g_strdup(loom_command_stack_get_undo_label(stack));
+
+  loom_training_controller_step(c);
+  w.steps = 1;
+  gui_test_wait(controller_at, &w, TIMEOUT_MS, "one step into the document");
+  g_assert_cmpstr(loom_command_stack_get_undo_label(stack), ==, "Training: 1 step");
+  loom_training_controller_step(c);
+  w.steps = 2;
+  gui_test_wait(controller_at, &w, TIMEOUT_MS, "a second step into the document");
+  g_assert_cmpstr(loom_command_stack_get_undo_label(stack), ==, "Training: 2 steps");
+  g_assert_true(loom_document_undo(d, NULL));
+  g_assert_cmpint(loom_document_get_training(d)->steps, ==, 0);
+  g_assert_cmpstr(loom_command_stack_get_undo_label(stack), ==, settings_label);
+  g_assert_true(loom_document_redo(d, NULL));
+  w.steps = 2;
+  gui_test_wait(controller_at, &w, TIMEOUT_MS, "the worker to reload");
+
+  /* Play: the network is locked; Pause brings the run back on its own. */
+  loom_training_controller_play(c);
+  g_assert_true(loom_training_controller_get_locked(c));
+  w.state = LOOM_TRAINING_RUNNING;
+  w.steps = -1;
+  gui_test_wait(controller_at, &w, TIMEOUT_MS, "the run to start");
+  gui_test_wait(worker_past_step_20, c, TIMEOUT_MS, "the run to take 20 steps");
+  loom_training_controller_pause(c);
+  /* (or to finish first: a short example may end before the pause) */
+  gui_test_wait(controller_stopped, c, TIMEOUT_MS, "the run to pause");
+  gui_test_spin(100);
+  g_assert_false(loom_training_controller_get_locked(c));
+  gint64 after_run = loom_document_get_training(d)->steps;
+  g_assert_cmpint(after_run, >, 2);
+  LoomTrainingSnapshot *newest = loom_training_controller_get_newest_weights(c);
+  g_assert_nonnull(newest);
+  g_assert_cmpint(newest->net_step, ==, after_run);
+  g_assert_true(loom_document_undo(d, NULL));
+  g_assert_cmpint(loom_document_get_training(d)->steps, ==, 2);
+  g_assert_true(loom_document_redo(d, NULL));
+
+  /* The live weights reach the document while it runs; shut down then. */
+  guint live_changes = 0;
+  g_signal_connect_swapped(d, "live-changed", G_CALLBACK(count_live_change), &live_changes);
+  loom_training_controller_play(c);
+  gui_test_wait(nonzero, &live_changes, TIMEOUT_MS, "live weights in the document");
+  g_assert_true(loom_training_controller_get_locked(c));
+  loom_training_controller_shutdown(c);
+  g_assert_null(loom_training_controller_get_session(c));
+  g_assert_false(loom_training_controller_get_locked(c));
+  /* No live weights left: only the document's own changes need recovery. */
+  g_assert_cmpint(loom_document_get_needs_recovery(d), ==, loom_document_get_dirty(d));
+  g_signal_handlers_disconnect_by_data(d, &live_changes);
+  g_object_unref(c);
+  g_object_unref(d);
+  gtk_window_destroy(GTK_WINDOW(clock));
+}
+
 static void add_cases(void) {
   g_test_add_func("/training/play-pause", test_play_pause);
   g_test_add_func("/training/slot-monitor", test_slot_monitor);
@@ -399,6 +506,7 @@ static void add_cases(void) {
   g_test_add_func("/training/settings-parity", test_settings_parity);
   g_test_add_func("/training/explosion-stops", test_explosion_stops);
   g_test_add_func("/training/close-while-training", test_close_while_training);
+  g_test_add_func("/training/controller-alone", test_controller_alone);
 }
 
 int main(int argc, char **argv) { return training_harness_run(argc, argv, add_cases); }

@@ -8,7 +8,7 @@ GArray *epochs; /* LoomTrainingEpoch of every snapshot, in order */
 GArray *points; /* LoomTrainingPoint */
 
 LoomDocument *doc(void) { return loom_window_get_document(window); }
-LoomTrainingSession *session(void) { return window->training; }
+LoomTrainingSession *session(void) { return loom_training_controller_get_session(window->training); }
 LoomTrainingPane *pane(void) { return window->training_pane; }
 LoomTrainingForm *form(void) {
   return LOOM_TRAINING_FORM(gui_test_find_child(GTK_WIDGET(pane()), LOOM_TYPE_TRAINING_FORM));
@@ -30,7 +30,7 @@ void wait_state(LoomTrainingState state, const char *what) {
 gint64 doc_steps(void) { return loom_document_get_training(doc())->steps; }
 
 gboolean settled(gpointer data) {
-  return loom_training_session_get_running(window->training) || !loom_training_session_get_busy(window->training);
+  return loom_training_session_get_running(session()) || !loom_training_session_get_busy(session());
 }
 
 /* Types a value into a field, as the user would, and waits until the worker
