@@ -20,6 +20,7 @@ typedef struct {
   double xstep, ystep; /* 0 on a log axis */
   double text_h;
   gboolean title_in_legend_row; /* title left, legend right, one row */
+  gboolean show_x_label, show_y_label;
 } Layout;
 
 static void data_range(LoomPlot *self, LoomPlotFrame *f) {
@@ -108,13 +109,17 @@ static void compute_layout(LoomPlot *self, int w, int h, Layout *l) {
   if (has_title && has_legend) {
     int title_w;
     loom_chart_text_size(widget, self->title, &title_w, NULL);
-    l->title_in_legend_row = PAD + title_w + 24 + legend_width(self) <= w - PAD - 2 * th;
+    l->title_in_legend_row = PAD + title_w + 24 + legend_width(self) <= w - PAD - th;
   }
   double top = PAD + th / 2.0;
   if (has_title && !l->title_in_legend_row) top += th + TICK_GAP;
   if (has_legend) top += th + TICK_GAP;
   double bottom = PAD + th + TICK_GAP;
-  if (self->x_label && *self->x_label) bottom += th + TICK_GAP;
+  /* The x axis's name gives its row to the data where the frame would
+   * otherwise be under three rows of text (the training pane's plots in a
+   * small window; the pane names the axis beside them). */
+  l->show_x_label = self->x_label && *self->x_label && h - top - bottom - (th + TICK_GAP) >= 3 * th;
+  if (l->show_x_label) bottom += th + TICK_GAP;
   l->f.fy = top;
   l->f.fh = MAX(1.0, h - top - bottom);
   y_ticks(l);
@@ -127,9 +132,13 @@ static void compute_layout(LoomPlot *self, int w, int h, Layout *l) {
     label_w = MAX(label_w, tw);
   }
   double left = PAD + label_w + TICK_GAP;
-  if (self->y_label && *self->y_label) left += th + TICK_GAP;
+  /* Likewise the y axis's name where the frame would be under eight rows'
+   * height wide (the title above names the curve). */
+  l->show_y_label = self->y_label && *self->y_label && w - left - PAD - th - (th + TICK_GAP) >= 8 * th;
+  if (l->show_y_label) left += th + TICK_GAP;
   l->f.fx = left;
-  l->f.fw = MAX(1.0, w - left - PAD - 2 * th);
+  /* Room on the right for half of the last x tick's label (compact: "1k"). */
+  l->f.fw = MAX(1.0, w - left - PAD - th);
   l->nxt = loom_chart_ticks(l->f.x0, l->f.x1, MAX(2, (int)(l->f.fw / 90)), l->xt, &l->xstep);
 }
 
@@ -202,9 +211,9 @@ static void draw_axes(LoomPlot *self, cairo_t *cr, const Layout *l, const GdkRGB
   cairo_rectangle(cr, round(f->fx) + 0.5, round(f->fy) + 0.5, round(f->fw), round(f->fh));
   cairo_stroke(cr);
   set_rgba(cr, fg, 0.9);
-  if (self->x_label && *self->x_label)
+  if (l->show_x_label)
     loom_chart_text(cr, widget, self->x_label, f->fx + f->fw / 2, f->fy + f->fh + TICK_GAP * 2 + l->text_h, 0.5, 0);
-  if (self->y_label && *self->y_label) {
+  if (l->show_y_label) {
     cairo_save(cr);
     cairo_translate(cr, PAD, f->fy + f->fh / 2);
     cairo_rotate(cr, -G_PI / 2);

@@ -357,6 +357,26 @@ static void test_plot_title_beside_legend(void) {
   g_object_unref(plot);
 }
 
+/* In a small plot the axes' names give their room to the data; in a large
+ * one they keep it. */
+static void test_plot_labels_give_way(void) {
+  LoomPlot *plot = LOOM_PLOT(g_object_ref_sink(loom_plot_new()));
+  int id = loom_plot_add_series(plot, "Train", NULL, FALSE);
+  for (int i = 0; i < 100; i++) loom_plot_append(plot, id, i, 1.0 / (1 + i));
+  g_object_set(plot, "title", "Loss", NULL);
+  LoomPlotFrame bare_small, bare_large, named_small, named_large;
+  loom_plot_layout(plot, 160, 110, &bare_small);
+  loom_plot_layout(plot, 600, 300, &bare_large);
+  g_object_set(plot, "x-label", "Step", "y-label", "Loss", NULL);
+  loom_plot_layout(plot, 160, 110, &named_small);
+  loom_plot_layout(plot, 600, 300, &named_large);
+  g_assert_cmpfloat(named_small.fh, ==, bare_small.fh);
+  g_assert_cmpfloat(named_small.fw, ==, bare_small.fw);
+  g_assert_cmpfloat(named_large.fh, <, bare_large.fh);
+  g_assert_cmpfloat(named_large.fw, <, bare_large.fw);
+  g_object_unref(plot);
+}
+
 /* Draws plot at 400 × 300 on white; *frame gets the plot's frame. */
 static guint32 *draw_white(LoomPlot *plot, LoomPlotFrame *frame) {
   cairo_surface_t *surface = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, 400, 300);
@@ -605,6 +625,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/charts/plot/markers", test_plot_markers);
   g_test_add_func("/charts/plot/marker-label-at-edge", test_plot_marker_label_at_edge);
   g_test_add_func("/charts/plot/title-beside-legend", test_plot_title_beside_legend);
+  g_test_add_func("/charts/plot/labels-give-way", test_plot_labels_give_way);
   g_test_add_func("/charts/plot/export", test_plot_export);
   g_test_add_func("/charts/plot/chrome-on-screen", test_plot_chrome_on_screen);
   return g_test_run();
