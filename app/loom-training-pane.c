@@ -35,8 +35,10 @@ static const char *state_text(LoomTrainingState state) {
   return "";
 }
 
-/* "Training · epoch 3 of 10 · step 1,200 · 18,400 samples/s · 0:12"; tween
- * runs add their explosions and recoveries. */
+/* "Training · 0:12 · epoch 3 of 10 · step 1,200 · 18,400 samples/s"; tween
+ * runs add their explosions and recoveries. The time comes early: where the
+ * pane is narrow the line is cut at its end (wrapping it instead cost a
+ * relayout of the window with every snapshot, 3 ms against 0.35). */
 static void update_status(LoomTrainingPane *self) {
   LoomTrainingSnapshot *snap = self->session ? loom_training_session_get_latest(self->session) : NULL;
   LoomTrainingState state = self->session ? loom_training_session_get_state(self->session) : LOOM_TRAINING_IDLE;
@@ -55,14 +57,14 @@ static void update_status(LoomTrainingPane *self) {
   if (snap && state != LOOM_TRAINING_INVALID && snap->epochs > 0) {
     gint64 epoch = MIN(snap->epoch + 1, snap->epochs);
     g_autofree char *step = loom_format_count(snap->step);
+    g_autofree char *elapsed = format_duration(snap->elapsed);
+    g_string_append_printf(text, " · %s", elapsed);
     /* Translators: the status line: "epoch 3 of 10", then the update count. */
     g_string_append_printf(text, _(" · epoch %lld of %lld · step %s"), (long long)epoch, (long long)snap->epochs, step);
     if (snap->samples_per_second > 0) {
       g_autofree char *rate = loom_format_count((gint64)llround(snap->samples_per_second));
       g_string_append_printf(text, _(" · %s samples/s"), rate);
     }
-    g_autofree char *elapsed = format_duration(snap->elapsed);
-    g_string_append_printf(text, " · %s", elapsed);
     if (snap->explosions > 0 || snap->recoveries > 0) {
       g_string_append(text, " · ");
       g_string_append_printf(text, g_dngettext(GETTEXT_PACKAGE, "%lld explosion", "%lld explosions", (gulong)snap->explosions),

@@ -257,6 +257,9 @@ static void draw_markers(LoomPlot *self, cairo_t *cr, const Layout *l, const Gdk
     cairo_line_to(cr, x, f->fy + 6);
     cairo_close_path(cr);
     cairo_fill(cr);
+    /* Either side overlaps the previous label where the right one does:
+     * decided before the text is measured (a layout per marker column). */
+    if (x + 3 < label_end) continue;
     const char *text = m->label && *m->label ? m->label : marker_name(m->kind);
     int tw;
     loom_chart_text_size(GTK_WIDGET(self), text, &tw, NULL);
