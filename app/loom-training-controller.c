@@ -24,6 +24,7 @@ struct _LoomTrainingController {
   LoomDocument *document;
   LoomTrainingSession *session;
   guint tick;                           /* polls the session while it is busy */
+  guint poll_idle;                      /* the poll, right after the frame */
   gboolean weights_pending;             /* the worker's weights differ from the document's */
   gboolean reset_pending;               /* ... because Reset drew them anew */
   gboolean run_played;                  /* ... and Play ran since (not only Step) */
@@ -38,9 +39,20 @@ G_DEFINE_FINAL_TYPE(LoomTrainingController, loom_training_controller, G_TYPE_OBJ
 enum { SIGNAL_SNAPSHOT, SIGNAL_STOPPED, SIGNAL_FAILED, N_SIGNALS };
 static guint signals[N_SIGNALS];
 
+static gboolean poll_now(gpointer data) {
+  LoomTrainingController *self = data;
+  self->poll_idle = 0;
+  loom_training_session_poll(self->session);
+  return G_SOURCE_REMOVE;
+}
+
 static gboolean on_tick(GtkWidget *widget, GdkFrameClock *clock, gpointer data) {
   LoomTrainingController *self = data;
-  loom_training_session_poll(self->session);
+  /* The snapshot is taken apart in a dispatch of its own right after this
+   * frame's paint (above GTK's redraw priority, below events and timers),
+   * so a frame's paint and a snapshot's handling never add up to one stall;
+   * what it changes is drawn in the next frame. */
+  if (!self->poll_idle) self->poll_idle = g_idle_add_full(G_PRIORITY_HIGH_IDLE + 10, poll_now, self, NULL);
   if (loom_training_session_get_busy(self->session)) return G_SOURCE_CONTINUE;
   self->tick = 0;
   return G_SOURCE_REMOVE;
@@ -124,6 +136,7 @@ void loom_training_controller_shutdown(LoomTrainingController *self) {
   g_return_if_fail(LOOM_IS_TRAINING_CONTROLLER(self));
   if (self->tick && self->clock) gtk_widget_remove_tick_callback(self->clock, self->tick);
   self->tick = 0;
+  g_clear_handle_id(&self->poll_idle, g_source_remove);
   self->clock = NULL;
   if (self->document) loom_document_clear_live_training(self->document);
   g_clear_object(&self->document);
