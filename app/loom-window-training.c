@@ -8,7 +8,6 @@
  */
 #include <glib/gi18n.h>
 
-#include "loom-csv-dialog.h"
 #include "loom-window-private.h"
 
 gboolean loom_window_training_locked(LoomWindow *self) {

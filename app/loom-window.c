@@ -288,7 +288,7 @@ static void on_inner_paned_laid_out(LoomWindow *self) {
   self->settle_panes = g_idle_add(settle_panes, self);
 }
 
-static void save_pane_widths(LoomWindow *self) {
+static void save_pane_sizes(LoomWindow *self) {
   if (gtk_widget_get_width(GTK_WIDGET(self->outer_paned)) <= 0) return; /* never laid out */
   g_settings_set_int(self->settings, "palette-width", CLAMP(gtk_paned_get_position(self->outer_paned), 160, 800));
   g_settings_set_int(self->settings, "inspector-width",
@@ -313,7 +313,7 @@ static gboolean loom_window_close_request(GtkWindow *window) {
   g_settings_set_int(self->settings, "window-width", width);
   g_settings_set_int(self->settings, "window-height", height);
   g_settings_set_boolean(self->settings, "window-maximized", gtk_window_is_maximized(window));
-  save_pane_widths(self);
+  save_pane_sizes(self);
   return GTK_WINDOW_CLASS(loom_window_parent_class)->close_request(window);
 }
 

@@ -12,6 +12,8 @@
 #define PAD 6.0
 #define TICK_GAP 4.0
 #define LEGEND_SWATCH 16.0
+#define LEGEND_SWATCH_GAP 4.0 /* swatch to its label */
+#define LEGEND_ENTRY_GAP 12.0 /* one entry to the next */
 
 typedef struct {
   LoomPlotFrame f;
@@ -91,7 +93,7 @@ static double legend_width(LoomPlot *self) {
     const LoomPlotSeries *s = g_ptr_array_index(self->series, i);
     int tw;
     loom_chart_text_size(GTK_WIDGET(self), s->label, &tw, NULL);
-    width += (i > 0 ? 12 : 0) + LEGEND_SWATCH + 4 + tw;
+    width += (i > 0 ? LEGEND_ENTRY_GAP : 0) + LEGEND_SWATCH + LEGEND_SWATCH_GAP + tw;
   }
   return width;
 }
@@ -386,7 +388,7 @@ static void draw_legend(LoomPlot *self, cairo_t *cr, const Layout *l, const GdkR
     x -= tw;
     set_rgba(cr, fg, 0.9);
     loom_chart_text(cr, widget, s->label, x, y, 0, 0);
-    x -= LEGEND_SWATCH + 4;
+    x -= LEGEND_SWATCH + LEGEND_SWATCH_GAP;
     set_rgba(cr, &s->color, 1);
     cairo_set_line_width(cr, 2);
     cairo_set_dash(cr, s->dashed ? dash : NULL, s->dashed ? 2 : 0, 0);
@@ -394,7 +396,7 @@ static void draw_legend(LoomPlot *self, cairo_t *cr, const Layout *l, const GdkR
     cairo_line_to(cr, x + LEGEND_SWATCH, y + l->text_h / 2);
     cairo_stroke(cr);
     cairo_set_dash(cr, NULL, 0, 0);
-    x -= 12;
+    x -= LEGEND_ENTRY_GAP;
   }
 }
 
