@@ -202,15 +202,18 @@ static void show_data(LoomTrainingPane *self, LoomTrainingData *data) {
   g_autofree char *n_test = loom_format_count(data->test ? data->test->n : 0);
   g_autofree char *text = NULL;
   if (train->labels)
-    /* Translators: a data set's size: train and test samples, input features, classes. */
-    text = g_strdup_printf(_("%s train and %s test samples of %lld features, %lld classes"), n_train, n_test,
+    /* Translators: a data set's size: train and test samples, input features, classes. Two
+     * short lines: the column under the decision boundary is narrow. */
+    text = g_strdup_printf(_("%s train and %s test samples\n%lld features, %lld classes"), n_train, n_test,
                            (long long)train->input_numel, (long long)train->n_classes);
   else
-    /* Translators: a data set's size: train and test samples, input features, target values. */
-    text = g_strdup_printf(_("%s train and %s test samples of %lld features, %lld target values"), n_train, n_test,
+    /* Translators: a data set's size: train and test samples, input features, target values.
+     * Two short lines, as above. */
+    text = g_strdup_printf(_("%s train and %s test samples\n%lld features, %lld target values"), n_train, n_test,
                            (long long)train->input_numel, (long long)train->target_width);
   if (!plane) {
-    g_autofree char *more = g_strconcat(text, "\n", _("The decision boundary is drawn for data of two features."), NULL);
+    /* Translators: two short lines, as above. */
+    g_autofree char *more = g_strconcat(text, "\n", _("The decision boundary is drawn\nfor data of two features."), NULL);
     gtk_label_set_text(self->data_label, more);
   } else {
     gtk_label_set_text(self->data_label, text);
