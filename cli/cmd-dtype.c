@@ -5,6 +5,7 @@
  * read and printed in the C locale whatever the user's locale, so that
  * "0x1.8p+0" never becomes "0x1,8p+0".
  */
+#include "cli-model.h"
 #include "commands.h"
 
 #include <errno.h>
@@ -52,20 +53,6 @@ static int dtype_list(int argc, char **argv, locale_t c_locale) {
   return 0;
 }
 
-/* Value of an option given as "--name VALUE" or "--name=VALUE"; advances *i. */
-static int option_value(const char *name, int argc, char **argv, int *i, const char **value) {
-  size_t len = strlen(name);
-  if (strncmp(argv[*i], name, len) != 0) return 0;
-  if (argv[*i][len] == '=') {
-    *value = argv[*i] + len + 1;
-    return 1;
-  }
-  if (argv[*i][len] != '\0') return 0;
-  if (*i + 1 >= argc) return -1;
-  *value = argv[++*i];
-  return 1;
-}
-
 typedef struct {
   const char *text; /* into the input buffer, NUL-terminated */
   int line, column;
@@ -87,7 +74,8 @@ static int dtype_convert(int argc, char **argv, locale_t c_locale) {
   const char *dtype_name = NULL, *scale_text = NULL;
   for (int i = 1; i < argc; i++) {
     int r;
-    if ((r = option_value("--dtype", argc, argv, &i, &dtype_name)) || (r = option_value("--scale", argc, argv, &i, &scale_text))) {
+    if ((r = cli_option_value("--dtype", argc, argv, &i, &dtype_name)) ||
+        (r = cli_option_value("--scale", argc, argv, &i, &scale_text))) {
       if (r < 0) return cli_usage_error("dtype", _("option '%s' needs a value"), argv[i]);
       continue;
     }

@@ -7,7 +7,6 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 void cli_error(const char *command, const char *fmt, ...) {
   va_list ap;
@@ -62,26 +61,9 @@ static void print_help(FILE *out) {
   fprintf(out, "\n%s\n", _("Run 'loom COMMAND --help' for the options of a command."));
 }
 
-/*
- * Where the translations are: $LOOM_LOCALEDIR if set; the build tree's po/ when
- * this binary runs from the build tree (so `build/cli/loom` speaks German before
- * installation); otherwise the installed locale directory.
- */
-static const char *locale_dir(void) {
-  const char *env = g_getenv("LOOM_LOCALEDIR");
-  if (env && *env) return env;
-  static char exe[4096];
-  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (n > 0) {
-    exe[n] = '\0';
-    if (g_str_has_prefix(exe, LOOM_BUILD_ROOT "/")) return LOOM_BUILD_ROOT "/po";
-  }
-  return LOOM_LOCALEDIR;
-}
-
 int main(int argc, char **argv) {
   setlocale(LC_ALL, "");
-  bindtextdomain(GETTEXT_PACKAGE, locale_dir());
+  bindtextdomain(GETTEXT_PACKAGE, loom_locale_dir());
   bind_textdomain_codeset(GETTEXT_PACKAGE, "UTF-8");
   textdomain(GETTEXT_PACKAGE);
 

@@ -45,16 +45,6 @@ int gpu_vk_error(const loom_gpu *g, loom_error *err, VkResult r, const char *wha
   return loom_error_set(err, LOOM_ERR_IO, _("Vulkan: %s failed: %s (%d)"), what, gpu_vk_result_name(r), (int)r);
 }
 
-LOOM_API const char *loom_gpu_kind_name(loom_gpu_kind kind) {
-  switch (kind) {
-  case LOOM_GPU_DISCRETE: return "discrete";
-  case LOOM_GPU_INTEGRATED: return "integrated";
-  case LOOM_GPU_VIRTUAL: return "virtual";
-  case LOOM_GPU_CPU: return "cpu";
-  default: return "other";
-  }
-}
-
 static int make_instance(VkInstance *out, loom_error *err) {
   VkApplicationInfo app = {
     .sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,

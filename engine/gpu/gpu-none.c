@@ -15,16 +15,6 @@ static int not_built(loom_error *err) {
 
 LOOM_API bool loom_gpu_compiled(void) { return false; }
 
-LOOM_API const char *loom_gpu_kind_name(loom_gpu_kind kind) {
-  switch (kind) {
-  case LOOM_GPU_DISCRETE: return "discrete";
-  case LOOM_GPU_INTEGRATED: return "integrated";
-  case LOOM_GPU_VIRTUAL: return "virtual";
-  case LOOM_GPU_CPU: return "cpu";
-  default: return "other";
-  }
-}
-
 LOOM_API int loom_gpu_list_devices(loom_gpu_device_info **out, int *n, loom_error *err) {
   *out = NULL;
   *n = 0;

@@ -197,6 +197,13 @@ static int parallel_build(loom_layer *l, const loom_shape *in, uint64_t seed, lo
                             combine_choices[mode]);
   }
   l->out_shape = *s0;
+  if (uses_gate(mode)) { /* present: checked above; it reads the layer's input */
+    int rc = loom_layer_build(l->gate, in, container_child_seed(seed, -1), err);
+    if (rc) {
+      container_child_error(l, NULL, -1, err);
+      return rc;
+    }
+  }
   switch (mode) {
   case COMBINE_CONCAT:
     for (int i = 1; i < n; i++) l->out_shape.d[0] += l->children[i]->out_shape.d[0];
@@ -216,25 +223,13 @@ static int parallel_build(loom_layer *l, const loom_shape *in, uint64_t seed, lo
     break;
   }
   case COMBINE_FILTER: {
-    int rc = loom_layer_build(l->gate, in, container_child_seed(seed, -1), err);
-    if (rc) {
-      container_child_error(l, NULL, -1, err);
-      return rc;
-    }
     int64_t g = loom_shape_numel(&l->gate->out_shape);
     if (g != n)
       return loom_error_set(err, LOOM_ERR_SHAPE, _("%s: the gate gives %lld values per sample, expected %d (one per branch)"),
                             where, (long long)g, n);
     break;
   }
-  case COMBINE_ROUTE: {
-    int rc = loom_layer_build(l->gate, in, container_child_seed(seed, -1), err);
-    if (rc) {
-      container_child_error(l, NULL, -1, err);
-      return rc;
-    }
-    return route_check(l, where, err);
-  }
+  case COMBINE_ROUTE: return route_check(l, where, err);
   default: break;
   }
   return LOOM_OK;
