@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cli-harness.h"
+#include "tmp-dir.h"
 
 static char *tmp_dir;
 
@@ -17,14 +18,7 @@ static char *tmp_path(const char *name) { return g_build_filename(tmp_dir, name,
 
 static CliResult run(const char *const *argv) { return cli_run(NULL, NULL, argv); }
 
-static char *example(const char *name, const char *file) {
-  char *path = tmp_path(file);
-  const char *argv[] = {"new", "--example", name, "--out", path, "--force", NULL};
-  CliResult r = run(argv);
-  g_assert_cmpint(r.status, ==, 0);
-  cli_result_clear(&r);
-  return path;
-}
+static char *example(const char *name, const char *file) { return cli_new_example(name, tmp_dir, file); }
 
 /* `loom bench MODEL --json --runs 1 --dtypes DTYPES [--threads T]`, parsed. */
 static JsonObject *bench_json(const char *model, const char *dtypes, const char *threads, JsonParser **parser) {
@@ -253,14 +247,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/bench-cli/table", test_table);
   g_test_add_func("/bench-cli/errors", test_errors);
   int status = g_test_run();
-  GDir *dir = g_dir_open(tmp_dir, 0, NULL);
-  for (const char *name; dir && (name = g_dir_read_name(dir));) {
-    char *path = tmp_path(name);
-    g_unlink(path);
-    g_free(path);
-  }
-  if (dir) g_dir_close(dir);
-  g_rmdir(tmp_dir);
+  tmp_dir_remove(tmp_dir);
   g_free(tmp_dir);
   return status;
 }

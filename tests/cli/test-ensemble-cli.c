@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli-harness.h"
+#include "tmp-dir.h"
 
 static char *tmp_dir;
 
@@ -179,14 +180,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/ensemble-cli/figures", test_figures);
   g_test_add_func("/ensemble-cli/errors", test_errors);
   int status = g_test_run();
-  GDir *dir = g_dir_open(tmp_dir, 0, NULL);
-  for (const char *name; dir && (name = g_dir_read_name(dir));) {
-    char *path = tmp_path(name);
-    g_unlink(path);
-    g_free(path);
-  }
-  if (dir) g_dir_close(dir);
-  g_rmdir(tmp_dir);
+  tmp_dir_remove(tmp_dir);
   g_free(tmp_dir);
   return status;
 }

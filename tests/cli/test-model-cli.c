@@ -2,35 +2,15 @@
 #include <glib/gstdio.h>
 #include <string.h>
 
+#include "../io/tiny-model.h"
 #include "cli-harness.h"
+#include "tmp-dir.h"
 
 static char *tmp_dir;
 
 static char *tmp_path(const char *name) { return g_build_filename(tmp_dir, name, NULL); }
 
 static CliResult run(const char *const *argv) { return cli_run(NULL, NULL, argv); }
-
-/* A float32 .npy file (version 1) of the given shape. */
-static void write_npy(const char *path, const int64_t *shape, int ndim, const float *data) {
-  GString *dict = g_string_new("{'descr': '<f4', 'fortran_order': False, 'shape': (");
-  int64_t n = 1;
-  for (int i = 0; i < ndim; i++) {
-    g_string_append_printf(dict, i ? ", %lld" : "%lld", (long long)shape[i]);
-    n *= shape[i];
-  }
-  g_string_append(dict, ndim == 1 ? ",), }" : "), }");
-  while ((10 + dict->len + 1) % 64) g_string_append_c(dict, ' ');
-  g_string_append_c(dict, '\n');
-  GByteArray *b = g_byte_array_new();
-  g_byte_array_append(b, (const guint8 *)"\x93NUMPY\x01\x00", 8);
-  guint8 hl[2] = {(guint8)(dict->len & 0xff), (guint8)(dict->len >> 8)};
-  g_byte_array_append(b, hl, 2);
-  g_byte_array_append(b, (const guint8 *)dict->str, (guint)dict->len);
-  g_byte_array_append(b, (const guint8 *)data, (guint)(n * 4));
-  g_assert_true(g_file_set_contents(path, (const char *)b->data, (gssize)b->len, NULL));
-  g_byte_array_unref(b);
-  g_string_free(dict, TRUE);
-}
 
 /* Reads a .npy written by loom: returns the header dict and the data. */
 static char *read_npy(const char *path, float **data, gsize *n) {
@@ -191,19 +171,7 @@ static void test_new_errors(void) {
   g_free(bad);
 }
 
-static const char *known_model =
-  "{\"format\": \"loom-model\", \"version\": 1,\n"
-  " \"grid\": {\"depth\": 1, \"rows\": 1, \"cols\": 3, \"layers_per_cell\": 1},\n"
-  " \"input_shape\": [2],\n"
-  " \"slots\": [\n"
-  "  {\"at\": [0, 0, 0, 0], \"enabled\": true, \"layer\": {\"type\": \"dense\", \"dtype\": \"float32\",\n"
-  "   \"params\": {\"in_features\": 2, \"out_features\": 2, \"bias\": false}, \"in_shape\": [2],\n"
-  "   \"weights\": [{\"name\": \"weight\", \"rows\": 2, \"cols\": 2, \"dtype\": \"float32\", \"scale_mode\": "
-  "\"per_row\", \"data\": \"AACAPwAAAMAAAEBAAACAwA==\"}]}},\n"
-  "  {\"at\": [0, 0, 2, 0], \"enabled\": true, \"layer\": {\"type\": \"tanh\", \"dtype\": \"float32\", "
-  "\"params\": {}, \"in_shape\": [2], \"weights\": []}}\n"
-  " ],\n"
-  " \"links\": [{\"src\": [0, 0, 0, 0], \"dst\": [0, 0, 2, 0], \"merge\": \"add\"}]}\n";
+static const char *known_model = TINY_MODEL_JSON("AACAPwAAAMAAAEBAAACAwA==");
 
 static void test_forward_values_and_threads(void) {
   char *model = tmp_path("known.loom.json");
@@ -211,7 +179,7 @@ static void test_forward_values_and_threads(void) {
   char *x = tmp_path("x.npy"), *y1 = tmp_path("y1.npy"), *y2 = tmp_path("y2.npy");
   /* W = [[1, -2], [3, -4]]; the add link doubles W·x before tanh. */
   float xs[6] = {1, 1, 0.5f, 0, -0.25f, 0.125f};
-  write_npy(x, (int64_t[]){3, 2}, 2, xs);
+  cli_write_npy(x, (int64_t[]){3, 2}, 2, xs);
   CliResult r = run((const char *[]){"forward", model, "--input", x, "--output", y1, "--threads", "1", NULL});
   if (r.status) g_error("%s", r.err);
   cli_result_clear(&r);
@@ -239,7 +207,7 @@ static void test_forward_values_and_threads(void) {
   g_free(h2);
 
   /* One sample of exactly the input shape gives the output shape alone. */
-  write_npy(x, (int64_t[]){2}, 1, xs + 2);
+  cli_write_npy(x, (int64_t[]){2}, 1, xs + 2);
   r = run((const char *[]){"forward", model, "--input", x, "--output", y1, NULL});
   g_assert_cmpint(r.status, ==, 0);
   cli_result_clear(&r);
@@ -251,7 +219,7 @@ static void test_forward_values_and_threads(void) {
   g_free(h1);
 
   /* An input that fits neither way names the file and both shapes. */
-  write_npy(x, (int64_t[]){2, 3}, 2, xs);
+  cli_write_npy(x, (int64_t[]){2, 3}, 2, xs);
   r = run((const char *[]){"forward", model, "--input", x, "--output", y1, NULL});
   g_assert_cmpint(r.status, ==, 1);
   char *want = g_strdup_printf("loom forward: %s: array of shape [2×3] does not fit the model's input shape [2] "
@@ -280,7 +248,7 @@ static void test_forward_and_info_inference(void) {
   char *x = tmp_path("inf-x.npy"), *y0 = tmp_path("inf-y0.npy"), *y1 = tmp_path("inf-y1.npy"),
        *y2 = tmp_path("inf-y2.npy");
   float xs[6] = {1, 1, 0.5f, 0, -0.25f, 0.125f};
-  write_npy(x, (int64_t[]){3, 2}, 2, xs);
+  cli_write_npy(x, (int64_t[]){3, 2}, 2, xs);
   float *d0, *d1, *d2;
   gsize n0, n1, n2;
   for (int k = 0; k < 2; k++) {
@@ -374,7 +342,7 @@ static void test_forward_and_info_errors(void) {
   g_free(want);
   cli_result_clear(&r);
   char *x = tmp_path("x2.npy"), *y = tmp_path("never-written.npy");
-  write_npy(x, (int64_t[]){2}, 1, (float[]){1, 2});
+  cli_write_npy(x, (int64_t[]){2}, 1, (float[]){1, 2});
   r = run((const char *[]){"forward", bad, "--input", x, "--output", y, NULL});
   g_assert_cmpint(r.status, ==, 1);
   g_assert_nonnull(strstr(r.err, "$.slots[1].layer.type: unknown layer type “tanq”"));
@@ -472,15 +440,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/cli/model/forward-and-info-errors", test_forward_and_info_errors);
   g_test_add_func("/cli/model/forward-and-info-inference", test_forward_and_info_inference);
   int rc = g_test_run();
-  GDir *d = g_dir_open(tmp_dir, 0, NULL);
-  const char *name;
-  while (d && (name = g_dir_read_name(d))) {
-    char *p = tmp_path(name);
-    g_remove(p);
-    g_free(p);
-  }
-  if (d) g_dir_close(d);
-  g_rmdir(tmp_dir);
+  tmp_dir_remove(tmp_dir);
   g_free(tmp_dir);
   return rc;
 }

@@ -10,28 +10,6 @@ static char *tmp_path(const char *name) { return g_build_filename(tmp_dir, name,
 
 static CliResult run(const char *const *argv) { return cli_run(NULL, NULL, argv); }
 
-/* A float32 .npy file (version 1) of the given shape. */
-static void write_npy(const char *path, const int64_t *shape, int ndim, const float *data) {
-  GString *dict = g_string_new("{'descr': '<f4', 'fortran_order': False, 'shape': (");
-  int64_t n = 1;
-  for (int i = 0; i < ndim; i++) {
-    g_string_append_printf(dict, i ? ", %lld" : "%lld", (long long)shape[i]);
-    n *= shape[i];
-  }
-  g_string_append(dict, ndim == 1 ? ",), }" : "), }");
-  while ((10 + dict->len + 1) % 64) g_string_append_c(dict, ' ');
-  g_string_append_c(dict, '\n');
-  GByteArray *b = g_byte_array_new();
-  g_byte_array_append(b, (const guint8 *)"\x93NUMPY\x01\x00", 8);
-  guint8 hl[2] = {(guint8)(dict->len & 0xff), (guint8)(dict->len >> 8)};
-  g_byte_array_append(b, hl, 2);
-  g_byte_array_append(b, (const guint8 *)dict->str, (guint)dict->len);
-  g_byte_array_append(b, (const guint8 *)data, (guint)(n * 4));
-  g_assert_true(g_file_set_contents(path, (const char *)b->data, (gssize)b->len, NULL));
-  g_byte_array_unref(b);
-  g_string_free(dict, TRUE);
-}
-
 /* A file's bytes (a .npy header holds NUL bytes: compare with same_file, search with has_text). */
 static GBytes *file_bytes(const char *path) {
   char *data;
@@ -59,9 +37,7 @@ static void expect_ok(const char *const *argv) {
 }
 
 static char *example(const char *name) {
-  char *file = g_strdup_printf("%s.json", name), *path = tmp_path(file);
-  const char *argv[] = {"new", "--example", name, "--out", path, "--force", NULL};
-  expect_ok(argv);
+  char *file = g_strdup_printf("%s.json", name), *path = cli_new_example(name, tmp_dir, file);
   g_free(file);
   return path;
 }
@@ -69,7 +45,7 @@ static char *example(const char *name) {
 static void test_tick_trace(void) {
   char *model = example("feedback"), *x = tmp_path("x.npy"), *trace = tmp_path("t.jsonl");
   const float xs[8] = {0.5f, -1, 2, 0.25f, 1, 1, 1, 1};
-  write_npy(x, (const int64_t[]){2, 4}, 2, xs);
+  cli_write_npy(x, (const int64_t[]){2, 4}, 2, xs);
   char *y1 = tmp_path("y1.npy"), *y3 = tmp_path("y3.npy");
   const char *a[] = {"tick", model, "--input", x, "--ticks", "12", "--trace", trace, "--output", y1, "--threads", "1",
                      NULL};
@@ -121,7 +97,7 @@ static void test_tick_trace(void) {
 static void test_tick_equals_forward(void) {
   char *model = example("xor"), *x = tmp_path("xx.npy"), *yt = tmp_path("yt.npy"), *yf = tmp_path("yf.npy");
   const float xs[6] = {0, 1, 1, 1, -0.5f, 0.25f};
-  write_npy(x, (const int64_t[]){3, 2}, 2, xs);
+  cli_write_npy(x, (const int64_t[]){3, 2}, 2, xs);
   const char *a[] = {"tick", model, "--input", x, "--ticks", "4", "--output", yt, NULL};
   expect_ok(a);
   const char *b[] = {"forward", model, "--input", x, "--output", yf, NULL};
@@ -152,14 +128,14 @@ static void test_forward_sequence(void) {
   g_assert_true(g_file_set_contents(model, json, -1, NULL));
   float xs[3 * 5 * 3];
   for (int i = 0; i < 45; i++) xs[i] = (float)((i * 7) % 11) / 5.0f - 1.0f;
-  write_npy(x, (const int64_t[]){3, 5, 3}, 3, xs);
+  cli_write_npy(x, (const int64_t[]){3, 5, 3}, 3, xs);
   const char *a[] = {"forward", model, "--input", x, "--output", y, NULL};
   expect_ok(a);
   GBytes *t = file_bytes(y);
   g_assert_true(has_text(t, "'shape': (3, 5, 2)"));
   g_bytes_unref(t);
   /* A sequence of the wrong width names both shapes. */
-  write_npy(x, (const int64_t[]){2, 5, 4}, 3, xs);
+  cli_write_npy(x, (const int64_t[]){2, 5, 4}, 3, xs);
   CliResult r = run(a);
   g_assert_cmpint(r.status, ==, 1);
   g_assert_nonnull(strstr(r.err, "array of shape [2×5×4] does not fit the model's input shape [5×3]"));

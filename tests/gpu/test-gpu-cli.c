@@ -18,23 +18,6 @@ static char *tmp_dir;
 
 static CliResult run(const char *const *argv) { return cli_run(NULL, NULL, argv); }
 
-/* A float32 .npy of shape `shape` (e.g. "9, 2") holding n values. */
-static void write_npy(const char *path, const char *shape, int64_t n, const float *data) {
-  GString *dict = g_string_new(NULL);
-  g_string_printf(dict, "{'descr': '<f4', 'fortran_order': False, 'shape': (%s), }", shape);
-  while ((10 + dict->len + 1) % 64) g_string_append_c(dict, ' ');
-  g_string_append_c(dict, '\n');
-  GByteArray *b = g_byte_array_new();
-  g_byte_array_append(b, (const guint8 *)"\x93NUMPY\x01\x00", 8);
-  guint8 hl[2] = {(guint8)(dict->len & 0xff), (guint8)(dict->len >> 8)};
-  g_byte_array_append(b, hl, 2);
-  g_byte_array_append(b, (const guint8 *)dict->str, (guint)dict->len);
-  g_byte_array_append(b, (const guint8 *)data, (guint)(n * 4));
-  g_assert_true(g_file_set_contents(path, (const char *)b->data, (gssize)b->len, NULL));
-  g_byte_array_unref(b);
-  g_string_free(dict, TRUE);
-}
-
 static float *read_npy_data(const char *path, gsize *n) {
   char *bytes;
   gsize len;
@@ -72,7 +55,7 @@ static void test_forward_parity(void) {
        *yg = g_build_filename(tmp_dir, "yg.npy", NULL);
   float xs[2 * 9];
   for (int i = 0; i < 18; i++) xs[i] = (float)(0.37 * i - 3.1);
-  write_npy(x, "9, 2", 18, xs);
+  cli_write_npy(x, (const int64_t[]){9, 2}, 2, xs);
   CliResult r = run((const char *[]){"forward", model, "--input", x, "--output", yc, "--device", "cpu", NULL});
   if (r.status) g_error("%s", r.err);
   cli_result_clear(&r);
@@ -92,7 +75,7 @@ static void test_forward_parity(void) {
   /* A mixture of experts (a route container and its gate) runs there too. */
   char *moe = make_example("moe");
   float tokens[2 * 4] = {0.5f, -1, 2, 0.25f, -0.75f, 1.5f, 0, -2};
-  write_npy(x, "2, 4", 8, tokens);
+  cli_write_npy(x, (const int64_t[]){2, 4}, 2, tokens);
   r = run((const char *[]){"forward", moe, "--input", x, "--output", yc, "--device", "cpu", NULL});
   if (r.status) g_error("%s", r.err);
   cli_result_clear(&r);
@@ -113,7 +96,7 @@ static void test_forward_parity(void) {
   /* A layer the device cannot run: refused, naming the layer and slot. */
   char *cnn = make_example("multi-modal");
   float img[64] = {0};
-  write_npy(x, "1, 8, 8", 64, img);
+  cli_write_npy(x, (const int64_t[]){1, 8, 8}, 3, img);
   r = run((const char *[]){"forward", cnn, "--input", x, "--output", yg, "--device", "vulkan", NULL});
   g_assert_cmpint(r.status, ==, 1);
   g_assert_nonnull(strstr(r.err, "lstm"));

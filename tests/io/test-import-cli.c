@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "../cli/cli-harness.h"
+#include "../cli/tmp-dir.h"
 
 static char *tmp_dir;
 
@@ -142,14 +143,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/import-cli/mapped", test_mapped);
   g_test_add_func("/import-cli/failures", test_failures);
   int rc = g_test_run();
-  GDir *d = g_dir_open(tmp_dir, 0, NULL);
-  for (const char *n; d && (n = g_dir_read_name(d));) {
-    char *p = g_build_filename(tmp_dir, n, NULL);
-    g_unlink(p);
-    g_free(p);
-  }
-  if (d) g_dir_close(d);
-  g_rmdir(tmp_dir);
+  tmp_dir_remove(tmp_dir);
   g_free(tmp_dir);
   return rc;
 }

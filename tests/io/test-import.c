@@ -18,6 +18,8 @@
 #include "loom/npy.h"
 #include "loom/safetensors.h"
 
+#include "../cli/tmp-dir.h"
+
 static char *tmp_dir;
 
 static char *fixture(const char *name) {
@@ -326,14 +328,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/import/bad-map", test_bad_map);
   g_test_add_func("/import/morphs-to-dtype", test_morphs_to_dtype);
   int rc = g_test_run();
-  GDir *d = g_dir_open(tmp_dir, 0, NULL);
-  for (const char *n; d && (n = g_dir_read_name(d));) {
-    char *p = g_build_filename(tmp_dir, n, NULL);
-    g_unlink(p);
-    g_free(p);
-  }
-  if (d) g_dir_close(d);
-  g_rmdir(tmp_dir);
+  tmp_dir_remove(tmp_dir);
   g_free(tmp_dir);
   return rc;
 }

@@ -12,6 +12,8 @@
 #include "loom/loom.h"
 #include "loom/model.h"
 
+#include "tiny-model.h"
+
 #define SRC "h.json"
 
 /* Weight data: the float32 values 1, -2, 3, -4 (a 2 × 2 dense weight). */
@@ -20,20 +22,7 @@ static char *f32_base64(const float *v, int n) { return g_base64_encode((const g
 static char *base_doc(void) {
   float w[4] = {1, -2, 3, -4};
   char *data = f32_base64(w, 4);
-  char *doc = g_strdup_printf(
-    "{\"format\": \"loom-model\", \"version\": 1,\n"
-    " \"grid\": {\"depth\": 1, \"rows\": 1, \"cols\": 3, \"layers_per_cell\": 1},\n"
-    " \"input_shape\": [2],\n"
-    " \"slots\": [\n"
-    "  {\"at\": [0, 0, 0, 0], \"enabled\": true, \"layer\": {\"type\": \"dense\", \"dtype\": \"float32\",\n"
-    "   \"params\": {\"in_features\": 2, \"out_features\": 2, \"bias\": false}, \"in_shape\": [2],\n"
-    "   \"weights\": [{\"name\": \"weight\", \"rows\": 2, \"cols\": 2, \"dtype\": \"float32\", \"scale_mode\": "
-    "\"per_row\", \"data\": \"%s\"}]}},\n"
-    "  {\"at\": [0, 0, 2, 0], \"enabled\": true, \"layer\": {\"type\": \"tanh\", \"dtype\": \"float32\", "
-    "\"params\": {}, \"in_shape\": [2], \"weights\": []}}\n"
-    " ],\n"
-    " \"links\": [{\"src\": [0, 0, 0, 0], \"dst\": [0, 0, 2, 0], \"merge\": \"add\"}]}\n",
-    data);
+  char *doc = g_strdup_printf(TINY_MODEL_JSON("%s"), data);
   g_free(data);
   return doc;
 }

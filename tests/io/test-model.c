@@ -13,18 +13,12 @@
 #include "loom/loom.h"
 #include "loom/model.h"
 
+#include "io-test-util.h"
+
 static char *tmp_dir;
 
 static const loom_dtype test_dtypes[] = {LOOM_DTYPE_FLOAT32, LOOM_DTYPE_FLOAT16, LOOM_DTYPE_INT8,
                                          LOOM_DTYPE_INT4,    LOOM_DTYPE_TERNARY, LOOM_DTYPE_BINARY};
-
-static void set_all_dtypes(loom_net *net, loom_dtype d) {
-  loom_error err = {0};
-  for (int64_t i = 0; i < loom_net_n_layers(net); i++) {
-    loom_layer *l = loom_net_layer_at(net, loom_net_layer_coord(net, i));
-    g_assert_cmpint(loom_layer_set_dtype(l, d, &err), ==, LOOM_OK);
-  }
-}
 
 /* Inputs valid for every layer type, embeddings included: small integers. */
 static float *make_input(const loom_net *net, int64_t batch) {
@@ -140,48 +134,20 @@ static void test_examples_deterministic(void) {
   }
 }
 
-/* Builds `t` for an input it accepts: a few candidate shapes, containers get
- * two dense children that keep the input size. Returns the input shape. */
-static loom_layer *build_any(const loom_layer_type *t, loom_shape *in_out) {
-  static const int64_t cands[][5] = {{1, 6}, {2, 3, 5}, {3, 2, 5, 6}, {4, 2, 3, 4, 5}};
-  loom_error err = {0};
-  for (size_t c = 0; c < G_N_ELEMENTS(cands); c++) {
-    loom_shape s = loom_shape_make((int)cands[c][0], cands[c] + 1);
-    loom_layer *l = loom_layer_new(t, &err);
-    g_assert_nonnull(l);
-    if (loom_layer_type_flags(t) & LOOM_LAYER_CONTAINER) {
-      for (int k = 0; k < 2; k++) {
-        loom_layer *d = loom_layer_new_by_name("dense", &err);
-        g_assert_nonnull(d);
-        int64_t last = s.d[s.rank - 1];
-        g_assert_cmpint(loom_layer_set_int(d, "in_features", last, &err), ==, 0);
-        g_assert_cmpint(loom_layer_set_int(d, "out_features", last, &err), ==, 0);
-        g_assert_cmpint(loom_layer_add_child(l, d, &err), ==, 0);
-      }
-    }
-    if (loom_layer_adapt_to_input(l, &s, &err) == 0 && loom_layer_build(l, &s, 5, &err) == 0) {
-      *in_out = s;
-      return l;
-    }
-    loom_layer_free(l);
-  }
-  g_error("no candidate input shape builds a %s layer: %s", loom_layer_type_name(t), err.message);
-}
-
 static void test_every_layer_type_round_trip(void) {
   int n_types = loom_layer_type_count();
   g_assert_cmpint(n_types, >, 20);
   for (int t = 0; t < n_types; t++) {
     const loom_layer_type *type = loom_layer_type_at(t);
     loom_shape in;
-    loom_layer *probe = build_any(type, &in);
+    loom_layer *probe = build_any(type, &in, true);
     loom_layer_free(probe);
     for (size_t d = 0; d < G_N_ELEMENTS(test_dtypes); d++) {
       loom_error err = {0};
       loom_net *net = loom_net_new(1, 1, 2, 1, &err);
       g_assert_nonnull(net);
       g_assert_cmpint(loom_net_set_input_shape(net, &in, &err), ==, 0);
-      loom_layer *l = build_any(type, &in);
+      loom_layer *l = build_any(type, &in, true);
       g_assert_cmpint(loom_layer_set_dtype(l, test_dtypes[d], &err), ==, 0);
       g_assert_cmpint(loom_net_place(net, (loom_coord){0, 0, 1, 0}, l, &err), ==, 0);
       char what[96];

@@ -15,15 +15,9 @@
 #include "loom/loom.h"
 #include "loom/safetensors.h"
 
-static char *tmp_dir;
+#include "io-test-util.h"
 
-static void set_all_dtypes(loom_net *net, loom_dtype d) {
-  loom_error err = {0};
-  for (int64_t i = 0; i < loom_net_n_layers(net); i++) {
-    loom_layer *l = loom_net_layer_at(net, loom_net_layer_coord(net, i));
-    g_assert_cmpint(loom_layer_set_dtype(l, d, &err), ==, LOOM_OK);
-  }
-}
+static char *tmp_dir;
 
 static loom_net *from_st(const uint8_t *bytes, size_t len, loom_model_extras *x) {
   loom_error err = {0};
@@ -127,41 +121,13 @@ static void test_examples_every_dtype(void) {
   }
 }
 
-/* Builds `t` for an input it accepts (as test-model.c): containers get two
- * dense children that keep the input size. NULL if no candidate fits. */
-static loom_layer *build_any(const loom_layer_type *t, loom_shape *in_out) {
-  static const int64_t cands[][5] = {{1, 6}, {2, 3, 5}, {3, 2, 5, 6}, {4, 2, 3, 4, 5}};
-  loom_error err = {0};
-  for (size_t c = 0; c < G_N_ELEMENTS(cands); c++) {
-    loom_shape s = loom_shape_make((int)cands[c][0], cands[c] + 1);
-    loom_layer *l = loom_layer_new(t, &err);
-    if (loom_layer_type_flags(t) & LOOM_LAYER_CONTAINER) {
-      for (int k = 0; k < 2; k++) {
-        loom_layer *d = loom_layer_new_by_name("dense", &err);
-        int64_t last = s.d[s.rank - 1];
-        g_assert_cmpint(loom_layer_set_int(d, "in_features", last, &err), ==, 0);
-        g_assert_cmpint(loom_layer_set_int(d, "out_features", last, &err), ==, 0);
-        g_assert_cmpint(loom_layer_add_child(l, d, &err), ==, 0);
-      }
-    }
-    if (loom_layer_adapt_to_input(l, &s, &err) == 0 && loom_layer_build(l, &s, 5, &err) == 0) {
-      *in_out = s;
-      return l;
-    }
-    loom_layer_free(l);
-  }
-  /* test-model.c requires every type to build from these candidates */
-  g_test_message("skipped %s: %s", loom_layer_type_name(t), err.message);
-  return NULL;
-}
-
 static void test_every_layer_type(void) {
   static const loom_dtype dtypes[] = {LOOM_DTYPE_BFLOAT16, LOOM_DTYPE_UINT4, LOOM_DTYPE_INT64};
   for (int t = 0; t < loom_layer_type_count(); t++) {
     for (size_t d = 0; d < G_N_ELEMENTS(dtypes); d++) {
       loom_error err = {0};
       loom_shape in;
-      loom_layer *l = build_any(loom_layer_type_at(t), &in);
+      loom_layer *l = build_any(loom_layer_type_at(t), &in, false);
       if (!l) break;
       loom_net *net = loom_net_new(1, 1, 2, 1, &err);
       g_assert_cmpint(loom_net_set_input_shape(net, &in, &err), ==, 0);
