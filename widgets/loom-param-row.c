@@ -5,6 +5,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "loom-wheel-guard.h"
+
 struct _LoomParamRow {
   GtkWidget parent_instance;
   const loom_param_spec *spec;
@@ -207,6 +209,7 @@ static GtkWidget *new_spin(LoomParamRow *self, double value) {
   g_signal_connect(spin, "input", G_CALLBACK(on_spin_input), self);
   g_signal_connect(spin, "changed", G_CALLBACK(on_text_changed), self);
   g_signal_connect_swapped(spin, "value-changed", G_CALLBACK(commit), self);
+  loom_wheel_guard_attach(spin); /* the inspector scrolls over it */
   return spin;
 }
 

@@ -14,6 +14,7 @@
 #include "loom-net-summary.h"
 #include "loom-palette.h"
 #include "loom-param-row.h"
+#include "loom-wheel-guard.h"
 
 static loom_coord at(int z, int y, int x, int l) {
   return (loom_coord){z, y, x, l};
@@ -216,6 +217,57 @@ static void test_inspector_controls(void) {
     loom_inspector_set_layer(LOOM_INSPECTOR(insp), NULL, at(0, 0, 0, 0));
     loom_layer_free(layer);
   }
+  gtk_window_destroy(GTK_WINDOW(window));
+}
+
+static GtkEventController *wheel_guard(GtkWidget *widget) {
+  GListModel *controllers = gtk_widget_observe_controllers(widget);
+  GtkEventController *found = NULL;
+  for (guint i = 0; i < g_list_model_get_n_items(controllers) && !found; i++) {
+    GtkEventController *c = g_list_model_get_item(controllers, i);
+    if (g_strcmp0(gtk_event_controller_get_name(c), LOOM_WHEEL_GUARD_NAME) == 0) found = c;
+    g_object_unref(c);
+  }
+  g_object_unref(controllers);
+  return found;
+}
+
+/* The wheel over a parameter's spin button scrolls the inspector instead
+ * of changing the value, unless the spin button has the focus (scrolling
+ * the inspector used to edit the layers the pointer passed over). */
+static void test_inspector_wheel(void) {
+  GtkWidget *insp = loom_inspector_new();
+  GtkWidget *window = present(insp);
+  gtk_window_set_default_size(GTK_WINDOW(window), 360, 160); /* short: the page scrolls */
+  loom_error err = {0};
+  loom_layer *layer = loom_layer_new_by_name("dense", &err);
+  g_assert_nonnull(layer);
+  loom_inspector_set_layer(LOOM_INSPECTOR(insp), layer, at(0, 0, 0, 0));
+  gui_test_spin(100);
+  GtkWidget *spin = loom_param_row_get_editor(loom_inspector_get_param_row(LOOM_INSPECTOR(insp), 0), 0);
+  g_assert_true(GTK_IS_SPIN_BUTTON(spin));
+  double value = gtk_spin_button_get_value(GTK_SPIN_BUTTON(spin));
+  GtkScrolledWindow *page = GTK_SCROLLED_WINDOW(gtk_widget_get_ancestor(spin, GTK_TYPE_SCROLLED_WINDOW));
+  g_assert_nonnull(page);
+  GtkAdjustment *adj = gtk_scrolled_window_get_vadjustment(page);
+  g_assert_cmpfloat(gtk_adjustment_get_upper(adj), >, gtk_adjustment_get_page_size(adj));
+  double top = gtk_adjustment_get_value(adj);
+  GtkEventController *guard = wheel_guard(spin);
+  g_assert_nonnull(guard);
+  gboolean handled = FALSE;
+  g_signal_emit_by_name(guard, "scroll", 0.0, 1.0, &handled);
+  g_assert_true(handled); /* the spin button's own handler never sees it */
+  g_assert_cmpfloat(gtk_adjustment_get_value(adj), >, top);
+  g_assert_cmpfloat(gtk_spin_button_get_value(GTK_SPIN_BUTTON(spin)), ==, value);
+  /* Focused, it is the user's to edit: the wheel goes on to it. */
+  g_assert_true(gtk_widget_grab_focus(spin));
+  double scrolled = gtk_adjustment_get_value(adj);
+  handled = TRUE;
+  g_signal_emit_by_name(guard, "scroll", 0.0, 1.0, &handled);
+  g_assert_false(handled);
+  g_assert_cmpfloat(gtk_adjustment_get_value(adj), ==, scrolled);
+  loom_inspector_set_layer(LOOM_INSPECTOR(insp), NULL, at(0, 0, 0, 0));
+  loom_layer_free(layer);
   gtk_window_destroy(GTK_WINDOW(window));
 }
 
@@ -514,6 +566,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/widgets/palette/activate-and-drag", test_palette_activate_and_drag);
   g_test_add_func("/widgets/inspector/controls", test_inspector_controls);
   g_test_add_func("/widgets/inspector/rejects-invalid", test_inspector_rejects_invalid);
+  g_test_add_func("/widgets/inspector/wheel", test_inspector_wheel);
   g_test_add_func("/widgets/inspector/floats", test_inspector_floats);
   g_test_add_func("/widgets/inspector/dtypes", test_inspector_dtypes);
   g_test_add_func("/widgets/inspector/diagnostics", test_inspector_diagnostics);
