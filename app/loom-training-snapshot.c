@@ -23,6 +23,7 @@ static void event_clear(gpointer p) {
 LoomTrainingSnapshot *loom_training_snapshot_new(void) {
   LoomTrainingSnapshot *snap = g_atomic_rc_box_new0(LoomTrainingSnapshot);
   snap->points = g_array_new(FALSE, FALSE, sizeof(LoomTrainingPoint));
+  snap->watch_points = g_array_new(FALSE, FALSE, sizeof(LoomWatchPoint));
   snap->epoch_rows = g_array_new(FALSE, FALSE, sizeof(LoomTrainingEpoch));
   snap->events = g_array_new(FALSE, FALSE, sizeof(LoomTrainingEvent));
   g_array_set_clear_func(snap->events, event_clear);
@@ -35,6 +36,7 @@ LoomTrainingSnapshot *loom_training_snapshot_ref(LoomTrainingSnapshot *snap) {
 
 static void snapshot_clear(LoomTrainingSnapshot *snap) {
   g_array_unref(snap->points);
+  g_array_unref(snap->watch_points);
   g_array_unref(snap->epoch_rows);
   g_array_unref(snap->events);
   g_free(snap->layers);
@@ -62,6 +64,7 @@ static void prepend_array(GArray *newer, GArray *older) {
 
 void loom_training_snapshot_absorb(LoomTrainingSnapshot *newer, LoomTrainingSnapshot *older) {
   prepend_array(newer->points, older->points);
+  prepend_array(newer->watch_points, older->watch_points);
   prepend_array(newer->epoch_rows, older->epoch_rows);
   prepend_array(newer->events, older->events);
   if (!newer->net && older->net) {

@@ -3,7 +3,7 @@
  * Immutable once published and reference counted, so the UI can keep one
  * as long as it likes while the worker goes on. The worker fills a new one
  * for every publication; when the UI has not picked up the previous one,
- * the new one takes over its step points, epochs and events (they are never
+ * the new one takes over its step points, watch points, epochs and events (they are never
  * lost, only coalesced) and, when it has none of its own, its weights,
  * decision field and watched activations.
  */
@@ -31,6 +31,18 @@ typedef struct {
   double accuracy; /* the batch accuracy before the update, NaN without accuracy */
   double lr;
 } LoomTrainingPoint;
+
+/* The watched slot's statistics after one step, for the inspector's
+ * sparklines: every step, not only the last of each snapshot, so a short
+ * run (a few hundred steps in a tenth of a second, one or two snapshots)
+ * still draws its history. */
+typedef struct {
+  gint64 step;
+  loom_coord at;
+  double act_mean, act_std;
+  gboolean has_weights_stats; /* grad_norm and update_ratio below are set */
+  double grad_norm, update_ratio;
+} LoomWatchPoint;
 
 typedef struct {
   gint64 epoch; /* 1-based, as `loom train` prints it */
@@ -89,6 +101,7 @@ typedef struct {
   gint64 explosions, recoveries, layers_skipped;
 
   GArray *points; /* LoomTrainingPoint since the previous snapshot the UI took */
+  GArray *watch_points; /* LoomWatchPoint since then, while a slot is watched */
   GArray *epoch_rows; /* LoomTrainingEpoch */
   GArray *events; /* LoomTrainingEvent */
 

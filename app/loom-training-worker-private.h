@@ -37,6 +37,7 @@ struct _Worker {
   gint64 prev_explosions;
   gboolean has_watch;
   loom_coord watch;
+  int watch_index; /* where the watched slot was in the last step's layer statistics */
   int device;    /* -1: the CPU; else the Vulkan device every step runs on */
   loom_gpu *gpu; /* open while device >= 0 */
   int gpu_index;

@@ -246,6 +246,33 @@ static void apply_settings(Worker *w, loom_train_settings *settings) {
 
 /* ---- stepping --------------------------------------------------------------- */
 
+static gboolean same_coord(loom_coord a, loom_coord b) {
+  return a.z == b.z && a.y == b.y && a.x == b.x && a.l == b.l;
+}
+
+/* The watched slot's statistics of this step, if the trainer made them
+ * (its layer statistics keep their order from step to step: one search
+ * when the watch or the network changes). */
+static void record_watch(Worker *w, const loom_step_stats *st, gint64 step) {
+  if (!w->has_watch || st->n_layers <= 0) return;
+  int i = w->watch_index;
+  if (i < 0 || i >= st->n_layers || !same_coord(st->layers[i].at, w->watch)) {
+    for (i = 0; i < st->n_layers && !same_coord(st->layers[i].at, w->watch); i++) {
+    }
+    if (i == st->n_layers) return;
+    w->watch_index = i;
+  }
+  const loom_layer_stats *s = &st->layers[i];
+  LoomWatchPoint p = {.step = step,
+                      .at = s->at,
+                      .act_mean = s->act_mean,
+                      .act_std = s->act_std,
+                      .has_weights_stats = s->has_weights_stats,
+                      .grad_norm = s->grad_norm,
+                      .update_ratio = s->update_ratio};
+  g_array_append_val(w->pending->watch_points, p);
+}
+
 static void record_step(Worker *w, const loom_step_stats *st) {
   gint64 step = w->step_offset + st->step;
   double acc = st->counted > 0 ? (double)st->correct / (double)st->counted : NAN;
@@ -256,6 +283,7 @@ static void record_step(Worker *w, const loom_step_stats *st) {
                          .accuracy = acc,
                          .lr = st->lr};
   g_array_append_val(w->pending->points, p);
+  record_watch(w, st, step);
 
   const loom_train_config *cfg = loom_trainer_config(w->trainer);
   if (cfg->schedule.kind == LOOM_SCHEDULE_COSINE_RESTARTS && st->step > cfg->schedule.warmup_steps + 1 &&

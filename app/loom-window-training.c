@@ -45,7 +45,6 @@ static void on_stopped(LoomWindow *self, LoomTrainingSnapshot *snap) {
 static void on_failed(LoomWindow *self, const char *message) { loom_window_toast(self, message); }
 
 static void update_monitor(LoomWindow *self, LoomTrainingSnapshot *snap);
-
 static void on_snapshot(LoomWindow *self, LoomTrainingSnapshot *snap) {
   update_monitor(self, snap);
   loom_window_dna_training_snapshot(self, snap);
@@ -59,51 +58,63 @@ static void on_state(LoomWindow *self) {
 
 /* ---- the slot monitor: the selected slot while it trains ---- */
 
-enum { MON_ACT_MEAN, MON_ACT_STD, MON_GRAD, MON_UPDATE, N_MON };
+/* Its series, in this order; the last two only for a slot with weights. */
+enum { MON_ACT_MEAN, MON_ACT_STD, MON_GRAD, MON_UPDATE };
 
 void loom_window_training_selection_changed(LoomWindow *self) {
   loom_coord at;
   const loom_net *net = loom_document_get_net(self->document);
-  gboolean sel = loom_window_get_selected_slot(self, &at) && loom_net_layer_at(net, at);
+  loom_layer *layer = loom_window_get_selected_slot(self, &at) ? loom_net_layer_at(net, at) : NULL;
   char where[64];
   g_autofree char *title = NULL;
-  if (sel)
+  if (layer)
     /* Translators: the slot monitor's title: the layer's label, then its coordinates (z,y,x,l). */
-    title = g_strdup_printf(_("%s at %s"), loom_layer_type_label(loom_layer_get_type(loom_net_layer_at(net, at))),
+    title = g_strdup_printf(_("%s at %s"), loom_layer_type_label(loom_layer_get_type(layer)),
                             loom_coord_format(at, where, sizeof where));
   loom_slot_monitor_reset(self->slot_monitor, title);
   gtk_widget_set_visible(GTK_WIDGET(self->slot_monitor), FALSE);
-  if (sel) {
+  gboolean weighted = layer && loom_layer_n_weights(layer) > 0;
+  loom_slot_monitor_set_show_weights(self->slot_monitor, weighted);
+  if (layer) {
     loom_slot_monitor_add_series(self->slot_monitor, _("Activation mean"));
     loom_slot_monitor_add_series(self->slot_monitor, _("Activation std"));
-    loom_slot_monitor_add_series(self->slot_monitor, _("Gradient norm"));
-    loom_slot_monitor_add_series(self->slot_monitor, _("Update ratio"));
+    if (weighted) {
+      loom_slot_monitor_add_series(self->slot_monitor, _("Gradient norm"));
+      loom_slot_monitor_add_series(self->slot_monitor, _("Update ratio"));
+    }
   }
-  loom_training_controller_watch(self->training, sel ? &at : NULL);
+  loom_training_controller_watch(self->training, layer ? &at : NULL);
 }
 
+static gboolean same_coord(loom_coord a, loom_coord b) {
+  return a.z == b.z && a.y == b.y && a.x == b.x && a.l == b.l;
+}
+
+/* Every step's statistics of the selected slot (the snapshot carries them
+ * all), the newest weights and the last batch's activations. */
 static void update_monitor(LoomWindow *self, LoomTrainingSnapshot *snap) {
   loom_coord at;
   if (!loom_window_get_selected_slot(self, &at)) return;
-  for (int k = 0; k < snap->n_layers; k++) {
-    const loom_layer_stats *s = &snap->layers[k];
-    if (s->at.z != at.z || s->at.y != at.y || s->at.x != at.x || s->at.l != at.l) continue;
-    if (snap->points->len == 0) break; /* no new step */
+  gboolean weighted = loom_slot_monitor_get_show_weights(self->slot_monitor);
+  for (guint k = 0; k < snap->watch_points->len; k++) {
+    const LoomWatchPoint *p = &g_array_index(snap->watch_points, LoomWatchPoint, k);
+    if (!same_coord(p->at, at)) continue; /* recorded before the selection changed */
     gtk_widget_set_visible(GTK_WIDGET(self->slot_monitor), TRUE);
-    loom_slot_monitor_push(self->slot_monitor, MON_ACT_MEAN, s->act_mean);
-    loom_slot_monitor_push(self->slot_monitor, MON_ACT_STD, s->act_std);
-    loom_slot_monitor_push(self->slot_monitor, MON_GRAD, s->has_weights_stats ? s->grad_norm : NAN);
-    loom_slot_monitor_push(self->slot_monitor, MON_UPDATE, s->has_weights_stats ? s->update_ratio : NAN);
+    loom_slot_monitor_push(self->slot_monitor, MON_ACT_MEAN, p->act_mean);
+    loom_slot_monitor_push(self->slot_monitor, MON_ACT_STD, p->act_std);
+    if (weighted) {
+      loom_slot_monitor_push(self->slot_monitor, MON_GRAD, p->has_weights_stats ? p->grad_norm : NAN);
+      loom_slot_monitor_push(self->slot_monitor, MON_UPDATE, p->has_weights_stats ? p->update_ratio : NAN);
+    }
   }
-  if (snap->net) {
+  if (snap->net && weighted) {
     loom_layer *layer = loom_net_layer_at(snap->net, at);
     if (layer && loom_layer_n_weights(layer) > 0) {
       loom_weights *w = loom_layer_weights(layer, 0);
       loom_slot_monitor_set_weights(self->slot_monitor, loom_weights_master_const(w), (gsize)loom_weights_count(w));
     }
   }
-  if (snap->watch && snap->watch_at.z == at.z && snap->watch_at.y == at.y && snap->watch_at.x == at.x &&
-      snap->watch_at.l == at.l)
+  if (snap->watch && same_coord(snap->watch_at, at))
     loom_slot_monitor_set_activations(self->slot_monitor, snap->watch, (gsize)snap->n_watch);
 }
 

@@ -7,6 +7,9 @@
 
 #define HISTOGRAM_BINS 32
 
+enum { PROP_0, PROP_SHOW_WEIGHTS, N_PROPS };
+static GParamSpec *properties[N_PROPS];
+
 struct _LoomSlotMonitor {
   GtkWidget parent_instance;
 
@@ -14,6 +17,7 @@ struct _LoomSlotMonitor {
   GtkWidget *title;
   GtkWidget *hint;
   GtkWidget *content;
+  GtkWidget *weights_heading;
   LoomHistogram *weights;
   LoomHistogram *activations;
   GtkWidget *series_box;
@@ -78,6 +82,20 @@ guint loom_slot_monitor_get_n_values(LoomSlotMonitor *self, int series) {
   return g_array_index(self->counts, guint, series);
 }
 
+void loom_slot_monitor_set_show_weights(LoomSlotMonitor *self, gboolean show) {
+  g_return_if_fail(LOOM_IS_SLOT_MONITOR(self));
+  show = !!show;
+  if (loom_slot_monitor_get_show_weights(self) == show) return;
+  gtk_widget_set_visible(self->weights_heading, show);
+  gtk_widget_set_visible(GTK_WIDGET(self->weights), show);
+  g_object_notify_by_pspec(G_OBJECT(self), properties[PROP_SHOW_WEIGHTS]);
+}
+
+gboolean loom_slot_monitor_get_show_weights(LoomSlotMonitor *self) {
+  g_return_val_if_fail(LOOM_IS_SLOT_MONITOR(self), FALSE);
+  return gtk_widget_get_visible(GTK_WIDGET(self->weights));
+}
+
 void loom_slot_monitor_set_weights(LoomSlotMonitor *self, const float *values, gsize n) {
   g_return_if_fail(LOOM_IS_SLOT_MONITOR(self));
   loom_histogram_set_values(self->weights, values, n, HISTOGRAM_BINS);
@@ -111,10 +129,33 @@ static void loom_slot_monitor_finalize(GObject *object) {
   G_OBJECT_CLASS(loom_slot_monitor_parent_class)->finalize(object);
 }
 
+static void loom_slot_monitor_get_property(GObject *object, guint prop_id, GValue *value, GParamSpec *pspec) {
+  LoomSlotMonitor *self = LOOM_SLOT_MONITOR(object);
+  switch (prop_id) {
+  case PROP_SHOW_WEIGHTS: g_value_set_boolean(value, loom_slot_monitor_get_show_weights(self)); break;
+  default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
+  }
+}
+
+static void loom_slot_monitor_set_property(GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec) {
+  LoomSlotMonitor *self = LOOM_SLOT_MONITOR(object);
+  switch (prop_id) {
+  case PROP_SHOW_WEIGHTS: loom_slot_monitor_set_show_weights(self, g_value_get_boolean(value)); break;
+  default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
+  }
+}
+
 static void loom_slot_monitor_class_init(LoomSlotMonitorClass *klass) {
   GObjectClass *object_class = G_OBJECT_CLASS(klass);
   object_class->dispose = loom_slot_monitor_dispose;
   object_class->finalize = loom_slot_monitor_finalize;
+  object_class->get_property = loom_slot_monitor_get_property;
+  object_class->set_property = loom_slot_monitor_set_property;
+  /* A slot without weights (an activation, a pooling) has no weight histogram. */
+  properties[PROP_SHOW_WEIGHTS] =
+      g_param_spec_boolean("show-weights", NULL, NULL, TRUE,
+                           G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  g_object_class_install_properties(object_class, N_PROPS, properties);
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS(klass);
   gtk_widget_class_set_layout_manager_type(widget_class, GTK_TYPE_BIN_LAYOUT);
   gtk_widget_class_set_accessible_role(widget_class, GTK_ACCESSIBLE_ROLE_GROUP);
@@ -137,7 +178,8 @@ static void loom_slot_monitor_init(LoomSlotMonitor *self) {
 
   self->content = gtk_box_new(GTK_ORIENTATION_VERTICAL, 4);
   gtk_box_append(GTK_BOX(self->box), self->content);
-  gtk_box_append(GTK_BOX(self->content), heading(_("Weights")));
+  self->weights_heading = heading(_("Weights"));
+  gtk_box_append(GTK_BOX(self->content), self->weights_heading);
   self->weights = g_object_new(LOOM_TYPE_HISTOGRAM, NULL);
   gtk_widget_set_size_request(GTK_WIDGET(self->weights), -1, 70);
   gtk_accessible_update_property(GTK_ACCESSIBLE(self->weights), GTK_ACCESSIBLE_PROPERTY_LABEL,

@@ -20,11 +20,15 @@ void loom_slot_monitor_reset(LoomSlotMonitor *self, const char *title);
 /* A sparkline per statistic; returns its index. */
 int loom_slot_monitor_add_series(LoomSlotMonitor *self, const char *label);
 void loom_slot_monitor_push(LoomSlotMonitor *self, int series, double value);
+/* "show-weights": the weight histogram and its heading (default TRUE). */
+void loom_slot_monitor_set_show_weights(LoomSlotMonitor *self, gboolean show);
+gboolean loom_slot_monitor_get_show_weights(LoomSlotMonitor *self);
 void loom_slot_monitor_set_weights(LoomSlotMonitor *self, const float *values, gsize n);
 void loom_slot_monitor_set_activations(LoomSlotMonitor *self, const float *values, gsize n);
 /* Values in the activation histogram (finite or not). */
 guint64 loom_slot_monitor_get_n_activations(LoomSlotMonitor *self);
-/* Values pushed to @series so far (capped by its sparkline's capacity). */
+/* Values pushed to @series since the last reset (its sparkline keeps the
+ * newest of them that fit its capacity). */
 guint loom_slot_monitor_get_n_values(LoomSlotMonitor *self, int series);
 
 G_END_DECLS

@@ -61,19 +61,53 @@ static gboolean monitor_has_values(gpointer n) {
   return loom_slot_monitor_get_n_values(window->slot_monitor, 0) >= GPOINTER_TO_UINT(n);
 }
 
+static gint64 monitor_steps_from;
+
+static gboolean monitor_has_every_step(gpointer data) {
+  return (gint64)loom_slot_monitor_get_n_values(window->slot_monitor, 0) == doc_steps() - monitor_steps_from;
+}
+
 /* The selected slot's statistics appear in the inspector while it trains:
- * hidden before any data, then sparklines that grow with the steps. */
+ * hidden before any data, then sparklines that grow with the steps, every
+ * step (a snapshot carries all of them: a fast run publishes only a few). */
 static void test_slot_monitor(void) {
-  loom_coord at = loom_net_layer_coord(loom_document_get_net(doc()), 0);
+  const loom_net *net = loom_document_get_net(doc());
+  loom_coord at = loom_net_layer_coord(net, 0);
+  g_assert_cmpint(loom_layer_n_weights(loom_net_layer_at(net, at)), >, 0);
   loom_grid_view_set_selection(window->grid_view, &at);
   gui_test_spin(50);
   g_assert_false(gtk_widget_get_visible(GTK_WIDGET(window->slot_monitor)));
   g_assert_true(gtk_widget_is_ancestor(GTK_WIDGET(window->slot_monitor), GTK_WIDGET(window->inspector)));
+  g_assert_true(loom_slot_monitor_get_show_weights(window->slot_monitor));
+  monitor_steps_from = doc_steps();
   activate("win.train-play");
   gui_test_wait(monitor_has_values, GUINT_TO_POINTER(5), TIMEOUT_MS, "the slot monitor to fill");
   g_assert_true(gtk_widget_get_mapped(GTK_WIDGET(window->slot_monitor)));
   activate("win.train-pause");
   wait_state(LOOM_TRAINING_PAUSED, "the pause");
+  gui_test_wait(monitor_has_every_step, NULL, TIMEOUT_MS, "a value for every step of the run");
+  guint n = loom_slot_monitor_get_n_values(window->slot_monitor, 0);
+  g_assert_cmpuint(n, >, 5);
+  for (int series = 1; series < 4; series++) /* std, gradient norm, update ratio */
+    g_assert_cmpuint(loom_slot_monitor_get_n_values(window->slot_monitor, series), ==, n);
+  /* A slot without weights: no weight histogram, no gradient or update series. */
+  loom_coord act = {0};
+  gboolean found = FALSE;
+  for (int64_t i = 0; i < loom_net_n_layers(net) && !found; i++) {
+    act = loom_net_layer_coord(net, i);
+    found = loom_layer_n_weights(loom_net_layer_at(net, act)) == 0;
+  }
+  g_assert_true(found);
+  loom_grid_view_set_selection(window->grid_view, &act);
+  gui_test_spin(50);
+  g_assert_false(loom_slot_monitor_get_show_weights(window->slot_monitor));
+  monitor_steps_from = doc_steps();
+  activate("win.train-play");
+  gui_test_wait(monitor_has_values, GUINT_TO_POINTER(3), TIMEOUT_MS, "the weightless slot's values");
+  activate("win.train-pause");
+  wait_state(LOOM_TRAINING_PAUSED, "the pause");
+  gui_test_wait(monitor_has_every_step, NULL, TIMEOUT_MS, "a value for every step of the second run");
+  g_assert_true(gtk_widget_get_visible(GTK_WIDGET(window->slot_monitor)));
   /* Another slot starts empty and hidden again. */
   loom_grid_view_set_selection(window->grid_view, NULL);
   gui_test_spin(50);
