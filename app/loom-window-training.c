@@ -96,16 +96,22 @@ static void update_monitor(LoomWindow *self, LoomTrainingSnapshot *snap) {
   loom_coord at;
   if (!loom_window_get_selected_slot(self, &at)) return;
   gboolean weighted = loom_slot_monitor_get_show_weights(self->slot_monitor);
-  for (guint k = 0; k < snap->watch_points->len; k++) {
+  const int n_series = weighted ? 4 : 2;
+  guint n = 0, len = snap->watch_points->len;
+  g_autofree double *values = g_new(double, (gsize)len * 4);
+  for (guint k = 0; k < len; k++) {
     const LoomWatchPoint *p = &g_array_index(snap->watch_points, LoomWatchPoint, k);
     if (!same_coord(p->at, at)) continue; /* recorded before the selection changed */
+    values[MON_ACT_MEAN * len + n] = p->act_mean;
+    values[MON_ACT_STD * len + n] = p->act_std;
+    values[MON_GRAD * len + n] = p->has_weights_stats ? p->grad_norm : NAN;
+    values[MON_UPDATE * len + n] = p->has_weights_stats ? p->update_ratio : NAN;
+    n++;
+  }
+  if (n > 0) {
     gtk_widget_set_visible(GTK_WIDGET(self->slot_monitor), TRUE);
-    loom_slot_monitor_push(self->slot_monitor, MON_ACT_MEAN, p->act_mean);
-    loom_slot_monitor_push(self->slot_monitor, MON_ACT_STD, p->act_std);
-    if (weighted) {
-      loom_slot_monitor_push(self->slot_monitor, MON_GRAD, p->has_weights_stats ? p->grad_norm : NAN);
-      loom_slot_monitor_push(self->slot_monitor, MON_UPDATE, p->has_weights_stats ? p->update_ratio : NAN);
-    }
+    for (int series = 0; series < n_series; series++)
+      loom_slot_monitor_push_values(self->slot_monitor, series, values + (gsize)series * len, n);
   }
   if (snap->net && weighted) {
     loom_layer *layer = loom_net_layer_at(snap->net, at);

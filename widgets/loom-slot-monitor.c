@@ -70,10 +70,14 @@ int loom_slot_monitor_add_series(LoomSlotMonitor *self, const char *label) {
 }
 
 void loom_slot_monitor_push(LoomSlotMonitor *self, int series, double value) {
+  loom_slot_monitor_push_values(self, series, &value, 1);
+}
+
+void loom_slot_monitor_push_values(LoomSlotMonitor *self, int series, const double *values, gsize n) {
   g_return_if_fail(LOOM_IS_SLOT_MONITOR(self));
   g_return_if_fail(series >= 0 && (guint)series < self->sparklines->len);
-  loom_sparkline_push(g_ptr_array_index(self->sparklines, series), value);
-  g_array_index(self->counts, guint, series)++;
+  loom_sparkline_push_values(g_ptr_array_index(self->sparklines, series), values, n);
+  g_array_index(self->counts, guint, series) += (guint)n;
 }
 
 guint loom_slot_monitor_get_n_values(LoomSlotMonitor *self, int series) {

@@ -20,6 +20,8 @@ void loom_slot_monitor_reset(LoomSlotMonitor *self, const char *title);
 /* A sparkline per statistic; returns its index. */
 int loom_slot_monitor_add_series(LoomSlotMonitor *self, const char *label);
 void loom_slot_monitor_push(LoomSlotMonitor *self, int series, double value);
+/* @n values in order, as that many pushes (one redraw). */
+void loom_slot_monitor_push_values(LoomSlotMonitor *self, int series, const double *values, gsize n);
 /* "show-weights": the weight histogram and its heading (default TRUE). */
 void loom_slot_monitor_set_show_weights(LoomSlotMonitor *self, gboolean show);
 gboolean loom_slot_monitor_get_show_weights(LoomSlotMonitor *self);

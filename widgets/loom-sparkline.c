@@ -28,8 +28,7 @@ static double value_at(const LoomSparkline *self, guint i) {
   return self->ring[(self->start + i) % self->capacity];
 }
 
-void loom_sparkline_push(LoomSparkline *self, double value) {
-  g_return_if_fail(LOOM_IS_SPARKLINE(self));
+static void append(LoomSparkline *self, double value) {
   if (self->len < self->capacity) {
     self->ring[(self->start + self->len) % self->capacity] = value;
     self->len++;
@@ -37,6 +36,17 @@ void loom_sparkline_push(LoomSparkline *self, double value) {
     self->ring[self->start] = value;
     self->start = (self->start + 1) % self->capacity;
   }
+}
+
+void loom_sparkline_push(LoomSparkline *self, double value) { loom_sparkline_push_values(self, &value, 1); }
+
+/* One redraw for them all: a snapshot brings a step's values by the
+ * hundred, of which only the newest `capacity` stay. */
+void loom_sparkline_push_values(LoomSparkline *self, const double *values, gsize n) {
+  g_return_if_fail(LOOM_IS_SPARKLINE(self));
+  g_return_if_fail(values || n == 0);
+  if (n == 0) return;
+  for (gsize i = n > self->capacity ? n - self->capacity : 0; i < n; i++) append(self, values[i]);
   gtk_widget_queue_draw(GTK_WIDGET(self));
 }
 

@@ -17,6 +17,8 @@ G_DECLARE_FINAL_TYPE(LoomSparkline, loom_sparkline, LOOM, SPARKLINE, GtkWidget)
 GtkWidget *loom_sparkline_new(void);
 /* O(1): the oldest value drops out once "capacity" values are held. */
 void loom_sparkline_push(LoomSparkline *self, double value);
+/* @n values in order, as that many pushes. */
+void loom_sparkline_push_values(LoomSparkline *self, const double *values, gsize n);
 void loom_sparkline_clear(LoomSparkline *self);
 guint loom_sparkline_get_n_values(LoomSparkline *self);
 /* Value @i, 0 the oldest held. */

@@ -230,6 +230,16 @@ static void test_sparkline(void) {
   g_object_set(s, "capacity", 3, NULL);
   g_assert_cmpuint(loom_sparkline_get_n_values(s), ==, 3);
   for (guint i = 0; i < 3; i++) g_assert_cmpfloat(loom_sparkline_get_value(s, i), ==, 6.0 + i);
+  /* Values in bulk: as many single pushes, in a ring partly full, then more than it holds. */
+  const double few[2] = {10, 11}, many[7] = {20, 21, 22, 23, 24, 25, 26};
+  loom_sparkline_push_values(s, few, 2);
+  g_assert_cmpuint(loom_sparkline_get_n_values(s), ==, 3);
+  g_assert_cmpfloat(loom_sparkline_get_value(s, 0), ==, 8.0);
+  g_assert_cmpfloat(loom_sparkline_get_value(s, 2), ==, 11.0);
+  loom_sparkline_push_values(s, many, 7);
+  for (guint i = 0; i < 3; i++) g_assert_cmpfloat(loom_sparkline_get_value(s, i), ==, 24.0 + i);
+  loom_sparkline_push_values(s, NULL, 0);
+  g_assert_cmpuint(loom_sparkline_get_n_values(s), ==, 3);
   loom_sparkline_push(s, NAN);
   GtkWidget *window = present(widget, 200, 30);
   gui_test_spin(100);
