@@ -165,7 +165,10 @@ static GtkWidget *make_editor(FieldRow *r) {
     break;
   default: {
     editor = gtk_entry_new();
+    /* Capped at that width, so the rows' titles keep room for whole words
+     * ("Momentum" was broken into "Momentu-m" beside an entry grown wide). */
     gtk_editable_set_width_chars(GTK_EDITABLE(editor), info->kind == LOOM_SETTING_TEXT ? 14 : 9);
+    gtk_editable_set_max_width_chars(GTK_EDITABLE(editor), info->kind == LOOM_SETTING_TEXT ? 14 : 9);
     gtk_entry_set_alignment(GTK_ENTRY(editor), info->kind == LOOM_SETTING_TEXT ? 0.0f : 1.0f);
     if (info->has_default) gtk_entry_set_placeholder_text(GTK_ENTRY(editor), _("default"));
     if (info->kind != LOOM_SETTING_TEXT) gtk_entry_set_input_purpose(GTK_ENTRY(editor), GTK_INPUT_PURPOSE_NUMBER);
