@@ -62,12 +62,8 @@ struct _LoomCommand {
   loom_shape shape, old_shape;
 };
 
-static gboolean coord_equal(loom_coord a, loom_coord b) {
-  return a.z == b.z && a.y == b.y && a.x == b.x && a.l == b.l;
-}
-
 static gboolean link_equal(const loom_link *a, const loom_link *b) {
-  return coord_equal(a->src, b->src) && coord_equal(a->dst, b->dst) && a->merge == b->merge;
+  return loom_coord_equal(a->src, b->src) && loom_coord_equal(a->dst, b->dst) && a->merge == b->merge;
 }
 
 static void slot_state_clear(SlotState *s) {
@@ -124,7 +120,7 @@ static int slot_take(loom_net *net, loom_coord c, SlotState *s, loom_error *err)
   s->n_links = 0;
   for (int i = 0; i < count; i++) {
     const loom_link *l = loom_net_link(net, i);
-    if (coord_equal(l->src, c) || coord_equal(l->dst, c)) {
+    if (loom_coord_equal(l->src, c) || loom_coord_equal(l->dst, c)) {
       s->links[s->n_links] = *l;
       s->positions[s->n_links++] = i;
     }

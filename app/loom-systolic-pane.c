@@ -104,8 +104,8 @@ static void paint(LoomSystolicPane *self) {
   g_autofree float *flows = g_new0(float, MAX(n_links, 1));
   for (int i = 0; i < n_links; i++)
     for (gsize k = 0; k < self->n_trace; k++) {
-      loom_coord a = self->trace[k].at, b = loom_net_link(self->source, i)->src;
-      if (a.z == b.z && a.y == b.y && a.x == b.x && a.l == b.l) flows[i] = (float)self->trace[k].norm;
+      if (loom_coord_equal(self->trace[k].at, loom_net_link(self->source, i)->src))
+        flows[i] = (float)self->trace[k].norm;
     }
   /* Translators: the grid's heatmap in systolic mode; %lld is the tick. */
   g_autofree char *label = g_strdup_printf(_("Output norm at tick %lld"), (long long)self->ticks);

@@ -10,8 +10,6 @@
 #include "loom-format-private.h"
 #include "loom-training-pane-private.h"
 
-static gboolean same_coord(loom_coord a, loom_coord b) { return a.z == b.z && a.y == b.y && a.x == b.x && a.l == b.l; }
-
 /* ---- the heatmap's statistics: one table ---- */
 
 typedef struct {
@@ -72,7 +70,7 @@ void loom_training_pane_update_heatmap(LoomTrainingPane *self, LoomTrainingSnaps
     g_autofree float *flows = g_new0(float, n_links);
     for (int i = 0; i < n_links; i++)
       for (int k = 0; k < snap->n_layers; k++)
-        if (same_coord(snap->layers[k].at, loom_net_link(net, i)->src)) flows[i] = (float)snap->layers[k].act_rms;
+        if (loom_coord_equal(snap->layers[k].at, loom_net_link(net, i)->src)) flows[i] = (float)snap->layers[k].act_rms;
     loom_grid_view_set_link_values(view, flows, (gsize)n_links);
   }
   if (self->metric == 0) return;

@@ -246,18 +246,14 @@ static void apply_settings(Worker *w, loom_train_settings *settings) {
 
 /* ---- stepping --------------------------------------------------------------- */
 
-static gboolean same_coord(loom_coord a, loom_coord b) {
-  return a.z == b.z && a.y == b.y && a.x == b.x && a.l == b.l;
-}
-
 /* The watched slot's statistics of this step, if the trainer made them
  * (its layer statistics keep their order from step to step: one search
  * when the watch or the network changes). */
 static void record_watch(Worker *w, const loom_step_stats *st, gint64 step) {
   if (!w->has_watch || st->n_layers <= 0) return;
   int i = w->watch_index;
-  if (i < 0 || i >= st->n_layers || !same_coord(st->layers[i].at, w->watch)) {
-    for (i = 0; i < st->n_layers && !same_coord(st->layers[i].at, w->watch); i++) {
+  if (i < 0 || i >= st->n_layers || !loom_coord_equal(st->layers[i].at, w->watch)) {
+    for (i = 0; i < st->n_layers && !loom_coord_equal(st->layers[i].at, w->watch); i++) {
     }
     if (i == st->n_layers) return;
     w->watch_index = i;

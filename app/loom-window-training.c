@@ -86,10 +86,6 @@ void loom_window_training_selection_changed(LoomWindow *self) {
   loom_training_controller_watch(self->training, layer ? &at : NULL);
 }
 
-static gboolean same_coord(loom_coord a, loom_coord b) {
-  return a.z == b.z && a.y == b.y && a.x == b.x && a.l == b.l;
-}
-
 /* Every step's statistics of the selected slot (the snapshot carries them
  * all), the newest weights and the last batch's activations. */
 static void update_monitor(LoomWindow *self, LoomTrainingSnapshot *snap) {
@@ -101,7 +97,7 @@ static void update_monitor(LoomWindow *self, LoomTrainingSnapshot *snap) {
   g_autofree double *values = g_new(double, (gsize)len * 4);
   for (guint k = 0; k < len; k++) {
     const LoomWatchPoint *p = &g_array_index(snap->watch_points, LoomWatchPoint, k);
-    if (!same_coord(p->at, at)) continue; /* recorded before the selection changed */
+    if (!loom_coord_equal(p->at, at)) continue; /* recorded before the selection changed */
     values[MON_ACT_MEAN * len + n] = p->act_mean;
     values[MON_ACT_STD * len + n] = p->act_std;
     values[MON_GRAD * len + n] = p->has_weights_stats ? p->grad_norm : NAN;
@@ -120,7 +116,7 @@ static void update_monitor(LoomWindow *self, LoomTrainingSnapshot *snap) {
       loom_slot_monitor_set_weights(self->slot_monitor, loom_weights_master_const(w), (gsize)loom_weights_count(w));
     }
   }
-  if (snap->watch && same_coord(snap->watch_at, at))
+  if (snap->watch && loom_coord_equal(snap->watch_at, at))
     loom_slot_monitor_set_activations(self->slot_monitor, snap->watch, (gsize)snap->n_watch);
 }
 

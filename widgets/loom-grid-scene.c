@@ -213,12 +213,6 @@ static void cell_outline(float *v, int x, int y, int z) {
 
 /* ---- building ---- */
 
-static gboolean coord_eq(loom_coord a, loom_coord b) {
-  return a.z == b.z && a.y == b.y && a.x == b.x && a.l == b.l;
-}
-
-/* The link rules of loom_net_check_link, for a link already in the network
- * (check_link itself refuses any such link as a duplicate of itself). */
 /* The engine's own rules (loom_net_check_link judges a link of the network
  * against the others): a backward link is valid only in a systolic network. */
 static gboolean link_valid(const loom_net *net, int index) {
@@ -281,7 +275,7 @@ void loom_grid_scene_clear(LoomGridScene *s) {
 
 static gboolean has_problem(const loom_diag *diags, int n, loom_coord c) {
   for (int i = 0; i < n; i++)
-    if (coord_eq(diags[i].at, c)) return TRUE;
+    if (loom_coord_equal(diags[i].at, c)) return TRUE;
   return FALSE;
 }
 
@@ -289,7 +283,9 @@ static gboolean link_has_problem(const loom_diag *diags, int n, const loom_link 
   for (int i = 0; i < n; i++) {
     if (!diags[i].has_other) continue;
     loom_coord a = diags[i].at, b = diags[i].other;
-    if ((coord_eq(a, k->dst) && coord_eq(b, k->src)) || (coord_eq(a, k->src) && coord_eq(b, k->dst))) return TRUE;
+    if ((loom_coord_equal(a, k->dst) && loom_coord_equal(b, k->src)) ||
+        (loom_coord_equal(a, k->src) && loom_coord_equal(b, k->dst)))
+      return TRUE;
   }
   return FALSE;
 }

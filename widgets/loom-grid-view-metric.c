@@ -82,10 +82,6 @@ static float position(const placement *p, float v) {
 
 /* ---- uploads at frame time ---- */
 
-static gboolean coord_eq(loom_coord a, loom_coord b) {
-  return a.z == b.z && a.y == b.y && a.x == b.x && a.l == b.l;
-}
-
 static void upload_slot_colors(LoomGridView *self) {
   const LoomGridScene *s = &self->scene;
   /* The texture's shape: whole rows, one spare block (renderer upload). */
@@ -121,7 +117,7 @@ static void upload_slot_colors(LoomGridView *self) {
     gsize flat = (((gsize)c.z * (gsize)s->rows + (gsize)c.y) * (gsize)s->cols + (gsize)c.x) *
                    (gsize)s->layers_per_cell + (gsize)c.l;
     int b = s->slot_box[flat];
-    if (b >= 0 && coord_eq(s->box_coords[b], c)) self->slot_rgba[4 * (gsize)b + 3] = ALERT_TEXEL;
+    if (b >= 0 && loom_coord_equal(s->box_coords[b], c)) self->slot_rgba[4 * (gsize)b + 3] = ALERT_TEXEL;
   }
   loom_grid_renderer_upload_slot_colors(self->renderer, self->slot_rgba, texels);
 }

@@ -43,10 +43,6 @@ static const char css[] = ".loom-diagnostics { background-color: alpha(@error_co
                           " border-radius: 8px; padding: 8px 10px; }\n"
                           "loominspector .loom-section { margin-top: 6px; }\n";
 
-static gboolean coord_equal(loom_coord a, loom_coord b) {
-  return a.z == b.z && a.y == b.y && a.x == b.x && a.l == b.l;
-}
-
 static GtkWidget *dim_label(const char *text) {
   GtkWidget *label = gtk_label_new(text);
   gtk_label_set_xalign(GTK_LABEL(label), 0);
@@ -220,7 +216,7 @@ static void update_diagnostics(LoomInspector *self) {
   self->n_shown = 0;
   for (int i = 0; self->layer && i < self->n_diags; i++) {
     const loom_diag *d = &self->diags[i];
-    if (!coord_equal(d->at, self->at) && !(d->has_other && coord_equal(d->other, self->at))) continue;
+    if (!loom_coord_equal(d->at, self->at) && !(d->has_other && loom_coord_equal(d->other, self->at))) continue;
     GtkWidget *row = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 8);
     GtkWidget *icon = gtk_image_new_from_icon_name("dialog-error-symbolic");
     gtk_widget_set_valign(icon, GTK_ALIGN_START);

@@ -25,10 +25,6 @@ static guint signals[N_SIGNALS];
 /* Display names in loom_merge order. */
 static const char *merge_labels[] = {N_("Replace"), N_("Add"), N_("Concatenate")};
 
-static gboolean coord_equal(loom_coord a, loom_coord b) {
-  return a.z == b.z && a.y == b.y && a.x == b.x && a.l == b.l;
-}
-
 static int row_link(GtkWidget *widget) {
   return GPOINTER_TO_INT(g_object_get_data(G_OBJECT(widget), INDEX_KEY)) - 1;
 }
@@ -60,8 +56,8 @@ static char *link_problem(const loom_net *net, const loom_link *link, const loom
   for (int i = 0; i < n_diags; i++) {
     const loom_diag *d = &diags[i];
     if (!d->has_other) continue;
-    if ((coord_equal(d->at, link->dst) && coord_equal(d->other, link->src)) ||
-        (coord_equal(d->at, link->src) && coord_equal(d->other, link->dst))) {
+    if ((loom_coord_equal(d->at, link->dst) && loom_coord_equal(d->other, link->src)) ||
+        (loom_coord_equal(d->at, link->src) && loom_coord_equal(d->other, link->dst))) {
       if (why->len) g_string_append_c(why, '\n');
       g_string_append(why, d->message);
     }
