@@ -13,6 +13,7 @@
 #include "loom-net-summary.h"
 #include "loom-palette.h"
 #include "loom-slot-monitor.h"
+#include "loom-slot-watch.h"
 #include "loom-systolic-pane.h"
 #include "loom-training-pane.h"
 #include "loom-training-controller.h"
@@ -67,6 +68,7 @@ struct _LoomWindow {
   LoomSystolicPane *systolic_pane;
   LoomTrainingData *systolic_data; /* whose first sample the mesh holds */
   LoomSlotMonitor *slot_monitor; /* in the inspector: the selected slot while it trains */
+  LoomSlotWatch *slot_watch;     /* feeds it */
   GtkLabel *grid_label;
   GtkLabel *hint_label;
   LoomPalette *palette;

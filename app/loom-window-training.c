@@ -2,12 +2,10 @@
  * The window's side of training (docs/workbench.md, "Training"): its
  * LoomTrainingController keeps the document and the worker in step (and
  * states the rules for edits while training runs); here the win.train-*
- * actions call it, what it reports becomes toasts, the slot monitor, the
- * DNA timeline and the systolic pane's input, and the pane (LoomTrainingPane)
- * shows the document's network and settings.
+ * actions call it, what it reports becomes toasts, the DNA timeline and
+ * the systolic pane's input (LoomSlotWatch feeds the slot monitor), and
+ * the pane (LoomTrainingPane) shows the document's network and settings.
  */
-#include <glib/gi18n.h>
-
 #include "loom-window-private.h"
 
 gboolean loom_window_training_locked(LoomWindow *self) {
@@ -44,9 +42,7 @@ static void on_stopped(LoomWindow *self, LoomTrainingSnapshot *snap) {
 
 static void on_failed(LoomWindow *self, const char *message) { loom_window_toast(self, message); }
 
-static void update_monitor(LoomWindow *self, LoomTrainingSnapshot *snap);
 static void on_snapshot(LoomWindow *self, LoomTrainingSnapshot *snap) {
-  update_monitor(self, snap);
   loom_window_dna_training_snapshot(self, snap);
   loom_window_systolic_training_snapshot(self, snap);
 }
@@ -56,68 +52,11 @@ static void on_state(LoomWindow *self) {
   loom_window_update_labels(self);
 }
 
-/* ---- the slot monitor: the selected slot while it trains ---- */
-
-/* Its series, in this order; the last two only for a slot with weights. */
-enum { MON_ACT_MEAN, MON_ACT_STD, MON_GRAD, MON_UPDATE };
-
+/* The selected slot, for its live statistics (LoomSlotWatch). */
 void loom_window_training_selection_changed(LoomWindow *self) {
   loom_coord at;
-  const loom_net *net = loom_document_get_net(self->document);
-  loom_layer *layer = loom_window_get_selected_slot(self, &at) ? loom_net_layer_at(net, at) : NULL;
-  char where[64];
-  g_autofree char *title = NULL;
-  if (layer)
-    /* Translators: the slot monitor's title: the layer's label, then its coordinates (z,y,x,l). */
-    title = g_strdup_printf(_("%s at %s"), loom_layer_type_label(loom_layer_get_type(layer)),
-                            loom_coord_format(at, where, sizeof where));
-  loom_slot_monitor_reset(self->slot_monitor, title);
-  gtk_widget_set_visible(GTK_WIDGET(self->slot_monitor), FALSE);
-  gboolean weighted = layer && loom_layer_n_weights(layer) > 0;
-  loom_slot_monitor_set_show_weights(self->slot_monitor, weighted);
-  if (layer) {
-    loom_slot_monitor_add_series(self->slot_monitor, _("Activation mean"));
-    loom_slot_monitor_add_series(self->slot_monitor, _("Activation std"));
-    if (weighted) {
-      loom_slot_monitor_add_series(self->slot_monitor, _("Gradient norm"));
-      loom_slot_monitor_add_series(self->slot_monitor, _("Update ratio"));
-    }
-  }
-  loom_training_controller_watch(self->training, layer ? &at : NULL);
-}
-
-/* Every step's statistics of the selected slot (the snapshot carries them
- * all), the newest weights and the last batch's activations. */
-static void update_monitor(LoomWindow *self, LoomTrainingSnapshot *snap) {
-  loom_coord at;
-  if (!loom_window_get_selected_slot(self, &at)) return;
-  gboolean weighted = loom_slot_monitor_get_show_weights(self->slot_monitor);
-  const int n_series = weighted ? 4 : 2;
-  guint n = 0, len = snap->watch_points->len;
-  g_autofree double *values = g_new(double, (gsize)len * 4);
-  for (guint k = 0; k < len; k++) {
-    const LoomWatchPoint *p = &g_array_index(snap->watch_points, LoomWatchPoint, k);
-    if (!loom_coord_equal(p->at, at)) continue; /* recorded before the selection changed */
-    values[MON_ACT_MEAN * len + n] = p->act_mean;
-    values[MON_ACT_STD * len + n] = p->act_std;
-    values[MON_GRAD * len + n] = p->has_weights_stats ? p->grad_norm : NAN;
-    values[MON_UPDATE * len + n] = p->has_weights_stats ? p->update_ratio : NAN;
-    n++;
-  }
-  if (n > 0) {
-    gtk_widget_set_visible(GTK_WIDGET(self->slot_monitor), TRUE);
-    for (int series = 0; series < n_series; series++)
-      loom_slot_monitor_push_values(self->slot_monitor, series, values + (gsize)series * len, n);
-  }
-  if (snap->net && weighted) {
-    loom_layer *layer = loom_net_layer_at(snap->net, at);
-    if (layer && loom_layer_n_weights(layer) > 0) {
-      loom_weights *w = loom_layer_weights(layer, 0);
-      loom_slot_monitor_set_weights(self->slot_monitor, loom_weights_master_const(w), (gsize)loom_weights_count(w));
-    }
-  }
-  if (snap->watch && loom_coord_equal(snap->watch_at, at))
-    loom_slot_monitor_set_activations(self->slot_monitor, snap->watch, (gsize)snap->n_watch);
+  gboolean sel = loom_window_get_selected_slot(self, &at);
+  loom_slot_watch_select(self->slot_watch, loom_document_get_net(self->document), sel ? &at : NULL);
 }
 
 /* ---- actions ---- */
@@ -208,8 +147,8 @@ void loom_window_training_init(LoomWindow *self) {
   /* The selected slot's live statistics live in the inspector, beside the
    * slot's own facts; hidden until training has data for it. */
   self->slot_monitor = LOOM_SLOT_MONITOR(loom_slot_monitor_new());
-  gtk_widget_set_visible(GTK_WIDGET(self->slot_monitor), FALSE);
   loom_inspector_set_live_widget(self->inspector, GTK_WIDGET(self->slot_monitor));
+  self->slot_watch = loom_slot_watch_new(self->training, self->slot_monitor);
   loom_training_pane_set_session(self->training_pane, session);
   loom_training_pane_set_grid_view(self->training_pane, self->grid_view);
   g_signal_connect_swapped(self->training, "snapshot", G_CALLBACK(on_snapshot), self);
@@ -217,7 +156,6 @@ void loom_window_training_init(LoomWindow *self) {
   g_signal_connect_swapped(self->training, "failed", G_CALLBACK(on_failed), self);
   g_signal_connect_swapped(session, "notify::state", G_CALLBACK(on_state), self);
   g_signal_connect_swapped(self->training_pane, "settings-changed", G_CALLBACK(on_pane_settings), self);
-  loom_slot_monitor_reset(self->slot_monitor, NULL);
 }
 
 void loom_window_training_dispose(LoomWindow *self) {
@@ -229,6 +167,7 @@ void loom_window_training_dispose(LoomWindow *self) {
     g_signal_handlers_disconnect_by_data(self->training_pane, self);
     loom_training_pane_set_session(self->training_pane, NULL);
   }
+  g_clear_object(&self->slot_watch);
   /* Joins the worker: closing the window cancels training cleanly. */
   if (self->training) loom_training_controller_shutdown(self->training);
   g_clear_object(&self->training);
