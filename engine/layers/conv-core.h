@@ -15,9 +15,10 @@
  *   weight_gradient:       dA[g] += Σ_n pos[n][g] · cols(img[n])[g]ᵀ
  *                          (both weight gradients; samples in ascending order)
  *
- * The forward is tiled over samples, groups, row blocks and position blocks,
- * the backward products over samples and blocks of positions, all of sizes
- * that depend only on the problem; each tile writes its own outputs, and
+ * The forward is tiled over samples, groups and blocks of positions, each
+ * block gathered and multiplied by one thread; the backward products run over
+ * samples and blocks of positions, each product over the pool; all of sizes
+ * that depend only on the problem. Each tile writes its own outputs, and
  * every sum runs in a fixed order: results are bit-identical for any pool.
  */
 #pragma once
@@ -46,13 +47,6 @@ typedef struct conv_plan {
   int64_t pos_channels;     /* groups · rows_per_group */
   int is_identity;          /* 1×1 kernel, stride 1, no padding, pos == img: cols(img) is img */
 } conv_plan;
-
-/* Floats of the forward's column workspace per chunk of samples (default
- * 2 Mi; at least one sample per chunk; the backward products work in blocks
- * of positions of a size of their own). Tests lower it to exercise chunking;
- * results do not depend on it. Not thread-safe: set it while no convolution
- * runs. */
-void conv_set_workspace_floats(int64_t n);
 
 /* Whether tile products use OpenBLAS (when built with it) instead of
  * loom_sgemm (the default); for tests and benchmarks that compare the two,

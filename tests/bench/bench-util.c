@@ -65,9 +65,14 @@ void bench_run_torch(bench_torch *t, const char *script, int threads, int runs,
     return;
   }
   char *path = g_build_filename(LOOM_SOURCE_DIR, "tests", "bench", script, NULL);
-  /* The script times in its thread's CPU time too when the benchmark does. */
-  char *cmd = g_strdup_printf("/usr/bin/python3 '%s' %d %d%s 2>&1", path, threads, runs,
-                              bench_clock == CLOCK_THREAD_CPUTIME_ID ? " cpu" : "");
+  /* The script times in its thread's CPU time too when the benchmark does.
+   * torch.set_num_threads does not reach the BLAS: Debian's torch calls the
+   * system's libblas (OpenBLAS, threaded), which started a thread per core
+   * for torch's "one thread" dense layers (process CPU time twice the
+   * wall time on the 2-core machine), so the BLAS and OpenMP get the same
+   * count through their environment, read when the libraries load. */
+  char *cmd = g_strdup_printf("OPENBLAS_NUM_THREADS=%d OMP_NUM_THREADS=%d /usr/bin/python3 '%s' %d %d%s 2>&1", threads,
+                              threads, path, threads, runs, bench_clock == CLOCK_THREAD_CPUTIME_ID ? " cpu" : "");
   FILE *p = popen(cmd, "r");
   char line[512];
   while (p && fgets(line, sizeof line, p)) {
