@@ -4,6 +4,7 @@
  * to whole bytes), used by the weight store, the model files and the tests.
  */
 #include <math.h>
+#include <stdint.h>
 
 #include "core/dtype-internal.h"
 #include "core/i18n.h"
@@ -56,6 +57,22 @@ LOOM_API int loom_dtype_quantize(loom_dtype d, const float *src, int64_t rows, i
   return 0;
 }
 
+/* Values of a row to decode before its output reaches a 64-byte boundary, or
+ * 0 where that is not worth a call of its own or the codes before it do not
+ * end on a whole byte (a binary row 16 bytes past a boundary). The vector
+ * codecs store whole vectors; a 64-byte store across two cache lines costs
+ * Intel's cores a split, and an output from malloc (16 bytes past a
+ * boundary) split every one: bench-dtype, 4096 × 4096 on a Sapphire Rapids,
+ * dequantize at the AVX-512 level, ratio to memcpy (5 runs each) int8
+ * 1.04 → 1.28, uint8 0.86 → 1.27, ternary 1.05 → 1.27 with the output
+ * aligned. */
+static int64_t unaligned_head(const loom_dtype_traits *t, const float *out, int64_t cols) {
+  const uintptr_t a = (uintptr_t)out;
+  const int64_t h = (int64_t)((64 - (a & 63)) & 63) / (int64_t)sizeof(float);
+  if ((a & (sizeof(float) - 1)) || h == 0 || h >= cols || (h * t->bits) % 8) return 0;
+  return h;
+}
+
 LOOM_API int loom_dtype_dequantize(loom_dtype d, const uint8_t *src, int64_t rows, int64_t cols,
                                    const float *scales, int64_t nscales, float *dst, loom_error *err) {
   const loom_dtype_traits *t = loom_dtype_traits_get(d);
@@ -69,7 +86,10 @@ LOOM_API int loom_dtype_dequantize(loom_dtype d, const uint8_t *src, int64_t row
   for (int64_t r = 0; r < rows; r++) {
     const uint8_t *in = src + (size_t)r * row_bytes;
     float *out = dst + r * cols;
-    dequantize_row(t, in, cols, t->scaled ? scales[nscales == 1 ? 0 : r] : 1.0f, lut, out);
+    const float scale = t->scaled ? scales[nscales == 1 ? 0 : r] : 1.0f;
+    const int64_t h = unaligned_head(t, out, cols);
+    if (h) dequantize_row(t, in, h, scale, lut, out);
+    dequantize_row(t, in + h * t->bits / 8, cols - h, scale, lut, out + h);
   }
   return 0;
 }

@@ -381,8 +381,48 @@ static void test_dispatch(void) {
   g_assert_true(loom_kernels_force(want));
 }
 
+/* loom_dtype_dequantize writes each row from its first 64-byte boundary on,
+ * decoding the values before it in a call of their own: the same values
+ * at every offset of the output, at every level. */
+static void test_dequantize_alignment(void) {
+  enum { R = 3, C = 200, OFFSETS = 17 };
+  const loom_kernel_level best = loom_kernels_best_level();
+  const loom_kernel_level was = loom_kernels_get()->level;
+  float *w = g_new(float, R * C), *want = g_new(float, R * C);
+  float *buf = g_aligned_alloc(R * C + OFFSETS, sizeof(float), 64);
+  uint8_t *packed = g_new(uint8_t, R * C * 8);
+  uint64_t seed = 11;
+  for (int i = 0; i < R * C; i++) w[i] = (float)((double)xorshift(&seed) / 4294967296.0 * 4 - 2);
+  for (int d = 0; d < LOOM_DTYPE_COUNT; d++) {
+    float sc[R];
+    for (int r = 0; r < R; r++) sc[r] = loom_dtype_compute_scale((loom_dtype)d, w + r * C, C);
+    const int64_t ns = loom_dtype_scale_count((loom_dtype)d, R, LOOM_SCALE_PER_ROW);
+    g_assert_true(loom_kernels_force(LOOM_KERNELS_REF));
+    g_assert_cmpint(loom_dtype_quantize((loom_dtype)d, w, R, C, sc, ns, packed, NULL), ==, 0);
+    /* The reference, one row at a time into an aligned buffer: no head. */
+    const size_t row_bytes = loom_dtype_row_bytes((loom_dtype)d, C);
+    for (int r = 0; r < R; r++) {
+      g_assert_cmpint(loom_dtype_dequantize((loom_dtype)d, packed + r * row_bytes, 1, C, ns ? sc + (ns == 1 ? 0 : r) : NULL,
+                                            ns ? 1 : 0, buf, NULL), ==, 0);
+      memcpy(want + r * C, buf, sizeof(float) * C);
+    }
+    for (int l = 0; l <= (int)best; l++) {
+      g_assert_true(loom_kernels_force((loom_kernel_level)l));
+      for (int off = 0; off < OFFSETS; off++) {
+        g_assert_cmpint(loom_dtype_dequantize((loom_dtype)d, packed, R, C, sc, ns, buf + off, NULL), ==, 0);
+        if (memcmp(buf + off, want, sizeof(float) * R * C) != 0)
+          g_error("%s at level %s, output %d floats past a 64-byte boundary: not the reference's values",
+                  loom_dtype_name((loom_dtype)d), loom_kernel_level_name((loom_kernel_level)l), off);
+      }
+    }
+  }
+  g_assert_true(loom_kernels_force(was));
+  g_free(w), g_free(want), g_aligned_free(buf), g_free(packed);
+}
+
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
+  g_test_add_func("/kernels/dequantize-alignment", test_dequantize_alignment);
   g_test_add_func("/kernels/dispatch", test_dispatch);
   g_test_add_func("/kernels/codecs-match-reference", test_levels);
   return g_test_run();
