@@ -2,7 +2,8 @@
 # The WRAP of gui-run.sh for comparing builds on the device machine: puts a
 # build's bench-responsive, libloom.so.0 and compiled schemas in place of
 # the bundle's before each run. $NEWDIR holds bench-responsive.SUFFIX for
-# each build, its libloom.so.0 and gschemas.compiled. $VARIANTS="A B" takes
+# each build, libloom.so.0 (or libloom.so.0.SUFFIX per build, where the
+# engines differ) and gschemas.compiled. $VARIANTS="A B" takes
 # the suffixes round robin, one per run (HIDES="-;-;-;-" runs four: A B A B,
 # builds alternated in one call, as the machine's load drifts); $VARIANT
 # names a single one. PERF=N records the run with perf (from
@@ -24,7 +25,12 @@ else
 fi
 echo "=== variant $v"
 cp "$N"/bench-responsive"$v" "$1"
-cp "$N"/libloom.so.0 /tmp/g/t/engine/libloom.so.0
+# A build whose engine differs brings its own libloom.so.0SUFFIX.
+if [ -f "$N"/libloom.so.0"$v" ]; then
+  cp "$N"/libloom.so.0"$v" /tmp/g/t/engine/libloom.so.0
+else
+  cp "$N"/libloom.so.0 /tmp/g/t/engine/libloom.so.0
+fi
 [ -f "$N"/gschemas.compiled ] && cp "$N"/gschemas.compiled /tmp/g/schemas/
 if [ -z "${PERF:-}" ]; then
   exec "$@"
