@@ -163,13 +163,54 @@ double loom_chart_text(cairo_t *cr, GtkWidget *widget, const char *text, double 
   return w;
 }
 
-void loom_chart_text_size(GtkWidget *widget, const char *text, int *width, int *height) {
-  PangoLayout *layout = gtk_widget_create_pango_layout(widget, text);
+/* Text sizes measured for a widget, kept while its Pango context is
+ * unchanged (a font, a resolution or a theme bumps the context's serial): a
+ * live chart measures the same labels with every snapshot (a plot about 18
+ * a frame), and each measurement lays the text out. Bounded: numbers come
+ * and go as the axes move. */
+typedef struct {
+  guint serial;
+  GHashTable *sizes; /* text → TextSize */
+} TextSizes;
+
+typedef struct {
   int w, h;
-  pango_layout_get_pixel_size(layout, &w, &h);
-  g_object_unref(layout);
-  if (width) *width = w;
-  if (height) *height = h;
+} TextSize;
+
+enum { TEXT_SIZES_MAX = 256 };
+
+static void text_sizes_free(gpointer data) {
+  TextSizes *t = data;
+  g_hash_table_unref(t->sizes);
+  g_free(t);
+}
+
+void loom_chart_text_size(GtkWidget *widget, const char *text, int *width, int *height) {
+  static GQuark quark;
+  if (!quark) quark = g_quark_from_static_string("loom-chart-text-sizes");
+  PangoContext *context = gtk_widget_get_pango_context(widget);
+  TextSizes *t = g_object_get_qdata(G_OBJECT(widget), quark);
+  if (!t) {
+    t = g_new0(TextSizes, 1);
+    t->sizes = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+    t->serial = pango_context_get_serial(context);
+    g_object_set_qdata_full(G_OBJECT(widget), quark, t, text_sizes_free);
+  }
+  const guint serial = pango_context_get_serial(context);
+  if (serial != t->serial || g_hash_table_size(t->sizes) >= TEXT_SIZES_MAX) {
+    g_hash_table_remove_all(t->sizes);
+    t->serial = serial;
+  }
+  TextSize *size = g_hash_table_lookup(t->sizes, text);
+  if (!size) {
+    PangoLayout *layout = gtk_widget_create_pango_layout(widget, text);
+    size = g_new(TextSize, 1);
+    pango_layout_get_pixel_size(layout, &size->w, &size->h);
+    g_object_unref(layout);
+    g_hash_table_insert(t->sizes, g_strdup(text), size);
+  }
+  if (width) *width = size->w;
+  if (height) *height = size->h;
 }
 
 GskRenderNode *loom_chart_texture_node(GtkWidget *widget, int w, int h, void (*draw)(cairo_t *cr, gpointer data),

@@ -613,8 +613,40 @@ static void test_big_array(void) {
   loom_big_array_release(&a);
 }
 
+/* Text sizes are kept per widget, and measured again when its font changes
+ * (the Pango context's serial): the cache never answers with a stale size. */
+static void test_text_size_follows_font(void) {
+  GtkWidget *plot = g_object_ref_sink(loom_plot_new());
+  PangoContext *context = gtk_widget_get_pango_context(plot);
+  PangoFontDescription *font = pango_font_description_from_string("DejaVu Sans 10");
+  pango_context_set_font_description(context, font);
+  int w10, h10, again_w, again_h, w20, h20;
+  loom_chart_text_size(plot, "0.125", &w10, &h10);
+  loom_chart_text_size(plot, "0.125", &again_w, &again_h);
+  g_assert_cmpint(again_w, ==, w10);
+  g_assert_cmpint(again_h, ==, h10);
+  pango_font_description_set_size(font, 20 * PANGO_SCALE);
+  pango_context_set_font_description(context, font);
+  loom_chart_text_size(plot, "0.125", &w20, &h20);
+  g_assert_cmpint(w20, >, w10 + w10 / 2);
+  g_assert_cmpint(h20, >, h10 + h10 / 2);
+  /* Many labels: the cache stays bounded and keeps answering right. */
+  for (int i = 0; i < 2000; i++) {
+    char text[16];
+    g_snprintf(text, sizeof text, "%d", i);
+    int w, h;
+    loom_chart_text_size(plot, text, &w, &h);
+    g_assert_cmpint(w, >, 0);
+  }
+  loom_chart_text_size(plot, "0.125", &again_w, &again_h);
+  g_assert_cmpint(again_w, ==, w20);
+  pango_font_description_free(font);
+  g_object_unref(plot);
+}
+
 int main(int argc, char **argv) {
   gui_test_init(&argc, &argv);
+  g_test_add_func("/charts/text-size-follows-font", test_text_size_follows_font);
   g_test_add_func("/charts/format", test_chart_format);
   g_test_add_func("/charts/big-array", test_big_array);
   g_test_add_func("/charts/plot/million-points", test_plot_million_points);
