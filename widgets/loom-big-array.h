@@ -7,10 +7,10 @@
  * machines the workbench was measured on, a fault costs 1–110 µs depending
  * on what else faults at the same time, and a snapshot's appends took up to
  * 7–18 ms that way (docs/grid-view.md). Past 2 MiB this array lives in its
- * own mapping advised for transparent huge pages (one fault per 2 MiB where
- * the kernel allows them), and grows by moving its pages into a mapping
- * twice as large (mremap) instead of copying them. Emptying it keeps its
- * memory, so a second run faults nothing.
+ * own mapping, and grows by moving its pages into a mapping twice as large
+ * (mremap) instead of copying them. The mapping keeps small pages (why:
+ * loom-big-array.c, map_pages). Emptying it keeps its memory, so a second
+ * run faults nothing.
  */
 #pragma once
 
