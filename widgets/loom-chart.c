@@ -185,9 +185,10 @@ static void text_sizes_free(gpointer data) {
   g_free(t);
 }
 
+static G_DEFINE_QUARK(loom-chart-text-sizes, text_sizes)
+
 void loom_chart_text_size(GtkWidget *widget, const char *text, int *width, int *height) {
-  static GQuark quark;
-  if (!quark) quark = g_quark_from_static_string("loom-chart-text-sizes");
+  const GQuark quark = text_sizes_quark();
   PangoContext *context = gtk_widget_get_pango_context(widget);
   TextSizes *t = g_object_get_qdata(G_OBJECT(widget), quark);
   if (!t) {

@@ -336,6 +336,17 @@ static void test_levels(void) {
   if (!tested) g_test_skip("no vector kernel level on this machine");
 }
 
+/* Values in [-2, 2) from a fixed xorshift, and the per-row scales of dtype
+ * d for them (returns how many the dtype keeps: 0 for unscaled ones). */
+static void fill_weights(float *w, int64_t n, uint64_t seed) {
+  for (int64_t i = 0; i < n; i++) w[i] = (float)((double)xorshift(&seed) / 4294967296.0 * 4 - 2);
+}
+
+static int64_t row_scales(loom_dtype d, const float *w, int64_t rows, int64_t cols, float *sc) {
+  for (int64_t r = 0; r < rows; r++) sc[r] = loom_dtype_compute_scale(d, w + r * cols, cols);
+  return loom_dtype_scale_count(d, rows, LOOM_SCALE_PER_ROW);
+}
+
 /* The chosen table follows LOOM_KERNELS (meson runs this test once per
  * level); forcing switches it and refuses what the machine lacks. */
 static void test_dispatch(void) {
@@ -362,12 +373,10 @@ static void test_dispatch(void) {
   enum { R = 5, C = 37 };
   float w[R * C], back[LOOM_KERNELS_LEVEL_COUNT][R * C];
   uint8_t packed[LOOM_KERNELS_LEVEL_COUNT][R * C * 8];
-  uint64_t seed = 7;
-  for (int i = 0; i < R * C; i++) w[i] = (float)((double)xorshift(&seed) / 4294967296.0 * 4 - 2);
+  fill_weights(w, R * C, 7);
   for (int d = 0; d < LOOM_DTYPE_COUNT; d++) {
     float sc[R];
-    for (int r = 0; r < R; r++) sc[r] = loom_dtype_compute_scale((loom_dtype)d, w + r * C, C);
-    const int64_t ns = loom_dtype_scale_count((loom_dtype)d, R, LOOM_SCALE_PER_ROW);
+    const int64_t ns = row_scales((loom_dtype)d, w, R, C, sc);
     size_t nbytes;
     g_assert_cmpint(loom_dtype_packed_bytes((loom_dtype)d, R, C, &nbytes, NULL), ==, 0);
     for (int l = 0; l <= (int)best; l++) {
@@ -391,12 +400,10 @@ static void test_dequantize_alignment(void) {
   float *w = g_new(float, R * C), *want = g_new(float, R * C);
   float *buf = g_aligned_alloc(R * C + OFFSETS, sizeof(float), 64);
   uint8_t *packed = g_new(uint8_t, R * C * 8);
-  uint64_t seed = 11;
-  for (int i = 0; i < R * C; i++) w[i] = (float)((double)xorshift(&seed) / 4294967296.0 * 4 - 2);
+  fill_weights(w, R * C, 11);
   for (int d = 0; d < LOOM_DTYPE_COUNT; d++) {
     float sc[R];
-    for (int r = 0; r < R; r++) sc[r] = loom_dtype_compute_scale((loom_dtype)d, w + r * C, C);
-    const int64_t ns = loom_dtype_scale_count((loom_dtype)d, R, LOOM_SCALE_PER_ROW);
+    const int64_t ns = row_scales((loom_dtype)d, w, R, C, sc);
     g_assert_true(loom_kernels_force(LOOM_KERNELS_REF));
     g_assert_cmpint(loom_dtype_quantize((loom_dtype)d, w, R, C, sc, ns, packed, NULL), ==, 0);
     /* The reference, one row at a time into an aligned buffer: no head. */
