@@ -15,6 +15,13 @@ LOOM_PACKAGES=(
   python3-onnx python3-torch
 )
 
+# The options of the main build directory, _build, for both scripts: with
+# options of their own, running one after the other reconfigured _build and
+# rebuilt all of it each time. No debug information: -g made the compiles
+# about 1.6 times longer, and a failing test reports through its own
+# messages (the sanitized build of tools/test keeps it for its reports).
+LOOM_MAIN_BUILD_OPTIONS=(-Dwerror=true -Doptimization=2 -Ddebug=false)
+
 loom_say() { printf '\033[1m==> [%4d s] %s\033[0m\n' "$SECONDS" "$*"; }
 
 loom_install_missing() {

@@ -12,6 +12,10 @@
 G_BEGIN_DECLS
 
 #define LOOM_CHART_LABEL_LEN 32
+/* The longest a live chart's accessible text lags its data: the texts name
+ * values that change with every training snapshot (up to 30 a second), and
+ * each change is a message to every assistive technology listening. */
+#define LOOM_CHART_ACCESSIBLE_DELAY_MS 1000
 #define LOOM_CHART_MAX_TICKS 24
 #define LOOM_CHART_N_CLASS_COLORS 10
 

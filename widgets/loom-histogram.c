@@ -14,6 +14,7 @@ struct _LoomHistogram {
   gsize n_bins;
   double lo, hi; /* NaN without finite values */
   guint64 n_finite, n_nan, n_inf;
+  guint description_source; /* a pending update_description */
 };
 
 G_DEFINE_FINAL_TYPE(LoomHistogram, loom_histogram, GTK_TYPE_WIDGET)
@@ -22,7 +23,9 @@ GtkWidget *loom_histogram_new(void) {
   return g_object_new(LOOM_TYPE_HISTOGRAM, NULL);
 }
 
-static void update_description(LoomHistogram *self) {
+static gboolean update_description(gpointer data) {
+  LoomHistogram *self = data;
+  self->description_source = 0;
   g_autofree char *text = NULL;
   if (self->n_finite == 0) {
     text = g_strdup(_("No values"));
@@ -35,6 +38,7 @@ static void update_description(LoomHistogram *self) {
                            lo, hi, (unsigned long long)self->n_nan, (unsigned long long)self->n_inf);
   }
   gtk_accessible_update_property(GTK_ACCESSIBLE(self), GTK_ACCESSIBLE_PROPERTY_DESCRIPTION, text, -1);
+  return G_SOURCE_REMOVE;
 }
 
 void loom_histogram_set_values(LoomHistogram *self, const float *values, gsize n, int bins) {
@@ -77,7 +81,8 @@ void loom_histogram_set_values(LoomHistogram *self, const float *values, gsize n
       self->counts[MIN(b, self->n_bins - 1)]++;
     }
   }
-  update_description(self);
+  if (self->description_source == 0)
+    self->description_source = g_timeout_add(LOOM_CHART_ACCESSIBLE_DELAY_MS, update_description, self);
   gtk_widget_queue_draw(GTK_WIDGET(self));
 }
 
@@ -192,12 +197,18 @@ static void loom_histogram_measure(GtkWidget *widget, GtkOrientation orientation
   *minimum_baseline = *natural_baseline = -1;
 }
 
+static void loom_histogram_dispose(GObject *object) {
+  g_clear_handle_id(&LOOM_HISTOGRAM(object)->description_source, g_source_remove);
+  G_OBJECT_CLASS(loom_histogram_parent_class)->dispose(object);
+}
+
 static void loom_histogram_finalize(GObject *object) {
   g_free(LOOM_HISTOGRAM(object)->counts);
   G_OBJECT_CLASS(loom_histogram_parent_class)->finalize(object);
 }
 
 static void loom_histogram_class_init(LoomHistogramClass *klass) {
+  G_OBJECT_CLASS(klass)->dispose = loom_histogram_dispose;
   G_OBJECT_CLASS(klass)->finalize = loom_histogram_finalize;
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS(klass);
   widget_class->snapshot = loom_histogram_snapshot;

@@ -24,10 +24,11 @@ static gboolean update_summary(gpointer data) {
 }
 
 /* Points may arrive thousands at a time: the redraw waits for the frame
- * clock and the accessible summary for an idle moment, once per batch. */
+ * clock, the accessible summary up to LOOM_CHART_ACCESSIBLE_DELAY_MS. */
 static void changed(LoomPlot *self) {
   gtk_widget_queue_draw(GTK_WIDGET(self));
-  if (self->summary_idle == 0) self->summary_idle = g_idle_add(update_summary, self);
+  if (self->summary_idle == 0)
+    self->summary_idle = g_timeout_add(LOOM_CHART_ACCESSIBLE_DELAY_MS, update_summary, self);
 }
 
 static LoomPlotSeries *get_series(LoomPlot *self, int series) {

@@ -10,6 +10,7 @@
 
 #include "chart-test.h"
 #include "loom-chart-private.h"
+#include "loom-histogram.h"
 #include "loom-plot-private.h"
 
 static gboolean plot_drawn(gpointer data) {
@@ -645,9 +646,56 @@ static void test_text_size_follows_font(void) {
   g_object_unref(plot);
 }
 
+/* The accessible texts of the live charts follow their data at most
+ * LOOM_CHART_ACCESSIBLE_DELAY_MS late, not with every update (a training
+ * run changes them up to 30 times a second), and name the newest values. */
+typedef struct {
+  GtkWidget *widget;
+  GtkAccessibleProperty property;
+  const char *needle;
+} AccessibleWait;
+
+static gboolean accessible_text_has(gpointer data) {
+  const AccessibleWait *w = data;
+  g_autofree char *text = gtk_test_accessible_check_property(GTK_ACCESSIBLE(w->widget), w->property, "\x01");
+  return text && strstr(text, w->needle) != NULL;
+}
+
+static void test_accessible_text_follows(void) {
+  if (g_strcmp0(g_getenv("GTK_A11Y"), "test") != 0) {
+    g_test_skip("needs GTK_A11Y=test (GTK's test accessibility context), as meson test sets it");
+    return;
+  }
+  GtkWidget *histogram = g_object_ref_sink(loom_histogram_new());
+  float values[7] = {0.5f, 1, 2, 3, 4, 5, NAN};
+  for (int round = 0; round < 50; round++) loom_histogram_set_values(LOOM_HISTOGRAM(histogram), values, 7, 8);
+  /* Not yet: the first update is still pending. */
+  g_assert_false(accessible_text_has(&(AccessibleWait){histogram, GTK_ACCESSIBLE_PROPERTY_DESCRIPTION, "6 values"}));
+  gui_test_wait(accessible_text_has, &(AccessibleWait){histogram, GTK_ACCESSIBLE_PROPERTY_DESCRIPTION, "6 values"},
+                3 * LOOM_CHART_ACCESSIBLE_DELAY_MS, "the histogram's description");
+  loom_histogram_set_values(LOOM_HISTOGRAM(histogram), values, 3, 8);
+  gui_test_wait(accessible_text_has, &(AccessibleWait){histogram, GTK_ACCESSIBLE_PROPERTY_DESCRIPTION, "3 values"},
+                3 * LOOM_CHART_ACCESSIBLE_DELAY_MS, "the histogram's new description");
+  g_object_unref(histogram);
+
+  GtkWidget *plot = g_object_ref_sink(loom_plot_new());
+  g_object_set(plot, "title", "Loss", NULL);
+  int s = loom_plot_add_series(LOOM_PLOT(plot), "train", NULL, FALSE);
+  for (int i = 0; i < 1000; i++) loom_plot_append(LOOM_PLOT(plot), s, i, 1000.0 / (i + 1));
+  gui_test_wait(accessible_text_has, &(AccessibleWait){plot, GTK_ACCESSIBLE_PROPERTY_LABEL, "999"},
+                3 * LOOM_CHART_ACCESSIBLE_DELAY_MS, "the plot's summary");
+  /* A plot disposed with an update pending leaves no source behind. */
+  loom_plot_append(LOOM_PLOT(plot), s, 1000, 0.5);
+  g_object_unref(plot);
+  g_usleep(LOOM_CHART_ACCESSIBLE_DELAY_MS * 1200);
+  while (g_main_context_iteration(NULL, FALSE)) {
+  }
+}
+
 int main(int argc, char **argv) {
   gui_test_init(&argc, &argv);
   g_test_add_func("/charts/text-size-follows-font", test_text_size_follows_font);
+  g_test_add_func("/charts/accessible-text-follows", test_accessible_text_follows);
   g_test_add_func("/charts/format", test_chart_format);
   g_test_add_func("/charts/big-array", test_big_array);
   g_test_add_func("/charts/plot/million-points", test_plot_million_points);
