@@ -9,6 +9,8 @@
 #include <glib/gi18n.h>
 #include <math.h>
 
+#include "loom-tick-raster.h"
+
 typedef struct {
   loom_net *net;
   loom_systolic *mesh;
@@ -36,6 +38,9 @@ struct _LoomSystolicPane {
   char *error;
 
   GtkWidget *box;
+  LoomTickRaster *raster;
+  loom_coord *raster_rows; /* the slots of the raster's rows */
+  gsize n_raster_rows;
   GtkLabel *tick_label, *status_label;
   GtkToggleButton *play_button;
   GtkSpinButton *speed_spin;
@@ -114,6 +119,35 @@ static void paint(LoomSystolicPane *self) {
   if (n_links > 0) loom_grid_view_set_link_values(self->grid_view, flows, (gsize)n_links);
 }
 
+/* The raster's rows are the traced slots (the first LOOM_TICK_RASTER_MAX_ROWS
+ * of them), named by coordinates and layer type; a new set of slots starts
+ * the raster over. */
+static void push_raster(LoomSystolicPane *self) {
+  const gsize n = MIN(self->n_trace, (gsize)LOOM_TICK_RASTER_MAX_ROWS);
+  gboolean same = n == self->n_raster_rows;
+  for (gsize k = 0; same && k < n; k++) same = loom_coord_equal(self->raster_rows[k], self->trace[k].at);
+  if (!same) {
+    g_free(self->raster_rows);
+    self->raster_rows = g_new(loom_coord, MAX(n, 1));
+    self->n_raster_rows = n;
+    GStrv labels = g_new0(char *, n + 1);
+    for (gsize k = 0; k < n; k++) {
+      loom_coord c = self->trace[k].at;
+      self->raster_rows[k] = c;
+      char coord[64];
+      loom_coord_format(c, coord, sizeof coord);
+      const loom_layer *layer = self->source ? loom_net_layer_at(self->source, c) : NULL;
+      labels[k] = layer ? g_strdup_printf("%s %s", coord, loom_layer_type_name(loom_layer_get_type(layer)))
+                        : g_strdup(coord);
+    }
+    loom_tick_raster_set_rows(self->raster, (const char *const *)labels, (int)n);
+    g_strfreev(labels);
+  }
+  g_autofree float *norms = g_new(float, MAX(n, 1));
+  for (gsize k = 0; k < n; k++) norms[k] = (float)self->trace[k].norm;
+  loom_tick_raster_push(self->raster, self->ticks, norms, (int)n);
+}
+
 static void update_labels(LoomSystolicPane *self) {
   /* Translators: the systolic pane's tick counter. */
   g_autofree char *text = g_strdup_printf(_("Tick %lld"), (long long)self->ticks);
@@ -147,6 +181,7 @@ static void tick_done(GObject *source, GAsyncResult *result, gpointer data) {
       self->trace = g_memdup2(m->trace, sizeof *m->trace * (gsize)MAX(m->n_trace, 1));
       self->n_trace = (gsize)m->n_trace;
       paint(self);
+      push_raster(self);
       g_object_notify_by_pspec(G_OBJECT(self), properties[PROP_TICKS]);
     } else {
       loom_systolic_pane_set_playing(self, FALSE);
@@ -196,6 +231,7 @@ static void start_over(LoomSystolicPane *self) {
   g_clear_pointer(&self->trace, g_free);
   self->n_trace = 0;
   g_clear_pointer(&self->error, g_free);
+  loom_tick_raster_clear(self->raster);
   update_labels(self);
   g_object_notify_by_pspec(G_OBJECT(self), properties[PROP_TICKS]);
 }
@@ -292,6 +328,7 @@ static void loom_systolic_pane_finalize(GObject *object) {
   g_clear_object(&self->cancellable);
   g_free(self->input);
   g_free(self->trace);
+  g_free(self->raster_rows);
   g_free(self->error);
   G_OBJECT_CLASS(loom_systolic_pane_parent_class)->finalize(object);
 }
@@ -362,7 +399,7 @@ static void loom_systolic_pane_init(LoomSystolicPane *self) {
   gtk_widget_set_tooltip_text(mode, _("Run and Train the Network Tick by Tick (Feedback Links Allowed)"));
   gtk_box_append(GTK_BOX(bar), mode);
   GtkWidget *help = gtk_label_new(_("Each tick every slot reads the outputs of the tick before; the grid shows "
-                                    "each slot's output norm."));
+                                    "each slot's output norm, the picture below its last ticks."));
   gtk_widget_set_tooltip_text(help, _("A signal needs N ticks to cross N layers, and links that point backwards "
                                       "feed the previous tick in. The input is the first training sample (ones "
                                       "when there is none)."));
@@ -375,6 +412,11 @@ static void loom_systolic_pane_init(LoomSystolicPane *self) {
   gtk_label_set_ellipsize(self->status_label, PANGO_ELLIPSIZE_END);
   gtk_widget_add_css_class(GTK_WIDGET(self->status_label), "error");
   gtk_box_append(GTK_BOX(self->box), GTK_WIDGET(self->status_label));
+  /* Each slot's output norm over the last ticks: the wave the grid shows
+   * one tick at a time, as a picture of its path. */
+  self->raster = LOOM_TICK_RASTER(loom_tick_raster_new());
+  gtk_widget_set_vexpand(GTK_WIDGET(self->raster), TRUE);
+  gtk_box_append(GTK_BOX(self->box), GTK_WIDGET(self->raster));
   update_labels(self);
   gtk_accessible_update_property(GTK_ACCESSIBLE(self), GTK_ACCESSIBLE_PROPERTY_LABEL, _("Systolic mesh"), -1);
 }

@@ -1,7 +1,7 @@
 /*
  * The other chart widgets on their own, under a display: LoomBoundaryView's
  * colours, points and its overlay on screen; LoomHistogram's counts;
- * LoomSparkline's ring.
+ * LoomSparkline's ring; LoomTickRaster's columns and what it shows.
  */
 #include <math.h>
 #include <string.h>
@@ -10,7 +10,9 @@
 #include "loom-boundary-view.h"
 #include "loom-chart-private.h"
 #include "loom-histogram.h"
+#include "loom-grid-scene.h"
 #include "loom-sparkline.h"
+#include "loom-tick-raster.h"
 
 /* ---- LoomBoundaryView ---- */
 
@@ -248,11 +250,91 @@ static void test_sparkline(void) {
   gtk_window_destroy(GTK_WINDOW(window));
 }
 
+/* ---- LoomTickRaster ---- */
+
+/* The ring keeps the newest columns, the colour scale's top follows the
+ * kept ones, and on screen each row's newest cell (at the right edge) has
+ * the colour of its value, the cells before the first tick none. */
+static void test_tick_raster(void) {
+  GtkWidget *widget = loom_tick_raster_new();
+  LoomTickRaster *r = LOOM_TICK_RASTER(widget);
+  const char *const labels[3] = {"(0,0,0,0) dense", "(0,0,1,0) relu", "(0,0,2,0) dense"};
+  loom_tick_raster_set_rows(r, labels, 3);
+  g_assert_cmpint(loom_tick_raster_get_n_rows(r), ==, 3);
+  g_assert_cmpint(loom_tick_raster_get_n_columns(r), ==, 0);
+  g_assert_true(isnan(loom_tick_raster_get_value(r, 0, 0)));
+  /* A wave: slot k lights up at tick k + 1; the first tick is the largest. */
+  for (int t = 1; t <= 3; t++) {
+    float v[3];
+    for (int k = 0; k < 3; k++) v[k] = k + 1 <= t ? (t == 1 ? 8.0f : (float)(k + 1)) : 0.0f;
+    loom_tick_raster_push(r, t, v, 3);
+  }
+  g_assert_cmpint(loom_tick_raster_get_n_columns(r), ==, 3);
+  g_assert_cmpfloat(loom_tick_raster_get_value(r, 2, 0), ==, 3.0f); /* the newest column */
+  g_assert_cmpfloat(loom_tick_raster_get_value(r, 0, 2), ==, 8.0f); /* the oldest */
+  g_assert_cmpfloat(loom_tick_raster_get_max(r), ==, 8.0f);
+  /* Not a value: NaN and negatives are kept as none. */
+  const float odd[3] = {NAN, -1.0f, 2.0f};
+  loom_tick_raster_push(r, 4, odd, 3);
+  g_assert_true(isnan(loom_tick_raster_get_value(r, 0, 0)));
+  g_assert_true(isnan(loom_tick_raster_get_value(r, 1, 0)));
+  /* A column of another length is refused, nothing kept. */
+  g_test_expect_message(NULL, G_LOG_LEVEL_WARNING, "*a column of 2 values refused*");
+  loom_tick_raster_push(r, 5, odd, 2);
+  g_test_assert_expected_messages();
+  g_assert_cmpint(loom_tick_raster_get_n_columns(r), ==, 4);
+  /* Past the ring: the oldest go, the large first tick with them. */
+  for (int t = 5; t < 5 + LOOM_TICK_RASTER_MAX_COLUMNS; t++) {
+    const float v[3] = {1.0f, 2.0f, (float)(t % 3)};
+    loom_tick_raster_push(r, t, v, 3);
+  }
+  g_assert_cmpint(loom_tick_raster_get_n_columns(r), ==, LOOM_TICK_RASTER_MAX_COLUMNS);
+  g_assert_cmpfloat(loom_tick_raster_get_max(r), ==, 2.0f);
+  g_assert_cmpfloat(loom_tick_raster_get_value(r, 2, 0), ==, (float)((4 + LOOM_TICK_RASTER_MAX_COLUMNS) % 3));
+
+  /* On screen: the newest cell of each row (right edge, the row's middle). */
+  loom_tick_raster_clear(r);
+  const float first[3] = {4.0f, 0.0f, 1.0f};
+  loom_tick_raster_push(r, 1, first, 3);
+  GtkWidget *window = present(widget, 400, 200);
+  gui_test_spin(100);
+  Pixels p = on_screen(widget, window);
+  int found = 0;
+  for (int row = 0; row < 3; row++) {
+    /* The widget says which pixels are the row's newest cell. */
+    gboolean hit = FALSE;
+    for (int y = 0; y < p.h && !hit; y++)
+      for (int x = p.w - 1; x >= 0 && !hit; x--) {
+        int cr, age;
+        if (!loom_tick_raster_cell_at(r, x + 0.5, y + 0.5, &cr, &age) || cr != row || age != 0) continue;
+        /* the cell's middle, well inside it */
+        int y1 = y;
+        while (y1 + 1 < p.h && loom_tick_raster_cell_at(r, x + 0.5, y1 + 1.5, &cr, &age) && cr == row) y1++;
+        const int cy = (y + y1) / 2, cx = x - 2;
+        float rgb[3];
+        loom_grid_colormap(first[row] / 4.0f, rgb);
+        g_assert_true(rgb_near(p.px[cy * p.w + cx], rgb, 3));
+        hit = TRUE;
+        found++;
+      }
+  }
+  g_assert_cmpint(found, ==, 3);
+  /* Left of the only column there is none: not a cell. */
+  int row, age;
+  g_assert_false(loom_tick_raster_cell_at(r, 60, p.h / 2.0, &row, &age));
+  g_free(p.px);
+  loom_tick_raster_set_rows(r, NULL, 0);
+  g_assert_cmpint(loom_tick_raster_get_n_rows(r), ==, 0);
+  gui_test_spin(50);
+  gtk_window_destroy(GTK_WINDOW(window));
+}
+
 int main(int argc, char **argv) {
   gui_test_init(&argc, &argv);
   g_test_add_func("/charts/boundary/field", test_boundary_field);
   g_test_add_func("/charts/boundary/overlay-on-screen", test_boundary_overlay_on_screen);
   g_test_add_func("/charts/histogram/counts", test_histogram_counts);
   g_test_add_func("/charts/sparkline", test_sparkline);
+  g_test_add_func("/charts/tick-raster", test_tick_raster);
   return g_test_run();
 }

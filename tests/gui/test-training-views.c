@@ -5,6 +5,7 @@
  * importing a PyTorch state dict; training on a Vulkan device. The cases run
  * in order on one window.
  */
+#include "loom-tick-raster.h"
 #include "training-harness.h"
 
 /* ---- the DNA pane ---- */
@@ -184,7 +185,8 @@ static int lit_slots(void) {
 
 /* The feedback example, one tick at a time: the trace and the grid's
  * colours advance with every tick; the signal reaches one more slot each
- * tick until every slot carries it. */
+ * tick until every slot carries it. The pane's raster gains a column per
+ * tick, a row per traced slot holding its output norm; Reset empties it. */
 static void test_systolic(void) {
   g_autoptr(GError) error = NULL;
   g_autoptr(LoomDocument) feedback = loom_document_new_for_example("feedback", &error);
@@ -208,8 +210,18 @@ static void test_systolic(void) {
   g_assert_cmpint(lit1, >=, 1);
   g_assert_cmpint(lit2, ==, lit1 + 1);
   g_assert_cmpuint(differing_bytes(one, two), >, 200);
+  LoomTickRaster *raster = LOOM_TICK_RASTER(gui_test_find_child(GTK_WIDGET(window->systolic_pane), LOOM_TYPE_TICK_RASTER));
+  gsize n_trace = 0;
+  const loom_slot_trace *trace = loom_systolic_pane_get_trace(window->systolic_pane, &n_trace);
+  g_assert_cmpint(loom_tick_raster_get_n_rows(raster), ==, (int)n_trace);
+  g_assert_cmpint(loom_tick_raster_get_n_columns(raster), ==, 2);
+  for (gsize k = 0; k < n_trace; k++) g_assert_cmpfloat(loom_tick_raster_get_value(raster, (int)k, 0), ==, (float)trace[k].norm);
+  int lit_before = 0;
+  for (gsize k = 0; k < n_trace; k++) lit_before += loom_tick_raster_get_value(raster, (int)k, 1) > 0;
+  g_assert_cmpint(lit_before, ==, lit1);
   activate("win.systolic-reset");
   g_assert_cmpint(loom_systolic_pane_get_ticks(window->systolic_pane), ==, 0);
+  g_assert_cmpint(loom_tick_raster_get_n_columns(raster), ==, 0);
   gtk_stack_set_visible_child_name(window->bottom_stack, "training");
   g_assert_cmpint(loom_grid_view_get_color_mode(window->grid_view), ==, LOOM_GRID_VIEW_COLOR_LAYER_TYPE);
 }
