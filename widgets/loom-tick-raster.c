@@ -32,6 +32,9 @@ G_DEFINE_FINAL_TYPE(LoomTickRaster, loom_tick_raster, GTK_TYPE_WIDGET)
 
 #define MARGIN 6.0
 #define LABEL_GAP 6.0
+/* Rows beyond this many never get a text line each on a screen: their
+ * labels are not measured (a Pango layout each, on the UI thread). */
+#define LABELLED_ROWS_MAX 256
 
 GtkWidget *loom_tick_raster_new(void) { return g_object_new(LOOM_TYPE_TICK_RASTER, NULL); }
 
@@ -49,7 +52,8 @@ static void layout(LoomTickRaster *self, double w, double h, Layout *l) {
   l->y0 = MARGIN;
   l->h = MAX(h - MARGIN - bottom, 1);
   double left = MIN(self->label_width + LABEL_GAP, 0.35 * w);
-  l->labels = self->n_rows > 0 && l->h / self->n_rows >= th && left >= self->label_width + LABEL_GAP;
+  l->labels = self->n_rows > 0 && self->n_rows <= LABELLED_ROWS_MAX && l->h / self->n_rows >= th &&
+              left >= self->label_width + LABEL_GAP;
   l->x0 = l->labels ? MARGIN + left : MARGIN;
   l->w = MAX(w - l->x0 - MARGIN, 1);
 }
@@ -201,6 +205,7 @@ void loom_tick_raster_set_rows(LoomTickRaster *self, const char *const *labels, 
   self->label_width = 0;
   for (int i = 0; i < n_rows; i++) {
     self->labels[i] = labels && labels[i] ? g_strdup(labels[i]) : g_strdup_printf("%d", i + 1);
+    if (n_rows > LABELLED_ROWS_MAX) continue;
     int tw;
     loom_chart_text_size(GTK_WIDGET(self), self->labels[i], &tw, NULL);
     self->label_width = MAX(self->label_width, tw);
