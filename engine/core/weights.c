@@ -255,10 +255,18 @@ LOOM_API int loom_weights_morph(loom_weights *w, loom_error *err) {
      * reported at its first bad column: the same error as a whole-tensor
      * check first, rows being checked in order. */
     const size_t row_bytes = loom_dtype_row_bytes(w->dtype, w->cols);
+    const loom_dtype_traits *t = loom_dtype_traits_get(w->dtype);
+    const loom_quantize_row_fn checked = nscales ? NULL : loom_kernels_get()->quantize_row_finite[w->dtype];
     for (int64_t r = 0; r < w->rows && !rc; r++) {
       const float *row = w->master + r * w->cols;
+      if (checked) { /* checked and encoded in one pass */
+        int64_t bad = 0;
+        if (checked(t, row, w->cols, 1.0f, w->packed + (size_t)r * row_bytes, &bad))
+          return report_nonfinite(w, w->master, r * w->cols, w->cols, err);
+        continue;
+      }
       /* Scaled dtypes check the row while computing its scale: one pass less. */
-      if (nscales ? loom_scaled_row_scale(loom_dtype_traits_get(w->dtype), row, w->cols, &w->scales[r])
+      if (nscales ? loom_scaled_row_scale(t, row, w->cols, &w->scales[r])
                   : any_nonfinite(row, w->cols))
         if ((rc = report_nonfinite(w, w->master, r * w->cols, w->cols, err))) return rc;
       rc = loom_dtype_quantize(w->dtype, row, 1, w->cols, nscales ? w->scales + r : NULL, nscales ? 1 : 0,

@@ -352,6 +352,40 @@ static int SIMD(quantize_float64)(const loom_dtype_traits *t, const float *src, 
   return 0;
 }
 
+/* The morph's float64 row: quantize_float64 and the row's finiteness check
+ * in one pass (cpu.h, quantize_row_finite). A value is finite exactly when
+ * its |bits| are below 0x7f800000. */
+static int SIMD(quantize_float64_finite)(const loom_dtype_traits *t, const float *src, int64_t n, float scale,
+                                         uint8_t *dst, int64_t *bad) {
+  const vi magnitude = (vi){0} + 0x7fffffff;
+  vi bad_lanes = {0};
+  int64_t i = 0;
+  for (; i + VL <= n; i += VL) {
+    const vf x = load_f(src + i);
+    vi bits;
+    memcpy(&bits, &x, sizeof bits);
+    bad_lanes |= (bits & magnitude) >= 0x7f800000;
+    const vd d = __builtin_convertvector(x, vd);
+    memcpy(dst + 8 * i, &d, sizeof d);
+  }
+  bool finite = true;
+  for (int l = 0; l < VL; l++) finite &= bad_lanes[l] == 0;
+  for (; i < n; i++) {
+    finite &= isfinite(src[i]);
+    const double d = src[i];
+    memcpy(dst + 8 * i, &d, sizeof d);
+  }
+  if (finite) return 0;
+  for (int64_t j = 0; j < n; j++)
+    if (!isfinite(src[j])) {
+      *bad = j;
+      break;
+    }
+  (void)t;
+  (void)scale;
+  return LOOM_ERR_NONFINITE;
+}
+
 static void SIMD(dequantize_float64)(const loom_dtype_traits *t, const uint8_t *src, int64_t n, float scale,
                                      const float *lut, float *dst) {
   int64_t i = 0;
@@ -656,6 +690,7 @@ static void SIMD(fill_codecs)(loom_kernels *k) {
       break; /* a memcpy already */
     case LOOM_DTYPE_FLOAT64:
       k->quantize_row[d] = SIMD(quantize_float64);
+      k->quantize_row_finite[d] = SIMD(quantize_float64_finite);
       k->dequantize_row[d] = SIMD(dequantize_float64);
       break;
     case LOOM_DTYPE_BFLOAT16:

@@ -43,6 +43,12 @@ typedef struct loom_kernels {
   const char *name;
   loom_quantize_row_fn quantize_row[LOOM_DTYPE_COUNT];
   loom_dequantize_row_fn dequantize_row[LOOM_DTYPE_COUNT];
+  /* quantize_row for a format with codes for NaN and ±inf that refuses them
+   * all the same, in the same pass: LOOM_ERR_NONFINITE and *bad the first
+   * such column (dst then holds garbage). The morph checks a row this way
+   * instead of reading it once for the check and once to encode it: float64
+   * 0.48 → ... of memcpy (docs/kernels.md). NULL where a level has none. */
+  loom_quantize_row_fn quantize_row_finite[LOOM_DTYPE_COUNT];
   /* True when any value is NaN or ±inf. */
   bool (*any_nonfinite)(const float *v, int64_t n);
   /* max |v| and max(0, max v) over finite values (order-free, so exact). */

@@ -9,6 +9,7 @@
 
 #include "core/dtype-internal.h"
 #include "core/weights-internal.h"
+#include "kernels/cpu.h"
 #include "loom/loom.h"
 
 static loom_weights *random_weights(int64_t rows, int64_t cols, guint32 seed) {
@@ -146,7 +147,8 @@ static void test_nonfinite(void) {
   g_assert_cmpstr(loom_weights_label(w), ==, "layer (0,1,2,0) weight");
   loom_weights_master(w)[1 * 4 + 2] = NAN;
   loom_weights_touch(w);
-  const loom_dtype dts[] = {LOOM_DTYPE_FLOAT32, LOOM_DTYPE_FP4, LOOM_DTYPE_FP8_E4M3, LOOM_DTYPE_INT8};
+  const loom_dtype dts[] = {LOOM_DTYPE_FLOAT32, LOOM_DTYPE_FLOAT64, LOOM_DTYPE_FP4, LOOM_DTYPE_FP8_E4M3,
+                            LOOM_DTYPE_INT8};
   for (size_t k = 0; k < G_N_ELEMENTS(dts); k++) {
     loom_error err = {0};
     g_assert_cmpint(loom_weights_set_dtype(w, dts[k], NULL), ==, 0);
@@ -165,6 +167,50 @@ static void test_nonfinite(void) {
   loom_weights_master(w)[2 * 4 + 3] = 1;
   loom_weights_touch(w);
   g_assert_nonnull(loom_weights_effective(w, &err));
+  loom_weights_free(w);
+}
+
+/* float64's morph checks and encodes a row in one pass where a kernel level
+ * has that (quantize_row_finite): at every level a NaN or infinity in the
+ * vector part or the tail of a row gives the whole-row check's report, and a
+ * finite master the reference's bytes. */
+static void test_float64_checked_in_one_pass(void) {
+  const int64_t rows = 4, cols = 37; /* vectors of 8 or 16 lanes, then a tail */
+  loom_weights *w = random_weights(rows, cols, 11);
+  loom_weights_set_label(w, "layer (0,0,0,0) weight");
+  g_assert_cmpint(loom_weights_set_dtype(w, LOOM_DTYPE_FLOAT64, NULL), ==, 0);
+  g_assert_true(loom_kernels_force(LOOM_KERNELS_REF));
+  g_assert_cmpint(loom_weights_morph(w, NULL), ==, 0);
+  size_t nbytes;
+  g_autofree uint8_t *ref = g_memdup2(loom_weights_packed(w, &nbytes), rows * cols * 8);
+  g_assert_cmpuint(nbytes, ==, rows * cols * 8);
+  const struct {
+    int64_t at;
+    float v;
+    const char *message;
+  } bad[] = {
+      {2 * cols + 5, INFINITY, "layer (0,0,0,0) weight: weight at row 2, column 5 is +inf"},
+      {1 * cols + 36, NAN, "layer (0,0,0,0) weight: weight at row 1, column 36 is NaN"},
+      {3 * cols + 17, -INFINITY, "layer (0,0,0,0) weight: weight at row 3, column 17 is -inf"},
+  };
+  for (int level = 0; level <= (int)loom_kernels_best_level(); level++) {
+    if (!loom_kernels_force((loom_kernel_level)level)) continue;
+    loom_weights_touch(w);
+    g_assert_cmpint(loom_weights_morph(w, NULL), ==, 0);
+    g_assert_cmpmem(loom_weights_packed(w, NULL), rows * cols * 8, ref, rows * cols * 8);
+    for (gsize k = 0; k < G_N_ELEMENTS(bad); k++) {
+      float *m = loom_weights_master(w);
+      const float keep = m[bad[k].at];
+      m[bad[k].at] = bad[k].v;
+      loom_weights_touch(w);
+      loom_error err = {0};
+      g_assert_cmpint(loom_weights_morph(w, &err), ==, LOOM_ERR_NONFINITE);
+      g_assert_cmpstr(err.message, ==, bad[k].message);
+      g_assert_null(loom_weights_packed(w, NULL));
+      m[bad[k].at] = keep;
+    }
+  }
+  loom_kernels_force(loom_kernels_best_level());
   loom_weights_free(w);
 }
 
@@ -261,6 +307,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/weights/byte-accounting", test_byte_accounting);
   g_test_add_func("/weights/cache-and-touch", test_cache_and_touch);
   g_test_add_func("/weights/nonfinite", test_nonfinite);
+  g_test_add_func("/weights/float64-checked-in-one-pass", test_float64_checked_in_one_pass);
   g_test_add_func("/weights/load-packed", test_load_packed);
   g_test_add_func("/weights/morph-load-round-trip", test_morph_load_round_trip);
   return g_test_run();
