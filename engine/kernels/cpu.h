@@ -47,7 +47,8 @@ typedef struct loom_kernels {
    * all the same, in the same pass: LOOM_ERR_NONFINITE and *bad the first
    * such column (dst then holds garbage). The morph checks a row this way
    * instead of reading it once for the check and once to encode it: float64
-   * 0.48 → ... of memcpy (docs/kernels.md). NULL where a level has none. */
+   * 0.48 → 0.57-0.61 of memcpy (docs/kernels.md). NULL where a level has
+   * none. */
   loom_quantize_row_fn quantize_row_finite[LOOM_DTYPE_COUNT];
   /* True when any value is NaN or ±inf. */
   bool (*any_nonfinite)(const float *v, int64_t n);
