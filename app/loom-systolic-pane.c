@@ -2,7 +2,8 @@
  * LoomSystolicPane: a copy of the network and its loom_systolic runner are
  * handed to a GTask thread for each tick and come back with the trace; only
  * one tick is ever in flight, so the runner is never shared. Playing chains
- * ticks through a timeout at the chosen speed.
+ * ticks through a timeout at the chosen speed. Each tick's trace colours the
+ * grid and adds a column to the raster below the controls.
  */
 #include "loom-systolic-pane.h"
 
@@ -231,6 +232,8 @@ static void start_over(LoomSystolicPane *self) {
   g_clear_pointer(&self->trace, g_free);
   self->n_trace = 0;
   g_clear_pointer(&self->error, g_free);
+  /* The rows are named anew at the next tick: a layer may have changed type. */
+  self->n_raster_rows = 0;
   loom_tick_raster_clear(self->raster);
   update_labels(self);
   g_object_notify_by_pspec(G_OBJECT(self), properties[PROP_TICKS]);
