@@ -59,6 +59,7 @@ struct _LoomWindow {
   GtkPaned *outer_paned; /* palette | the rest */
   GtkPaned *inner_paned; /* grid view | inspector column */
   GtkWidget *inspector_column;
+  GtkPaned *inspector_paned; /* inspector | links and totals */
   GtkPaned *center_paned; /* grid view above the training pane */
   LoomGridView *grid_view;
   GtkWidget *bottom_box;  /* the training and DNA panes */

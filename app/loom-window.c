@@ -279,6 +279,11 @@ static gboolean settle_panes(gpointer data) {
   int panes = g_settings_get_int(self->settings, "panes-height");
   int total = gtk_widget_get_height(GTK_WIDGET(self->center_paned));
   if (panes > 0 && total > 0) gtk_paned_set_position(self->center_paned, MAX(total - panes, total / 3));
+  /* The links and totals as high as the user dragged them (else their
+   * natural height); the inspector keeps at least a quarter. */
+  int split = g_settings_get_int(self->settings, "inspector-split");
+  int column = gtk_widget_get_height(GTK_WIDGET(self->inspector_paned));
+  if (split > 0 && column > 0) gtk_paned_set_position(self->inspector_paned, MAX(column - split, column / 4));
   return G_SOURCE_REMOVE;
 }
 
@@ -299,6 +304,13 @@ static void save_pane_sizes(LoomWindow *self) {
   if (gtk_widget_get_visible(self->bottom_box) && total > 0)
     g_settings_set_int(self->settings, "panes-height",
                        CLAMP(total - gtk_paned_get_position(self->center_paned), 1, 4000));
+  /* Only a split the user made: the natural height follows the links. */
+  int column = gtk_widget_get_height(GTK_WIDGET(self->inspector_paned));
+  gboolean dragged = FALSE;
+  g_object_get(self->inspector_paned, "position-set", &dragged, NULL);
+  if (column > 0)
+    g_settings_set_int(self->settings, "inspector-split",
+                       dragged ? CLAMP(column - gtk_paned_get_position(self->inspector_paned), 1, 4000) : 0);
 }
 
 static gboolean loom_window_close_request(GtkWindow *window) {
@@ -442,6 +454,7 @@ static void loom_window_class_init(LoomWindowClass *klass) {
   gtk_widget_class_bind_template_child(widget_class, LoomWindow, outer_paned);
   gtk_widget_class_bind_template_child(widget_class, LoomWindow, inner_paned);
   gtk_widget_class_bind_template_child(widget_class, LoomWindow, inspector_column);
+  gtk_widget_class_bind_template_child(widget_class, LoomWindow, inspector_paned);
   gtk_widget_class_bind_template_child(widget_class, LoomWindow, center_paned);
   gtk_widget_class_bind_template_child(widget_class, LoomWindow, grid_view);
   gtk_widget_class_bind_template_child(widget_class, LoomWindow, training_pane);

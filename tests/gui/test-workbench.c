@@ -341,10 +341,15 @@ static int panes_shown(void) {
 
 static int expected_panes_height;
 
+/* The height of the links and totals under the inspector. */
+static int split_shown(void) {
+  return gtk_widget_get_height(GTK_WIDGET(window->inspector_paned)) - gtk_paned_get_position(window->inspector_paned);
+}
+
 static gboolean panes_restored(gpointer data) {
   (void)data;
   return window && gtk_widget_get_height(GTK_WIDGET(window->center_paned)) > 0 &&
-         panes_shown() == expected_panes_height;
+         panes_shown() == expected_panes_height && split_shown() == 90;
 }
 
 static void test_window_state_remembered(void) {
@@ -364,6 +369,13 @@ static void test_window_state_remembered(void) {
   gtk_paned_set_position(window->center_paned, total - 250);
   int panes_height = panes_shown();
   g_assert_cmpint(panes_height, ==, 250);
+  /* Not dragged, the links and totals keep their natural height: nothing
+   * is remembered. Dragged (the inspector's live statistics want room), it is. */
+  g_assert_cmpint(g_settings_get_int(settings, "inspector-split"), ==, 0);
+  int column = gtk_widget_get_height(GTK_WIDGET(window->inspector_paned));
+  g_assert_cmpint(column, >, 300);
+  gtk_paned_set_position(window->inspector_paned, column - 90);
+  g_assert_cmpint(split_shown(), ==, 90);
 
   gtk_window_set_default_size(GTK_WINDOW(window), 900, 640);
   g_object_add_weak_pointer(G_OBJECT(window), (gpointer *)&window);
@@ -375,6 +387,7 @@ static void test_window_state_remembered(void) {
   g_assert_cmpint(g_settings_get_int(settings, "palette-width"), ==, palette_width);
   g_assert_cmpint(g_settings_get_int(settings, "inspector-width"), >=, 280);
   g_assert_cmpint(g_settings_get_int(settings, "panes-height"), ==, panes_height);
+  g_assert_cmpint(g_settings_get_int(settings, "inspector-split"), ==, 90);
 
   g_application_activate(G_APPLICATION(app));
   window = LOOM_WINDOW(gtk_application_get_active_window(GTK_APPLICATION(app)));
@@ -385,7 +398,7 @@ static void test_window_state_remembered(void) {
   g_assert_cmpint(height, ==, 640);
   gui_test_wait(is_mapped, window, TIMEOUT_MS, "the new window to map");
   expected_panes_height = panes_height;
-  gui_test_wait(panes_restored, NULL, TIMEOUT_MS, "the panes below the view to get their height back");
+  gui_test_wait(panes_restored, NULL, TIMEOUT_MS, "the panes below the view and the inspector's split to come back");
   g_assert_false(loom_grid_view_get_show_legend(window_grid_view()));
   g_action_group_activate_action(G_ACTION_GROUP(window), "show-legend", NULL);
   g_assert_true(loom_grid_view_get_show_legend(window_grid_view()));
