@@ -272,86 +272,141 @@ static bool quantize32(bool is_unsigned, const float *src, int64_t n, const wide
 
 /* ---- 64-bit codes ---- */
 
+
+
 /*
- * rne(|x| / s) for the 64-bit formats, whose codes go beyond the 53 bits of a
- * double. With Q = rne(|x| · (1/s)) in double (within |x/s| · 2^-51 of the
- * quotient: a few units of its last place), the remainder r = |x| − Q·s is
+ * rne(x / s) for the 64-bit formats, whose codes go beyond the 53 bits of a
+ * double. With Q = rne(x · (1/s)) in double (within |x/s| · 2^-51 of the
+ * quotient: a few units of its last place), the remainder r = x − Q·s is
  * exact in double (an fma gives it): x and Q·s are multiples of a common
- * power of two, and |r| is below 2^26 of them. Then |x| / s = Q + r/s with Q
- * an integer, so rne(|x| / s) = Q + c, c the integer nearest r / s, ties
- * going to the even sum: c0 = rne(r · (1/s)) is off by at most one (|r/s| <
- * 2^13), and the signs of (c0 ± 1/2)·s − r from one fma each settle it, as
- * for the narrow codes. Q + c is formed in 64-bit integers. Lanes with Q at
- * or above qmax + 1 − 2^14 might reach the clamp (|c| ≤ 2^13 + 1 below it):
- * those (a row's largest values, ±inf, quotients of a tiny scale) go through
- * the reference's integer division, one lane at a time.
+ * power of two, and |r| is below 2^26 of them. Then x / s = Q + r/s with Q
+ * an integer, so rne(x / s) = Q + c, c the integer nearest r / s, ties going
+ * to the even sum: d = r · (1/s) is within 2^-39 of r / s (|r/s| < 2^13), so
+ * c0 = rne(d) is c unless d lies within 2^-30 of a half-integer (ties: rare
+ * beyond 2^23, impossible beyond 2^24); there the signs of (c0 ± 1/2)·s − r
+ * from one fma each settle it, as for the narrow codes. Q + c is formed in
+ * 64-bit integers. Everything here is odd in x (rne and the products are
+ * symmetric), so signed codes need no sign handling of their own.
+ *
+ * The hot path is bound by the two FP ports (docs/kernels.md): the
+ * conversion rounds d itself (vcvtpd2qq, to nearest even in the default
+ * environment), d − c0 comes from one vreducepd, and the near-tie and
+ * out-of-range lanes share one test. Lanes with |Q| at or above qmax + 1 −
+ * 2^14 might reach the clamp (|c| ≤ 2^13 + 1 below it): those (a row's
+ * largest values, ±inf, NaN, quotients of a tiny scale) go through the
+ * reference's integer division, one lane at a time, which also tells the
+ * NaN lanes.
  */
-static inline __m512i magnitude64(__m512d a, __m512d s, __m512d inv, __m512d limit, __mmask8 *slow) {
-  const __m512d q = _mm512_roundscale_pd(_mm512_mul_pd(a, inv), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  *slow = _mm512_cmp_pd_mask(q, limit, _CMP_NLT_UQ);
-  const __m512d r = _mm512_fnmadd_pd(q, s, a); /* a − q·s, exact */
-  const __m512d d = _mm512_mul_pd(r, inv);     /* r / s within 2^-39 */
-  const __m512d c0 = _mm512_roundscale_pd(d, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  /* Q < 2^64 in the lanes that are kept (the others are replaced): exact */
-  __m512i m = _mm512_add_epi64(_mm512_cvtpd_epu64(q), _mm512_cvtpd_epi64(c0));
-  /* c0 is c unless r / s lies within 2^-30 of a half-integer (ties: rare
-   * beyond 2^23, impossible beyond 2^24): only then the fma signs. */
-  if (!_mm512_cmp_pd_mask(_mm512_abs_pd(_mm512_sub_pd(d, c0)), _mm512_set1_pd(0.5 - 0x1p-30), _CMP_GE_OQ))
-    return m;
+typedef struct {
+  __m512d s, inv, limit;
+} wide64_params;
+
+/* The lanes of `slow` by the reference; the NaN lanes' mask is returned. */
+static __mmask8 settle64_lanes(const loom_dtype_traits *t, const bool is_unsigned, const float *in, float scale,
+                               __mmask8 slow, uint64_t code[8]) {
+  __mmask8 nan = 0;
+  for (unsigned bits = slow; bits; bits &= bits - 1) {
+    const int l = __builtin_ctz(bits);
+    if (isnan(in[l])) {
+      nan |= (__mmask8)(1u << l); /* the row fails: the code does not matter */
+      continue;
+    }
+    bool negative;
+    const uint64_t mag = loom_rne_div_exact(in[l], scale, t->qmax, !is_unsigned, &negative);
+    code[l] = negative ? UINT64_C(0) - mag : mag;
+  }
+  return nan;
+}
+
+typedef struct {
+  __m512d r;
+  __m512i q, m;
+  __mmask8 slow, near;
+} block64;
+
+/* The hot path: Q + c of 8 values, and which lanes need more. c comes from
+ * t = rne(r · (1/s) · 2^30), read out of the bits of one fma, y = r · (1/s) +
+ * 1.5 · 2^22 (|r/s| < 2^13 + 1 keeps y in [2^22, 2^23), where its last place
+ * is 2^-30): t / 2^30 is within 2^-31 + 2^-39 of r / s (the fma's rounding,
+ * and 1/s's relative error 2^-53). c0 = floor((t + 2^29) / 2^30) is then c
+ * whenever t lies farther than 2 from an odd multiple of 2^29: no
+ * half-integer lies between t / 2^30 and r / s. The nearer lanes (about one
+ * in 2^28, ties included) are settled out of line. All of it is integer work
+ * beside the fma, which leaves the two FP ports to the quotient. */
+static inline __attribute__((always_inline)) block64 quotients64(const bool is_unsigned, const float *in,
+                                                                 const wide64_params *p) {
+  const __m512d magic = _mm512_set1_pd(0x1.8p22);
+  const __m512i half_bits = _mm512_set1_epi64(INT64_C(0x4158000000000000) - (INT64_C(1) << 29));
+  const __m512i low = _mm512_set1_epi64((INT64_C(1) << 30) - 1);
+  block64 b;
+  const __m512d x = _mm512_cvtps_pd(_mm256_loadu_ps(in));
+  /* unsigned: negatives clamp to 0, as an input of 0; max(0, x) returns x
+   * when either is NaN, so a NaN goes on to the slow lanes */
+  const __m512d a = is_unsigned ? _mm512_max_pd(_mm512_setzero_pd(), x) : x;
+  const __m512d q = _mm512_roundscale_pd(_mm512_mul_pd(a, p->inv), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  b.slow = _mm512_cmp_pd_mask(_mm512_abs_pd(q), p->limit, _CMP_NLT_UQ); /* NaN too */
+  b.r = _mm512_fnmadd_pd(q, p->s, a);                                   /* a − q·s, exact */
+  /* u = t + 2^29 (the bits of 1.5 · 2^22 are 0x4158000000000000) */
+  const __m512i u = _mm512_sub_epi64(_mm512_castpd_si512(_mm512_fmadd_pd(b.r, p->inv, magic)), half_bits);
+  b.near = _mm512_cmple_epu64_mask(_mm512_and_si512(_mm512_add_epi64(u, _mm512_set1_epi64(2)), low),
+                                   _mm512_set1_epi64(4));
+  /* Q is in range in the lanes that are kept (the others are replaced): exact */
+  b.q = is_unsigned ? _mm512_cvtpd_epu64(q) : _mm512_cvtpd_epi64(q);
+  b.m = _mm512_add_epi64(b.q, _mm512_srai_epi64(u, 30));
+  return b;
+}
+
+/* A block with a lane near a tie or out of the fast range, or a row's last
+ * few values (len < 8, the rest of `in` zero): computed again out of line, so
+ * that the hot loop keeps nothing for it. c0 = rne(r · (1/s)) in double is off
+ * by at most one (|r/s| < 2^13 + 1, the product within 2^-39), and the signs
+ * of (c0 ± 1/2)·s − r from one fma each settle every lane, as for the narrow
+ * codes. Returns the NaN lanes' mask. */
+static __attribute__((noinline)) __mmask8 encode8_64_rest(const loom_dtype_traits *t, const bool is_unsigned,
+                                                         const float *in, int64_t len, float scale,
+                                                         const wide64_params *p, uint8_t *dst) {
+  const block64 b = quotients64(is_unsigned, in, p);
   const __m512d half = _mm512_set1_pd(0.5), zero = _mm512_setzero_pd();
-  const __m512d t_hi = _mm512_fmsub_pd(_mm512_add_pd(c0, half), s, r);
-  const __m512d t_lo = _mm512_fmsub_pd(_mm512_sub_pd(c0, half), s, r);
+  const __m512d c0 = _mm512_roundscale_pd(_mm512_mul_pd(b.r, p->inv), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512i m = _mm512_add_epi64(b.q, _mm512_cvtpd_epi64(c0));
+  const __m512d t_hi = _mm512_fmsub_pd(_mm512_add_pd(c0, half), p->s, b.r);
+  const __m512d t_lo = _mm512_fmsub_pd(_mm512_sub_pd(c0, half), p->s, b.r);
   const __m512i one = _mm512_set1_epi64(1);
   const __mmask8 odd = _mm512_test_epi64_mask(m, one);
   const __mmask8 up = _mm512_cmp_pd_mask(t_hi, zero, _CMP_LT_OQ) | (_mm512_cmp_pd_mask(t_hi, zero, _CMP_EQ_OQ) & odd);
   const __mmask8 down = _mm512_cmp_pd_mask(t_lo, zero, _CMP_GT_OQ) | (_mm512_cmp_pd_mask(t_lo, zero, _CMP_EQ_OQ) & odd);
   m = _mm512_mask_add_epi64(m, up, m, one);
-  return _mm512_mask_sub_epi64(m, down, m, one);
-}
-
-/* Codes of 8 values (len ≤ 8 of them stored; the rest of `in` zero). */
-static inline __attribute__((always_inline)) __mmask8 encode8_64(const loom_dtype_traits *t, const bool is_unsigned,
-                                                                   const float *in, int64_t len, float scale,
-                                                                   const __m512d s, const __m512d inv,
-                                                                   const __m512d limit, uint8_t *dst) {
-  const __m512d x = _mm512_cvtps_pd(_mm256_loadu_ps(in));
-  const __mmask8 nan = _mm512_cmp_pd_mask(x, x, _CMP_UNORD_Q);
-  const __mmask8 neg = _mm512_cmp_pd_mask(x, _mm512_setzero_pd(), _CMP_LT_OQ);
-  /* unsigned: negatives clamp to 0, as an input of 0 */
-  const __m512d a = is_unsigned ? _mm512_max_pd(x, _mm512_setzero_pd()) : _mm512_abs_pd(x);
-  __mmask8 slow;
-  __m512i m = magnitude64(a, s, inv, limit, &slow);
-  if (!is_unsigned) m = _mm512_mask_sub_epi64(m, neg, _mm512_setzero_si512(), m);
-  if (len == 8 && !slow) {
-    _mm512_storeu_si512(dst, m);
-    return nan;
-  }
+  m = _mm512_mask_sub_epi64(m, down, m, one);
   uint64_t code[8];
   _mm512_storeu_si512(code, m);
-  for (unsigned bits = slow; bits; bits &= bits - 1) {
-    const int l = __builtin_ctz(bits);
-    if (isnan(in[l])) continue; /* the row fails: the code does not matter */
-    bool negative;
-    const uint64_t mag = loom_rne_div_exact(in[l], scale, t->qmax, !is_unsigned, &negative);
-    code[l] = negative ? UINT64_C(0) - mag : mag;
-  }
+  const __mmask8 nan = b.slow ? settle64_lanes(t, is_unsigned, in, scale, b.slow, code) : 0;
   memcpy(dst, code, (size_t)len * sizeof *code);
   return nan;
 }
 
 static inline __attribute__((always_inline)) bool quantize64(const loom_dtype_traits *t, const bool is_unsigned,
                                                               const float *src, int64_t n, float scale, uint8_t *dst) {
-  const __m512d s = _mm512_set1_pd(scale), inv = _mm512_set1_pd(1.0 / (double)scale);
-  const __m512d limit = _mm512_set1_pd(is_unsigned ? 0x1p64 - 0x1p14 : 0x1p63 - 0x1p14);
+  const wide64_params p = {
+    .s = _mm512_set1_pd(scale),
+    .inv = _mm512_set1_pd(1.0 / (double)scale),
+    .limit = _mm512_set1_pd(is_unsigned ? 0x1p64 - 0x1p14 : 0x1p63 - 0x1p14),
+  };
   __mmask8 nan = 0;
   int64_t i = 0;
+  const uintptr_t next = (uintptr_t)(src + n); /* as in quantize_small_rows */
   for (; i + 8 <= n; i += 8) {
-    nan |= encode8_64(t, is_unsigned, src + i, 8, scale, s, inv, limit, dst + 8 * i);
+    if (!(i & 8)) _mm_prefetch((const char *)(next + sizeof *src * (uintptr_t)i), _MM_HINT_T0);
+    const block64 b = quotients64(is_unsigned, src + i, &p);
+    /* one kortest for both masks (GCC otherwise moves each to a register to OR them) */
+    if (__builtin_expect(_kortestz_mask8_u8(b.slow, b.near), 1))
+      _mm512_storeu_si512(dst + 8 * i, b.m);
+    else
+      nan |= encode8_64_rest(t, is_unsigned, src + i, 8, scale, &p, dst + 8 * i);
   }
   if (i < n) {
     float tail[8] = {0};
     memcpy(tail, src + i, (size_t)(n - i) * sizeof *tail);
-    nan |= encode8_64(t, is_unsigned, tail, n - i, scale, s, inv, limit, dst + 8 * i);
+    nan |= encode8_64_rest(t, is_unsigned, tail, n - i, scale, &p, dst + 8 * i);
   }
   return nan != 0;
 }
