@@ -160,7 +160,7 @@ SCALED_FNS(binary, LOOM_DTYPE_BINARY)
 
 /* The scale from a row's statistic (max |w|, max(0, max w) or Σ|w|, as
  * loom_kernels' scans give them) and its length. */
-static float scale_of_stat(const loom_dtype_traits *t, double stat, int64_t n) {
+float loom_scaled_scale_of_stat(const loom_dtype_traits *t, double stat, int64_t n) {
   switch (t->kind) {
   case LOOM_DTYPE_KIND_SIGNED:
   case LOOM_DTYPE_KIND_UNSIGNED: stat /= (double)t->qmax; break;
@@ -187,13 +187,13 @@ LOOM_API float loom_dtype_compute_scale(loom_dtype d, const float *values, int64
     stat = k->abs_sum(values, n);
     break;
   }
-  return scale_of_stat(t, stat, n);
+  return loom_scaled_scale_of_stat(t, stat, n);
 }
 
 bool loom_scaled_row_scale(const loom_dtype_traits *t, const float *row, int64_t n, float *scale) {
   double stat = 0;
   if (loom_kernels_get()->scale_scan(row, n, t->kind, &stat)) return true;
-  *scale = scale_of_stat(t, stat, n);
+  *scale = loom_scaled_scale_of_stat(t, stat, n);
   return false;
 }
 

@@ -93,6 +93,9 @@ bool loom_scaled_code_valid(const loom_dtype_traits *t, uint64_t code);
  * returns true (leaving *scale alone) when the row holds NaN or ±inf, else
  * sets *scale to loom_dtype_compute_scale's value. */
 bool loom_scaled_row_scale(const loom_dtype_traits *t, const float *row, int64_t n, float *scale);
+/* The scale of n values from the kernels' scale_scan statistic (the same
+ * function loom_scaled_row_scale applies). */
+float loom_scaled_scale_of_stat(const loom_dtype_traits *t, double stat, int64_t n);
 
 int loom_scaled_quantize_row(const loom_dtype_traits *t, const float *src, int64_t n, float scale, uint8_t *dst,
                              int64_t *bad);

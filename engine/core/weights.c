@@ -257,6 +257,31 @@ LOOM_API int loom_weights_morph(loom_weights *w, loom_error *err) {
     const size_t row_bytes = loom_dtype_row_bytes(w->dtype, w->cols);
     const loom_dtype_traits *t = loom_dtype_traits_get(w->dtype);
     const loom_quantize_row_fn checked = nscales ? NULL : loom_kernels_get()->quantize_row_finite[w->dtype];
+    const loom_quantize_scan_fn scanning = nscales ? loom_kernels_get()->quantize_row_scan[w->dtype] : NULL;
+    if (scanning) { /* each row's scan rides on the encode of the row before it */
+      if (loom_scaled_row_scale(t, w->master, w->cols, &w->scales[0]))
+        return report_nonfinite(w, w->master, 0, w->cols, err);
+      for (int64_t r = 0; r < w->rows; r++) {
+        const float *row = w->master + r * w->cols;
+        const bool last = r + 1 == w->rows;
+        bool next_bad = false;
+        double stat = 0;
+        int64_t bad = 0;
+        if (scanning(t, row, w->cols, w->scales[r], w->packed + (size_t)r * row_bytes, &bad,
+                     last ? NULL : row + w->cols, &next_bad, &stat)) {
+          /* not reached (row r was scanned finite): the generic path's error */
+          loom_error_set(err, LOOM_ERR_NONFINITE, _("%s has no code for NaN (row %lld, column %lld)"), t->name,
+                         (long long)r, (long long)bad);
+          loom_error_prefix(err, "%s", w->label);
+          return LOOM_ERR_NONFINITE;
+        }
+        if (last) break;
+        if (next_bad) return report_nonfinite(w, w->master, (r + 1) * w->cols, w->cols, err);
+        w->scales[r + 1] = loom_scaled_scale_of_stat(t, stat, w->cols);
+      }
+      w->cache_valid = true;
+      return 0;
+    }
     for (int64_t r = 0; r < w->rows && !rc; r++) {
       const float *row = w->master + r * w->cols;
       if (checked) { /* checked and encoded in one pass */

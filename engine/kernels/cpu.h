@@ -33,6 +33,9 @@ typedef enum loom_kernel_level {
  * code for unscaled dtypes of <= 8 bits (loom_float_build_lut). */
 typedef int (*loom_quantize_row_fn)(const loom_dtype_traits *t, const float *src, int64_t n, float scale,
                                     uint8_t *dst, int64_t *bad);
+typedef int (*loom_quantize_scan_fn)(const loom_dtype_traits *t, const float *src, int64_t n, float scale,
+                                     uint8_t *dst, int64_t *bad, const float *next, bool *next_nonfinite,
+                                     double *next_stat);
 typedef void (*loom_dequantize_row_fn)(const loom_dtype_traits *t, const uint8_t *src, int64_t n, float scale,
                                        const float *lut, float *dst);
 struct loom_qgemm_job; /* kernels/qgemm.h */
@@ -50,6 +53,12 @@ typedef struct loom_kernels {
    * 0.48 → 0.57-0.61 of memcpy (docs/kernels.md). NULL where a level has
    * none. */
   loom_quantize_row_fn quantize_row_finite[LOOM_DTYPE_COUNT];
+  /* quantize_row of a signed or unsigned scaled dtype that also gives, from
+   * the same loop, scale_scan's answer for the row after it (`next`, n
+   * values too: *next_nonfinite its return, *next_stat its statistic). The
+   * morph scans row r + 1 while it encodes row r instead of in a pass of
+   * its own (docs/kernels.md). NULL where a level has none. */
+  loom_quantize_scan_fn quantize_row_scan[LOOM_DTYPE_COUNT];
   /* True when any value is NaN or ±inf. */
   bool (*any_nonfinite)(const float *v, int64_t n);
   /* max |v| and max(0, max v) over finite values (order-free, so exact). */

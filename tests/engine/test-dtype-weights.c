@@ -214,6 +214,67 @@ static void test_float64_checked_in_one_pass(void) {
   loom_weights_free(w);
 }
 
+/* Where a level has quantize_row_scan (the 64-bit formats at AVX-512), the
+ * morph scans row r + 1 inside the encode of row r. At every level: the
+ * reference level's codes and scales for a finite master (rows of mixed
+ * magnitudes, a row of zeros, a tail after the vectors); a NaN or infinity
+ * in the first row (scanned alone), in a later row's vector part or tail,
+ * and in the last row gives the whole-row check's report. A kernel that
+ * scanned the wrong row, missed lanes or misread a statistic fails here. */
+static void test_scan_rides_on_encode(void) {
+  const int64_t rows = 5, cols = 37;
+  const loom_dtype dts[] = {LOOM_DTYPE_INT64, LOOM_DTYPE_UINT64, LOOM_DTYPE_INT8, LOOM_DTYPE_UINT4};
+  const struct {
+    int64_t at;
+    float v;
+    const char *message;
+  } bad[] = {
+      {0 * cols + 3, NAN, "layer (0,0,0,0) weight: weight at row 0, column 3 is NaN"},
+      {2 * cols + 5, INFINITY, "layer (0,0,0,0) weight: weight at row 2, column 5 is +inf"},
+      {1 * cols + 36, NAN, "layer (0,0,0,0) weight: weight at row 1, column 36 is NaN"},
+      {4 * cols + 17, -INFINITY, "layer (0,0,0,0) weight: weight at row 4, column 17 is -inf"},
+  };
+  bool fused_seen = false;
+  for (gsize d = 0; d < G_N_ELEMENTS(dts); d++) {
+    loom_weights *w = random_weights(rows, cols, 5 + (guint32)d);
+    float *m = loom_weights_master(w);
+    for (int64_t c = 0; c < cols; c++) m[3 * cols + c] = 0; /* scale 0 */
+    m[2 * cols + 7] = -1e30f;                               /* a row's largest value, negative */
+    loom_weights_touch(w);
+    loom_weights_set_label(w, "layer (0,0,0,0) weight");
+    g_assert_cmpint(loom_weights_set_dtype(w, dts[d], NULL), ==, 0);
+    g_assert_true(loom_kernels_force(LOOM_KERNELS_REF));
+    g_assert_cmpint(loom_weights_morph(w, NULL), ==, 0);
+    size_t nbytes;
+    int64_t ns;
+    const uint8_t *p = loom_weights_packed(w, &nbytes);
+    g_autofree uint8_t *ref = g_memdup2(p, nbytes);
+    g_autofree float *ref_scales = g_memdup2(loom_weights_scales(w, &ns), rows * sizeof(float));
+    g_assert_cmpint(ns, ==, rows);
+    for (int level = 0; level <= (int)loom_kernels_best_level(); level++) {
+      if (!loom_kernels_force((loom_kernel_level)level)) continue;
+      fused_seen |= loom_kernels_get()->quantize_row_scan[dts[d]] != NULL;
+      loom_weights_touch(w);
+      g_assert_cmpint(loom_weights_morph(w, NULL), ==, 0);
+      g_assert_cmpmem(loom_weights_packed(w, NULL), nbytes, ref, nbytes);
+      g_assert_cmpmem(loom_weights_scales(w, NULL), rows * sizeof(float), ref_scales, rows * sizeof(float));
+      for (gsize k = 0; k < G_N_ELEMENTS(bad); k++) {
+        const float keep = m[bad[k].at];
+        m[bad[k].at] = bad[k].v;
+        loom_weights_touch(w);
+        loom_error err = {0};
+        g_assert_cmpint(loom_weights_morph(w, &err), ==, LOOM_ERR_NONFINITE);
+        g_assert_cmpstr(err.message, ==, bad[k].message);
+        g_assert_null(loom_weights_packed(w, NULL));
+        m[bad[k].at] = keep;
+      }
+    }
+    loom_weights_free(w);
+  }
+  loom_kernels_force(loom_kernels_best_level());
+  if (loom_kernels_best_level() == LOOM_KERNELS_AVX512) g_assert_true(fused_seen);
+}
+
 static void test_load_packed(void) {
   loom_weights *w = loom_weights_new(2, 3, NULL);
   loom_weights_set_label(w, "layer (1,0,0,0) weight");
@@ -308,6 +369,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/weights/cache-and-touch", test_cache_and_touch);
   g_test_add_func("/weights/nonfinite", test_nonfinite);
   g_test_add_func("/weights/float64-checked-in-one-pass", test_float64_checked_in_one_pass);
+  g_test_add_func("/weights/scan-rides-on-encode", test_scan_rides_on_encode);
   g_test_add_func("/weights/load-packed", test_load_packed);
   g_test_add_func("/weights/morph-load-round-trip", test_morph_load_round_trip);
   return g_test_run();
