@@ -48,13 +48,19 @@ LOOM_API int loom_loss_mse(const float *y, const float *target, int64_t batch, i
  * Cross-entropy of one row of logits against (1-ε)·onehot(label) + ε/C.
  * Returns the row's loss; writes softmax - target, times `grad_scale`, to g.
  */
+/* exp(x), without libm's underflow path where the result is +0 anyway
+ * (below about −745.13): a trained classifier's logits lie hundreds apart,
+ * and the call for each of them that underflowed (setting errno) cost more
+ * than the rest of the loss. */
+static inline double exp_or_zero(double x) { return x < -746.0 ? 0.0 : exp(x); }
+
 static double ce_row(const float *z, int32_t label, int64_t classes, double eps, double grad_scale, float *g) {
   double zmax = z[0];
   for (int64_t c = 1; c < classes; c++)
     if (z[c] > zmax) zmax = z[c];
   double sumexp = 0.0, sum_z = 0.0;
   for (int64_t c = 0; c < classes; c++) {
-    sumexp += exp((double)z[c] - zmax);
+    sumexp += exp_or_zero((double)z[c] - zmax);
     sum_z += (double)z[c];
   }
   double logsumexp = zmax + log(sumexp);
@@ -65,7 +71,7 @@ static double ce_row(const float *z, int32_t label, int64_t classes, double eps,
   if (g) {
     double off = eps / (double)classes;
     for (int64_t c = 0; c < classes; c++) {
-      double p = exp((double)z[c] - logsumexp);
+      double p = exp_or_zero((double)z[c] - logsumexp);
       double q = off + (c == label ? 1.0 - eps : 0.0);
       g[c] = (float)((p - q) * grad_scale);
     }

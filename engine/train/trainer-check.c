@@ -64,23 +64,43 @@ static inline double lanes_sum(const float *a0, const float *a1, const float *a2
   return s;
 }
 
+/* The fallbacks sum in double, element i into lane i % 8, the lanes then in
+ * order and the tail after them: exact enough (no float underflow, no
+ * overflow), and not one chain of dependent adds, which once the gradients
+ * of a trained network are all tiny (every block below SQ_SAFE_MIN) cost
+ * a twelfth of a small network's step (docs/training.md). */
+#define SQ_LANES 8
+
 static double sq_block_exact(const float *v, int64_t n) {
+  double a[SQ_LANES] = {0};
+  int64_t i = 0;
+  for (; i + SQ_LANES <= n; i += SQ_LANES)
+    for (int j = 0; j < SQ_LANES; j++) a[j] += (double)v[i + j] * (double)v[i + j];
   double s = 0.0;
-  for (int64_t i = 0; i < n; i++) s += (double)v[i] * (double)v[i];
+  for (int j = 0; j < SQ_LANES; j++) s += a[j];
+  for (; i < n; i++) s += (double)v[i] * (double)v[i];
   return s;
 }
 
 static double sq_diff_block_exact(const float *w, const float *b, int64_t n) {
+  double a[SQ_LANES] = {0};
+  int64_t i = 0;
+  for (; i + SQ_LANES <= n; i += SQ_LANES)
+    for (int j = 0; j < SQ_LANES; j++) {
+      const double d = (double)w[i + j] - (double)b[i + j];
+      a[j] += d * d;
+    }
   double s = 0.0;
-  for (int64_t i = 0; i < n; i++) {
-    double d = (double)w[i] - (double)b[i];
+  for (int j = 0; j < SQ_LANES; j++) s += a[j];
+  for (; i < n; i++) {
+    const double d = (double)w[i] - (double)b[i];
     s += d * d;
   }
   return s;
 }
 
 static double sq_block(const float *v, int64_t n) {
-  if (n < 16) return sq_block_exact(v, n); /* the same sum: no lane gets an element */
+  if (n < 16) return sq_block_exact(v, n); /* no float lane would get an element */
   float a0[4] = {0}, a1[4] = {0}, a2[4] = {0}, a3[4] = {0};
   int64_t i = 0;
   for (; i + 16 <= n; i += 16) {
@@ -95,7 +115,7 @@ static double sq_block(const float *v, int64_t n) {
 }
 
 static void sq_diff_block(const float *w, const float *b, int64_t n, double *ww, double *dd) {
-  if (n < 16) { /* the same sums: no lane gets an element */
+  if (n < 16) { /* no float lane would get an element */
     *ww += sq_block_exact(w, n);
     *dd += sq_diff_block_exact(w, b, n);
     return;

@@ -18,6 +18,17 @@ static double exact_sum_squares(const float *v, int64_t n) {
   return s;
 }
 
+/* The fallback's documented order (trainer-check.c): element i into double
+ * lane i % 8, the lanes in order, then the tail. */
+static double lane_sum_squares(const float *v, int64_t n) {
+  double a[8] = {0}, s = 0.0;
+  const int64_t full = n / 8 * 8;
+  for (int64_t i = 0; i < full; i++) a[i % 8] += (double)v[i] * (double)v[i];
+  for (int j = 0; j < 8; j++) s += a[j];
+  for (int64_t i = full; i < n; i++) s += (double)v[i] * (double)v[i];
+  return s;
+}
+
 static double exact_diff_squares(const float *w, const float *b, int64_t n) {
   double s = 0.0;
   for (int64_t i = 0; i < n; i++) s += ((double)w[i] - (double)b[i]) * ((double)w[i] - (double)b[i]);
@@ -54,17 +65,27 @@ static void test_sum_squares(void) {
     assert_rel(dd, exact_diff_squares(v, b, n), 1e-6);
   }
   g_assert_cmpfloat(train_sum_squares(v, 0), ==, 0.0);
+  double ww, dd;
 
   /* squares beyond FLT_MAX and below the float range: the block is summed in
-   * double, so one block (n <= 1024) equals the plain double sum exactly */
+   * double lanes, so one block (n <= 1024) equals that order's sum exactly
+   * and the plain double sum to rounding */
   fill_random(v, 1000, 1e20, 3);
-  g_assert_cmpfloat(train_sum_squares(v, 1000), ==, exact_sum_squares(v, 1000));
+  g_assert_cmpfloat(train_sum_squares(v, 1000), ==, lane_sum_squares(v, 1000));
+  assert_rel(train_sum_squares(v, 1000), exact_sum_squares(v, 1000), 1e-14);
   fill_random(v, 1000, 1e-25, 4);
   double tiny = train_sum_squares(v, 1000);
   g_assert_cmpfloat(tiny, >, 0.0);
-  g_assert_cmpfloat(tiny, ==, exact_sum_squares(v, 1000));
+  g_assert_cmpfloat(tiny, ==, lane_sum_squares(v, 1000));
+  assert_rel(tiny, exact_sum_squares(v, 1000), 1e-14);
+  /* a trained network's gradients: every value tiny, so every block falls
+   * back, squares and differences alike */
+  fill_random(v, 5003, 1e-20, 5);
+  fill_random(b, 5003, 1e-20, 6);
+  assert_rel(train_sum_squares(v, 5003), exact_sum_squares(v, 5003), 1e-14);
+  train_sum_squares_diff(v, b, 5003, &ww, &dd);
+  assert_rel(dd, exact_diff_squares(v, b, 5003), 1e-14);
   float big_w[3] = {3e38f, 1.0f, -2e38f}, big_b[3] = {-3e38f, 1.0f, 2e38f};
-  double ww, dd;
   train_sum_squares_diff(big_w, big_b, 3, &ww, &dd);
   g_assert_cmpfloat(dd, ==, exact_diff_squares(big_w, big_b, 3));
   g_assert_true(isfinite(dd) && dd > 3e77);
