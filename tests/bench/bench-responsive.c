@@ -16,7 +16,9 @@
  *   against headless training of the same settings with the engine's
  *   trainer in the same process, measured before and after the window
  *   (the worker's own thread count and pool, so the two do the same work),
- *   and once more on a thread beside the paused window while it keeps
+ *   once from where the worker paused (the document's trained network and
+ *   trainer state: the same phase of training, which the fresh baseline is
+ *   not), and once more on a thread beside the paused window while it keeps
  *   orbiting (what the machine gives a training thread beside a drawing
  *   main thread); the worker's time inside and outside its steps.
  *
@@ -286,29 +288,31 @@ static void spin(double seconds) {
   while (g_get_monotonic_time() < until) g_main_context_iteration(NULL, TRUE);
 }
 
-/* Steps per second of the engine's trainer on the example's settings, as
- * the worker builds it (its thread count: one unless the settings say). */
-static double headless_steps_per_second(const char *example, double seconds) {
+/* Steps per second of the engine's trainer on @net (consumed) with @s
+ * (consumed), as the worker builds it (its thread count: one unless the
+ * settings say), from @state's weights' optimizer state where given. */
+static double timed_steps(const char *what, loom_net *net, loom_train_settings *s, GBytes *state, double seconds) {
   loom_error err = {0};
-  loom_net *net = NULL;
-  loom_train_settings *s = NULL;
   loom_dataset *train = NULL, *test = NULL;
   loom_train_config cfg;
   g_autofree char *dir = g_build_filename(LOOM_SOURCE_DIR, "data", "datasets", NULL);
-  if (loom_example_build(example, &net, &err) || loom_example_settings(example, &s, &err) ||
-      loom_train_settings_set_field(s, "epochs", "100000", &err) ||
-      loom_train_settings_make_data(s, net, dir, &train, &test, &err) ||
+  if (loom_train_settings_make_data(s, net, dir, &train, &test, &err) ||
       loom_train_settings_make_config(s, net, train, &cfg, &err))
-    g_error("headless %s: %s", example, err.message);
+    g_error("headless %s: %s", what, err.message);
   int threads = s->threads > 0 ? s->threads : 1;
   loom_pool *pool = threads > 1 ? loom_pool_new(threads, &err) : NULL;
   loom_trainer *tr = loom_trainer_new(net, train, test, &cfg, pool, &err);
-  if (!tr) g_error("headless %s: %s", example, err.message);
+  if (!tr) g_error("headless %s: %s", what, err.message);
+  if (state) {
+    gsize len;
+    const void *bytes = g_bytes_get_data(state, &len);
+    if (loom_trainer_import_state(tr, bytes, len, &err)) g_error("headless %s: %s", what, err.message);
+  }
   loom_step_stats st;
   gint64 start = 0, steps = 0, t = 0;
   gint64 warm = g_get_monotonic_time() + (gint64)(0.2 * 1e6);
   for (;;) {
-    if (loom_trainer_step(tr, &st, &err)) g_error("headless %s: %s", example, err.message);
+    if (loom_trainer_step(tr, &st, &err)) g_error("headless %s: %s", what, err.message);
     t = g_get_monotonic_time();
     if (!start && t >= warm) start = t, steps = 0;
     else if (start) steps++;
@@ -321,6 +325,37 @@ static double headless_steps_per_second(const char *example, double seconds) {
   loom_train_settings_free(s);
   loom_net_free(net);
   return (double)steps / ((double)(t - start) / 1e6);
+}
+
+/* From the example's fresh weights. */
+static double headless_steps_per_second(const char *example, double seconds) {
+  loom_error err = {0};
+  loom_net *net = NULL;
+  loom_train_settings *s = NULL;
+  if (loom_example_build(example, &net, &err) || loom_example_settings(example, &s, &err) ||
+      loom_train_settings_set_field(s, "epochs", "100000", &err))
+    g_error("headless %s: %s", example, err.message);
+  return timed_steps(example, net, s, NULL, seconds);
+}
+
+/* From where the worker paused: the document's trained network, settings
+ * and trainer state (weights and optimizer moments), so the two rates are
+ * taken in the same phase of training; a network that has learned its data
+ * steps at another rate than fresh weights (docs/trainer.md). */
+static double headless_from_document(LoomDocument *doc, double seconds) {
+  const LoomTrainingExtras *ex = loom_document_get_training(doc);
+  loom_error err = {0};
+  loom_net *net = loom_net_clone(loom_document_get_net(doc), &err);
+  if (!net || !ex || !ex->settings) g_error("headless from the document: %s", net ? "no training settings" : err.message);
+  loom_diag *diags = NULL;
+  if (loom_net_infer_shapes(net, loom_net_seed(net), &diags) > 0) g_error("headless from the document: %s", diags[0].message);
+  free(diags);
+  return timed_steps("from the document", net, loom_train_settings_copy(ex->settings), ex->state, seconds);
+}
+
+static gboolean document_trained(gpointer steps) {
+  const LoomTrainingExtras *ex = loom_document_get_training(bench.window->document);
+  return ex && ex->state && ex->steps >= *(gint64 *)steps;
 }
 
 typedef struct {
@@ -436,6 +471,9 @@ int main(int argc, char **argv) {
   wait_for(is_state, GINT_TO_POINTER(LOOM_TRAINING_PAUSED), 600, "the pause");
   double pause_s = (double)(g_get_monotonic_time() - pause_at) / 1e6;
   gint64 final_step = loom_training_session_get_latest(loom_training_controller_get_session(bench.window->training))->step;
+  /* Pause hands the trained network and the trainer's state to the document. */
+  wait_for(document_trained, &final_step, 60, "the trained network in the document");
+  const double headless_trained = headless_from_document(bench.window->document, headless_s);
   const GError *gl_error = gtk_gl_area_get_error(GTK_GL_AREA(bench.window->grid_view));
   if (gl_error) g_error("the grid view could not draw: %s", gl_error->message);
   int width = gtk_widget_get_width(GTK_WIDGET(bench.window->grid_view));
@@ -483,6 +521,9 @@ int main(int argc, char **argv) {
   printf("%-30s %10.0f steps/s (headless before %.0f, after %.0f, mean %.0f)\n", "worker", worker, headless_before,
          headless_after, headless);
   printf("%-30s %7.3f× (goal >= 0.9×)\n", "worker / headless", headless > 0 ? worker / headless : 0.0);
+  printf("%-30s %10.0f steps/s (%.3f× headless; the worker / this: %.3f×)\n", "headless from the paused state",
+         headless_trained, headless > 0 ? headless_trained / headless : 0.0,
+         headless_trained > 0 ? worker / headless_trained : 0.0);
   printf("%-30s %10.0f steps/s (%.3f× headless; the worker / this: %.3f×)\n", "headless beside the window",
          beside.rate, headless > 0 ? beside.rate / headless : 0.0, beside.rate > 0 ? worker / beside.rate : 0.0);
   if (during.rate > 0)
