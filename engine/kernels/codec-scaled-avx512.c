@@ -288,10 +288,10 @@ static bool quantize32(bool is_unsigned, const float *src, int64_t n, const wide
  * 64-bit integers. Everything here is odd in x (rne and the products are
  * symmetric), so signed codes need no sign handling of their own.
  *
- * The hot path is bound by the two FP ports (docs/kernels.md): the
- * conversion rounds d itself (vcvtpd2qq, to nearest even in the default
- * environment), d − c0 comes from one vreducepd, and the near-tie and
- * out-of-range lanes share one test. Lanes with |Q| at or above qmax + 1 −
+ * The hot path is bound by the two FP ports (docs/kernels.md): c0 is read
+ * from the bits of one more fma (quotients64) instead of rounded and
+ * converted, and the near-tie and out-of-range lanes share one test, whose
+ * blocks are settled out of line (encode8_64_rest). Lanes with |Q| at or above qmax + 1 −
  * 2^14 might reach the clamp (|c| ≤ 2^13 + 1 below it): those (a row's
  * largest values, ±inf, NaN, quotients of a tiny scale) go through the
  * reference's integer division, one lane at a time, which also tells the

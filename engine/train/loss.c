@@ -44,16 +44,16 @@ LOOM_API int loom_loss_mse(const float *y, const float *target, int64_t batch, i
   return LOOM_OK;
 }
 
-/*
- * Cross-entropy of one row of logits against (1-ε)·onehot(label) + ε/C.
- * Returns the row's loss; writes softmax - target, times `grad_scale`, to g.
- */
 /* exp(x), without libm's underflow path where the result is +0 anyway
  * (below about −745.13): a trained classifier's logits lie hundreds apart,
  * and the call for each of them that underflowed (setting errno) cost more
  * than the rest of the loss. */
 static inline double exp_or_zero(double x) { return x < -746.0 ? 0.0 : exp(x); }
 
+/*
+ * Cross-entropy of one row of logits against (1-ε)·onehot(label) + ε/C.
+ * Returns the row's loss; writes softmax - target, times `grad_scale`, to g.
+ */
 static double ce_row(const float *z, int32_t label, int64_t classes, double eps, double grad_scale, float *g) {
   double zmax = z[0];
   for (int64_t c = 1; c < classes; c++)

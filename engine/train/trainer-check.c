@@ -68,7 +68,7 @@ static inline double lanes_sum(const float *a0, const float *a1, const float *a2
  * order and the tail after them: exact enough (no float underflow, no
  * overflow), and not one chain of dependent adds, which once the gradients
  * of a trained network are all tiny (every block below SQ_SAFE_MIN) cost
- * a twelfth of a small network's step (docs/training.md). */
+ * a twelfth of a small network's step (docs/trainer.md). */
 #define SQ_LANES 8
 
 static double sq_block_exact(const float *v, int64_t n) {

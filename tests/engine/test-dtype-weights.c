@@ -170,6 +170,30 @@ static void test_nonfinite(void) {
   loom_weights_free(w);
 }
 
+/* A value placed in the master and the report the morph must give for it. */
+typedef struct {
+  int64_t at;
+  float v;
+  const char *message;
+} bad_value;
+
+/* Each bad value in turn: the morph fails with its message and leaves no
+ * packed copy; the master is put back after each. */
+static void assert_morph_reports(loom_weights *w, const bad_value *bad, gsize n) {
+  float *m = loom_weights_master(w);
+  for (gsize k = 0; k < n; k++) {
+    const float keep = m[bad[k].at];
+    m[bad[k].at] = bad[k].v;
+    loom_weights_touch(w);
+    loom_error err = {0};
+    g_assert_cmpint(loom_weights_morph(w, &err), ==, LOOM_ERR_NONFINITE);
+    g_assert_cmpstr(err.message, ==, bad[k].message);
+    g_assert_null(loom_weights_packed(w, NULL));
+    m[bad[k].at] = keep;
+  }
+  loom_weights_touch(w);
+}
+
 /* float64's morph checks and encodes a row in one pass where a kernel level
  * has that (quantize_row_finite): at every level a NaN or infinity in the
  * vector part or the tail of a row gives the whole-row check's report, and a
@@ -184,11 +208,7 @@ static void test_float64_checked_in_one_pass(void) {
   size_t nbytes;
   g_autofree uint8_t *ref = g_memdup2(loom_weights_packed(w, &nbytes), rows * cols * 8);
   g_assert_cmpuint(nbytes, ==, rows * cols * 8);
-  const struct {
-    int64_t at;
-    float v;
-    const char *message;
-  } bad[] = {
+  const bad_value bad[] = {
       {2 * cols + 5, INFINITY, "layer (0,0,0,0) weight: weight at row 2, column 5 is +inf"},
       {1 * cols + 36, NAN, "layer (0,0,0,0) weight: weight at row 1, column 36 is NaN"},
       {3 * cols + 17, -INFINITY, "layer (0,0,0,0) weight: weight at row 3, column 17 is -inf"},
@@ -198,17 +218,7 @@ static void test_float64_checked_in_one_pass(void) {
     loom_weights_touch(w);
     g_assert_cmpint(loom_weights_morph(w, NULL), ==, 0);
     g_assert_cmpmem(loom_weights_packed(w, NULL), rows * cols * 8, ref, rows * cols * 8);
-    for (gsize k = 0; k < G_N_ELEMENTS(bad); k++) {
-      float *m = loom_weights_master(w);
-      const float keep = m[bad[k].at];
-      m[bad[k].at] = bad[k].v;
-      loom_weights_touch(w);
-      loom_error err = {0};
-      g_assert_cmpint(loom_weights_morph(w, &err), ==, LOOM_ERR_NONFINITE);
-      g_assert_cmpstr(err.message, ==, bad[k].message);
-      g_assert_null(loom_weights_packed(w, NULL));
-      m[bad[k].at] = keep;
-    }
+    assert_morph_reports(w, bad, G_N_ELEMENTS(bad));
   }
   loom_kernels_force(loom_kernels_best_level());
   loom_weights_free(w);
@@ -224,11 +234,7 @@ static void test_float64_checked_in_one_pass(void) {
 static void test_scan_rides_on_encode(void) {
   const int64_t rows = 5, cols = 37;
   const loom_dtype dts[] = {LOOM_DTYPE_INT64, LOOM_DTYPE_UINT64, LOOM_DTYPE_INT8, LOOM_DTYPE_UINT4};
-  const struct {
-    int64_t at;
-    float v;
-    const char *message;
-  } bad[] = {
+  const bad_value bad[] = {
       {0 * cols + 3, NAN, "layer (0,0,0,0) weight: weight at row 0, column 3 is NaN"},
       {2 * cols + 5, INFINITY, "layer (0,0,0,0) weight: weight at row 2, column 5 is +inf"},
       {1 * cols + 36, NAN, "layer (0,0,0,0) weight: weight at row 1, column 36 is NaN"},
@@ -258,16 +264,7 @@ static void test_scan_rides_on_encode(void) {
       g_assert_cmpint(loom_weights_morph(w, NULL), ==, 0);
       g_assert_cmpmem(loom_weights_packed(w, NULL), nbytes, ref, nbytes);
       g_assert_cmpmem(loom_weights_scales(w, NULL), rows * sizeof(float), ref_scales, rows * sizeof(float));
-      for (gsize k = 0; k < G_N_ELEMENTS(bad); k++) {
-        const float keep = m[bad[k].at];
-        m[bad[k].at] = bad[k].v;
-        loom_weights_touch(w);
-        loom_error err = {0};
-        g_assert_cmpint(loom_weights_morph(w, &err), ==, LOOM_ERR_NONFINITE);
-        g_assert_cmpstr(err.message, ==, bad[k].message);
-        g_assert_null(loom_weights_packed(w, NULL));
-        m[bad[k].at] = keep;
-      }
+      assert_morph_reports(w, bad, G_N_ELEMENTS(bad));
     }
     loom_weights_free(w);
   }
