@@ -203,6 +203,7 @@ static int bench_dtype(const bench_setup *b, loom_dtype d, float *y, bench_row *
     loom_optim_config cfg = loom_optim_defaults(LOOM_OPTIM_SGD);
     opt = loom_optim_new(&cfg, (int)t.stores->len, (const int64_t *)(void *)t.sizes->data, &err);
     if (!opt) goto fail;
+    loom_optim_set_pool(opt, b->pool);
   }
   for (int r = -1; r < b->runs; r++) { /* run -1 warms up, as above */
     double t0 = now_s(), loss;

@@ -1,7 +1,19 @@
 /*
  * A fixed pool of worker threads executing one parallel-for at a time.
- * Ranges are handed out by an atomic counter; which thread runs a range
- * varies, but the ranges themselves (and so every result) do not.
+ * Which thread runs a range may vary, but the ranges themselves (and so
+ * every result) do not.
+ *
+ * Each thread starts on a share of the job of its own, the same share for
+ * the same job: the caller the first 1/T of the chunks, worker i the
+ * (i+1)-th. A product called again on the same matrices (every training
+ * step) then finds its part of C, and of the packed panels, in the cache of
+ * the core that wrote it last. With one shared counter the chunks went to
+ * whichever thread asked first, so a chunk's lines moved between the cores'
+ * caches from call to call, and on the 2-core development VM that made two
+ * threads no faster than one on the weight gradient (docs/sgemm.md, *Each
+ * thread its own part of C*). A thread that has finished its share takes
+ * chunks from the back of the others', so a thread that is late or
+ * preempted delays nothing.
  */
 #include "loom/pool.h"
 
@@ -16,6 +28,18 @@
 
 #define LOOM_POOL_MAX_THREADS 256
 
+/* One thread's share of the current job: units [lo, hi) in one word (lo in
+ * the low 32 bits), so the owner taking from the front and a thief taking
+ * from the back settle every unit with one compare-and-swap. A cache line
+ * each: the owner's updates must not slow the others' reads. */
+typedef struct {
+  _Alignas(64) atomic_ullong range;
+} share;
+
+/* Units of the packed ranges: a unit is `unit_chunks` consecutive chunks,
+ * so that any number of chunks fits in 32 bits. */
+#define MAX_UNITS ((int64_t)1 << 31)
+
 struct loom_pool {
   int n_threads; /* including the caller */
   pthread_t *threads;
@@ -28,8 +52,9 @@ struct loom_pool {
   uint64_t generation;
   loom_range_fn fn;
   void *arg;
-  int64_t n, grain, n_chunks;
-  atomic_llong next_chunk;
+  int64_t n, grain, n_chunks, unit_chunks;
+  share *shares; /* n_threads: the caller's first, then worker i's at i + 1 */
+  atomic_int next_worker_share;
   int busy_workers;
   bool active; /* workers may join the current job only while this is set */
   bool quit;
@@ -83,18 +108,42 @@ static bool workers_done(const loom_pool *p, uint64_t unused) {
 
 static _Thread_local int in_pool_job;
 
-static void run_chunks(loom_pool *p) {
+static bool take(share *sh, bool front, int64_t *unit) {
+  unsigned long long r = atomic_load_explicit(&sh->range, memory_order_relaxed);
   for (;;) {
-    long long c = atomic_fetch_add(&p->next_chunk, 1);
-    if (c >= p->n_chunks) break;
+    uint32_t lo = (uint32_t)r, hi = (uint32_t)(r >> 32);
+    if (lo >= hi) return false;
+    unsigned long long next = front ? ((unsigned long long)hi << 32) | (lo + 1u) : ((unsigned long long)(hi - 1u) << 32) | lo;
+    if (atomic_compare_exchange_weak_explicit(&sh->range, &r, next, memory_order_acq_rel, memory_order_relaxed)) {
+      *unit = front ? lo : hi - 1u;
+      return true;
+    }
+  }
+}
+
+static void run_unit(loom_pool *p, int64_t unit) {
+  int64_t c1 = (unit + 1) * p->unit_chunks < p->n_chunks ? (unit + 1) * p->unit_chunks : p->n_chunks;
+  for (int64_t c = unit * p->unit_chunks; c < c1; c++) {
     int64_t begin = c * p->grain;
     int64_t end = begin + p->grain < p->n ? begin + p->grain : p->n;
     p->fn(p->arg, begin, end);
   }
 }
 
+/* The thread of share `self` runs its own share from the front, then empties
+ * the others' from the back, the next thread's first. */
+static void run_chunks(loom_pool *p, int self) {
+  int64_t unit;
+  while (take(&p->shares[self], true, &unit)) run_unit(p, unit);
+  for (int i = 1; i < p->n_threads; i++) {
+    share *victim = &p->shares[(self + i) % p->n_threads];
+    while (take(victim, false, &unit)) run_unit(p, unit);
+  }
+}
+
 static void *worker_main(void *data) {
   loom_pool *p = data;
+  const int self = atomic_fetch_add(&p->next_worker_share, 1);
   uint64_t seen = 0;
   in_pool_job = 1;
   pthread_mutex_lock(&p->mutex);
@@ -112,7 +161,7 @@ static void *worker_main(void *data) {
     p->busy_workers++;
     atomic_store_explicit(&p->busy_seen, p->busy_workers, memory_order_release);
     pthread_mutex_unlock(&p->mutex);
-    run_chunks(p);
+    run_chunks(p, self);
     pthread_mutex_lock(&p->mutex);
     atomic_store_explicit(&p->busy_seen, --p->busy_workers, memory_order_release);
     if (p->busy_workers == 0) pthread_cond_signal(&p->done_cv);
@@ -134,6 +183,14 @@ LOOM_API loom_pool *loom_pool_new(int n_threads, loom_error *err) {
     return NULL;
   }
   p->n_threads = n_threads;
+  atomic_init(&p->next_worker_share, 1);
+  p->shares = aligned_alloc(_Alignof(share), (size_t)n_threads * sizeof(share));
+  if (!p->shares) {
+    free(p);
+    loom_error_set(err, LOOM_ERR_NOMEM, _("out of memory creating a thread pool"));
+    return NULL;
+  }
+  for (int i = 0; i < n_threads; i++) atomic_init(&p->shares[i].range, 0);
   pthread_mutex_init(&p->mutex, NULL);
   pthread_mutex_init(&p->run_mutex, NULL);
   pthread_cond_init(&p->work_cv, NULL);
@@ -166,6 +223,7 @@ LOOM_API void loom_pool_free(loom_pool *p) {
   if (p->threads)
     for (int i = 0; i < p->n_threads - 1; i++) pthread_join(p->threads[i], NULL);
   free(p->threads);
+  free(p->shares);
   pthread_mutex_destroy(&p->mutex);
   pthread_mutex_destroy(&p->run_mutex);
   pthread_cond_destroy(&p->work_cv);
@@ -193,7 +251,12 @@ LOOM_API void loom_pool_for(loom_pool *p, int64_t n, int64_t grain, loom_range_f
   p->n = n;
   p->grain = grain;
   p->n_chunks = n_chunks;
-  atomic_store(&p->next_chunk, 0);
+  p->unit_chunks = (n_chunks + MAX_UNITS - 1) / MAX_UNITS;
+  const int64_t units = (n_chunks + p->unit_chunks - 1) / p->unit_chunks, t = p->n_threads;
+  for (int i = 0; i < t; i++) {
+    unsigned long long lo = (unsigned long long)(units * i / t), hi = (unsigned long long)(units * (i + 1) / t);
+    atomic_store_explicit(&p->shares[i].range, (hi << 32) | lo, memory_order_relaxed);
+  }
   p->active = true;
   p->generation++;
   atomic_store_explicit(&p->generation_seen, p->generation, memory_order_release);
@@ -201,7 +264,7 @@ LOOM_API void loom_pool_for(loom_pool *p, int64_t n, int64_t grain, loom_range_f
   pthread_mutex_unlock(&p->mutex);
 
   in_pool_job = 1;
-  run_chunks(p);
+  run_chunks(p, 0);
   in_pool_job = 0;
 
   /* Every chunk is claimed. Retire the job so no late worker joins it, then

@@ -26,7 +26,13 @@ struct loom_optim {
   loom_optim_config cfg;
   int n;
   tensor_state *t;
+  loom_pool *pool;
 };
+
+/* Elements per piece of a pooled update: 64 KiB of each stream, a multiple
+ * of every vector width. The pool gives each thread the same pieces step
+ * after step (pool.c), so a piece's moments stay in one core's cache. */
+#define PIECE 16384
 
 static const char *const optim_names[] = {"sgd", "adam", "adamw", "rmsprop"};
 #define N_OPTIMS ((int)(sizeof optim_names / sizeof optim_names[0]))
@@ -209,6 +215,8 @@ LOOM_API loom_optim *loom_optim_new(const loom_optim_config *cfg, int n_tensors,
   return opt;
 }
 
+LOOM_API void loom_optim_set_pool(loom_optim *opt, loom_pool *pool) { opt->pool = pool; }
+
 LOOM_API const loom_optim_config *loom_optim_config_of(const loom_optim *opt) { return &opt->cfg; }
 LOOM_API int loom_optim_n_tensors(const loom_optim *opt) { return opt->n; }
 
@@ -230,44 +238,68 @@ LOOM_API void loom_optim_reset(loom_optim *opt) {
 
 /* ---- per-tensor updates --------------------------------------------------- */
 
-static void sgd_tensor(const loom_optim_config *c, tensor_state *t, float *p, const float *g, double lr) {
+/* One tensor's update, run on elements [begin, end) of it by the pool. */
+typedef struct update_job {
+  const loom_optim_config *c;
+  tensor_state *t;
+  float *p;
+  const float *g;
+  double lr;
+  bool first;         /* SGD: the momentum buffer is initialised by this step */
+  optim_adam_coef ak; /* Adam, AdamW */
+} update_job;
+
+static void sgd_range(void *arg, int64_t begin, int64_t end) {
+  const update_job *j = arg;
+  const loom_optim_config *c = j->c;
+  float *p = j->p, *buf1 = j->t->buf1;
+  const float *g = j->g;
   const float wd = (float)c->weight_decay, mom = (float)c->momentum, damp1 = (float)(1.0 - c->dampening);
-  const float neg_lr = (float)-lr;
-  bool first = !t->has_momentum;
-  for (int64_t i = 0; i < t->size; i++) {
+  const float neg_lr = (float)-j->lr;
+  for (int64_t i = begin; i < end; i++) {
     float d = c->maximize ? -g[i] : g[i];
     if (wd != 0.0f) d = d + wd * p[i];
     if (mom != 0.0f) {
-      float buf = first ? d : t->buf1[i] * mom + damp1 * d;
-      t->buf1[i] = buf;
+      float buf = j->first ? d : buf1[i] * mom + damp1 * d;
+      buf1[i] = buf;
       d = c->nesterov ? d + mom * buf : buf;
     }
     p[i] = p[i] + neg_lr * d;
   }
-  if (mom != 0.0f) t->has_momentum = true;
 }
 
-static void adam_tensor(const loom_optim_config *c, tensor_state *t, float *p, const float *g, double lr) {
+static void adam_range(void *arg, int64_t begin, int64_t end) {
+  const update_job *j = arg;
+  tensor_state *t = j->t;
+  optim_adam_update(&j->ak, loom_kernels_get()->level, end - begin, j->p + begin, j->g + begin, t->buf1 + begin,
+                    t->buf2 + begin, j->c->amsgrad ? t->buf3 + begin : NULL);
+}
+
+static optim_adam_coef adam_coef(const loom_optim_config *c, const tensor_state *t, double lr) {
   double step = (double)t->steps;
   double bias1 = 1.0 - pow(c->beta1, step), bias2 = 1.0 - pow(c->beta2, step);
-  const optim_adam_coef k = {.b1 = (float)c->beta1,
-                             .b2 = (float)c->beta2,
-                             .one_b1 = (float)(1.0 - c->beta1),
-                             .one_b2 = (float)(1.0 - c->beta2),
-                             .eps = (float)c->eps,
-                             .wd = (float)c->weight_decay,
-                             .decay = (float)(1.0 - lr * c->weight_decay),
-                             .step_size = (float)(lr / bias1),
-                             .bias2_sqrt = (float)sqrt(bias2),
-                             .decoupled = c->kind == LOOM_OPTIM_ADAMW,
-                             .maximize = c->maximize};
-  optim_adam_update(&k, loom_kernels_get()->level, t->size, p, g, t->buf1, t->buf2, c->amsgrad ? t->buf3 : NULL);
+  return (optim_adam_coef){.b1 = (float)c->beta1,
+                           .b2 = (float)c->beta2,
+                           .one_b1 = (float)(1.0 - c->beta1),
+                           .one_b2 = (float)(1.0 - c->beta2),
+                           .eps = (float)c->eps,
+                           .wd = (float)c->weight_decay,
+                           .decay = (float)(1.0 - lr * c->weight_decay),
+                           .step_size = (float)(lr / bias1),
+                           .bias2_sqrt = (float)sqrt(bias2),
+                           .decoupled = c->kind == LOOM_OPTIM_ADAMW,
+                           .maximize = c->maximize};
 }
 
-static void rmsprop_tensor(const loom_optim_config *c, tensor_state *t, float *p, const float *g, double lr) {
+static void rmsprop_range(void *arg, int64_t begin, int64_t end) {
+  const update_job *j = arg;
+  const loom_optim_config *c = j->c;
+  tensor_state *t = j->t;
+  float *p = j->p;
+  const float *g = j->g;
   const float a = (float)c->alpha, one_a = (float)(1.0 - c->alpha), eps = (float)c->eps,
-              wd = (float)c->weight_decay, mom = (float)c->momentum, neg_lr = (float)-lr;
-  for (int64_t i = 0; i < t->size; i++) {
+              wd = (float)c->weight_decay, mom = (float)c->momentum, neg_lr = (float)-j->lr;
+  for (int64_t i = begin; i < end; i++) {
     float grad = c->maximize ? -g[i] : g[i];
     if (wd != 0.0f) grad = grad + wd * p[i];
     float sq = t->buf2[i] * a + one_a * grad * grad;
@@ -302,12 +334,19 @@ LOOM_API int loom_optim_step(loom_optim *opt, float *const *params, const float 
     if (!grads[i]) continue;
     tensor_state *t = &opt->t[i];
     t->steps++;
+    update_job j = {.c = &opt->cfg, .t = t, .p = params[i], .g = grads[i], .lr = lr, .first = !t->has_momentum};
+    loom_range_fn fn = rmsprop_range;
     switch (opt->cfg.kind) {
-    case LOOM_OPTIM_SGD: sgd_tensor(&opt->cfg, t, params[i], grads[i], lr); break;
+    case LOOM_OPTIM_SGD: fn = sgd_range; break;
     case LOOM_OPTIM_ADAM:
-    case LOOM_OPTIM_ADAMW: adam_tensor(&opt->cfg, t, params[i], grads[i], lr); break;
-    case LOOM_OPTIM_RMSPROP: rmsprop_tensor(&opt->cfg, t, params[i], grads[i], lr); break;
+    case LOOM_OPTIM_ADAMW:
+      fn = adam_range;
+      j.ak = adam_coef(&opt->cfg, t, lr);
+      break;
+    case LOOM_OPTIM_RMSPROP: break;
     }
+    loom_pool_for(opt->pool, t->size, PIECE, fn, &j);
+    if (opt->cfg.kind == LOOM_OPTIM_SGD && (float)opt->cfg.momentum != 0.0f) t->has_momentum = true;
   }
   return LOOM_OK;
 }

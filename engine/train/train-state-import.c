@@ -426,6 +426,7 @@ LOOM_API int loom_trainer_import_state(loom_trainer *tr, const void *bytes, size
   if (!rc && st.has_opt) {
     opt = loom_optim_new(&st.cfg.optim, tr->n_tensors, tr->sizes, err);
     if (!opt) rc = err ? err->code : LOOM_ERR_NOMEM;
+    else loom_optim_set_pool(opt, tr->pool);
     for (int t = 0; !rc && t < tr->n_tensors; t++) rc = optim_tensor_ensure(opt, t, st.opt_mask[t], err);
   }
   if (!rc && st.has_best && !tr->best_net) {

@@ -209,6 +209,7 @@ LOOM_API loom_trainer *loom_trainer_new(loom_net *net, const loom_dataset *train
   if (!rc && cfg->method == LOOM_TRAIN_BACKPROP && tr->n_tensors > 0) {
     tr->opt = loom_optim_new(&cfg->optim, tr->n_tensors, tr->sizes, err);
     if (!tr->opt) rc = err ? err->code : LOOM_ERR_NOMEM;
+    else loom_optim_set_pool(tr->opt, pool);
   }
   if (!rc && cfg->method == LOOM_TRAIN_TWEEN) {
     tr->tween = tween_new(tr, err);

@@ -185,6 +185,7 @@ static void bare_setup(bare_loop *b, const workload *w, loom_pool *pool) {
     }
   }
   b->opt = loom_optim_new(&w->cfg.optim, b->n, b->sizes, &err);
+  if (b->opt) loom_optim_set_pool(b->opt, pool);
   b->batches = loom_batcher_new(w->data, w->cfg.batch_size, w->cfg.shuffle, w->cfg.drop_last, w->cfg.seed, &err);
   if (!b->opt || !b->batches) die(w->name, &err);
   loom_batcher_set_epoch(b->batches, 0);

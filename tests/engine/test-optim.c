@@ -356,6 +356,69 @@ static void test_adam_levels(void) {
   if (!checked) g_test_skip("no vector level on this machine");
 }
 
+/* With a pool (loom_optim_set_pool) a tensor is updated in pieces on its
+ * threads: the same bits as the calling thread alone, for every optimizer
+ * and option, a tensor of several pieces with a partial last one, a small
+ * tensor and a skipped one, over three steps (SGD's buffer starts from the
+ * first gradient). */
+static void test_pooled(void) {
+  static const int64_t sizes[3] = {3 * 16384 + 37, 5, 20000};
+  static const int threads[] = {2, 3};
+  loom_optim_config cfgs[9] = {loom_optim_defaults(LOOM_OPTIM_SGD), loom_optim_defaults(LOOM_OPTIM_SGD),
+                               loom_optim_defaults(LOOM_OPTIM_SGD), loom_optim_defaults(LOOM_OPTIM_ADAM),
+                               loom_optim_defaults(LOOM_OPTIM_ADAM), loom_optim_defaults(LOOM_OPTIM_ADAMW),
+                               loom_optim_defaults(LOOM_OPTIM_RMSPROP), loom_optim_defaults(LOOM_OPTIM_RMSPROP),
+                               loom_optim_defaults(LOOM_OPTIM_ADAM)};
+  cfgs[1].momentum = 0.9;
+  cfgs[1].weight_decay = 0.01;
+  cfgs[2].momentum = 0.9;
+  cfgs[2].nesterov = true;
+  cfgs[2].maximize = true;
+  cfgs[4].amsgrad = true;
+  cfgs[4].weight_decay = 0.1;
+  cfgs[6].momentum = 0.5;
+  cfgs[6].centered = true;
+  cfgs[8].maximize = true;
+  GRand *r = g_rand_new_with_seed(29);
+  for (size_t t = 0; t < G_N_ELEMENTS(threads); t++) {
+    loom_pool *pool = loom_pool_new(threads[t], NULL);
+    g_assert_nonnull(pool);
+    for (size_t c = 0; c < G_N_ELEMENTS(cfgs); c++) {
+      loom_error err = {0};
+      loom_optim *opt[2] = {loom_optim_new(&cfgs[c], 3, sizes, &err), loom_optim_new(&cfgs[c], 3, sizes, &err)};
+      g_assert_nonnull(opt[0]);
+      g_assert_nonnull(opt[1]);
+      loom_optim_set_pool(opt[1], pool);
+      float *p[2][3], *g[3];
+      for (int i = 0; i < 3; i++) {
+        g[i] = g_new(float, sizes[i]);
+        p[0][i] = g_new(float, sizes[i]);
+        p[1][i] = g_new(float, sizes[i]);
+        for (int64_t e = 0; e < sizes[i]; e++) p[0][i][e] = p[1][i][e] = (float)g_rand_double_range(r, -1.0, 1.0);
+      }
+      for (int step = 0; step < 3; step++) {
+        for (int i = 0; i < 3; i++)
+          for (int64_t e = 0; e < sizes[i]; e++) g[i][e] = (float)g_rand_double_range(r, -3.0, 3.0);
+        const float *grads[3] = {g[0], step == 1 ? NULL : g[1], g[2]};
+        for (int k = 0; k < 2; k++) g_assert_cmpint(loom_optim_step(opt[k], p[k], grads, 1e-2, &err), ==, LOOM_OK);
+        for (int i = 0; i < 3; i++) {
+          assert_same_bits("pooled parameters", p[1][i], p[0][i], sizes[i]);
+          g_assert_cmpint(loom_optim_tensor_steps(opt[1], i), ==, loom_optim_tensor_steps(opt[0], i));
+        }
+      }
+      for (int i = 0; i < 3; i++) {
+        g_free(g[i]);
+        g_free(p[0][i]);
+        g_free(p[1][i]);
+      }
+      loom_optim_free(opt[0]);
+      loom_optim_free(opt[1]);
+    }
+    loom_pool_free(pool);
+  }
+  g_rand_free(r);
+}
+
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/train/optim/parity-mlp-20-steps", test_parity_all);
@@ -364,5 +427,6 @@ int main(int argc, char **argv) {
   g_test_add_func("/train/optim/validation", test_validation);
   g_test_add_func("/train/optim/skip-and-reset", test_skip_and_reset);
   g_test_add_func("/train/optim/adam-levels", test_adam_levels);
+  g_test_add_func("/train/optim/pooled", test_pooled);
   return g_test_run();
 }

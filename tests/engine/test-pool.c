@@ -137,10 +137,61 @@ static void test_wake(void) {
   }
 }
 
+/* Each thread starts on a share of its own (pool.c); a thread held up in
+ * its share's first chunk must not hold up the rest of that share. Here the
+ * first chunk of the last thread's share (4T chunks: it starts at 4(T − 1))
+ * waits until every other chunk has finished, which only others taking the
+ * share's remaining chunks from its back can bring about. */
+typedef struct {
+  atomic_int *done;
+  int64_t n, held;
+  atomic_bool gave_up;
+} held_job;
+
+static void held_range(void *arg, int64_t begin, int64_t end) {
+  held_job *j = arg;
+  for (int64_t i = begin; i < end; i++) {
+    if (i == j->held) {
+      gint64 until = g_get_monotonic_time() + 10 * G_USEC_PER_SEC;
+      for (;;) {
+        int64_t finished = 0;
+        for (int64_t c = 0; c < j->n; c++) finished += atomic_load(&j->done[c]);
+        if (finished == j->n - 1) break;
+        if (g_get_monotonic_time() > until) {
+          atomic_store(&j->gave_up, true);
+          break;
+        }
+        g_usleep(50);
+      }
+    }
+    atomic_fetch_add(&j->done[i], 1);
+  }
+}
+
+static void test_held_up_share(void) {
+  static const int threads[] = {2, 3, 7};
+  for (size_t t = 0; t < G_N_ELEMENTS(threads); t++) {
+    loom_pool *pool = loom_pool_new(threads[t], NULL);
+    g_assert_nonnull(pool);
+    for (int round = 0; round < 5; round++) {
+      held_job j = {.n = 4 * threads[t], .held = 4 * (threads[t] - 1)};
+      j.done = g_new0(atomic_int, j.n);
+      loom_pool_for(pool, j.n, 1, held_range, &j);
+      if (atomic_load(&j.gave_up))
+        g_error("threads %d: the chunks after a held-up one in its thread's share were not taken by others in 10 s",
+                threads[t]);
+      for (int64_t i = 0; i < j.n; i++) g_assert_cmpint(atomic_load(&j.done[i]), ==, 1);
+      g_free(j.done);
+    }
+    loom_pool_free(pool);
+  }
+}
+
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/core/pool/cover", test_cover);
   g_test_add_func("/core/pool/nested", test_nested);
   g_test_add_func("/core/pool/wake", test_wake);
+  g_test_add_func("/core/pool/held-up-share", test_held_up_share);
   return g_test_run();
 }

@@ -7,7 +7,8 @@
  * A trainer calls loom_optim_step once per mini-batch with the float32
  * masters and their gradients in the same order, then calls
  * loom_weights_touch on every updated store. Updates are elementwise, so the
- * result does not depend on threads.
+ * result does not depend on threads: with a pool (loom_optim_set_pool) a
+ * tensor is updated in pieces on its threads, bit for bit the same.
  */
 #pragma once
 #include <stdbool.h>
@@ -15,6 +16,7 @@
 
 #include "error.h"
 #include "export.h"
+#include "pool.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -66,6 +68,9 @@ LOOM_API int loom_optim_n_tensors(const loom_optim *opt);
  * buffer the tensors lack (momentum turned on, amsgrad, centered) gets it
  * zeroed, as torch would create it. */
 LOOM_API int loom_optim_set_config(loom_optim *opt, const loom_optim_config *cfg, loom_error *err);
+/* The pool loom_optim_step splits its updates over (NULL: the calling
+ * thread alone, the default). The pool must outlive its use here. */
+LOOM_API void loom_optim_set_pool(loom_optim *opt, loom_pool *pool);
 /* Forgets all state (momentum, moments, step counts). */
 LOOM_API void loom_optim_reset(loom_optim *opt);
 /* How many updates tensor i has received (torch's state['step']). */
