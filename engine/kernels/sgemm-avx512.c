@@ -30,8 +30,13 @@ typedef __m512 vf;
  * scalar transpose ran at about 2 cycles a value). */
 static inline void transpose16(const float *src, int64_t lds, float *dst, int64_t ldd) {
   __m512i r[16];
-  for (int i = 0; i < 16; i++) r[i] = _mm512_castps_si512(_mm512_loadu_ps(src + i * lds));
+#pragma GCC unroll 16
+  for (int i = 0; i < 16; i++) {
+    r[i] = _mm512_castps_si512(_mm512_loadu_ps(src + i * lds));
+    _mm_prefetch((const char *)(src + i * lds + 64), _MM_HINT_T0);
+  }
   transpose16_epi32(r);
+#pragma GCC unroll 16
   for (int i = 0; i < 16; i++) _mm512_storeu_ps(dst + i * ldd, _mm512_castsi512_ps(r[i]));
 }
 #define VTRANSPOSE(src, lds, dst, ldd) transpose16(src, lds, dst, ldd)

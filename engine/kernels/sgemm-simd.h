@@ -168,13 +168,15 @@ typedef struct {
   float *c;
   int64_t ldc;
   float *packed; /* ceil(u / MR) panels of k × MR floats */
-  int64_t s_blocks, sb;
-  int64_t k_slabs; /* packing items per panel (KS steps of k each) */
+  int64_t s_blocks, s_groups; /* block b: groups [b·G/B, (b+1)·G/B) of NR columns */
+  int64_t k_slabs, ks; /* packing items per panel, of ks steps of k each */
 } SIMD(job);
 
-/* Steps of k per packing item: a panel is packed in slabs, so that a product
- * with one or two panels and a long k (a weight gradient: 64 rows, 4096
- * positions) still packs on every thread. A multiple of VL and of 8. */
+/* Steps of k per packing item, at most: a panel is packed in slabs, so that
+ * a product with one or two panels and a long k (a weight gradient: 64 rows,
+ * 4096 positions) still packs on every thread. With few panels the slabs are
+ * made shorter, so that every thread gets an equal share of them. Always a
+ * multiple of 16 (of VL and of 8). */
 #define KS 512
 
 /* Item t: slab t % k_slabs of panel t / k_slabs, k rows [pa, pb) of w lanes,
@@ -182,7 +184,7 @@ typedef struct {
 static void SIMD(pack_range)(void *arg, int64_t begin, int64_t end) {
   const SIMD(job) *j = arg;
   for (int64_t t = begin; t < end; t++) {
-    int64_t q = t / j->k_slabs, pa = t % j->k_slabs * KS, pb = pa + KS < j->k ? pa + KS : j->k;
+    int64_t q = t / j->k_slabs, pa = t % j->k_slabs * j->ks, pb = pa + j->ks < j->k ? pa + j->ks : j->k;
     int64_t u0 = j->u0 + q * MR, nu = j->u - q * MR < MR ? j->u - q * MR : MR;
     int64_t w = (nu + VL - 1) / VL * VL;
     float *dst = j->packed + q * MR * j->k;
@@ -232,7 +234,8 @@ static void SIMD(tile_range)(void *arg, int64_t begin, int64_t end) {
     int64_t uq = q * MR, nu = j->u - uq < MR ? j->u - uq : MR;
     int nv = (int)((nu + VL - 1) / VL);
     int64_t w = nv * VL;
-    int64_t s0 = sb * j->sb, s1 = s0 + j->sb < j->s ? s0 + j->sb : j->s;
+    int64_t s0 = sb * j->s_groups / j->s_blocks * NR, s1 = (sb + 1) * j->s_groups / j->s_blocks * NR;
+    if (s1 > j->s) s1 = j->s;
     const float *panel = j->packed + q * MR * j->k;
     SIMD(micro_args) g = {.w = w, .sc_p = j->sc_p, .sc_s = j->sc_s};
     bool kcontig = j->sc_p == 1;
@@ -297,7 +300,6 @@ bool SIMD(loom_sgemm_level)(loom_pool *pool, const loom_sgemm_args *a) {
     j.ssrc = a->b;
     j.sc_p = a->trans_b ? 1 : a->ldb;
     j.sc_s = a->trans_b ? a->ldb : 1;
-    j.sb = SB_M;
   } else {
     u_all = a->n;
     j.s = a->m;
@@ -307,7 +309,6 @@ bool SIMD(loom_sgemm_level)(loom_pool *pool, const loom_sgemm_args *a) {
     j.ssrc = a->a;
     j.sc_p = a->trans_a ? a->lda : 1;
     j.sc_s = a->trans_a ? 1 : a->lda;
-    j.sb = SB_N;
   }
   if (a->k > INT64_MAX / 2 / MR) return false; /* the sizes below would overflow */
   int64_t chunk = PACK_BUDGET / (a->k * MR) * MR;
@@ -316,8 +317,25 @@ bool SIMD(loom_sgemm_level)(loom_pool *pool, const loom_sgemm_args *a) {
   if ((uint64_t)(chunk * a->k) > SIZE_MAX / sizeof(float)) return false;
   j.packed = loom_scratch(LOOM_SCRATCH_SGEMM_PANELS, (size_t)(chunk * a->k) * sizeof(float));
   if (!j.packed) return false;
-  j.s_blocks = (j.s + j.sb - 1) / j.sb;
-  j.k_slabs = (a->k + KS - 1) / KS;
+  /* Blocks of the scalar operand within one group of NR of each other, at
+   * most SB columns each (the "m" orientation's tile is SB_M wide). With few
+   * tiles, a block count that gives every thread as many: the pool hands
+   * each thread an equal share of tiles (pool.c), so equal tiles are equal
+   * work. */
+  const int64_t max_groups = (m_lanes ? SB_M : SB_N) / NR, threads = loom_pool_size(pool);
+  j.s_groups = (j.s + NR - 1) / NR;
+  j.s_blocks = (j.s_groups + max_groups - 1) / max_groups;
+  const int64_t panels_all = (u_all + MR - 1) / MR;
+  if (threads > 1 && panels_all * j.s_blocks < 4 * threads)
+    while ((panels_all * j.s_blocks) % threads != 0 && j.s_blocks < j.s_groups) j.s_blocks++;
+  j.ks = KS;
+  if (threads > 1 && panels_all < 2 * threads) {
+    /* two slabs a thread over the panels there are */
+    int64_t per_panel = (4 * threads + panels_all - 1) / panels_all;
+    int64_t ks = ((a->k + per_panel - 1) / per_panel + 15) / 16 * 16;
+    if (ks < j.ks) j.ks = ks < 64 ? 64 : ks;
+  }
+  j.k_slabs = (a->k + j.ks - 1) / j.ks;
   /* Small products stay on the calling thread: handing them out costs more
    * than they take. */
   if ((double)a->m * (double)a->n * (double)a->k < 65536.0) pool = NULL;
