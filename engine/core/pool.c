@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "core/i18n.h"
+#include "core/pool-internal.h"
 
 #define LOOM_POOL_MAX_THREADS 256
 
@@ -107,6 +108,10 @@ static bool workers_done(const loom_pool *p, uint64_t unused) {
 }
 
 static _Thread_local int in_pool_job;
+/* The share this thread runs in the current job (loom_pool_thread_index). */
+static _Thread_local int thread_share = -1;
+
+int loom_pool_thread_index(void) { return thread_share; }
 
 static bool take(share *sh, bool front, int64_t *unit) {
   unsigned long long r = atomic_load_explicit(&sh->range, memory_order_relaxed);
@@ -134,11 +139,13 @@ static void run_unit(loom_pool *p, int64_t unit) {
  * the others' from the back, the next thread's first. */
 static void run_chunks(loom_pool *p, int self) {
   int64_t unit;
+  thread_share = self;
   while (take(&p->shares[self], true, &unit)) run_unit(p, unit);
   for (int i = 1; i < p->n_threads; i++) {
     share *victim = &p->shares[(self + i) % p->n_threads];
     while (take(victim, false, &unit)) run_unit(p, unit);
   }
+  thread_share = -1;
 }
 
 static void *worker_main(void *data) {

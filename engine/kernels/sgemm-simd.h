@@ -30,6 +30,7 @@
  * that never packs a large weight matrix for a batch of activations.
  */
 
+#include "core/pool-internal.h"
 #include "kernels/scratch.h"
 
 #define MR (VL * VMAX)
@@ -157,78 +158,77 @@ static const SIMD(micro_fn) SIMD(micro_table)[2][VMAX][NR] = {
 /* ---- one call ---------------------------------------------------------------- */
 
 typedef struct {
-  bool m_lanes;  /* lanes along rows of C ("m" orientation) */
-  bool accumulate;
-  int64_t u, s, k; /* lanes extent, scalar extent (of this chunk), depth */
-  int64_t u0;      /* first lane index of the chunk */
+  bool m_lanes; /* lanes along rows of C ("m" orientation) */
+  bool load_c;  /* start from C: accumulating, or a later chunk of k */
+  int64_t u, s, k; /* lanes extent, scalar extent, depth (of this chunk of k) */
   const float *vsrc; /* vector operand: element (u, p) at vsrc[u·v_u + p·v_p] */
   int64_t v_u, v_p;
   const float *ssrc; /* scalar operand: element (p, s) at ssrc[p·sc_p + s·sc_s] */
   int64_t sc_p, sc_s;
   float *c;
   int64_t ldc;
-  float *packed; /* ceil(u / MR) panels of k × MR floats */
+  /* One slice per thread: a 64-byte header (the panel packed there, −1 for
+   * none) and one panel of k × MR floats. */
+  unsigned char *slices;
+  size_t slice_bytes;
+  bool parallel; /* the tiles run on the pool's threads: slice by thread */
   int64_t s_blocks, s_groups; /* block b: groups [b·G/B, (b+1)·G/B) of NR columns */
-  int64_t k_slabs, ks; /* packing items per panel, of ks steps of k each */
 } SIMD(job);
 
-/* Steps of k per packing item, at most: a panel is packed in slabs, so that
- * a product with one or two panels and a long k (a weight gradient: 64 rows,
- * 4096 positions) still packs on every thread. With few panels the slabs are
- * made shorter, so that every thread gets an equal share of them. Always a
- * multiple of 16 (of VL and of 8). */
-#define KS 512
-
-/* Item t: slab t % k_slabs of panel t / k_slabs, k rows [pa, pb) of w lanes,
- * zero beyond the operand's edge. */
-static void SIMD(pack_range)(void *arg, int64_t begin, int64_t end) {
-  const SIMD(job) *j = arg;
-  for (int64_t t = begin; t < end; t++) {
-    int64_t q = t / j->k_slabs, pa = t % j->k_slabs * j->ks, pb = pa + j->ks < j->k ? pa + j->ks : j->k;
-    int64_t u0 = j->u0 + q * MR, nu = j->u - q * MR < MR ? j->u - q * MR : MR;
-    int64_t w = (nu + VL - 1) / VL * VL;
-    float *dst = j->packed + q * MR * j->k;
-    const float *src = j->vsrc + u0 * j->v_u;
-    if (j->v_u == 1) {
-      /* Lanes contiguous in the source: a copy per step of k. */
-      for (int64_t p = pa; p < pb; p++) {
-        memcpy(dst + p * w, src + p * j->v_p, (size_t)nu * sizeof *dst);
-        for (int64_t x = nu; x < w; x++) dst[p * w + x] = 0.0f;
-      }
-    } else if (j->v_p == 1) {
-      /* k contiguous in the source: a transpose, VL × VL blocks in registers.
-       * VL source rows at a time, each read from start to end: the hardware
-       * prefetchers follow VL streams, not MR of them. */
-      int64_t kv = pb - (pb - pa) % VL, x = 0;
-      for (; x + VL <= nu; x += VL)
-        for (int64_t p0 = pa; p0 < kv; p0 += VL) VTRANSPOSE(src + x * j->v_u + p0, j->v_u, dst + p0 * w + x, w);
-      for (; x < w; x++)
-        for (int64_t p = pa; p < kv; p++) dst[p * w + x] = x < nu ? src[x * j->v_u + p] : 0.0f;
-      for (int64_t p = kv; p < pb; p++)
-        for (int64_t xx = 0; xx < w; xx++) dst[p * w + xx] = xx < nu ? src[xx * j->v_u + p] : 0.0f;
-    } else {
-      /* k strided in the source: a transpose, in blocks of 8 steps of k so
-       * the source rows are read a cache line at a time. */
-      int64_t p0 = pa;
-      for (; p0 + 8 <= pb; p0 += 8)
-        for (int64_t x = 0; x < w; x++) {
-          if (x < nu) {
-            const float *row = src + x * j->v_u + p0 * j->v_p;
-            for (int t8 = 0; t8 < 8; t8++) dst[(p0 + t8) * w + x] = row[t8 * j->v_p];
-          } else {
-            for (int t8 = 0; t8 < 8; t8++) dst[(p0 + t8) * w + x] = 0.0f;
-          }
-        }
-      for (int64_t p = p0; p < pb; p++)
-        for (int64_t x = 0; x < w; x++) dst[p * w + x] = x < nu ? src[x * j->v_u + p * j->v_p] : 0.0f;
+/* Panel q (lanes [q·MR, q·MR + MR)) over all of the chunk's k into dst, k-major,
+ * w lanes a step, zero beyond the operand's edge. */
+static void SIMD(pack_panel)(const SIMD(job) * j, int64_t q, float *dst) {
+  const int64_t pa = 0, pb = j->k;
+  int64_t u0 = q * MR, nu = j->u - u0 < MR ? j->u - u0 : MR;
+  int64_t w = (nu + VL - 1) / VL * VL;
+  const float *src = j->vsrc + u0 * j->v_u;
+  if (j->v_u == 1) {
+    /* Lanes contiguous in the source: a copy per step of k. */
+    for (int64_t p = pa; p < pb; p++) {
+      memcpy(dst + p * w, src + p * j->v_p, (size_t)nu * sizeof *dst);
+      for (int64_t x = nu; x < w; x++) dst[p * w + x] = 0.0f;
     }
+  } else if (j->v_p == 1) {
+    /* k contiguous in the source: a transpose, VL × VL blocks in registers.
+     * VL source rows at a time, each read from start to end: the hardware
+     * prefetchers follow VL streams, not MR of them. */
+    int64_t kv = pb - (pb - pa) % VL, x = 0;
+    for (; x + VL <= nu; x += VL)
+      for (int64_t p0 = pa; p0 < kv; p0 += VL) VTRANSPOSE(src + x * j->v_u + p0, j->v_u, dst + p0 * w + x, w);
+    for (; x < w; x++)
+      for (int64_t p = pa; p < kv; p++) dst[p * w + x] = x < nu ? src[x * j->v_u + p] : 0.0f;
+    for (int64_t p = kv; p < pb; p++)
+      for (int64_t xx = 0; xx < w; xx++) dst[p * w + xx] = xx < nu ? src[xx * j->v_u + p] : 0.0f;
+  } else {
+    /* k strided in the source: a transpose, in blocks of 8 steps of k so
+     * the source rows are read a cache line at a time. */
+    int64_t p0 = pa;
+    for (; p0 + 8 <= pb; p0 += 8)
+      for (int64_t x = 0; x < w; x++) {
+        if (x < nu) {
+          const float *row = src + x * j->v_u + p0 * j->v_p;
+          for (int t8 = 0; t8 < 8; t8++) dst[(p0 + t8) * w + x] = row[t8 * j->v_p];
+        } else {
+          for (int t8 = 0; t8 < 8; t8++) dst[(p0 + t8) * w + x] = 0.0f;
+        }
+      }
+    for (int64_t p = p0; p < pb; p++)
+      for (int64_t x = 0; x < w; x++) dst[p * w + x] = x < nu ? src[x * j->v_u + p * j->v_p] : 0.0f;
   }
 }
 
-/* Tiles (panel, block of SB columns of the scalar operand). */
+/* Tiles (panel, block of columns of the scalar operand), panel-major. Each
+ * thread packs the panel of its tile into its own slice when the slice does
+ * not hold it yet: the pool gives a thread consecutive tiles (pool.c), so it
+ * packs each panel of its share once, and no thread reads a panel another
+ * core wrote (docs/sgemm.md, *Each thread its own panel*). */
 static void SIMD(tile_range)(void *arg, int64_t begin, int64_t end) {
   const SIMD(job) *j = arg;
   _Alignas(64) float tile[SB_M * MR];
+  int index = j->parallel ? loom_pool_thread_index() : 0;
+  unsigned char *slice = j->slices + (size_t)(index < 0 ? 0 : index) * j->slice_bytes;
+  int64_t *holds = (int64_t *)(void *)slice;
+  float *panel = (float *)(void *)(slice + 64);
   for (int64_t t = begin; t < end; t++) {
     int64_t q = t / j->s_blocks, sb = t % j->s_blocks;
     int64_t uq = q * MR, nu = j->u - uq < MR ? j->u - uq : MR;
@@ -236,16 +236,19 @@ static void SIMD(tile_range)(void *arg, int64_t begin, int64_t end) {
     int64_t w = nv * VL;
     int64_t s0 = sb * j->s_groups / j->s_blocks * NR, s1 = (sb + 1) * j->s_groups / j->s_blocks * NR;
     if (s1 > j->s) s1 = j->s;
-    const float *panel = j->packed + q * MR * j->k;
+    if (*holds != q) {
+      SIMD(pack_panel)(j, q, panel);
+      *holds = q;
+    }
     SIMD(micro_args) g = {.w = w, .sc_p = j->sc_p, .sc_s = j->sc_s};
     bool kcontig = j->sc_p == 1;
     float *crow0 = NULL; /* "m": C at (first row of the panel, s0) */
     if (j->m_lanes) {
-      crow0 = j->c + (j->u0 + uq) * j->ldc + s0;
+      crow0 = j->c + uq * j->ldc + s0;
       /* Lanes past the panel's rows compute on zeros and are never stored;
        * zeroing them keeps uninitialised stack out of the arithmetic. */
-      if (j->accumulate && nu < MR) memset(tile, 0, sizeof tile);
-      if (j->accumulate)
+      if (j->load_c && nu < MR) memset(tile, 0, sizeof tile);
+      if (j->load_c)
         for (int64_t s = 0; s < s1 - s0; s++)
           for (int64_t x = 0; x < nu; x++) tile[s * MR + x] = crow0[x * j->ldc + s];
       g.ct_s = MR;
@@ -257,11 +260,11 @@ static void SIMD(tile_range)(void *arg, int64_t begin, int64_t end) {
     for (int64_t p0 = 0; p0 < j->k; p0 += KC) {
       g.kc = j->k - p0 < KC ? j->k - p0 : KC;
       g.pv = panel + p0 * w;
-      g.load = j->accumulate || p0 > 0;
+      g.load = j->load_c || p0 > 0;
       for (int64_t s = s0; s < s1; s += NR) {
         int nr = (int)(s1 - s < NR ? s1 - s : NR);
         g.sc = j->ssrc + p0 * j->sc_p + s * j->sc_s;
-        g.ct = j->m_lanes ? tile + (s - s0) * MR : j->c + s * j->ldc + j->u0 + uq;
+        g.ct = j->m_lanes ? tile + (s - s0) * MR : j->c + s * j->ldc + uq;
         SIMD(micro_table)[kcontig][nv - 1][nr - 1](&g);
       }
     }
@@ -284,15 +287,17 @@ static double SIMD(cost)(bool m_lanes, const loom_sgemm_args *a) {
   return fma + pack + out;
 }
 
-/* Floats of packed panels per chunk of lanes: bounds the scratch memory. */
+/* Floats of packed panels of all threads together: bounds the scratch
+ * memory. Beyond it k is taken in chunks, one after the other, each a
+ * product of its own that goes on from C: the chain over k of every element
+ * of C is the same, through memory between chunks as between blocks of KC. */
 #define PACK_BUDGET ((int64_t)1 << 22)
 
 bool SIMD(loom_sgemm_level)(loom_pool *pool, const loom_sgemm_args *a) {
   bool m_lanes = SIMD(cost)(true, a) <= SIMD(cost)(false, a);
-  SIMD(job) j = {.m_lanes = m_lanes, .accumulate = a->accumulate, .k = a->k, .c = a->c, .ldc = a->ldc};
-  int64_t u_all;
+  SIMD(job) j = {.m_lanes = m_lanes, .c = a->c, .ldc = a->ldc};
   if (m_lanes) {
-    u_all = a->m;
+    j.u = a->m;
     j.s = a->n;
     j.vsrc = a->a;
     j.v_u = a->trans_a ? 1 : a->lda;
@@ -301,7 +306,7 @@ bool SIMD(loom_sgemm_level)(loom_pool *pool, const loom_sgemm_args *a) {
     j.sc_p = a->trans_b ? 1 : a->ldb;
     j.sc_s = a->trans_b ? a->ldb : 1;
   } else {
-    u_all = a->n;
+    j.u = a->n;
     j.s = a->m;
     j.vsrc = a->b;
     j.v_u = a->trans_b ? a->ldb : 1;
@@ -310,39 +315,36 @@ bool SIMD(loom_sgemm_level)(loom_pool *pool, const loom_sgemm_args *a) {
     j.sc_p = a->trans_a ? a->lda : 1;
     j.sc_s = a->trans_a ? 1 : a->lda;
   }
-  if (a->k > INT64_MAX / 2 / MR) return false; /* the sizes below would overflow */
-  int64_t chunk = PACK_BUDGET / (a->k * MR) * MR;
-  if (chunk < MR) chunk = MR;
-  if (chunk > (u_all + MR - 1) / MR * MR) chunk = (u_all + MR - 1) / MR * MR;
-  if ((uint64_t)(chunk * a->k) > SIZE_MAX / sizeof(float)) return false;
-  j.packed = loom_scratch(LOOM_SCRATCH_SGEMM_PANELS, (size_t)(chunk * a->k) * sizeof(float));
-  if (!j.packed) return false;
+  /* Small products stay on the calling thread: handing them out costs more
+   * than they take. Inside another pool job the product runs inline, on this
+   * thread alone. */
+  if ((double)a->m * (double)a->n * (double)a->k < 65536.0) pool = NULL;
+  const int64_t threads = loom_pool_size(pool);
+  j.parallel = threads > 1 && loom_pool_thread_index() < 0;
+  const int64_t slices = j.parallel ? threads : 1;
+  int64_t kchunk = PACK_BUDGET / (MR * slices) / KC * KC;
+  if (kchunk < KC) kchunk = KC;
+  if (kchunk > a->k) kchunk = a->k;
+  j.slice_bytes = 64 + (size_t)(kchunk * MR) * sizeof(float);
+  j.slices = loom_scratch(LOOM_SCRATCH_SGEMM_PANELS, (size_t)slices * j.slice_bytes);
+  if (!j.slices) return false;
   /* Blocks of the scalar operand within one group of NR of each other, at
    * most SB columns each (the "m" orientation's tile is SB_M wide). With few
    * tiles, a block count that gives every thread as many: the pool hands
    * each thread an equal share of tiles (pool.c), so equal tiles are equal
    * work. */
-  const int64_t max_groups = (m_lanes ? SB_M : SB_N) / NR, threads = loom_pool_size(pool);
+  const int64_t max_groups = (m_lanes ? SB_M : SB_N) / NR, panels = (j.u + MR - 1) / MR;
   j.s_groups = (j.s + NR - 1) / NR;
   j.s_blocks = (j.s_groups + max_groups - 1) / max_groups;
-  const int64_t panels_all = (u_all + MR - 1) / MR;
-  if (threads > 1 && panels_all * j.s_blocks < 4 * threads)
-    while ((panels_all * j.s_blocks) % threads != 0 && j.s_blocks < j.s_groups) j.s_blocks++;
-  j.ks = KS;
-  if (threads > 1 && panels_all < 2 * threads) {
-    /* two slabs a thread over the panels there are */
-    int64_t per_panel = (4 * threads + panels_all - 1) / panels_all;
-    int64_t ks = ((a->k + per_panel - 1) / per_panel + 15) / 16 * 16;
-    if (ks < j.ks) j.ks = ks < 64 ? 64 : ks;
-  }
-  j.k_slabs = (a->k + j.ks - 1) / j.ks;
-  /* Small products stay on the calling thread: handing them out costs more
-   * than they take. */
-  if ((double)a->m * (double)a->n * (double)a->k < 65536.0) pool = NULL;
-  for (j.u0 = 0; j.u0 < u_all; j.u0 += chunk) {
-    j.u = u_all - j.u0 < chunk ? u_all - j.u0 : chunk;
-    int64_t panels = (j.u + MR - 1) / MR;
-    loom_pool_for(pool, panels * j.k_slabs, 1, SIMD(pack_range), &j);
+  if (j.parallel && panels * j.s_blocks < 4 * threads)
+    while ((panels * j.s_blocks) % threads != 0 && j.s_blocks < j.s_groups) j.s_blocks++;
+  const float *vsrc = j.vsrc, *ssrc = j.ssrc;
+  for (int64_t k0 = 0; k0 < a->k; k0 += kchunk) {
+    j.k = a->k - k0 < kchunk ? a->k - k0 : kchunk;
+    j.vsrc = vsrc + k0 * j.v_p;
+    j.ssrc = ssrc + k0 * j.sc_p;
+    j.load_c = a->accumulate || k0 > 0;
+    for (int64_t i = 0; i < slices; i++) *(int64_t *)(void *)(j.slices + (size_t)i * j.slice_bytes) = -1;
     loom_pool_for(pool, panels * j.s_blocks, 1, SIMD(tile_range), &j);
   }
   return true;
@@ -351,7 +353,6 @@ bool SIMD(loom_sgemm_level)(loom_pool *pool, const loom_sgemm_args *a) {
 #undef MR
 #undef NR
 #undef KC
-#undef KS
 #undef SB_M
 #undef SB_N
 #undef MICRO_ONE

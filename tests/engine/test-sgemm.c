@@ -170,6 +170,31 @@ static void check_threads(const char *level, void *data) {
 
 static void test_thread_counts(void) { for_each_level(check_threads, NULL); }
 
+/* Each thread packs into a panel of its own, which bounds k per pass
+ * (sgemm-simd.h, PACK_BUDGET): with 2 and 7 threads a long k goes in
+ * passes, each going on from C. The reference's bits, accumulating or not,
+ * in every orientation. */
+static void check_long_k(const char *level, void *data) {
+  (void)data;
+  static const int threads[] = {2, 7};
+  for (int combo = 0; combo < 8; combo++) {
+    mats x = mats_new(combo & 1, combo & 2, combo & 4, 3, 20, 40000, 1, 70 + (uint64_t)combo);
+    float *want = reference(&x);
+    for (size_t t = 0; t < G_N_ELEMENTS(threads); t++) {
+      loom_pool *pool = loom_pool_new(threads[t], NULL);
+      g_assert_nonnull(pool);
+      float *c = product(&x, pool);
+      assert_same(&x, want, c, level);
+      g_free(c);
+      loom_pool_free(pool);
+    }
+    g_free(want);
+    mats_free(&x);
+  }
+}
+
+static void test_long_k(void) { for_each_level(check_long_k, NULL); }
+
 /* Each row of X·Wᵀ (and of X·W) computed alone equals the same row inside
  * batches of 3, 64 and 100, at every level. */
 static void check_batches(const char *level, void *data) {
@@ -269,6 +294,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/sgemm/reference-is-the-product", test_reference_is_the_product);
   g_test_add_func("/sgemm/matches-reference", test_matches_reference);
   g_test_add_func("/sgemm/thread-counts", test_thread_counts);
+  g_test_add_func("/sgemm/long-k-in-passes", test_long_k);
   g_test_add_func("/sgemm/batch-independent", test_batch_independent);
   g_test_add_func("/sgemm/layers-batch-independent", test_layers_batch_independent);
   return g_test_run();
