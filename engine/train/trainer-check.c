@@ -13,6 +13,7 @@
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -151,6 +152,61 @@ void train_sum_squares_diff(const float *w, const float *b, int64_t n, double *w
     sq_diff_block(w + i, b + i, n - i < SQ_BLOCK ? n - i : SQ_BLOCK, ww, dd);
 }
 
+/* On a pool the blocks' sums are taken in pieces of POOL_BLOCKS blocks, the
+ * optimizer's pieces (optim.c: 16,384 elements), so that the pool gives a
+ * thread the elements it updates (pool.c); they are then added in order,
+ * which is the serial sum exactly (each block's sum is 0 + its sum). Fewer
+ * than POOL_MIN_BLOCKS stay on the calling thread, as does a sum whose list
+ * of block sums cannot be allocated. */
+#define POOL_BLOCKS 16
+#define POOL_MIN_BLOCKS 64
+
+typedef struct {
+  const float *v, *b; /* b: the sum of (v − b)² too */
+  int64_t n;
+  double *sums; /* per block: Σ v² (and Σ (v − b)²) */
+} sq_job;
+
+static void sq_range(void *arg, int64_t begin, int64_t end) {
+  const sq_job *j = arg;
+  for (int64_t k = begin; k < end; k++) {
+    int64_t i = k * SQ_BLOCK, len = j->n - i < SQ_BLOCK ? j->n - i : SQ_BLOCK;
+    if (j->b) {
+      double ww = 0.0, dd = 0.0;
+      sq_diff_block(j->v + i, j->b + i, len, &ww, &dd);
+      j->sums[2 * k] = ww;
+      j->sums[2 * k + 1] = dd;
+    } else {
+      j->sums[k] = sq_block(j->v + i, len);
+    }
+  }
+}
+
+static bool sq_pooled(loom_pool *pool, const float *v, const float *b, int64_t n, double *ww, double *dd) {
+  const int64_t blocks = (n + SQ_BLOCK - 1) / SQ_BLOCK;
+  if (loom_pool_size(pool) < 2 || blocks < POOL_MIN_BLOCKS) return false;
+  sq_job j = {.v = v, .b = b, .n = n, .sums = malloc((size_t)blocks * (b ? 2 : 1) * sizeof(double))};
+  if (!j.sums) return false;
+  loom_pool_for(pool, blocks, POOL_BLOCKS, sq_range, &j);
+  *ww = 0.0;
+  if (dd) *dd = 0.0;
+  for (int64_t k = 0; k < blocks; k++) {
+    *ww += j.sums[b ? 2 * k : k];
+    if (b) *dd += j.sums[2 * k + 1];
+  }
+  free(j.sums);
+  return true;
+}
+
+double train_sum_squares_on(loom_pool *pool, const float *v, int64_t n) {
+  double s;
+  return v && sq_pooled(pool, v, NULL, n, &s, NULL) ? s : train_sum_squares(v, n);
+}
+
+void train_sum_squares_diff_on(loom_pool *pool, const float *w, const float *b, int64_t n, double *ww, double *dd) {
+  if (!sq_pooled(pool, w, b, n, ww, dd)) train_sum_squares_diff(w, b, n, ww, dd);
+}
+
 /* One block of train_moments. The squares take exactly the lanes, order and
  * fallback of sq_block (one array of 16 lanes is the four groups of four in
  * order), so act_rms stays what train_sum_squares gives. */
@@ -212,9 +268,21 @@ void trainer_backup_reset(loom_trainer *tr) {
   for (int t = 0; t < tr->n_tensors; t++) tr->tensors[t].backed_up = false;
 }
 
+typedef struct {
+  float *dst;
+  const float *src;
+} copy_job;
+
+static void copy_range(void *arg, int64_t begin, int64_t end) {
+  const copy_job *j = arg;
+  memcpy(j->dst + begin, j->src + begin, (size_t)(end - begin) * sizeof(float));
+}
+
 void trainer_backup(loom_trainer *tr, int t) {
   train_tensor *tt = &tr->tensors[t];
-  memcpy(tr->before + tt->offset, loom_weights_master(tt->w), (size_t)tt->n * sizeof(float));
+  copy_job j = {tr->before + tt->offset, loom_weights_master(tt->w)};
+  /* in the optimizer's pieces, as the sums above */
+  loom_pool_for(tt->n >= POOL_MIN_BLOCKS * SQ_BLOCK ? tr->pool : NULL, tt->n, POOL_BLOCKS * SQ_BLOCK, copy_range, &j);
   tt->backed_up = true;
 }
 
@@ -327,7 +395,7 @@ int trainer_gradient_pass(loom_trainer *tr, loom_error *err) {
     const net_node *n = &nodes[k];
     int64_t per = loom_shape_numel(&n->out);
     const float *grad_out = trainer_node_grad_out(tr, k);
-    double og = train_sum_squares(grad_out, batch * per);
+    double og = train_sum_squares_on(tr->pool, grad_out, batch * per);
     tr->lstats[k].out_grad_norm = sqrt(og);
     if (!isfinite(og))
       return trainer_report_nonfinite(tr, LOOM_NONFINITE_GRADIENT, TRAINER_BAD_OUTPUT_GRADIENT, k, -1,
@@ -335,7 +403,7 @@ int trainer_gradient_pass(loom_trainer *tr, loom_error *err) {
     for (int t = 0; t < tr->n_tensors; t++) {
       train_tensor *tt = &tr->tensors[t];
       if (tt->node != k) continue;
-      tt->grad_sq = train_sum_squares(tt->grad, tt->n);
+      tt->grad_sq = train_sum_squares_on(tr->pool, tt->grad, tt->n);
       if (!isfinite(tt->grad_sq))
         return trainer_report_nonfinite(tr, LOOM_NONFINITE_GRADIENT, TRAINER_BAD_GRADIENT, k, t,
                                         trainer_first_nonfinite(tt->grad, tt->n), 0, err);
@@ -349,9 +417,9 @@ int trainer_weight_pass(loom_trainer *tr, loom_error *err) {
     train_tensor *tt = &tr->tensors[t];
     const float *m = loom_weights_master(tt->w);
     if (tt->backed_up) {
-      train_sum_squares_diff(m, tr->before + tt->offset, tt->n, &tt->weight_sq, &tt->update_sq);
+      train_sum_squares_diff_on(tr->pool, m, tr->before + tt->offset, tt->n, &tt->weight_sq, &tt->update_sq);
     } else {
-      tt->weight_sq = train_sum_squares(m, tt->n);
+      tt->weight_sq = train_sum_squares_on(tr->pool, m, tt->n);
       tt->update_sq = 0.0;
     }
     if (!isfinite(tt->weight_sq))

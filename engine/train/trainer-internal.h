@@ -175,6 +175,10 @@ void train_moments_of(const float *v, int64_t n, train_moments *m);
 double train_sum_squares(const float *v, int64_t n);
 /* Σ w² and Σ (w − b)², the same way. */
 void train_sum_squares_diff(const float *w, const float *b, int64_t n, double *ww, double *dd);
+/* The same sums, bit for bit, with the blocks of a long vector shared out
+ * over the pool (NULL: the calling thread). */
+double train_sum_squares_on(loom_pool *pool, const float *v, int64_t n);
+void train_sum_squares_diff_on(loom_pool *pool, const float *w, const float *b, int64_t n, double *ww, double *dd);
 
 /* Forgets the backups of the previous step (at the start of a step). */
 void trainer_backup_reset(loom_trainer *tr);

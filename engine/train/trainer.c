@@ -304,7 +304,7 @@ static int backprop_update(loom_trainer *tr, double lr, loom_error *err) {
     if (rc) return rc;
     /* the layers' grad_norm is of the gradient the update uses: clipped */
     for (int t = 0; t < tr->n_tensors; t++)
-      if (tr->grads[t]) tr->tensors[t].grad_sq = train_sum_squares(tr->grads[t], tr->sizes[t]);
+      if (tr->grads[t]) tr->tensors[t].grad_sq = train_sum_squares_on(tr->pool, tr->grads[t], tr->sizes[t]);
   } else {
     for (int t = 0; t < tr->n_tensors; t++)
       if (tr->grads[t]) norm += tr->tensors[t].grad_sq;

@@ -111,6 +111,41 @@ static void test_sum_squares(void) {
   g_free(moved);
 }
 
+/* Long vectors' sums shared out over a pool (train_sum_squares_on): the
+ * serial sums' bits with 2 and 3 threads, on lengths at and past the size
+ * where the pool takes over, blocks that fall back to double (tiny values)
+ * among ordinary ones, and a NaN in a late block. */
+static void test_sum_squares_pooled(void) {
+  const int64_t sizes[] = {64 * 1024 - 1, 64 * 1024, 100003, 300000};
+  const int threads[] = {2, 3};
+  float *v = g_new(float, 300000), *b = g_new(float, 300000);
+  for (size_t t = 0; t < G_N_ELEMENTS(threads); t++) {
+    loom_pool *pool = loom_pool_new(threads[t], NULL);
+    g_assert_nonnull(pool);
+    for (size_t k = 0; k < G_N_ELEMENTS(sizes); k++)
+      for (int variant = 0; variant < 3; variant++) {
+        int64_t n = sizes[k];
+        fill_random(v, n, 2.0, 11 + (uint32_t)k);
+        fill_random(b, n, 2.0, 110 + (uint32_t)k);
+        if (variant >= 1) /* every third block tiny: the double fallback */
+          for (int64_t i = 0; i < n; i++)
+            if (i / 1024 % 3 == 1) v[i] *= 1e-22f, b[i] = v[i] * 0.5f;
+        if (variant == 2) v[n - 700] = NAN;
+        double s = train_sum_squares(v, n), sp = train_sum_squares_on(pool, v, n);
+        g_assert_true(memcmp(&s, &sp, sizeof s) == 0);
+        double ww, dd, wwp, ddp;
+        train_sum_squares_diff(v, b, n, &ww, &dd);
+        train_sum_squares_diff_on(pool, v, b, n, &wwp, &ddp);
+        g_assert_true(memcmp(&ww, &wwp, sizeof ww) == 0);
+        g_assert_true(memcmp(&dd, &ddp, sizeof dd) == 0);
+        g_assert_cmpint(isnan(sp), ==, variant == 2);
+      }
+    loom_pool_free(pool);
+  }
+  g_free(v);
+  g_free(b);
+}
+
 /* 40 → 50 (tanh) → 3: the first weight has 2,000 values (two blocks and a
  * tail), the last 150 (lanes and a tail). */
 #define N_SAMPLES 24
@@ -395,6 +430,7 @@ static void test_nonfinite_update_restored(void) {
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/train/stats/sum-squares", test_sum_squares);
+  g_test_add_func("/train/stats/sum-squares-pooled", test_sum_squares_pooled);
   g_test_add_func("/train/stats/step-norms", test_step_norms);
   g_test_add_func("/train/stats/thread-independent", test_stats_thread_independent);
   g_test_add_func("/train/stats/layer-reference", test_layer_stats_reference);
