@@ -33,8 +33,8 @@ int64_t trainer_first_nonfinite(const float *v, int64_t n) {
 }
 
 /* Elements per block of the sums of squares. Within a block, 16 float32
- * lanes (four groups of four, a shape GCC and Clang keep in vector
- * registers) each add at most 64 squares, relative error well below 1e-5;
+ * lanes (trainer-lanes.c: element i into lane i % 16) each add at most 64
+ * squares, relative error well below 1e-5;
  * the lanes and then the blocks are added in double in a fixed order, so a
  * sum depends on the data only, never on the vector width or thread count. */
 #define SQ_BLOCK 1024
@@ -43,18 +43,6 @@ int64_t trainer_first_nonfinite(const float *v, int64_t n) {
 #define SQ_SAFE_MIN 1e-30
 
 static bool sq_safe(double s) { return s >= SQ_SAFE_MIN && s <= FLT_MAX; }
-
-static inline void sq4(float a[4], const float *v) {
-  for (int j = 0; j < 4; j++) a[j] += v[j] * v[j];
-}
-
-static inline void sq_diff4(float aw[4], float ad[4], const float *w, const float *b) {
-  for (int j = 0; j < 4; j++) {
-    float x = w[j], d = x - b[j];
-    aw[j] += x * x;
-    ad[j] += d * d;
-  }
-}
 
 static inline double lanes_sum(const float *a0, const float *a1, const float *a2, const float *a3) {
   double s = 0.0;
@@ -102,15 +90,10 @@ static double sq_diff_block_exact(const float *w, const float *b, int64_t n) {
 
 static double sq_block(const float *v, int64_t n) {
   if (n < 16) return sq_block_exact(v, n); /* no float lane would get an element */
-  float a0[4] = {0}, a1[4] = {0}, a2[4] = {0}, a3[4] = {0};
-  int64_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    sq4(a0, v + i);
-    sq4(a1, v + i + 4);
-    sq4(a2, v + i + 8);
-    sq4(a3, v + i + 12);
-  }
-  double s = lanes_sum(a0, a1, a2, a3);
+  float a[16] = {0};
+  int64_t i = n / 16 * 16;
+  train_lanes_sq(v, i, a);
+  double s = lanes_sum(a, a + 4, a + 8, a + 12);
   for (; i < n; i++) s += (double)v[i] * (double)v[i];
   return sq_safe(s) ? s : sq_block_exact(v, n);
 }
@@ -121,16 +104,10 @@ static void sq_diff_block(const float *w, const float *b, int64_t n, double *ww,
     *dd += sq_diff_block_exact(w, b, n);
     return;
   }
-  float w0[4] = {0}, w1[4] = {0}, w2[4] = {0}, w3[4] = {0};
-  float d0[4] = {0}, d1[4] = {0}, d2[4] = {0}, d3[4] = {0};
-  int64_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    sq_diff4(w0, d0, w + i, b + i);
-    sq_diff4(w1, d1, w + i + 4, b + i + 4);
-    sq_diff4(w2, d2, w + i + 8, b + i + 8);
-    sq_diff4(w3, d3, w + i + 12, b + i + 12);
-  }
-  double sw = lanes_sum(w0, w1, w2, w3), sd = lanes_sum(d0, d1, d2, d3);
+  float aw[16] = {0}, ad[16] = {0};
+  int64_t i = n / 16 * 16;
+  train_lanes_sq_diff(w, b, i, aw, ad);
+  double sw = lanes_sum(aw, aw + 4, aw + 8, aw + 12), sd = lanes_sum(ad, ad + 4, ad + 8, ad + 12);
   for (; i < n; i++) {
     double x = w[i], d = (double)w[i] - (double)b[i];
     sw += x * x;
@@ -208,7 +185,7 @@ void train_sum_squares_diff_on(loom_pool *pool, const float *w, const float *b, 
 }
 
 /* One block of train_moments. The squares take exactly the lanes, order and
- * fallback of sq_block (one array of 16 lanes is the four groups of four in
+ * fallback of sq_block (the same sixteen lanes, trainer-lanes.c, in
  * order), so act_rms stays what train_sum_squares gives. */
 static void moments_block(const float *v, int64_t n, train_moments *m) {
   float lo = v[0], hi = v[0];
@@ -224,15 +201,8 @@ static void moments_block(const float *v, int64_t n, train_moments *m) {
   } else {
     float sl[16] = {0}, ql[16] = {0}, lol[16], hil[16];
     for (int j = 0; j < 16; j++) lol[j] = hil[j] = v[0];
-    int64_t i = 0;
-    for (; i + 16 <= n; i += 16)
-      for (int j = 0; j < 16; j++) {
-        float x = v[i + j];
-        sl[j] += x;
-        ql[j] += x * x;
-        lol[j] = x < lol[j] ? x : lol[j];
-        hil[j] = x > hil[j] ? x : hil[j];
-      }
+    int64_t i = n / 16 * 16;
+    train_lanes_moments(v, i, sl, ql, lol, hil);
     s = lanes_sum(sl, sl + 4, sl + 8, sl + 12);
     q = lanes_sum(ql, ql + 4, ql + 8, ql + 12);
     for (int j = 0; j < 16; j++) {

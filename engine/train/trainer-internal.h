@@ -180,6 +180,13 @@ void train_sum_squares_diff(const float *w, const float *b, int64_t n, double *w
 double train_sum_squares_on(loom_pool *pool, const float *v, int64_t n);
 void train_sum_squares_diff_on(loom_pool *pool, const float *w, const float *b, int64_t n, double *ww, double *dd);
 
+/* The float32 lanes of those sums (trainer-lanes.c), at the kernel level in
+ * use and the same bits at every level: n16 (a multiple of 16) values, value
+ * i into lane i % 16, added to the lanes given (min/max: x < lo ? x : lo). */
+void train_lanes_sq(const float *v, int64_t n16, float a[16]);
+void train_lanes_sq_diff(const float *w, const float *b, int64_t n16, float aw[16], float ad[16]);
+void train_lanes_moments(const float *v, int64_t n16, float s[16], float q[16], float lo[16], float hi[16]);
+
 /* Forgets the backups of the previous step (at the start of a step). */
 void trainer_backup_reset(loom_trainer *tr);
 /* Copies tensor t's master into tr->before: the step is about to update it. */

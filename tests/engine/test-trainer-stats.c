@@ -9,6 +9,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "kernels/cpu.h"
 #include "train-test-util.h"
 #include "train/trainer-internal.h"
 
@@ -109,6 +110,67 @@ static void test_sum_squares(void) {
   g_free(v);
   g_free(b);
   g_free(moved);
+}
+
+/* The sums' float lanes at every kernel level the machine has
+ * (trainer-lanes.c) give the plain loop's bits: lengths around the lane
+ * count and the block, values from 1e-30 to 1e30 of both signs with zeros,
+ * negative zeros, infinities and NaNs among them, for the squares, the
+ * squared differences and the moments (sum, squares, min, max). */
+static void test_lanes_levels(void) {
+  static const int64_t sizes[] = {16, 17, 31, 32, 100, 1023, 1024, 1025, 5003};
+  float *v = g_new(float, 5003), *b = g_new(float, 5003);
+  GRand *r = g_rand_new_with_seed(17);
+  const loom_kernel_level start = loom_kernels_get()->level;
+  int compared = 0;
+  for (size_t k = 0; k < G_N_ELEMENTS(sizes); k++)
+    for (int variant = 0; variant < 3; variant++) {
+      const int64_t n = sizes[k];
+      for (int64_t i = 0; i < n; i++) {
+        double mag = pow(10.0, g_rand_double_range(r, -30.0, variant == 2 ? 30.0 : 3.0));
+        v[i] = (float)(g_rand_boolean(r) ? mag : -mag);
+        b[i] = (float)g_rand_double_range(r, -2.0, 2.0);
+        if (i % 11 == 3) v[i] = i % 2 ? 0.0f : -0.0f;
+      }
+      if (variant == 1 && n > 40) {
+        /* the extremes before a NaN in their lanes: a NaN must not wipe a
+         * lane's minimum or maximum out */
+        v[21] = -1e35f;
+        v[37] = NAN;
+        v[22] = 1e35f;
+        v[38] = NAN;
+      }
+      if (variant == 2 && n > 20) {
+        v[n - 2] = -INFINITY;
+        v[7] = INFINITY;
+      }
+      double want[6] = {0}, got[6];
+      train_moments want_m = {0}, got_m;
+      for (int l = 0; l < LOOM_KERNELS_LEVEL_COUNT; l++) {
+        if (!loom_kernels_force((loom_kernel_level)l)) continue;
+        double *out = l == 0 ? want : got;
+        train_moments *m = l == 0 ? &want_m : &got_m;
+        out[0] = train_sum_squares(v, n);
+        train_sum_squares_diff(v, b, n, &out[1], &out[2]);
+        train_moments_of(v, n, m);
+        out[3] = m->sum;
+        out[4] = m->sum_sq;
+        out[5] = 0.0;
+        if (l == 0) continue;
+        for (int q = 0; q < 5; q++)
+          if (memcmp(&want[q], &got[q], sizeof got[q]) != 0 && !(isnan(want[q]) && isnan(got[q])))
+            g_error("level %s, n %lld, variant %d, sum %d: %a against the plain loop's %a",
+                    loom_kernel_level_name((loom_kernel_level)l), (long long)n, variant, q, got[q], want[q]);
+        g_assert_true(memcmp(&want_m.min, &got_m.min, sizeof got_m.min) == 0 || (isnan(want_m.min) && isnan(got_m.min)));
+        g_assert_true(memcmp(&want_m.max, &got_m.max, sizeof got_m.max) == 0 || (isnan(want_m.max) && isnan(got_m.max)));
+        compared++;
+      }
+    }
+  g_assert_true(loom_kernels_force(start));
+  g_rand_free(r);
+  g_free(v);
+  g_free(b);
+  if (!compared) g_test_skip("no vector level on this machine");
 }
 
 /* Long vectors' sums shared out over a pool (train_sum_squares_on): the
@@ -431,6 +493,7 @@ int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/train/stats/sum-squares", test_sum_squares);
   g_test_add_func("/train/stats/sum-squares-pooled", test_sum_squares_pooled);
+  g_test_add_func("/train/stats/lanes-levels", test_lanes_levels);
   g_test_add_func("/train/stats/step-norms", test_step_norms);
   g_test_add_func("/train/stats/thread-independent", test_stats_thread_independent);
   g_test_add_func("/train/stats/layer-reference", test_layer_stats_reference);

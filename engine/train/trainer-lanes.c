@@ -1,0 +1,125 @@
+/*
+ * The float32 lanes of the trainer's statistics (trainer-check.c): sixteen
+ * lanes, element i of a block into lane i % 16, at the kernel level in use
+ * (kernels/cpu.h). Multiplies and adds are correctly rounded and never
+ * fused (the engine is built with -std=c17, which keeps GCC from
+ * contracting them; the intrinsics below are separate multiplies and adds),
+ * and min/max follow `x < lo ? x : lo` exactly as vminps does, so every
+ * level gives the plain loop's lanes bit for bit
+ * (tests/engine/test-trainer-stats.c checks each level against it). The
+ * plain loops are what GCC vectorizes at the build's baseline (SSE2, four
+ * lanes a vector); AVX-512 takes the sixteen in one register.
+ */
+#include "train/trainer-internal.h"
+
+#include "kernels/cpu.h"
+
+static void sq_ref(const float *v, int64_t n16, float a[16]) {
+  for (int64_t i = 0; i < n16; i += 16)
+    for (int j = 0; j < 16; j++) a[j] += v[i + j] * v[i + j];
+}
+
+static void sq_diff_ref(const float *w, const float *b, int64_t n16, float aw[16], float ad[16]) {
+  for (int64_t i = 0; i < n16; i += 16)
+    for (int j = 0; j < 16; j++) {
+      float x = w[i + j], d = x - b[i + j];
+      aw[j] += x * x;
+      ad[j] += d * d;
+    }
+}
+
+static void moments_ref(const float *v, int64_t n16, float s[16], float q[16], float lo[16], float hi[16]) {
+  for (int64_t i = 0; i < n16; i += 16)
+    for (int j = 0; j < 16; j++) {
+      float x = v[i + j];
+      s[j] += x;
+      q[j] += x * x;
+      lo[j] = x < lo[j] ? x : lo[j];
+      hi[j] = x > hi[j] ? x : hi[j];
+    }
+}
+
+#if defined(LOOM_KERNELS_X86)
+#include <immintrin.h>
+
+#pragma GCC push_options
+#pragma GCC target("avx2,fma,avx512f,avx512bw,avx512vl,avx512dq")
+
+static void sq_avx512(const float *v, int64_t n16, float a[16]) {
+  __m512 acc = _mm512_loadu_ps(a);
+  for (int64_t i = 0; i < n16; i += 16) {
+    const __m512 x = _mm512_loadu_ps(v + i);
+    acc = _mm512_add_ps(acc, _mm512_mul_ps(x, x));
+  }
+  _mm512_storeu_ps(a, acc);
+}
+
+static void sq_diff_avx512(const float *w, const float *b, int64_t n16, float aw[16], float ad[16]) {
+  __m512 accw = _mm512_loadu_ps(aw), accd = _mm512_loadu_ps(ad);
+  for (int64_t i = 0; i < n16; i += 16) {
+    const __m512 x = _mm512_loadu_ps(w + i), d = _mm512_sub_ps(x, _mm512_loadu_ps(b + i));
+    accw = _mm512_add_ps(accw, _mm512_mul_ps(x, x));
+    accd = _mm512_add_ps(accd, _mm512_mul_ps(d, d));
+  }
+  _mm512_storeu_ps(aw, accw);
+  _mm512_storeu_ps(ad, accd);
+}
+
+/* vminps(x, lo) is x < lo ? x : lo, lo whenever either is NaN or both are
+ * zeros: the plain loop's expression, operand for operand. */
+static void moments_avx512(const float *v, int64_t n16, float s[16], float q[16], float lo[16], float hi[16]) {
+  __m512 as = _mm512_loadu_ps(s), aq = _mm512_loadu_ps(q), alo = _mm512_loadu_ps(lo), ahi = _mm512_loadu_ps(hi);
+  for (int64_t i = 0; i < n16; i += 16) {
+    const __m512 x = _mm512_loadu_ps(v + i);
+    as = _mm512_add_ps(as, x);
+    aq = _mm512_add_ps(aq, _mm512_mul_ps(x, x));
+    alo = _mm512_min_ps(x, alo);
+    ahi = _mm512_max_ps(x, ahi);
+  }
+  _mm512_storeu_ps(s, as);
+  _mm512_storeu_ps(q, aq);
+  _mm512_storeu_ps(lo, alo);
+  _mm512_storeu_ps(hi, ahi);
+}
+
+#pragma GCC pop_options
+#define HAVE_AVX512_LANES 1
+#endif
+
+static bool use_avx512(void) {
+#ifdef HAVE_AVX512_LANES
+  return loom_kernels_get()->level >= LOOM_KERNELS_AVX512;
+#else
+  return false;
+#endif
+}
+
+void train_lanes_sq(const float *v, int64_t n16, float a[16]) {
+#ifdef HAVE_AVX512_LANES
+  if (use_avx512()) {
+    sq_avx512(v, n16, a);
+    return;
+  }
+#endif
+  sq_ref(v, n16, a);
+}
+
+void train_lanes_sq_diff(const float *w, const float *b, int64_t n16, float aw[16], float ad[16]) {
+#ifdef HAVE_AVX512_LANES
+  if (use_avx512()) {
+    sq_diff_avx512(w, b, n16, aw, ad);
+    return;
+  }
+#endif
+  sq_diff_ref(w, b, n16, aw, ad);
+}
+
+void train_lanes_moments(const float *v, int64_t n16, float s[16], float q[16], float lo[16], float hi[16]) {
+#ifdef HAVE_AVX512_LANES
+  if (use_avx512()) {
+    moments_avx512(v, n16, s, q, lo, hi);
+    return;
+  }
+#endif
+  moments_ref(v, n16, s, q, lo, hi);
+}
