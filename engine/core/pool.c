@@ -260,8 +260,11 @@ LOOM_API void loom_pool_for(loom_pool *p, int64_t n, int64_t grain, loom_range_f
   p->n_chunks = n_chunks;
   p->unit_chunks = (n_chunks + MAX_UNITS - 1) / MAX_UNITS;
   const int64_t units = (n_chunks + p->unit_chunks - 1) / p->unit_chunks, t = p->n_threads;
+  /* share i: [⌈units·i/t⌉, ⌈units·(i + 1)/t⌉), so that with fewer units than
+   * threads the caller's share is never the empty one */
   for (int i = 0; i < t; i++) {
-    unsigned long long lo = (unsigned long long)(units * i / t), hi = (unsigned long long)(units * (i + 1) / t);
+    unsigned long long lo = (unsigned long long)((units * i + t - 1) / t),
+                       hi = (unsigned long long)((units * (i + 1) + t - 1) / t);
     atomic_store_explicit(&p->shares[i].range, (hi << 32) | lo, memory_order_relaxed);
   }
   p->active = true;
