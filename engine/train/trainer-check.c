@@ -62,9 +62,8 @@ static inline double lanes_sum(const float *a0, const float *a1, const float *a2
 
 static double sq_block_exact(const float *v, int64_t n) {
   double a[SQ_LANES] = {0};
-  int64_t i = 0;
-  for (; i + SQ_LANES <= n; i += SQ_LANES)
-    for (int j = 0; j < SQ_LANES; j++) a[j] += (double)v[i + j] * (double)v[i + j];
+  int64_t i = n / SQ_LANES * SQ_LANES;
+  train_lanes_sq_exact(v, i, a);
   double s = 0.0;
   for (int j = 0; j < SQ_LANES; j++) s += a[j];
   for (; i < n; i++) s += (double)v[i] * (double)v[i];
@@ -73,12 +72,8 @@ static double sq_block_exact(const float *v, int64_t n) {
 
 static double sq_diff_block_exact(const float *w, const float *b, int64_t n) {
   double a[SQ_LANES] = {0};
-  int64_t i = 0;
-  for (; i + SQ_LANES <= n; i += SQ_LANES)
-    for (int j = 0; j < SQ_LANES; j++) {
-      const double d = (double)w[i + j] - (double)b[i + j];
-      a[j] += d * d;
-    }
+  int64_t i = n / SQ_LANES * SQ_LANES;
+  train_lanes_sq_diff_exact(w, b, i, a);
   double s = 0.0;
   for (int j = 0; j < SQ_LANES; j++) s += a[j];
   for (; i < n; i++) {

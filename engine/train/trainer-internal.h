@@ -186,6 +186,10 @@ void train_sum_squares_diff_on(loom_pool *pool, const float *w, const float *b, 
 void train_lanes_sq(const float *v, int64_t n16, float a[16]);
 void train_lanes_sq_diff(const float *w, const float *b, int64_t n16, float aw[16], float ad[16]);
 void train_lanes_moments(const float *v, int64_t n16, float s[16], float q[16], float lo[16], float hi[16]);
+/* The double fallback's lanes: n8 (a multiple of 8) values, value i into
+ * lane i % 8: Σ v² and Σ (w − b)², each square in double. */
+void train_lanes_sq_exact(const float *v, int64_t n8, double a[8]);
+void train_lanes_sq_diff_exact(const float *w, const float *b, int64_t n8, double a[8]);
 
 /* Forgets the backups of the previous step (at the start of a step). */
 void trainer_backup_reset(loom_trainer *tr);

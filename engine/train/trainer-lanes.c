@@ -1,6 +1,7 @@
 /*
- * The float32 lanes of the trainer's statistics (trainer-check.c): sixteen
- * lanes, element i of a block into lane i % 16, at the kernel level in use
+ * The lanes of the trainer's statistics (trainer-check.c): sixteen float32
+ * lanes, element i of a block into lane i % 16, and the double fallback's
+ * eight, element i into lane i % 8, at the kernel level in use
  * (kernels/cpu.h). Multiplies and adds are correctly rounded and never
  * fused (the engine is built with -std=c17, which keeps GCC from
  * contracting them; the intrinsics below are separate multiplies and adds),
@@ -8,7 +9,10 @@
  * level gives the plain loop's lanes bit for bit
  * (tests/engine/test-trainer-stats.c checks each level against it). The
  * plain loops are what GCC vectorizes at the build's baseline (SSE2, four
- * lanes a vector); AVX-512 takes the sixteen in one register.
+ * floats or two doubles a vector); AVX-512 takes the sixteen, or the
+ * eight, in one register. (A float's square is exact in double, so there a
+ * fused multiply-add would not even change a bit; a difference's square is
+ * not.)
  */
 #include "train/trainer-internal.h"
 
@@ -36,6 +40,20 @@ static void moments_ref(const float *v, int64_t n16, float s[16], float q[16], f
       q[j] += x * x;
       lo[j] = x < lo[j] ? x : lo[j];
       hi[j] = x > hi[j] ? x : hi[j];
+    }
+}
+
+/* The double fallback's lanes: element i into lane i % 8, n8 a multiple of 8. */
+static void sq_exact_ref(const float *v, int64_t n8, double a[8]) {
+  for (int64_t i = 0; i < n8; i += 8)
+    for (int j = 0; j < 8; j++) a[j] += (double)v[i + j] * (double)v[i + j];
+}
+
+static void sq_diff_exact_ref(const float *w, const float *b, int64_t n8, double a[8]) {
+  for (int64_t i = 0; i < n8; i += 8)
+    for (int j = 0; j < 8; j++) {
+      const double d = (double)w[i + j] - (double)b[i + j];
+      a[j] += d * d;
     }
 }
 
@@ -82,6 +100,25 @@ static void moments_avx512(const float *v, int64_t n16, float s[16], float q[16]
   _mm512_storeu_ps(hi, ahi);
 }
 
+/* Widening is exact; the multiply and the add are the plain loop's. */
+static void sq_exact_avx512(const float *v, int64_t n8, double a[8]) {
+  __m512d acc = _mm512_loadu_pd(a);
+  for (int64_t i = 0; i < n8; i += 8) {
+    const __m512d x = _mm512_cvtps_pd(_mm256_loadu_ps(v + i));
+    acc = _mm512_add_pd(acc, _mm512_mul_pd(x, x));
+  }
+  _mm512_storeu_pd(a, acc);
+}
+
+static void sq_diff_exact_avx512(const float *w, const float *b, int64_t n8, double a[8]) {
+  __m512d acc = _mm512_loadu_pd(a);
+  for (int64_t i = 0; i < n8; i += 8) {
+    const __m512d d = _mm512_sub_pd(_mm512_cvtps_pd(_mm256_loadu_ps(w + i)), _mm512_cvtps_pd(_mm256_loadu_ps(b + i)));
+    acc = _mm512_add_pd(acc, _mm512_mul_pd(d, d));
+  }
+  _mm512_storeu_pd(a, acc);
+}
+
 #pragma GCC pop_options
 #define HAVE_AVX512_LANES 1
 #endif
@@ -122,4 +159,24 @@ void train_lanes_moments(const float *v, int64_t n16, float s[16], float q[16], 
   }
 #endif
   moments_ref(v, n16, s, q, lo, hi);
+}
+
+void train_lanes_sq_exact(const float *v, int64_t n8, double a[8]) {
+#ifdef HAVE_AVX512_LANES
+  if (use_avx512()) {
+    sq_exact_avx512(v, n8, a);
+    return;
+  }
+#endif
+  sq_exact_ref(v, n8, a);
+}
+
+void train_lanes_sq_diff_exact(const float *w, const float *b, int64_t n8, double a[8]) {
+#ifdef HAVE_AVX512_LANES
+  if (use_avx512()) {
+    sq_diff_exact_avx512(w, b, n8, a);
+    return;
+  }
+#endif
+  sq_diff_exact_ref(w, b, n8, a);
 }

@@ -113,8 +113,9 @@ static void test_sum_squares(void) {
 }
 
 /* The sums' float lanes at every kernel level the machine has
- * (trainer-lanes.c) give the plain loop's bits: lengths around the lane
- * count and the block, values from 1e-30 to 1e30 of both signs with zeros,
+ * and of the double fallback (trainer-lanes.c) give the plain loops' bits:
+ * lengths around the lane count and the block, values from 1e-30 to 1e30 of
+ * both signs (blocks all tiny, blocks overflowing float) with zeros,
  * negative zeros, infinities and NaNs among them, for the squares, the
  * squared differences and the moments (sum, squares, min, max). */
 static void test_lanes_levels(void) {
@@ -124,12 +125,15 @@ static void test_lanes_levels(void) {
   const loom_kernel_level start = loom_kernels_get()->level;
   int compared = 0;
   for (size_t k = 0; k < G_N_ELEMENTS(sizes); k++)
-    for (int variant = 0; variant < 3; variant++) {
+    for (int variant = 0; variant < 4; variant++) {
       const int64_t n = sizes[k];
       for (int64_t i = 0; i < n; i++) {
-        double mag = pow(10.0, g_rand_double_range(r, -30.0, variant == 2 ? 30.0 : 3.0));
+        /* variant 3: a trained network's tiny values, every block in the
+         * double fallback; variant 2 overflows float squares */
+        double mag = variant == 3 ? pow(10.0, g_rand_double_range(r, -24.0, -18.0))
+                                  : pow(10.0, g_rand_double_range(r, -30.0, variant == 2 ? 30.0 : 3.0));
         v[i] = (float)(g_rand_boolean(r) ? mag : -mag);
-        b[i] = (float)g_rand_double_range(r, -2.0, 2.0);
+        b[i] = (float)g_rand_double_range(r, -2.0, 2.0) * (variant == 3 ? 1e-20f : 1.0f);
         if (i % 11 == 3) v[i] = i % 2 ? 0.0f : -0.0f;
       }
       if (variant == 1 && n > 40) {
