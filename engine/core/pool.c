@@ -118,7 +118,8 @@ static bool take(share *sh, bool front, int64_t *unit) {
   for (;;) {
     uint32_t lo = (uint32_t)r, hi = (uint32_t)(r >> 32);
     if (lo >= hi) return false;
-    unsigned long long next = front ? ((unsigned long long)hi << 32) | (lo + 1u) : ((unsigned long long)(hi - 1u) << 32) | lo;
+    unsigned long long next = front ? ((unsigned long long)hi << 32) | (lo + 1u)
+                                    : ((unsigned long long)(hi - 1u) << 32) | lo;
     if (atomic_compare_exchange_weak_explicit(&sh->range, &r, next, memory_order_acq_rel, memory_order_relaxed)) {
       *unit = front ? lo : hi - 1u;
       return true;
