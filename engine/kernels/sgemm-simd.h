@@ -178,13 +178,13 @@ typedef struct {
 /* Panel q (lanes [q·MR, q·MR + MR)) over all of the chunk's k into dst, k-major,
  * w lanes a step, zero beyond the operand's edge. */
 static void SIMD(pack_panel)(const SIMD(job) * j, int64_t q, float *dst) {
-  const int64_t pa = 0, pb = j->k;
+  const int64_t pb = j->k;
   int64_t u0 = q * MR, nu = j->u - u0 < MR ? j->u - u0 : MR;
   int64_t w = (nu + VL - 1) / VL * VL;
   const float *src = j->vsrc + u0 * j->v_u;
   if (j->v_u == 1) {
     /* Lanes contiguous in the source: a copy per step of k. */
-    for (int64_t p = pa; p < pb; p++) {
+    for (int64_t p = 0; p < pb; p++) {
       memcpy(dst + p * w, src + p * j->v_p, (size_t)nu * sizeof *dst);
       for (int64_t x = nu; x < w; x++) dst[p * w + x] = 0.0f;
     }
@@ -192,17 +192,17 @@ static void SIMD(pack_panel)(const SIMD(job) * j, int64_t q, float *dst) {
     /* k contiguous in the source: a transpose, VL × VL blocks in registers.
      * VL source rows at a time, each read from start to end: the hardware
      * prefetchers follow VL streams, not MR of them. */
-    int64_t kv = pb - (pb - pa) % VL, x = 0;
+    int64_t kv = pb - pb % VL, x = 0;
     for (; x + VL <= nu; x += VL)
-      for (int64_t p0 = pa; p0 < kv; p0 += VL) VTRANSPOSE(src + x * j->v_u + p0, j->v_u, dst + p0 * w + x, w);
+      for (int64_t p0 = 0; p0 < kv; p0 += VL) VTRANSPOSE(src + x * j->v_u + p0, j->v_u, dst + p0 * w + x, w);
     for (; x < w; x++)
-      for (int64_t p = pa; p < kv; p++) dst[p * w + x] = x < nu ? src[x * j->v_u + p] : 0.0f;
+      for (int64_t p = 0; p < kv; p++) dst[p * w + x] = x < nu ? src[x * j->v_u + p] : 0.0f;
     for (int64_t p = kv; p < pb; p++)
       for (int64_t xx = 0; xx < w; xx++) dst[p * w + xx] = xx < nu ? src[xx * j->v_u + p] : 0.0f;
   } else {
     /* k strided in the source: a transpose, in blocks of 8 steps of k so
      * the source rows are read a cache line at a time. */
-    int64_t p0 = pa;
+    int64_t p0 = 0;
     for (; p0 + 8 <= pb; p0 += 8)
       for (int64_t x = 0; x < w; x++) {
         if (x < nu) {

@@ -9,6 +9,14 @@
 #include "kernels/cpu.h"
 #include "loom/optim.h"
 
+/* Elements per piece when loom_optim_step shares a tensor out over a pool:
+ * 64 KiB of each stream, a multiple of every vector width. The pool gives
+ * each thread the same pieces step after step (pool.c), so a piece's
+ * moments stay in one core's cache; the trainer's sums and its copy of the
+ * masters (trainer-check.c) take the same pieces, so a thread also reads
+ * and copies what it updates. */
+#define OPTIM_POOL_PIECE 16384
+
 /* Which state buffers a tensor has: bit 0 buf1 (SGD/RMSprop momentum, Adam
  * exp_avg), bit 1 buf2 (Adam exp_avg_sq, RMSprop square_avg), bit 2 buf3
  * (Adam max_exp_avg_sq, RMSprop grad_avg). */

@@ -29,11 +29,6 @@ struct loom_optim {
   loom_pool *pool;
 };
 
-/* Elements per piece of a pooled update: 64 KiB of each stream, a multiple
- * of every vector width. The pool gives each thread the same pieces step
- * after step (pool.c), so a piece's moments stay in one core's cache. */
-#define PIECE 16384
-
 static const char *const optim_names[] = {"sgd", "adam", "adamw", "rmsprop"};
 #define N_OPTIMS ((int)(sizeof optim_names / sizeof optim_names[0]))
 
@@ -345,7 +340,7 @@ LOOM_API int loom_optim_step(loom_optim *opt, float *const *params, const float 
       break;
     case LOOM_OPTIM_RMSPROP: break;
     }
-    loom_pool_for(opt->pool, t->size, PIECE, fn, &j);
+    loom_pool_for(opt->pool, t->size, OPTIM_POOL_PIECE, fn, &j);
     if (opt->cfg.kind == LOOM_OPTIM_SGD && (float)opt->cfg.momentum != 0.0f) t->has_momentum = true;
   }
   return LOOM_OK;

@@ -13,11 +13,12 @@
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "core/i18n.h"
+#include "kernels/scratch.h"
+#include "train/optim-internal.h"
 #include "train/trainer-internal.h"
 
 double train_now_seconds(void) {
@@ -125,12 +126,13 @@ void train_sum_squares_diff(const float *w, const float *b, int64_t n, double *w
 }
 
 /* On a pool the blocks' sums are taken in pieces of POOL_BLOCKS blocks, the
- * optimizer's pieces (optim.c: 16,384 elements), so that the pool gives a
- * thread the elements it updates (pool.c); they are then added in order,
- * which is the serial sum exactly (each block's sum is 0 + its sum). Fewer
- * than POOL_MIN_BLOCKS stay on the calling thread, as does a sum whose list
- * of block sums cannot be allocated. */
-#define POOL_BLOCKS 16
+ * optimizer's pieces (OPTIM_POOL_PIECE), so that the pool gives a thread the
+ * elements it updates (pool.c); they are then added in order, which is the
+ * serial sum exactly (each block's sum is 0 + its sum). Fewer than
+ * POOL_MIN_BLOCKS stay on the calling thread, as does a sum whose list of
+ * block sums cannot be had. */
+#define POOL_BLOCKS (OPTIM_POOL_PIECE / SQ_BLOCK)
+_Static_assert(OPTIM_POOL_PIECE % SQ_BLOCK == 0, "the optimizer's pieces are whole blocks");
 #define POOL_MIN_BLOCKS 64
 
 typedef struct {
@@ -157,7 +159,8 @@ static void sq_range(void *arg, int64_t begin, int64_t end) {
 static bool sq_pooled(loom_pool *pool, const float *v, const float *b, int64_t n, double *ww, double *dd) {
   const int64_t blocks = (n + SQ_BLOCK - 1) / SQ_BLOCK;
   if (loom_pool_size(pool) < 2 || blocks < POOL_MIN_BLOCKS) return false;
-  sq_job j = {.v = v, .b = b, .n = n, .sums = malloc((size_t)blocks * (b ? 2 : 1) * sizeof(double))};
+  sq_job j = {.v = v, .b = b, .n = n,
+              .sums = loom_scratch(LOOM_SCRATCH_TRAIN_SUMS, (size_t)blocks * (b ? 2 : 1) * sizeof(double))};
   if (!j.sums) return false;
   loom_pool_for(pool, blocks, POOL_BLOCKS, sq_range, &j);
   *ww = 0.0;
@@ -166,7 +169,6 @@ static bool sq_pooled(loom_pool *pool, const float *v, const float *b, int64_t n
     *ww += j.sums[b ? 2 * k : k];
     if (b) *dd += j.sums[2 * k + 1];
   }
-  free(j.sums);
   return true;
 }
 
@@ -247,7 +249,7 @@ void trainer_backup(loom_trainer *tr, int t) {
   train_tensor *tt = &tr->tensors[t];
   copy_job j = {tr->before + tt->offset, loom_weights_master(tt->w)};
   /* in the optimizer's pieces, as the sums above */
-  loom_pool_for(tt->n >= POOL_MIN_BLOCKS * SQ_BLOCK ? tr->pool : NULL, tt->n, POOL_BLOCKS * SQ_BLOCK, copy_range, &j);
+  loom_pool_for(tt->n >= POOL_MIN_BLOCKS * SQ_BLOCK ? tr->pool : NULL, tt->n, OPTIM_POOL_PIECE, copy_range, &j);
   tt->backed_up = true;
 }
 

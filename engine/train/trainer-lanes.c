@@ -120,63 +120,41 @@ static void sq_diff_exact_avx512(const float *w, const float *b, int64_t n8, dou
 }
 
 #pragma GCC pop_options
-#define HAVE_AVX512_LANES 1
 #endif
 
-static bool use_avx512(void) {
-#ifdef HAVE_AVX512_LANES
-  return loom_kernels_get()->level >= LOOM_KERNELS_AVX512;
-#else
-  return false;
+/* One set of the lane functions per level. */
+typedef struct lanes {
+  void (*sq)(const float *v, int64_t n16, float a[16]);
+  void (*sq_diff)(const float *w, const float *b, int64_t n16, float aw[16], float ad[16]);
+  void (*moments)(const float *v, int64_t n16, float s[16], float q[16], float lo[16], float hi[16]);
+  void (*sq_exact)(const float *v, int64_t n8, double a[8]);
+  void (*sq_diff_exact)(const float *w, const float *b, int64_t n8, double a[8]);
+} lanes;
+
+static const lanes lanes_ref = {sq_ref, sq_diff_ref, moments_ref, sq_exact_ref, sq_diff_exact_ref};
+#if defined(LOOM_KERNELS_X86)
+static const lanes lanes_avx512 = {sq_avx512, sq_diff_avx512, moments_avx512, sq_exact_avx512, sq_diff_exact_avx512};
 #endif
+
+static const lanes *lanes_in_use(void) {
+#if defined(LOOM_KERNELS_X86)
+  if (loom_kernels_get()->level >= LOOM_KERNELS_AVX512) return &lanes_avx512;
+#endif
+  return &lanes_ref;
 }
 
-void train_lanes_sq(const float *v, int64_t n16, float a[16]) {
-#ifdef HAVE_AVX512_LANES
-  if (use_avx512()) {
-    sq_avx512(v, n16, a);
-    return;
-  }
-#endif
-  sq_ref(v, n16, a);
-}
+void train_lanes_sq(const float *v, int64_t n16, float a[16]) { lanes_in_use()->sq(v, n16, a); }
 
 void train_lanes_sq_diff(const float *w, const float *b, int64_t n16, float aw[16], float ad[16]) {
-#ifdef HAVE_AVX512_LANES
-  if (use_avx512()) {
-    sq_diff_avx512(w, b, n16, aw, ad);
-    return;
-  }
-#endif
-  sq_diff_ref(w, b, n16, aw, ad);
+  lanes_in_use()->sq_diff(w, b, n16, aw, ad);
 }
 
 void train_lanes_moments(const float *v, int64_t n16, float s[16], float q[16], float lo[16], float hi[16]) {
-#ifdef HAVE_AVX512_LANES
-  if (use_avx512()) {
-    moments_avx512(v, n16, s, q, lo, hi);
-    return;
-  }
-#endif
-  moments_ref(v, n16, s, q, lo, hi);
+  lanes_in_use()->moments(v, n16, s, q, lo, hi);
 }
 
-void train_lanes_sq_exact(const float *v, int64_t n8, double a[8]) {
-#ifdef HAVE_AVX512_LANES
-  if (use_avx512()) {
-    sq_exact_avx512(v, n8, a);
-    return;
-  }
-#endif
-  sq_exact_ref(v, n8, a);
-}
+void train_lanes_sq_exact(const float *v, int64_t n8, double a[8]) { lanes_in_use()->sq_exact(v, n8, a); }
 
 void train_lanes_sq_diff_exact(const float *w, const float *b, int64_t n8, double a[8]) {
-#ifdef HAVE_AVX512_LANES
-  if (use_avx512()) {
-    sq_diff_exact_avx512(w, b, n8, a);
-    return;
-  }
-#endif
-  sq_diff_exact_ref(w, b, n8, a);
+  lanes_in_use()->sq_diff_exact(w, b, n8, a);
 }

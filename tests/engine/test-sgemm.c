@@ -145,6 +145,19 @@ static void test_matches_reference(void) {
   g_array_free(shapes, TRUE);
 }
 
+/* x's product on a pool of each thread count gives `want`'s bits. */
+static void assert_pools_give(const mats *x, const float *want, const int *threads, size_t n_threads,
+                              const char *level) {
+  for (size_t t = 0; t < n_threads; t++) {
+    loom_pool *pool = loom_pool_new(threads[t], NULL);
+    g_assert_nonnull(pool);
+    float *c = product(x, pool);
+    assert_same(x, want, c, level);
+    g_free(c);
+    loom_pool_free(pool);
+  }
+}
+
 /* The same bits without a pool and with 1, 2 and 7 threads, on products that
  * split into many tiles in each orientation. */
 static void check_threads(const char *level, void *data) {
@@ -155,14 +168,7 @@ static void check_threads(const char *level, void *data) {
     for (int combo = 0; combo < 8; combo++) {
       mats x = mats_new(combo & 1, combo & 2, combo & 4, shapes[s].m, shapes[s].n, shapes[s].k, 3, 40 + s);
       float *alone = product(&x, NULL);
-      for (size_t t = 0; t < G_N_ELEMENTS(threads); t++) {
-        loom_pool *pool = loom_pool_new(threads[t], NULL);
-        g_assert_nonnull(pool);
-        float *c = product(&x, pool);
-        assert_same(&x, alone, c, level);
-        g_free(c);
-        loom_pool_free(pool);
-      }
+      assert_pools_give(&x, alone, threads, G_N_ELEMENTS(threads), level);
       g_free(alone);
       mats_free(&x);
     }
@@ -180,14 +186,7 @@ static void check_long_k(const char *level, void *data) {
   for (int combo = 0; combo < 8; combo++) {
     mats x = mats_new(combo & 1, combo & 2, combo & 4, 3, 20, 40000, 1, 70 + (uint64_t)combo);
     float *want = reference(&x);
-    for (size_t t = 0; t < G_N_ELEMENTS(threads); t++) {
-      loom_pool *pool = loom_pool_new(threads[t], NULL);
-      g_assert_nonnull(pool);
-      float *c = product(&x, pool);
-      assert_same(&x, want, c, level);
-      g_free(c);
-      loom_pool_free(pool);
-    }
+    assert_pools_give(&x, want, threads, G_N_ELEMENTS(threads), level);
     g_free(want);
     mats_free(&x);
   }
