@@ -119,37 +119,51 @@ static void valid_range(int64_t offset, int64_t stride, int64_t size, int64_t n_
   *hi = h;
 }
 
+/* dst[i] = src[i · stride] for i < n: a row of a gathered column. */
+static inline void copy_row(float *restrict dst, const float *restrict src, int64_t n, int64_t stride) {
+  if (stride == 1)
+    memcpy(dst, src, (size_t)n * sizeof *dst);
+  else
+    for (int64_t i = 0; i < n; i++) dst[i] = src[i * stride];
+}
+
+static inline void zero_row(float *dst, int64_t n) { memset(dst, 0, (size_t)n * sizeof *dst); }
+
 /* Gathers one image channel for the rows [r0, r1) of positions (a row: the
  * pos[2] positions of one (od, oh)): element (kernel offset k, position q)
- * goes to out[k·row_stride + (q − r0·pos[2])·pos_stride]; positions reading
- * padding get 0. */
-static void gather_channel(const conv_plan *p, const float *img, float *out, int64_t row_stride, int64_t pos_stride,
-                           int64_t r0, int64_t r1) {
+ * goes to out[k·row_stride + q − r0·pos[2]]; positions reading padding get
+ * 0. Rows of at most 16 positions go through conv-table.c's
+ * offset lists instead. The plan's sizes are read into locals once (through
+ * the pointer GCC reloaded them for every row), and (od, oh) advance without
+ * a division per row. */
+static void gather_channel(const conv_plan *p, const float *img, float *out, int64_t row_stride, int64_t r0,
+                           int64_t r1) {
+  const int64_t pd = p->pos[1], pw = p->pos[2], id_n = p->img[0], ih_n = p->img[1], iw_n = p->img[2];
+  const int64_t sd = p->stride[0], sh = p->stride[1], sw = p->stride[2];
   int64_t kidx = 0;
   for (int64_t kd = 0; kd < p->kernel[0]; kd++)
     for (int64_t kh = 0; kh < p->kernel[1]; kh++)
       for (int64_t kw = 0; kw < p->kernel[2]; kw++, kidx++) {
         int64_t lo, hi;
-        int64_t off_w = kw * p->dilation[2] - p->padding[2];
-        valid_range(off_w, p->stride[2], p->img[2], p->pos[2], &lo, &hi);
-        for (int64_t r = r0; r < r1; r++) {
-          int64_t od = r / p->pos[1], oh = r % p->pos[1];
-          int64_t id = od * p->stride[0] - p->padding[0] + kd * p->dilation[0];
-          {
-            int64_t ih = oh * p->stride[1] - p->padding[1] + kh * p->dilation[1];
-            float *o = out + kidx * row_stride + (r - r0) * p->pos[2] * pos_stride;
-            if (id < 0 || id >= p->img[0] || ih < 0 || ih >= p->img[1]) {
-              for (int64_t ow = 0; ow < p->pos[2]; ow++) o[ow * pos_stride] = 0.0f;
-              continue;
-            }
-            const float *row = img + (id * p->img[1] + ih) * p->img[2];
-            for (int64_t ow = 0; ow < lo; ow++) o[ow * pos_stride] = 0.0f;
-            if (pos_stride == 1 && p->stride[2] == 1)
-              memcpy(o + lo, row + lo + off_w, (size_t)(hi - lo) * sizeof *o);
-            else
-              for (int64_t ow = lo; ow < hi; ow++) o[ow * pos_stride] = row[ow * p->stride[2] + off_w];
-            for (int64_t ow = hi; ow < p->pos[2]; ow++) o[ow * pos_stride] = 0.0f;
+        const int64_t off_w = kw * p->dilation[2] - p->padding[2];
+        valid_range(off_w, sw, iw_n, pw, &lo, &hi);
+        const int64_t off_d = kd * p->dilation[0] - p->padding[0], off_h = kh * p->dilation[1] - p->padding[1];
+        float *o = out + kidx * row_stride;
+        int64_t od = r0 / pd, oh = r0 % pd;
+        for (int64_t r = r0; r < r1; r++, o += pw) {
+          const int64_t id = od * sd + off_d, ih = oh * sh + off_h;
+          if (++oh == pd) {
+            oh = 0;
+            od++;
           }
+          if (id < 0 || id >= id_n || ih < 0 || ih >= ih_n) {
+            zero_row(o, pw);
+            continue;
+          }
+          const float *row = img + (id * ih_n + ih) * iw_n;
+          zero_row(o, lo);
+          copy_row(o + lo, row + lo * sw + off_w, hi - lo, sw);
+          zero_row(o + hi, pw - hi);
         }
       }
 }
@@ -179,24 +193,30 @@ static void add_row(float *restrict dst, const float *restrict src, int64_t n) {
 static void scatter_channel(const conv_plan *p, const float *col, int64_t col_ld, int64_t r0, int64_t r1, bool zero,
                             float *img) {
   if (zero) memset(img, 0, (size_t)p->n_img * sizeof *img);
+  const int64_t pd = p->pos[1], pw = p->pos[2], id_n = p->img[0], ih_n = p->img[1], iw_n = p->img[2];
+  const int64_t sd = p->stride[0], sh = p->stride[1], sw = p->stride[2];
   int64_t kidx = 0;
   for (int64_t kd = 0; kd < p->kernel[0]; kd++)
     for (int64_t kh = 0; kh < p->kernel[1]; kh++)
       for (int64_t kw = 0; kw < p->kernel[2]; kw++, kidx++) {
         int64_t lo, hi;
-        int64_t off_w = kw * p->dilation[2] - p->padding[2];
-        valid_range(off_w, p->stride[2], p->img[2], p->pos[2], &lo, &hi);
-        for (int64_t r = r0; r < r1; r++) {
-          int64_t od = r / p->pos[1], oh = r % p->pos[1];
-          int64_t id = od * p->stride[0] - p->padding[0] + kd * p->dilation[0];
-          int64_t ih = oh * p->stride[1] - p->padding[1] + kh * p->dilation[1];
-          if (id < 0 || id >= p->img[0] || ih < 0 || ih >= p->img[1]) continue;
-          const float *c = col + kidx * col_ld + (r - r0) * p->pos[2];
-          float *row = img + (id * p->img[1] + ih) * p->img[2];
-          if (p->stride[2] == 1)
+        const int64_t off_w = kw * p->dilation[2] - p->padding[2];
+        valid_range(off_w, sw, iw_n, pw, &lo, &hi);
+        const int64_t off_d = kd * p->dilation[0] - p->padding[0], off_h = kh * p->dilation[1] - p->padding[1];
+        const float *c = col + kidx * col_ld;
+        int64_t od = r0 / pd, oh = r0 % pd;
+        for (int64_t r = r0; r < r1; r++, c += pw) {
+          const int64_t id = od * sd + off_d, ih = oh * sh + off_h;
+          if (++oh == pd) {
+            oh = 0;
+            od++;
+          }
+          if (id < 0 || id >= id_n || ih < 0 || ih >= ih_n) continue;
+          float *row = img + (id * ih_n + ih) * iw_n;
+          if (sw == 1)
             add_row(row + lo + off_w, c + lo, hi - lo);
           else
-            for (int64_t ow = lo; ow < hi; ow++) row[ow * p->stride[2] + off_w] += c[ow];
+            for (int64_t ow = lo; ow < hi; ow++) row[ow * sw + off_w] += c[ow];
         }
       }
 }
@@ -225,6 +245,7 @@ typedef struct {
   const float *src; /* image or positions: the first sample, or the block's sample */
   float *ws;        /* workspace */
   float *dst;       /* positions, image or dA: the first sample, or the block's */
+  const int32_t *table; /* NULL, or conv_table_new's offsets */
   int64_t r0, r1;   /* rows of positions of a block (backward products) */
   /* The forward: rows of positions per block, and one slot of slot_floats
    * floats of ws per thread that can run a range at once, busy[i] while a
@@ -241,7 +262,10 @@ static void gather_block_range(void *arg, int64_t begin, int64_t end) {
   const conv_plan *p = j->p;
   int64_t q = (j->r1 - j->r0) * p->pos[2];
   for (int64_t c = begin; c < end; c++)
-    gather_channel(p, j->src + c * p->n_img, j->ws + c * p->taps * q, q, 1, j->r0, j->r1);
+    if (j->table)
+      conv_gather_table(p, j->table, j->src + c * p->n_img, j->ws + c * p->taps * q, q, j->r0, j->r1);
+    else
+      gather_channel(p, j->src + c * p->n_img, j->ws + c * p->taps * q, q, j->r0, j->r1);
 }
 
 /* Items channel: col2im of one sample's columns for the rows [r0, r1) of
@@ -253,7 +277,10 @@ static void scatter_block_range(void *arg, int64_t begin, int64_t end) {
   int64_t q = (j->r1 - j->r0) * p->pos[2];
   bool first = j->r1 == p->pos[0] * p->pos[1];
   for (int64_t c = begin; c < end; c++)
-    scatter_channel(p, j->ws + c * p->taps * q, q, j->r0, j->r1, first, j->dst + c * p->n_img);
+    if (j->table)
+      conv_scatter_table(p, j->table, j->ws + c * p->taps * q, q, j->r0, j->r1, first, j->dst + c * p->n_img);
+    else
+      scatter_channel(p, j->ws + c * p->taps * q, q, j->r0, j->r1, first, j->dst + c * p->n_img);
 }
 
 /* A free slot of the forward's workspace: at most n_slots ranges run at
@@ -283,7 +310,11 @@ static void forward_blocks_range(void *arg, int64_t begin, int64_t end) {
     const float *b_cols = src + q0;
     int64_t ld = p->n_pos;
     if (cols) {
-      for (int64_t c = 0; c < cpg; c++) gather_channel(p, src + c * p->n_img, cols + c * p->taps * q, q, 1, r0, r1);
+      for (int64_t c = 0; c < cpg; c++)
+        if (j->table)
+          conv_gather_table(p, j->table, src + c * p->n_img, cols + c * p->taps * q, q, r0, r1);
+        else
+          gather_channel(p, src + c * p->n_img, cols + c * p->taps * q, q, r0, r1);
       b_cols = cols;
       ld = q;
     }
@@ -316,10 +347,14 @@ int conv_positions_from_image(const conv_plan *p, loom_pool *pool, const float *
     }
     for (int i = 0; i < j.n_slots; i++) atomic_init(&j.busy[i], false);
   }
-  loom_pool_for(pool, batch * p->groups * ceil_div(rows, rb), 1, forward_blocks_range, &j);
+  int rc;
+  int32_t *table = conv_table_new(p, err, &rc);
+  j.table = table;
+  if (rc == LOOM_OK) loom_pool_for(pool, batch * p->groups * ceil_div(rows, rb), 1, forward_blocks_range, &j);
+  free(table);
   free(j.busy);
   free(j.ws);
-  return LOOM_OK;
+  return rc;
 }
 
 /* img = col2im(Aᵀ · pos), per sample in blocks of about DX_BLOCK_POS
@@ -346,9 +381,16 @@ int conv_image_from_positions(const conv_plan *p, loom_pool *pool, const float *
   if (rb > WORKSPACE_DEFAULT / per_row) rb = WORKSPACE_DEFAULT / per_row;
   if (rb < 1) rb = 1;
   if (rb > rows) rb = rows;
-  float *ws = NULL;
-  if (batch > 0 && !(ws = alloc_workspace(rb, per_row, err))) return err ? err->code : LOOM_ERR_NOMEM;
-  phase_job j = {.p = p, .A = A, .ws = ws};
+  if (batch <= 0) return LOOM_OK;
+  float *ws = alloc_workspace(rb, per_row, err);
+  if (!ws) return err ? err->code : LOOM_ERR_NOMEM;
+  int rc;
+  int32_t *table = conv_table_new(p, err, &rc);
+  if (rc != LOOM_OK) {
+    free(ws);
+    return rc;
+  }
+  phase_job j = {.p = p, .A = A, .ws = ws, .table = table};
   int64_t n_blocks = ceil_div(rows, rb);
   for (int64_t n = 0; n < batch; n++) {
     j.dst = img + n * p->img_channels * p->n_img;
@@ -363,6 +405,7 @@ int conv_image_from_positions(const conv_plan *p, loom_pool *pool, const float *
       loom_pool_for(pool, p->img_channels, 1 + 16384 / (p->taps * q), scatter_block_range, &j);
     }
   }
+  free(table);
   free(ws);
   return LOOM_OK;
 }
@@ -387,8 +430,15 @@ int conv_weight_gradient(const conv_plan *p, loom_pool *pool, const float *pos, 
   if (rb < 1) rb = 1;
   if (rb > rows) rb = rows;
   float *ws = NULL;
-  if (batch > 0 && !(ws = alloc_workspace(rb, per_row, err))) return err ? err->code : LOOM_ERR_NOMEM;
-  phase_job j = {.p = p, .ws = ws};
+  if (batch <= 0) return LOOM_OK;
+  if (!(ws = alloc_workspace(rb, per_row, err))) return err ? err->code : LOOM_ERR_NOMEM;
+  int rc;
+  int32_t *table = conv_table_new(p, err, &rc);
+  if (rc != LOOM_OK) {
+    free(ws);
+    return rc;
+  }
+  phase_job j = {.p = p, .ws = ws, .table = table};
   for (int64_t n = 0; n < batch; n++) {
     j.src = img + n * p->img_channels * p->n_img;
     for (j.r0 = 0; j.r0 < rows; j.r0 += rb) {
@@ -400,6 +450,7 @@ int conv_weight_gradient(const conv_plan *p, loom_pool *pool, const float *pos, 
                   p->n_pos, ws + g * kc * q, q, true, dA + g * mg * kc, kc);
     }
   }
+  free(table);
   free(ws);
   return LOOM_OK;
 }

@@ -64,6 +64,22 @@ int conv_image_from_positions(const conv_plan *p, loom_pool *pool, const float *
 int conv_weight_gradient(const conv_plan *p, loom_pool *pool, const float *pos, const float *img, float *dA,
                          int64_t batch, loom_error *err);
 
+/* Short rows of positions (conv-table.c): for every column element (kernel
+ * offset k, position q) of a channel, the image offset it reads, or −1 where
+ * it reads padding; NULL with *rc = LOOM_OK where the plan's rows are long
+ * enough for the row copies of conv-core.c (or it is an identity). */
+int32_t *conv_table_new(const conv_plan *p, loom_error *err, int *rc);
+/* Whether short rows use those lists (the default) or the row copies; for
+ * tests that compare the two, set while no convolution runs. */
+void conv_set_use_table(bool use);
+/* The columns of the rows [r0, r1) of positions of one channel (kernel
+ * offset k at out + k·row_stride), and their adjoint: adds them to the image
+ * (zeroed first when `zero`), kernel offsets ascending. */
+void conv_gather_table(const conv_plan *p, const int32_t *table, const float *img, float *out, int64_t row_stride,
+                       int64_t r0, int64_t r1);
+void conv_scatter_table(const conv_plan *p, const int32_t *table, const float *col, int64_t col_ld, int64_t r0,
+                        int64_t r1, bool zero, float *img);
+
 /* y[n][c][:] += bias[c] for `channels` channels of `spatial` values each. */
 void conv_add_bias(loom_pool *pool, const float *bias, float *y, int64_t batch, int64_t channels, int64_t spatial);
 /* dbias[c] += Σ_n Σ_s dy[n][c][s], summed in float64 in a fixed order. */

@@ -194,6 +194,35 @@ static inline void conv_check_determinism(const conv_cfg *c, int64_t batch) {
   loom_layer_free(l);
 }
 
+/* The short rows' offset lists (conv-table.c) give the bits of the row
+ * copies (conv-core.c): y, dx, dweight and dbias, without a pool and on 3
+ * threads. */
+static inline void conv_check_table_matches_rows(const conv_cfg *c, int64_t batch) {
+  loom_layer *l = conv_cfg_layer(c, 9);
+  int64_t nx = batch * lt_in_numel(l), ny = batch * lt_out_numel(l);
+  float *x = g_new(float, nx), *dy = g_new(float, ny);
+  gradcheck_fill_uniform(x, nx, -1.0, 1.0, 31);
+  gradcheck_fill_uniform(dy, ny, -1.0, 1.0, 32);
+  loom_pool *pool = lt_pool(3);
+  loom_pool *pools[2] = {NULL, pool};
+  char what[320];
+  loom_layer_describe(l, what, 256);
+  g_strlcat(what, ": offset lists against row copies", sizeof what);
+  for (int p = 0; p < 2; p++) {
+    conv_run lists = conv_run_once(l, pools[p], x, dy, batch);
+    conv_set_use_table(false);
+    conv_run rows = conv_run_once(l, pools[p], x, dy, batch);
+    conv_set_use_table(true);
+    conv_assert_same_run(&lists, &rows, l, batch, what);
+    conv_run_free(&lists);
+    conv_run_free(&rows);
+  }
+  loom_pool_free(pool);
+  g_free(x);
+  g_free(dy);
+  loom_layer_free(l);
+}
+
 /* At a quantized dtype the layer equals float32 math on the dequantized
  * weights: a float32 clone whose master holds those values gives the same
  * bits for y and dx (and the weight gradient passes straight through). */

@@ -28,6 +28,12 @@ static void test_gradients(void) {
   for (size_t i = 0; i < G_N_ELEMENTS(gradient_cfgs); i++) conv_check_gradients(&gradient_cfgs[i], 2, 200 + i);
 }
 
+/* The short rows' offset lists give the row copies' bits (transposed: the
+ * forward is the scatter, the input gradient the gather). */
+static void test_short_row_table(void) {
+  for (size_t i = 0; i < G_N_ELEMENTS(gradient_cfgs); i++) conv_check_table_matches_rows(&gradient_cfgs[i], 3);
+}
+
 static void test_errors(void) {
   loom_layer *l = lt_new("conv_transpose2d");
   lt_set_int(l, "in_channels", 2);
@@ -139,5 +145,6 @@ int main(int argc, char **argv) {
   g_test_add_func("/conv-transpose/known-values", test_known_values);
   g_test_add_func("/conv-transpose/quantized", test_quantized);
   g_test_add_func("/conv-transpose/determinism", test_determinism);
+  g_test_add_func("/conv-transpose/short-row-table", test_short_row_table);
   return g_test_run();
 }

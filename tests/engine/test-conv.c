@@ -31,6 +31,35 @@ static void test_gradients(void) {
   for (size_t i = 0; i < G_N_ELEMENTS(gradient_cfgs); i++) conv_check_gradients(&gradient_cfgs[i], 2, 100 + i);
 }
 
+/* The short rows' offset lists (conv-table.c) are taken where a row of
+ * positions has at most 16 (every gradient configuration above, and the
+ * digits CNN's two convolutions) and give the row copies' bits; longer rows
+ * keep the copies. */
+static void test_short_row_table(void) {
+  const conv_cfg cnn[] = {
+    {2, false, 1, 4, 1, true, {8, 8}, {3, 3}, {1, 1}, {1, 1}, {1, 1}},
+    {2, false, 4, 8, 1, true, {8, 8}, {3, 3}, {2, 2}, {1, 1}, {1, 1}},
+    {2, false, 2, 4, 2, true, {5, 16}, {3, 3}, {1, 1}, {1, 1}, {1, 1}}, /* rows of 16: the longest listed */
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(gradient_cfgs); i++) conv_check_table_matches_rows(&gradient_cfgs[i], 3);
+  for (size_t i = 0; i < G_N_ELEMENTS(cnn); i++) conv_check_table_matches_rows(&cnn[i], 5);
+  conv_plan p = {.img = {1, 8, 16}, .pos = {1, 8, 16}, .kernel = {1, 3, 3}, .stride = {1, 1, 1},
+                 .padding = {0, 1, 1}, .dilation = {1, 1, 1}, .groups = 1, .rows_per_group = 4, .img_channels = 1};
+  conv_plan_finish(&p);
+  int rc;
+  int32_t *t = conv_table_new(&p, NULL, &rc);
+  g_assert_cmpint(rc, ==, LOOM_OK);
+  g_assert_nonnull(t);
+  /* kernel offset (0, 0) at position (0, 0) reads padding; offset (1, 1) at (2, 3) reads (2, 3) */
+  g_assert_cmpint(t[0], ==, -1);
+  g_assert_cmpint(t[4 * p.n_pos + 2 * 16 + 3], ==, 2 * 16 + 3);
+  free(t);
+  p.img[2] = p.pos[2] = 17;
+  conv_plan_finish(&p);
+  g_assert_null(conv_table_new(&p, NULL, &rc));
+  g_assert_cmpint(rc, ==, LOOM_OK);
+}
+
 static void test_errors(void) {
   loom_layer *l = lt_new("conv2d");
   lt_set_int(l, "in_channels", 3);
@@ -358,5 +387,6 @@ int main(int argc, char **argv) {
   g_test_add_func("/conv/determinism", test_determinism);
   g_test_add_func("/conv/summation-order", test_summation_order);
   g_test_add_func("/conv/channel-axis-left-out", test_channel_axis_left_out);
+  g_test_add_func("/conv/short-row-table", test_short_row_table);
   return g_test_run();
 }
