@@ -129,40 +129,57 @@ static inline void copy_row(float *restrict dst, const float *restrict src, int6
 
 static inline void zero_row(float *dst, int64_t n) { memset(dst, 0, (size_t)n * sizeof *dst); }
 
+/* The image rows that rows r0, r0 + 1, … of positions read at one kernel
+ * offset (kd, kh): (od, oh) advance without a division per row, and the
+ * plan's sizes sit in locals (through the pointer GCC reloaded them for
+ * every row). */
+typedef struct {
+  int64_t od, oh, pd, sd, sh, off_d, off_h, id_n, ih_n, iw_n;
+} row_walk;
+
+static inline row_walk row_walk_start(const conv_plan *p, int64_t kd, int64_t kh, int64_t r0) {
+  return (row_walk){.od = r0 / p->pos[1], .oh = r0 % p->pos[1], .pd = p->pos[1], .sd = p->stride[0],
+                    .sh = p->stride[1], .off_d = kd * p->dilation[0] - p->padding[0],
+                    .off_h = kh * p->dilation[1] - p->padding[1], .id_n = p->img[0], .ih_n = p->img[1],
+                    .iw_n = p->img[2]};
+}
+
+/* The offset in the image of the next row's image row, or −1 where it lies
+ * in the padding. */
+static inline int64_t row_walk_next(row_walk *w) {
+  const int64_t id = w->od * w->sd + w->off_d, ih = w->oh * w->sh + w->off_h;
+  if (++w->oh == w->pd) {
+    w->oh = 0;
+    w->od++;
+  }
+  return id < 0 || id >= w->id_n || ih < 0 || ih >= w->ih_n ? -1 : (id * w->ih_n + ih) * w->iw_n;
+}
+
 /* Gathers one image channel for the rows [r0, r1) of positions (a row: the
  * pos[2] positions of one (od, oh)): element (kernel offset k, position q)
  * goes to out[k·row_stride + q − r0·pos[2]]; positions reading padding get
- * 0. Rows of at most 16 positions go through conv-table.c's
- * offset lists instead. The plan's sizes are read into locals once (through
- * the pointer GCC reloaded them for every row), and (od, oh) advance without
- * a division per row. */
+ * 0. Rows of at most 16 positions go through conv-table.c's offset lists
+ * instead. */
 static void gather_channel(const conv_plan *p, const float *img, float *out, int64_t row_stride, int64_t r0,
                            int64_t r1) {
-  const int64_t pd = p->pos[1], pw = p->pos[2], id_n = p->img[0], ih_n = p->img[1], iw_n = p->img[2];
-  const int64_t sd = p->stride[0], sh = p->stride[1], sw = p->stride[2];
+  const int64_t pw = p->pos[2], sw = p->stride[2];
   int64_t kidx = 0;
   for (int64_t kd = 0; kd < p->kernel[0]; kd++)
     for (int64_t kh = 0; kh < p->kernel[1]; kh++)
       for (int64_t kw = 0; kw < p->kernel[2]; kw++, kidx++) {
         int64_t lo, hi;
         const int64_t off_w = kw * p->dilation[2] - p->padding[2];
-        valid_range(off_w, sw, iw_n, pw, &lo, &hi);
-        const int64_t off_d = kd * p->dilation[0] - p->padding[0], off_h = kh * p->dilation[1] - p->padding[1];
+        valid_range(off_w, sw, p->img[2], pw, &lo, &hi);
+        row_walk w = row_walk_start(p, kd, kh, r0);
         float *o = out + kidx * row_stride;
-        int64_t od = r0 / pd, oh = r0 % pd;
         for (int64_t r = r0; r < r1; r++, o += pw) {
-          const int64_t id = od * sd + off_d, ih = oh * sh + off_h;
-          if (++oh == pd) {
-            oh = 0;
-            od++;
-          }
-          if (id < 0 || id >= id_n || ih < 0 || ih >= ih_n) {
+          const int64_t at = row_walk_next(&w);
+          if (at < 0) {
             zero_row(o, pw);
             continue;
           }
-          const float *row = img + (id * ih_n + ih) * iw_n;
           zero_row(o, lo);
-          copy_row(o + lo, row + lo * sw + off_w, hi - lo, sw);
+          copy_row(o + lo, img + at + lo * sw + off_w, hi - lo, sw);
           zero_row(o + hi, pw - hi);
         }
       }
@@ -193,26 +210,20 @@ static void add_row(float *restrict dst, const float *restrict src, int64_t n) {
 static void scatter_channel(const conv_plan *p, const float *col, int64_t col_ld, int64_t r0, int64_t r1, bool zero,
                             float *img) {
   if (zero) memset(img, 0, (size_t)p->n_img * sizeof *img);
-  const int64_t pd = p->pos[1], pw = p->pos[2], id_n = p->img[0], ih_n = p->img[1], iw_n = p->img[2];
-  const int64_t sd = p->stride[0], sh = p->stride[1], sw = p->stride[2];
+  const int64_t pw = p->pos[2], sw = p->stride[2];
   int64_t kidx = 0;
   for (int64_t kd = 0; kd < p->kernel[0]; kd++)
     for (int64_t kh = 0; kh < p->kernel[1]; kh++)
       for (int64_t kw = 0; kw < p->kernel[2]; kw++, kidx++) {
         int64_t lo, hi;
         const int64_t off_w = kw * p->dilation[2] - p->padding[2];
-        valid_range(off_w, sw, iw_n, pw, &lo, &hi);
-        const int64_t off_d = kd * p->dilation[0] - p->padding[0], off_h = kh * p->dilation[1] - p->padding[1];
+        valid_range(off_w, sw, p->img[2], pw, &lo, &hi);
+        row_walk w = row_walk_start(p, kd, kh, r0);
         const float *c = col + kidx * col_ld;
-        int64_t od = r0 / pd, oh = r0 % pd;
         for (int64_t r = r0; r < r1; r++, c += pw) {
-          const int64_t id = od * sd + off_d, ih = oh * sh + off_h;
-          if (++oh == pd) {
-            oh = 0;
-            od++;
-          }
-          if (id < 0 || id >= id_n || ih < 0 || ih >= ih_n) continue;
-          float *row = img + (id * ih_n + ih) * iw_n;
+          const int64_t at = row_walk_next(&w);
+          if (at < 0) continue;
+          float *row = img + at;
           if (sw == 1)
             add_row(row + lo + off_w, c + lo, hi - lo);
           else

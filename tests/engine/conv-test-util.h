@@ -171,12 +171,19 @@ static inline void conv_assert_same_run(const conv_run *a, const conv_run *b, lo
 
 /* y, dx, dweight and dbias are bit-identical on 1, 2 and 7 threads and
  * without a pool. */
+/* Uniform inputs and output gradients in [-1, 1) for `batch` samples of l. */
+static inline void conv_random_io(loom_layer *l, int64_t batch, uint64_t seed, float **x, float **dy) {
+  int64_t nx = batch * lt_in_numel(l), ny = batch * lt_out_numel(l);
+  *x = g_new(float, nx);
+  *dy = g_new(float, ny);
+  gradcheck_fill_uniform(*x, nx, -1.0, 1.0, seed);
+  gradcheck_fill_uniform(*dy, ny, -1.0, 1.0, seed + 1);
+}
+
 static inline void conv_check_determinism(const conv_cfg *c, int64_t batch) {
   loom_layer *l = conv_cfg_layer(c, 5);
-  int64_t nx = batch * lt_in_numel(l), ny = batch * lt_out_numel(l);
-  float *x = g_new(float, nx), *dy = g_new(float, ny);
-  gradcheck_fill_uniform(x, nx, -1.0, 1.0, 21);
-  gradcheck_fill_uniform(dy, ny, -1.0, 1.0, 22);
+  float *x, *dy;
+  conv_random_io(l, batch, 21, &x, &dy);
   conv_run ref = conv_run_once(l, NULL, x, dy, batch);
   const int threads[] = {1, 2, 7};
   for (size_t i = 0; i < 3; i++) {
@@ -199,10 +206,8 @@ static inline void conv_check_determinism(const conv_cfg *c, int64_t batch) {
  * threads. */
 static inline void conv_check_table_matches_rows(const conv_cfg *c, int64_t batch) {
   loom_layer *l = conv_cfg_layer(c, 9);
-  int64_t nx = batch * lt_in_numel(l), ny = batch * lt_out_numel(l);
-  float *x = g_new(float, nx), *dy = g_new(float, ny);
-  gradcheck_fill_uniform(x, nx, -1.0, 1.0, 31);
-  gradcheck_fill_uniform(dy, ny, -1.0, 1.0, 32);
+  float *x, *dy;
+  conv_random_io(l, batch, 31, &x, &dy);
   loom_pool *pool = lt_pool(3);
   loom_pool *pools[2] = {NULL, pool};
   char what[320];
