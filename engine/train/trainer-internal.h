@@ -175,6 +175,14 @@ void train_moments_of(const float *v, int64_t n, train_moments *m);
 double train_sum_squares(const float *v, int64_t n);
 /* Σ w² and Σ (w − b)², the same way. */
 void train_sum_squares_diff(const float *w, const float *b, int64_t n, double *ww, double *dd);
+/* Forward floating-point operations a step (loom_net_flops · batch) below
+ * which a trainer leaves its pool unused (trainer.c), and a setter for tests
+ * that compare thread counts on small networks (0: always the pool); set it
+ * before creating the trainer. train_step_pool: the pool its steps use. */
+#define TRAIN_SERIAL_STEP_FLOPS 4e6
+void train_set_serial_step_flops(double flops);
+loom_pool *train_step_pool(const loom_trainer *tr);
+
 /* The same sums, bit for bit, with the blocks of a long vector shared out
  * over the pool (NULL: the calling thread). */
 double train_sum_squares_on(loom_pool *pool, const float *v, int64_t n);

@@ -10,6 +10,7 @@
 #include "gradcheck.h"
 #include "loom/loom.h"
 #include "loom/weights.h"
+#include "train/trainer-internal.h"
 
 #define C(z, y, x, l) ((loom_coord){z, y, x, l})
 
@@ -119,6 +120,9 @@ static void test_thread_counts(void) {
 
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
+  /* These tests compare thread counts on small networks: the pool even for
+   * steps a trainer would otherwise run on its calling thread. */
+  train_set_serial_step_flops(0);
   g_test_add_func("/net/determinism/thread-counts", test_thread_counts);
   return g_test_run();
 }

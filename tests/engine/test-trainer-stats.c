@@ -495,6 +495,9 @@ static void test_nonfinite_update_restored(void) {
 
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
+  /* These tests compare thread counts on small networks: the pool even for
+   * steps a trainer would otherwise run on its calling thread. */
+  train_set_serial_step_flops(0);
   g_test_add_func("/train/stats/sum-squares", test_sum_squares);
   g_test_add_func("/train/stats/sum-squares-pooled", test_sum_squares_pooled);
   g_test_add_func("/train/stats/lanes-levels", test_lanes_levels);

@@ -18,6 +18,7 @@
 #include "loom/net.h"
 #include "loom/pool.h"
 #include "loom/train.h"
+#include "train/trainer-internal.h"
 
 static loom_net *example(const char *name) {
   loom_net *net = NULL;
@@ -299,6 +300,9 @@ static void test_activation_view(void) {
 
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
+  /* These tests compare thread counts on small networks: the pool even for
+   * steps a trainer would otherwise run on its calling thread. */
+  train_set_serial_step_flops(0);
   g_test_add_func("/trainer-systolic/gradient-check", test_gradient_check);
   g_test_add_func("/trainer-systolic/feed-forward-equivalence", test_feed_forward_equivalence);
   g_test_add_func("/trainer-systolic/threads", test_threads);

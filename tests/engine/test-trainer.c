@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "train-test-util.h"
+#include "train/trainer-internal.h"
 
 static loom_dataset *split_part(loom_dataset *all, double fraction, bool want_test) {
   loom_dataset *train = NULL, *test = NULL;
@@ -485,6 +486,43 @@ static loom_net *ending_in(const char *last, const char *kmeans_output) {
   return net;
 }
 
+/* Steps of fewer than TRAIN_SERIAL_STEP_FLOPS forward operations leave the
+ * pool unused (trainer.c); larger ones use it; 0 (what this file's main sets)
+ * keeps it for every step. */
+static void test_small_step_serial(void) {
+  loom_dataset *train = loom_gen_spiral(256, 2, 0.02, 1, NULL);
+  loom_error err = {0};
+  loom_pool *pool = loom_pool_new(2, &err);
+  g_assert_nonnull(pool);
+  int64_t small_hidden[1] = {8}, large_hidden[2] = {256, 256};
+  loom_net *small = tt_mlp(2, small_hidden, 1, "relu", 2, NULL, 3);
+  loom_net *large = tt_mlp(2, large_hidden, 2, "relu", 2, NULL, 3);
+  loom_train_config cfg = spiral_config();
+  cfg.batch_size = 64;
+  /* forward a step at batch 64: 2-8-2 about 7 kFLOP, 2-256-256-2 about 8.5 MFLOP */
+  g_assert_cmpfloat((double)loom_net_flops(small) * 64, <, TRAIN_SERIAL_STEP_FLOPS);
+  g_assert_cmpfloat((double)loom_net_flops(large) * 64, >=, TRAIN_SERIAL_STEP_FLOPS);
+  const double thresholds[2] = {TRAIN_SERIAL_STEP_FLOPS, 0};
+  for (int i = 0; i < 2; i++) {
+    train_set_serial_step_flops(thresholds[i]);
+    loom_trainer *ts = loom_trainer_new(small, train, NULL, &cfg, pool, &err);
+    loom_trainer *tl = loom_trainer_new(large, train, NULL, &cfg, pool, &err);
+    g_assert_nonnull(ts);
+    g_assert_nonnull(tl);
+    g_assert_true(train_step_pool(ts) == (i == 0 ? NULL : pool));
+    g_assert_true(train_step_pool(tl) == pool);
+    loom_step_stats st;
+    g_assert_cmpint(loom_trainer_step(ts, &st, &err), ==, LOOM_OK);
+    loom_trainer_free(ts);
+    loom_trainer_free(tl);
+  }
+  train_set_serial_step_flops(0);
+  loom_net_free(small);
+  loom_net_free(large);
+  loom_pool_free(pool);
+  loom_dataset_free(train);
+}
+
 static void test_pick_loss(void) {
   loom_error err = {0};
   loom_net *xor_net = NULL, *spiral_net = NULL;
@@ -524,6 +562,9 @@ static void test_pick_loss(void) {
 
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
+  /* These tests compare thread counts on small networks: the pool even for
+   * steps a trainer would otherwise run on its calling thread. */
+  train_set_serial_step_flops(0);
   g_test_add_func("/train/trainer/spiral-deterministic", test_spiral_deterministic);
   g_test_add_func("/train/trainer/spiral-int4", test_spiral_int4);
   g_test_add_func("/train/trainer/qat-remorph", test_qat_remorph);
@@ -536,5 +577,6 @@ int main(int argc, char **argv) {
   g_test_add_func("/train/trainer/early-stopping-checkpoint", test_early_stopping_and_checkpoint);
   g_test_add_func("/train/trainer/mismatched-data", test_mismatched_data);
   g_test_add_func("/train/trainer/pick-loss", test_pick_loss);
+  g_test_add_func("/train/trainer/small-step-serial", test_small_step_serial);
   return g_test_run();
 }

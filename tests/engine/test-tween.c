@@ -2,6 +2,7 @@
  * and a ternary hidden layer), the chain-rule variant, the budget threshold,
  * explosion damping and recovery, determinism, statistics and links. */
 #include "train-test-util.h"
+#include "train/trainer-internal.h"
 
 static loom_train_config tween_config(bool chain) {
   loom_train_config cfg = loom_train_config_default();
@@ -197,6 +198,9 @@ static void test_config_validation(void) {
 
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
+  /* These tests compare thread counts on small networks: the pool even for
+   * steps a trainer would otherwise run on its calling thread. */
+  train_set_serial_step_flops(0);
   g_test_add_func("/train/tween/circles-xor", test_circles_xor);
   g_test_add_func("/train/tween/binary-hidden", test_binary_hidden);
   g_test_add_func("/train/tween/chain-rule", test_chain_rule);
