@@ -195,8 +195,13 @@ static void SIMD(pack_panel)(const SIMD(job) * j, int64_t q, float *dst) {
     int64_t kv = pb - pb % VL, x = 0;
     for (; x + VL <= nu; x += VL)
       for (int64_t p0 = 0; p0 < kv; p0 += VL) VTRANSPOSE(src + x * j->v_u + p0, j->v_u, dst + p0 * w + x, w);
-    for (; x < w; x++)
-      for (int64_t p = 0; p < kv; p++) dst[p * w + x] = x < nu ? src[x * j->v_u + p] : 0.0f;
+    /* The last lanes step of k by step of k, so the stores run along the
+     * panel (lanes outer wrote a float every w: half the time of a
+     * convolution's tiny products, whose 4 or 8 rows fill a third or half of
+     * one vector). */
+    const int64_t x0 = x;
+    for (int64_t p = 0; p < kv; p++)
+      for (int64_t xx = x0; xx < w; xx++) dst[p * w + xx] = xx < nu ? src[xx * j->v_u + p] : 0.0f;
     for (int64_t p = kv; p < pb; p++)
       for (int64_t xx = 0; xx < w; xx++) dst[p * w + xx] = xx < nu ? src[xx * j->v_u + p] : 0.0f;
   } else {
