@@ -45,12 +45,10 @@ int64_t trainer_first_nonfinite(const float *v, int64_t n) {
 
 static bool sq_safe(double s) { return s >= SQ_SAFE_MIN && s <= FLT_MAX; }
 
-static inline double lanes_sum(const float *a0, const float *a1, const float *a2, const float *a3) {
+/* The 16 float lanes of a block, widened and added in order. */
+static inline double lanes_sum(const float a[16]) {
   double s = 0.0;
-  for (int j = 0; j < 4; j++) s += (double)a0[j];
-  for (int j = 0; j < 4; j++) s += (double)a1[j];
-  for (int j = 0; j < 4; j++) s += (double)a2[j];
-  for (int j = 0; j < 4; j++) s += (double)a3[j];
+  for (int j = 0; j < 16; j++) s += (double)a[j];
   return s;
 }
 
@@ -89,7 +87,7 @@ static double sq_block(const float *v, int64_t n) {
   float a[16] = {0};
   int64_t i = n / 16 * 16;
   train_lanes_sq(v, i, a);
-  double s = lanes_sum(a, a + 4, a + 8, a + 12);
+  double s = lanes_sum(a);
   for (; i < n; i++) s += (double)v[i] * (double)v[i];
   return sq_safe(s) ? s : sq_block_exact(v, n);
 }
@@ -103,7 +101,7 @@ static void sq_diff_block(const float *w, const float *b, int64_t n, double *ww,
   float aw[16] = {0}, ad[16] = {0};
   int64_t i = n / 16 * 16;
   train_lanes_sq_diff(w, b, i, aw, ad);
-  double sw = lanes_sum(aw, aw + 4, aw + 8, aw + 12), sd = lanes_sum(ad, ad + 4, ad + 8, ad + 12);
+  double sw = lanes_sum(aw), sd = lanes_sum(ad);
   for (; i < n; i++) {
     double x = w[i], d = (double)w[i] - (double)b[i];
     sw += x * x;
@@ -200,8 +198,8 @@ static void moments_block(const float *v, int64_t n, train_moments *m) {
     for (int j = 0; j < 16; j++) lol[j] = hil[j] = v[0];
     int64_t i = n / 16 * 16;
     train_lanes_moments(v, i, sl, ql, lol, hil);
-    s = lanes_sum(sl, sl + 4, sl + 8, sl + 12);
-    q = lanes_sum(ql, ql + 4, ql + 8, ql + 12);
+    s = lanes_sum(sl);
+    q = lanes_sum(ql);
     for (int j = 0; j < 16; j++) {
       lo = lol[j] < lo ? lol[j] : lo;
       hi = hil[j] > hi ? hil[j] : hi;
