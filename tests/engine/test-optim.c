@@ -356,6 +356,125 @@ static void test_adam_levels(void) {
   if (!checked) g_test_skip("no vector level on this machine");
 }
 
+/* A float from its bits. */
+static float from_bits(uint32_t u) {
+  float f;
+  memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+/* One of the magnitudes where a float32 multiply, divide or root could meet
+ * a subnormal (optim-adam.c): subnormals from the smallest on (among them
+ * the fixed points of beta1 = 0.9 and beta2 = 0.999 and their neighbours,
+ * k = 1…6 and 495…505 times 2^-149), normals just above 2^-126, the band
+ * where (1 − beta2) · g² turns subnormal (|g| near 2^-64), 1e-30, zeros of
+ * both signs, and ordinary values, signs mixed. */
+static float risky_value(GRand *r) {
+  const int pick = g_rand_int_range(r, 0, 9);
+  uint32_t bits;
+  switch (pick) {
+  case 0: bits = (uint32_t)g_rand_int_range(r, 1, 7); break;
+  case 1: bits = (uint32_t)g_rand_int_range(r, 495, 506); break;
+  case 2: bits = (uint32_t)g_rand_int_range(r, 1, 0x800000); break; /* any subnormal */
+  case 3: bits = 0x800000u + (uint32_t)g_rand_int_range(r, 0, 0x4000000); break; /* 2^-126 to 2^-118 */
+  case 4: bits = (uint32_t)(127 - g_rand_int_range(r, 56, 76)) << 23 | (uint32_t)g_rand_int_range(r, 0, 0x800000);
+    break; /* 2^-75 to 2^-56 */
+  case 5: return g_rand_boolean(r) ? 1e-30f : -1e-30f;
+  case 6: return g_rand_boolean(r) ? 0.0f : -0.0f;
+  default: return (float)g_rand_double_range(r, -2.0, 2.0);
+  }
+  if (g_rand_boolean(r)) bits |= 0x80000000u;
+  return from_bits(bits);
+}
+
+/* The kinds of block of test_adam_subnormal_levels. */
+static bool stuck_like(int kind, int64_t i) { return kind == 3 || (kind == 4 && i % 2); }
+static bool risky(int kind, int64_t i, GRand *r) {
+  return kind == 0 || (kind == 2 && g_rand_int_range(r, 0, 4) == 0) || (kind == 4 && !(i % 2) && g_rand_boolean(r));
+}
+
+/* Subnormals at every level (optim-adam.c sends the vectors that would meet
+ * one through double, and leaves weights whose gradient is 0 and whose
+ * moments sit on a fixed point as they are): the plain loop's bits for
+ * gradients, moments and weights drawn from risky_value, lanes of a vector
+ * mixing them with ordinary ones or all of one kind, over five steps; every
+ * option combination, and coefficient sets that turn the skipping off (eps =
+ * 0, a step size too large for the fixed points) or widen it (beta1 = 1). */
+static void test_adam_subnormal_levels(void) {
+  typedef struct {
+    float b1, b2, eps, lr;
+  } coefs;
+  static const coefs sets[] = {
+    {0.9f, 0.999f, 1e-8f, 1e-3f}, {0.9f, 0.999f, 0.0f, 1e-3f}, {0.9f, 0.999f, 1e-8f, 0.2f},
+    {1.0f, 0.999f, 1e-8f, 1e-3f}, {0.5f, 0.9f, 1e-30f, 1e-2f},
+  };
+  const int64_t n = 16 * 64 + 11;
+  GRand *r = g_rand_new_with_seed(31);
+  int checked = 0;
+  for (int level = LOOM_KERNELS_AVX2; level < LOOM_KERNELS_LEVEL_COUNT; level++) {
+    if (!loom_kernels_for((loom_kernel_level)level)) continue;
+    for (size_t cs = 0; cs < G_N_ELEMENTS(sets); cs++)
+      for (int opts = 0; opts < 8; opts++) {
+        float *v[2][3], *g = g_new(float, n);
+        for (int k = 0; k < 2; k++)
+          for (int b = 0; b < 3; b++) v[k][b] = g_new(float, n);
+        /* blocks of 16: all risky, all ordinary, one in four risky, all
+         * stuck-like (moments on or near the fixed points, of either
+         * sign, zeros included), half stuck-like */
+        for (int64_t i = 0; i < n; i++) {
+          const int kind = (int)(i / 16 % 5);
+          for (int b = 0; b < 3; b++) {
+            float x;
+            if (stuck_like(kind, i) && b > 0) {
+              /* mostly on a fixed point (k ≤ 4 for beta1 = 0.9, ≤ 500 for 0.999), now and then just past one */
+              const bool past = g_rand_int_range(r, 0, 128) == 0;
+              const int k = b == 1   ? (past ? g_rand_int_range(r, 5, 7) : g_rand_int_range(r, 0, 5))
+                            : past   ? g_rand_int_range(r, 501, 506)
+                            : g_rand_boolean(r) ? g_rand_int_range(r, 0, 7) : g_rand_int_range(r, 490, 501);
+              x = from_bits((uint32_t)k | (g_rand_boolean(r) ? 0x80000000u : 0));
+            } else if (stuck_like(kind, i)) { /* the weight: now and then −0 or a risky value */
+              const int pick = g_rand_int_range(r, 0, 32);
+              x = pick == 0 ? -0.0f : pick == 1 ? risky_value(r) : (float)g_rand_double_range(r, -1.0, 1.0);
+            } else {
+              x = risky(kind, i, r) ? risky_value(r) : (float)g_rand_double_range(r, -1.0, 1.0);
+            }
+            if (b == 2) x = fabsf(x); /* exp_avg_sq ≥ 0 */
+            v[0][b][i] = v[1][b][i] = x;
+          }
+        }
+        const coefs *c = &sets[cs];
+        for (int step = 1; step <= 5; step++) {
+          for (int64_t i = 0; i < n; i++) {
+            const int kind = (int)(i / 16 % 5);
+            if (stuck_like(kind, i)) { /* ±0 (the weights left alone), now and then not */
+              g[i] = g_rand_int_range(r, 0, 256) ? (g_rand_boolean(r) ? 0.0f : -0.0f) : risky_value(r);
+              if (g_rand_int_range(r, 0, 32) == 0) v[0][0][i] = v[1][0][i] = -0.0f; /* −0 + +0 is +0 */
+            }
+            else
+              g[i] = risky(kind, i, r) ? risky_value(r) : (float)g_rand_double_range(r, -1, 1);
+          }
+          const double bias1 = 1.0 - pow(c->b1, step), bias2 = 1.0 - pow(c->b2, step);
+          optim_adam_coef k = {.b1 = c->b1, .b2 = c->b2, .one_b1 = (float)(1.0 - c->b1),
+                               .one_b2 = (float)(1.0 - c->b2), .eps = c->eps, .wd = opts & 2 ? 0.01f : 0.0f,
+                               .decay = (float)(1.0 - c->lr * 0.01),
+                               .step_size = (float)(c->lr / (bias1 > 0 ? bias1 : 1.0)),
+                               .bias2_sqrt = (float)sqrt(bias2), .decoupled = opts & 4, .maximize = opts & 1};
+          for (int kk = 0; kk < 2; kk++)
+            optim_adam_update(&k, kk ? (loom_kernel_level)level : LOOM_KERNELS_REF, n, v[kk][0], g, v[kk][1],
+                              v[kk][2], NULL);
+          static const char *const names[] = {"param", "exp_avg", "exp_avg_sq"};
+          for (int b = 0; b < 3; b++) assert_same_bits(names[b], v[1][b], v[0][b], n);
+          checked++;
+        }
+        for (int k = 0; k < 2; k++)
+          for (int b = 0; b < 3; b++) g_free(v[k][b]);
+        g_free(g);
+      }
+  }
+  g_rand_free(r);
+  if (!checked) g_test_skip("no vector level on this machine");
+}
+
 /* With a pool (loom_optim_set_pool) a tensor is updated in pieces on its
  * threads: the same bits as the calling thread alone, for every optimizer
  * and option, a tensor of several pieces with a partial last one, a small
@@ -427,6 +546,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/train/optim/validation", test_validation);
   g_test_add_func("/train/optim/skip-and-reset", test_skip_and_reset);
   g_test_add_func("/train/optim/adam-levels", test_adam_levels);
+  g_test_add_func("/train/optim/adam-subnormal-levels", test_adam_subnormal_levels);
   g_test_add_func("/train/optim/pooled", test_pooled);
   return g_test_run();
 }
