@@ -9,47 +9,29 @@
  * branches inside (GCC 12 at -O2 vectorizes neither): 45 % of the
  * 784-256-10 training step of bench-train, 10 % after.
  *
- * Subnormals. On the Zen 5 cores this was measured on, a float multiply,
- * divide or square root with a subnormal operand or result takes about 60
- * ns instead of 1 (a microcode assist, for the whole vector: one lane is
- * enough), while adds, compares, conversions and results that underflow to
- * 0 take no such penalty. Adam makes subnormals as a matter of course: a
- * weight whose gradient is zero (an input that is always 0, a dead unit)
- * has its exp_avg multiplied by beta1 every step, which takes it into the
- * subnormal range within a few hundred steps, where it stays for good
- * (k · 2^-149 times 0.9 rounds back to k · 2^-149 for k ≤ 4), and tiny
- * gradients square to subnormals. Training a 64-2048-10 MLP on the digits
- * for 100 epochs took 7.1–7.7 s, 4.2–4.6 s with what follows.
- *
- * The vector loops test each stage's operands before the multiplies,
- * divides and roots that take them, from their magnitudes (risk_limits,
- * conservative: a lane wrongly thought at risk costs time, never a bit).
- * A vector with a lane at risk either
+ * Subnormals (optim-lanes.h says what they cost and how a vector at risk is
+ * computed exactly). Adam meets them all the time: exp_avg of a weight whose
+ * gradient stays 0 sinks to a subnormal fixed point of beta1, exp_avg_sq
+ * likewise, and tiny gradients square to subnormals. Training a 64-2048-10
+ * MLP on the digits for 100 epochs took 7.1–7.7 s, 4.2–4.6 s with what
+ * follows. The loops test each stage's operands before the multiplies,
+ * divides and roots that take them (risk_limits); a vector with a lane at
+ * risk either
  * - has only stuck lanes at risk (stuck_lanes512): a zero gradient and
  *   moments on a fixed point, which the update leaves exactly as they are;
  *   the vector is computed as usual with those lanes on zeros, and they are
  *   put back; or
- * - goes through careful_lanes512: the same operations, each multiply,
- *   divide or root that has a lane at risk done in double and rounded to
- *   float32 (subnormals are normal doubles, and the conversions take no
- *   assist). The bits are the same: a product of two floats is exact in
- *   double, so one rounding to float32 is the float32 multiply's; a double
- *   quotient or square root of floats, rounded to float32, is the float32
- *   operation's (double rounding is harmless for / and √ when the wider
- *   format has at least 2p + 2 bits, 53 ≥ 50; for a subnormal result, whose
- *   grid is coarser, a quotient of floats that is not a midpoint lies at
- *   least 2^-48 relative from one, beyond double's 2^-53). Adds stay float32
- *   adds.
+ * - goes through careful_lanes512: the same operations, those with a lane
+ *   at risk through double.
  * tests/engine/test-optim.c (adam-subnormal-levels) holds both to the plain
  * loop's bits.
  */
 #include "train/optim-internal.h"
 
-#include <float.h>
 #include <math.h>
-#include <string.h>
 
 #include "kernels/cpu.h"
+#include "train/optim-lanes.h"
 
 /* The reference: torch's _single_tensor_adam, one element at a time. */
 static void adam_ref(const optim_adam_coef *k, int64_t begin, int64_t n, float *p, const float *g, float *m1,
@@ -95,39 +77,6 @@ typedef struct {
   uint32_t m1_fixed, m2_fixed;
 } risk_limits;
 
-static uint32_t limit_bits(double limit) {
-  if (!(limit < (double)FLT_MAX)) return 0x7f800000u;
-  float f = (float)limit;
-  if ((double)f < limit) f = nextafterf(f, INFINITY);
-  uint32_t u;
-  memcpy(&u, &f, sizeof u);
-  return u;
-}
-
-/* The smallest |x| whose product with each of c[0..n) reaches 2^-125. */
-static double product_limit(const float *c, int n) {
-  double limit = 0x1p-125;
-  for (int i = 0; i < n; i++) {
-    double a = fabs((double)c[i]);
-    if (a > 0 && 0x1p-125 / a > limit) limit = 0x1p-125 / a;
-  }
-  return limit;
-}
-
-/* The largest K < 2^23 such that rne(j · b) = j for every j in [1, K]: a
- * subnormal j · 2^-149 times b rounds to j' · 2^-149, j' the integer nearest
- * j · b (exact in double), so those values are fixed points of x → x · b.
- * They are j with j · |1 − b| < 1/2 (at 1/2 the tie goes to the even one),
- * so K is about 1 / (2 |1 − b|), settled by the rounding itself. */
-static uint32_t fixed_points(float b) {
-  const uint32_t top = 0x7fffff;
-  const double d = fabs(1.0 - (double)b), guess = d > 0 ? floor(0.5 / d) : (double)top;
-  uint32_t k = guess < (double)top ? (uint32_t)guess : top;
-  while (k > 0 && nearbyint((double)k * (double)b) != (double)k) k--;
-  while (k < top && nearbyint((double)(k + 1) * (double)b) == (double)(k + 1)) k++;
-  return k;
-}
-
 static risk_limits risk_limits_of(const optim_adam_coef *k) {
   risk_limits r;
   /* A weight whose gradient is 0 and whose moments are subnormals that
@@ -163,10 +112,6 @@ static risk_limits risk_limits_of(const optim_adam_coef *k) {
 }
 
 #if defined(LOOM_KERNELS_X86)
-/* Included before any target pragma: its intrinsics then carry their own
- * targets, so each function below can use those of its level. */
-#include <immintrin.h>
-
 #pragma GCC push_options
 #pragma GCC target("avx2,fma,avx512f,avx512bw,avx512vl,avx512dq")
 
@@ -176,60 +121,6 @@ typedef struct {
   __m512d b1_d, b2_d, one_b1_d, one_b2_d, wd_d, decay_d, neg_step_d;
   bool decoupled, add_wd, maximize;
 } coef512;
-
-/* Lanes with 0 < |x| < limit (the bits of |x| minus one, unsigned). */
-static inline __mmask16 tiny512(__m512 x, uint32_t limit) {
-  const __m512i a = _mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32(0x7fffffff));
-  return _mm512_cmplt_epu32_mask(_mm512_sub_epi32(a, _mm512_set1_epi32(1)), _mm512_set1_epi32((int)(limit - 1)));
-}
-
-/* Lanes where 0 < |a| < limit or 0 < |b| < limit: the smaller of |a| − 1
- * and |b| − 1, unsigned, below limit − 1 (zeros wrap to the top). */
-static inline __mmask16 tiny_pair512(__m512 a, __m512 b, uint32_t limit) {
-  const __m512i abs_mask = _mm512_set1_epi32(0x7fffffff), one = _mm512_set1_epi32(1);
-  const __m512i da = _mm512_sub_epi32(_mm512_and_si512(_mm512_castps_si512(a), abs_mask), one);
-  const __m512i db = _mm512_sub_epi32(_mm512_and_si512(_mm512_castps_si512(b), abs_mask), one);
-  return _mm512_cmplt_epu32_mask(_mm512_min_epu32(da, db), _mm512_set1_epi32((int)(limit - 1)));
-}
-
-/* Lanes with lo ≤ |x| < hi. */
-static inline __mmask16 band512(__m512 x, uint32_t lo, uint32_t hi) {
-  const __m512i a = _mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32(0x7fffffff));
-  return _mm512_cmplt_epu32_mask(_mm512_sub_epi32(a, _mm512_set1_epi32((int)lo)), _mm512_set1_epi32((int)(hi - lo)));
-}
-
-/* Lanes of num / den (num ≠ 0) with a subnormal operand or a quotient that
- * might fall below 2^-125: a quotient is at least 2^(e_num − e_den − 1) for
- * the biased exponents e of normal operands. */
-static inline __mmask16 tiny_quotient512(__m512 num, __m512 den) {
-  const __m512i e_mask = _mm512_set1_epi32(0xff), zero = _mm512_setzero_si512();
-  const __m512i en = _mm512_and_si512(_mm512_srli_epi32(_mm512_castps_si512(num), 23), e_mask);
-  const __m512i ed = _mm512_and_si512(_mm512_srli_epi32(_mm512_castps_si512(den), 23), e_mask);
-  const __mmask16 nonzero = _mm512_test_epi32_mask(_mm512_castps_si512(num), _mm512_set1_epi32(0x7fffffff));
-  return _mm512_mask_cmplt_epi32_mask(nonzero, _mm512_sub_epi32(en, ed), _mm512_set1_epi32(-123)) |
-         _mm512_mask_cmpeq_epi32_mask(nonzero, _mm512_min_epi32(en, ed), zero);
-}
-
-/* One float32 operation through double (no assist), rounded once more. */
-static inline __m512 mul_exact512(__m512 a, __m512 b) {
-  const __m512d blo = _mm512_cvtps_pd(_mm512_castps512_ps256(b)), bhi = _mm512_cvtps_pd(_mm512_extractf32x8_ps(b, 1));
-  const __m512d r_lo = _mm512_mul_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(a)), blo);
-  const __m512d r_hi = _mm512_mul_pd(_mm512_cvtps_pd(_mm512_extractf32x8_ps(a, 1)), bhi);
-  return _mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvtpd_ps(r_lo)), _mm512_cvtpd_ps(r_hi), 1);
-}
-
-static inline __m512 div_exact512(__m512 a, __m512 b) {
-  const __m512d blo = _mm512_cvtps_pd(_mm512_castps512_ps256(b)), bhi = _mm512_cvtps_pd(_mm512_extractf32x8_ps(b, 1));
-  const __m512d r_lo = _mm512_div_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(a)), blo);
-  const __m512d r_hi = _mm512_div_pd(_mm512_cvtps_pd(_mm512_extractf32x8_ps(a, 1)), bhi);
-  return _mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvtpd_ps(r_lo)), _mm512_cvtpd_ps(r_hi), 1);
-}
-
-static inline __m512 sqrt_exact512(__m512 a) {
-  const __m512d r_lo = _mm512_sqrt_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(a)));
-  const __m512d r_hi = _mm512_sqrt_pd(_mm512_cvtps_pd(_mm512_extractf32x8_ps(a, 1)));
-  return _mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvtpd_ps(r_lo)), _mm512_cvtpd_ps(r_hi), 1);
-}
 
 /* The lanes risk_limits_of says are left as they are: a gradient of ±0,
  * |exp_avg| ≤ m1_fixed (as bits, not −0), 0 ≤ exp_avg_sq ≤ m2_fixed, a
@@ -243,15 +134,6 @@ static inline __mmask16 stuck_lanes512(__m512 g, __m512 s1, __m512 s2, __m512 w,
   k = _mm512_mask_cmple_epu32_mask(k, _mm512_castps_si512(s2), _mm512_set1_epi32((int)lim->m2_fixed));
   k = _mm512_mask_cmpneq_epi32_mask(k, wi, neg_zero);
   return _mm512_mask_cmple_epu32_mask(k, _mm512_and_si512(wi, abs_mask), _mm512_set1_epi32(0x7f800000));
-}
-
-/* x · c, through double (c_d: c as doubles) when a lane of x is at risk
- * (0 < |x| < limit). */
-static inline __m512 mul_c512(__m512 x, __m512 c, __m512d c_d, uint32_t limit) {
-  if (!tiny512(x, limit)) return _mm512_mul_ps(x, c);
-  const __m512d r_lo = _mm512_mul_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(x)), c_d);
-  const __m512d r_hi = _mm512_mul_pd(_mm512_cvtps_pd(_mm512_extractf32x8_ps(x, 1)), c_d);
-  return _mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvtpd_ps(r_lo)), _mm512_cvtpd_ps(r_hi), 1);
 }
 
 /* 16 elements with a lane at risk: the same operations, each multiply,
@@ -369,29 +251,6 @@ typedef struct {
   bool decoupled, add_wd, maximize;
 } coef256;
 
-/* Lanes (all ones) with lo ≤ |x| < hi: unsigned compares as signed ones
- * with both sides offset by 2^31. */
-static inline __m256i band256v(__m256 x, uint32_t lo, uint32_t hi) {
-  const __m256i bias = _mm256_set1_epi32(INT32_MIN);
-  const __m256i a = _mm256_and_si256(_mm256_castps_si256(x), _mm256_set1_epi32(0x7fffffff));
-  const __m256i d = _mm256_xor_si256(_mm256_sub_epi32(a, _mm256_set1_epi32((int)lo)), bias);
-  return _mm256_cmpgt_epi32(_mm256_xor_si256(_mm256_set1_epi32((int)(hi - lo)), bias), d);
-}
-
-/* tiny_pair512 for 8 lanes. */
-static inline __m256i tiny_pair256v(__m256 a, __m256 b, uint32_t limit) {
-  const __m256i abs_mask = _mm256_set1_epi32(0x7fffffff), one = _mm256_set1_epi32(1),
-                bias = _mm256_set1_epi32(INT32_MIN);
-  const __m256i da = _mm256_sub_epi32(_mm256_and_si256(_mm256_castps_si256(a), abs_mask), one);
-  const __m256i db = _mm256_sub_epi32(_mm256_and_si256(_mm256_castps_si256(b), abs_mask), one);
-  const __m256i d = _mm256_xor_si256(_mm256_min_epu32(da, db), bias);
-  return _mm256_cmpgt_epi32(_mm256_xor_si256(_mm256_set1_epi32((int)(limit - 1)), bias), d);
-}
-
-/* Lanes with 0 < |x| < limit. */
-static inline __m256i tiny256v(__m256 x, uint32_t limit) { return band256v(x, 1, limit); }
-static inline int tiny256(__m256 x, uint32_t limit) { return _mm256_movemask_epi8(tiny256v(x, limit)); }
-
 static inline __m256i grad_risk256v(__m256 grad, const risk_limits *lim) { return tiny256v(grad, lim->grad_all); }
 
 /* stuck_lanes512 for 8 lanes, as a vector mask. */
@@ -413,46 +272,6 @@ static inline __m256i stuck_lanes256v(__m256 g, __m256 s1, __m256 s2, __m256 w, 
                                         _mm256_cmpgt_epi32(_mm256_and_si256(wi, abs_mask),
                                                            _mm256_set1_epi32(0x7f800000)));
   return _mm256_andnot_si256(_mm256_or_si256(bad_s2, bad_w), ok_s1);
-}
-
-static inline int tiny_quotient256(__m256 num, __m256 den) {
-  const __m256i e_mask = _mm256_set1_epi32(0xff), zero = _mm256_setzero_si256();
-  const __m256i en = _mm256_and_si256(_mm256_srli_epi32(_mm256_castps_si256(num), 23), e_mask);
-  const __m256i ed = _mm256_and_si256(_mm256_srli_epi32(_mm256_castps_si256(den), 23), e_mask);
-  const __m256i is_zero =
-    _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_castps_si256(num), _mm256_set1_epi32(0x7fffffff)), zero);
-  const __m256i risk = _mm256_or_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32(-123), _mm256_sub_epi32(en, ed)),
-                                       _mm256_cmpeq_epi32(_mm256_min_epi32(en, ed), zero));
-  return _mm256_movemask_epi8(_mm256_andnot_si256(is_zero, risk));
-}
-
-static inline __m256 mul_exact256(__m256 a, __m256 b) {
-  const __m256d r_lo =
-    _mm256_mul_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(a)), _mm256_cvtps_pd(_mm256_castps256_ps128(b)));
-  const __m256d r_hi =
-    _mm256_mul_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(a, 1)), _mm256_cvtps_pd(_mm256_extractf128_ps(b, 1)));
-  return _mm256_insertf128_ps(_mm256_castps128_ps256(_mm256_cvtpd_ps(r_lo)), _mm256_cvtpd_ps(r_hi), 1);
-}
-
-static inline __m256 div_exact256(__m256 a, __m256 b) {
-  const __m256d r_lo =
-    _mm256_div_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(a)), _mm256_cvtps_pd(_mm256_castps256_ps128(b)));
-  const __m256d r_hi =
-    _mm256_div_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(a, 1)), _mm256_cvtps_pd(_mm256_extractf128_ps(b, 1)));
-  return _mm256_insertf128_ps(_mm256_castps128_ps256(_mm256_cvtpd_ps(r_lo)), _mm256_cvtpd_ps(r_hi), 1);
-}
-
-static inline __m256 sqrt_exact256(__m256 a) {
-  const __m256d r_lo = _mm256_sqrt_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(a)));
-  const __m256d r_hi = _mm256_sqrt_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(a, 1)));
-  return _mm256_insertf128_ps(_mm256_castps128_ps256(_mm256_cvtpd_ps(r_lo)), _mm256_cvtpd_ps(r_hi), 1);
-}
-
-static inline __m256 mul_c256(__m256 x, __m256 c, __m256d c_d, uint32_t limit) {
-  if (!tiny256(x, limit)) return _mm256_mul_ps(x, c);
-  const __m256d r_lo = _mm256_mul_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(x)), c_d);
-  const __m256d r_hi = _mm256_mul_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(x, 1)), c_d);
-  return _mm256_insertf128_ps(_mm256_castps128_ps256(_mm256_cvtpd_ps(r_lo)), _mm256_cvtpd_ps(r_hi), 1);
 }
 
 /* careful_lanes512 for 8 lanes. */

@@ -51,3 +51,25 @@ typedef struct optim_adam_coef {
  * (optim-adam.c): the same bits at every level. */
 void optim_adam_update(const optim_adam_coef *k, loom_kernel_level level, int64_t n, float *p, const float *g,
                        float *m1, float *m2, float *vmax);
+
+/* One SGD step's float32 coefficients (torch's order of operations):
+ * weight decay, momentum, 1 − dampening, −lr; `first`: the momentum buffer
+ * starts from this step's gradient. */
+typedef struct optim_sgd_coef {
+  float wd, mom, damp1, neg_lr;
+  bool maximize, nesterov, first;
+} optim_sgd_coef;
+
+/* One RMSprop step's: alpha, 1 − alpha, eps, weight decay, momentum, −lr. */
+typedef struct optim_rmsprop_coef {
+  float a, one_a, eps, wd, mom, neg_lr;
+  bool maximize, centered;
+} optim_rmsprop_coef;
+
+/* Updates n parameters p from gradients g and the state (buf1 momentum,
+ * and for RMSprop buf2 square_avg, buf3 grad_avg, NULL where the options
+ * need none) at `level` (optim-sgd.c): the same bits at every level. */
+void optim_sgd_update(const optim_sgd_coef *k, loom_kernel_level level, int64_t n, float *p, const float *g,
+                      float *buf1);
+void optim_rmsprop_update(const optim_rmsprop_coef *k, loom_kernel_level level, int64_t n, float *p, const float *g,
+                          float *buf1, float *buf2, float *buf3);

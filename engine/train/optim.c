@@ -247,20 +247,16 @@ typedef struct update_job {
 static void sgd_range(void *arg, int64_t begin, int64_t end) {
   const update_job *j = arg;
   const loom_optim_config *c = j->c;
-  float *p = j->p, *buf1 = j->t->buf1;
-  const float *g = j->g;
-  const float wd = (float)c->weight_decay, mom = (float)c->momentum, damp1 = (float)(1.0 - c->dampening);
-  const float neg_lr = (float)-j->lr;
-  for (int64_t i = begin; i < end; i++) {
-    float d = c->maximize ? -g[i] : g[i];
-    if (wd != 0.0f) d = d + wd * p[i];
-    if (mom != 0.0f) {
-      float buf = j->first ? d : buf1[i] * mom + damp1 * d;
-      buf1[i] = buf;
-      d = c->nesterov ? d + mom * buf : buf;
-    }
-    p[i] = p[i] + neg_lr * d;
-  }
+  const optim_sgd_coef k = {.wd = (float)c->weight_decay,
+                            .mom = (float)c->momentum,
+                            .damp1 = (float)(1.0 - c->dampening),
+                            .neg_lr = (float)-j->lr,
+                            .maximize = c->maximize,
+                            .nesterov = c->nesterov,
+                            .first = j->first};
+  float *buf1 = j->t->buf1;
+  optim_sgd_update(&k, loom_kernels_get()->level, end - begin, j->p + begin, j->g + begin,
+                   buf1 ? buf1 + begin : NULL);
 }
 
 static void adam_range(void *arg, int64_t begin, int64_t end) {
@@ -290,32 +286,16 @@ static void rmsprop_range(void *arg, int64_t begin, int64_t end) {
   const update_job *j = arg;
   const loom_optim_config *c = j->c;
   tensor_state *t = j->t;
-  float *p = j->p;
-  const float *g = j->g;
-  const float a = (float)c->alpha, one_a = (float)(1.0 - c->alpha), eps = (float)c->eps,
-              wd = (float)c->weight_decay, mom = (float)c->momentum, neg_lr = (float)-j->lr;
-  for (int64_t i = begin; i < end; i++) {
-    float grad = c->maximize ? -g[i] : g[i];
-    if (wd != 0.0f) grad = grad + wd * p[i];
-    float sq = t->buf2[i] * a + one_a * grad * grad;
-    t->buf2[i] = sq;
-    float avg;
-    if (c->centered) {
-      float ga = t->buf3[i] * a + one_a * grad;
-      t->buf3[i] = ga;
-      avg = sqrtf(sq + -1.0f * ga * ga);
-    } else {
-      avg = sqrtf(sq);
-    }
-    avg = avg + eps;
-    if (mom > 0.0f) {
-      float buf = t->buf1[i] * mom + grad / avg;
-      t->buf1[i] = buf;
-      p[i] = p[i] + neg_lr * buf;
-    } else {
-      p[i] = p[i] + neg_lr * grad / avg;
-    }
-  }
+  const optim_rmsprop_coef k = {.a = (float)c->alpha,
+                                .one_a = (float)(1.0 - c->alpha),
+                                .eps = (float)c->eps,
+                                .wd = (float)c->weight_decay,
+                                .mom = (float)c->momentum,
+                                .neg_lr = (float)-j->lr,
+                                .maximize = c->maximize,
+                                .centered = c->centered};
+  optim_rmsprop_update(&k, loom_kernels_get()->level, end - begin, j->p + begin, j->g + begin,
+                       t->buf1 ? t->buf1 + begin : NULL, t->buf2 + begin, t->buf3 ? t->buf3 + begin : NULL);
 }
 
 LOOM_API int loom_optim_step(loom_optim *opt, float *const *params, const float *const *grads, double lr,

@@ -475,6 +475,65 @@ static void test_adam_subnormal_levels(void) {
   if (!checked) g_test_skip("no vector level on this machine");
 }
 
+/* SGD and RMSprop at every level (optim-sgd.c): the plain loop's bits for
+ * every option combination (momentum, dampening, Nesterov, weight decay,
+ * maximize; centered, momentum, weight decay, maximize), lengths around the
+ * vector widths, and values that are ordinary, or drawn from risky_value in
+ * blocks of 16 (subnormal momenta and averages on and off the fixed points
+ * of the decays, tiny gradients whose squares are subnormal, zeros of
+ * either sign), over five steps, the first of them starting SGD's buffer. */
+static void test_sgd_rmsprop_levels(void) {
+  static const int64_t lengths[] = {1, 7, 8, 9, 17, 16 * 40 + 5};
+  GRand *r = g_rand_new_with_seed(37);
+  int checked = 0;
+  for (int level = LOOM_KERNELS_AVX2; level < LOOM_KERNELS_LEVEL_COUNT; level++) {
+    if (!loom_kernels_for((loom_kernel_level)level)) continue;
+    for (int rms = 0; rms < 2; rms++)
+      for (int opts = 0; opts < 16; opts++)
+        for (size_t li = 0; li < G_N_ELEMENTS(lengths); li++) {
+          const int64_t n = lengths[li];
+          float *v[2][4], *g = g_new(float, n); /* [ref, level][p, buf1, buf2, buf3] */
+          for (int k = 0; k < 2; k++)
+            for (int b = 0; b < 4; b++) v[k][b] = g_new(float, n);
+          for (int64_t i = 0; i < n; i++)
+            for (int b = 0; b < 4; b++) {
+              float x = i / 16 % 2 ? risky_value(r) : (float)g_rand_double_range(r, -1.0, 1.0);
+              if (b == 2) x = fabsf(x); /* square_avg ≥ 0 */
+              v[0][b][i] = v[1][b][i] = x;
+            }
+          for (int step = 1; step <= 5; step++) {
+            for (int64_t i = 0; i < n; i++) {
+              const bool risky = i / 16 % 2;
+              g[i] = risky ? (g_rand_boolean(r) ? 0.0f : risky_value(r)) : (float)g_rand_double_range(r, -1, 1);
+            }
+            const float wd = opts & 2 ? 0.01f : 0.0f, lr = 0.01f;
+            for (int kk = 0; kk < 2; kk++) {
+              const loom_kernel_level lv = kk ? (loom_kernel_level)level : LOOM_KERNELS_REF;
+              if (rms) {
+                const optim_rmsprop_coef c = {.a = 0.99f, .one_a = (float)(1.0 - 0.99), .eps = opts & 8 ? 0.0f : 1e-8f,
+                                              .wd = wd, .mom = opts & 4 ? 0.9f : 0.0f, .neg_lr = -lr,
+                                              .maximize = opts & 1, .centered = opts & 8};
+                optim_rmsprop_update(&c, lv, n, v[kk][0], g, v[kk][1], v[kk][2], v[kk][3]);
+              } else {
+                const optim_sgd_coef c = {.wd = wd, .mom = opts & 4 ? 0.9f : 0.0f,
+                                          .damp1 = opts & 8 ? 0.5f : 1.0f, .neg_lr = -lr, .maximize = opts & 1,
+                                          .nesterov = (opts & 12) == 4, .first = step == 1};
+                optim_sgd_update(&c, lv, n, v[kk][0], g, v[kk][1]);
+              }
+            }
+            static const char *const names[] = {"param", "momentum_buffer", "square_avg", "grad_avg"};
+            for (int b = 0; b < 4; b++) assert_same_bits(names[b], v[1][b], v[0][b], n);
+            checked++;
+          }
+          for (int k = 0; k < 2; k++)
+            for (int b = 0; b < 4; b++) g_free(v[k][b]);
+          g_free(g);
+        }
+  }
+  g_rand_free(r);
+  if (!checked) g_test_skip("no vector level on this machine");
+}
+
 /* With a pool (loom_optim_set_pool) a tensor is updated in pieces on its
  * threads: the same bits as the calling thread alone, for every optimizer
  * and option, a tensor of several pieces with a partial last one, a small
@@ -547,6 +606,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/train/optim/skip-and-reset", test_skip_and_reset);
   g_test_add_func("/train/optim/adam-levels", test_adam_levels);
   g_test_add_func("/train/optim/adam-subnormal-levels", test_adam_subnormal_levels);
+  g_test_add_func("/train/optim/sgd-rmsprop-levels", test_sgd_rmsprop_levels);
   g_test_add_func("/train/optim/pooled", test_pooled);
   return g_test_run();
 }
