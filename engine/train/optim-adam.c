@@ -18,9 +18,10 @@
  * divides and roots that take them (risk_limits); a vector with a lane at
  * risk either
  * - has only stuck lanes at risk (stuck_lanes512): a zero gradient and
- *   moments on a fixed point, which the update leaves exactly as they are;
+ *   exp_avg on a fixed point, whose weight and exp_avg the update leaves
+ *   exactly as they are and whose exp_avg_sq it only multiplies by beta2;
  *   the vector is computed as usual with those lanes on zeros, and they are
- *   put back; or
+ *   put back, exp_avg_sq · beta2 taken through double; or
  * - goes through careful_lanes512: the same operations, those with a lane
  *   at risk through double.
  * tests/engine/test-optim.c (adam-subnormal-levels) holds both to the plain
@@ -72,26 +73,28 @@ typedef struct {
   uint32_t grad_lo, grad_hi;
   uint32_t grad_all; /* one limit covering both: the AVX2 level's test (the band cost it 10 %) */
   /* Lanes left as they are (see stuck_lanes512): the largest subnormal
-   * exp_avg and exp_avg_sq, as bits, that beta1 and beta2 leave unchanged. */
+   * exp_avg, as bits, that beta1 leaves unchanged. */
   bool skip;
-  uint32_t m1_fixed, m2_fixed;
+  uint32_t m1_fixed;
 } risk_limits;
 
 static risk_limits risk_limits_of(const optim_adam_coef *k) {
   risk_limits r;
-  /* A weight whose gradient is 0 and whose moments are subnormals that
-   * beta1 and beta2 leave unchanged keeps its three values bit for bit:
+  /* A weight whose gradient is 0 and whose exp_avg is a subnormal that
+   * beta1 leaves unchanged keeps its weight and exp_avg bit for bit:
    * exp_avg · beta1 + (1 − beta1) · ±0 is exp_avg (never −0: those lanes
-   * are excluded), likewise exp_avg_sq, and −step_size · exp_avg rounds to
-   * ±0 when |exp_avg| ≤ m1_fixed · 2^-149 and m1_fixed · step_size ≤ 1/2,
-   * which divided by a denominator ≥ eps > 0 and added to a weight that is
-   * not −0 (nor NaN) leaves it as it was. Such lanes stay subnormal for good
-   * (about 2^-149 · 4 for beta1 = 0.9, · 500 for beta2 = 0.999), so each step
-   * would take them the careful way again; they are skipped instead, only
-   * for Adam without weight decay (AdamW and L2 decay change the weight). */
+   * are excluded), and −step_size · exp_avg rounds to ±0 when |exp_avg| ≤
+   * m1_fixed · 2^-149 and m1_fixed · step_size ≤ 1/2, which divided by a
+   * denominator ≥ eps > 0 (finite or not: exp_avg_sq is not NaN) and added
+   * to a weight that is not −0 (nor NaN) leaves it as it was; exp_avg_sq
+   * becomes exp_avg_sq · beta2 + (+0), that product (exp_avg_sq ≥ +0). Such
+   * an exp_avg stays subnormal for good (about 2^-149 · 4 for beta1 = 0.9),
+   * and exp_avg_sq takes some 10,000 steps of beta2 = 0.999 to sink through
+   * the subnormals, so each step would take these lanes the careful way
+   * again; they are done apart instead, only for Adam without weight decay
+   * (AdamW and L2 decay change the weight). */
   r.skip = !k->decoupled && k->wd == 0.0f && k->eps > 0.0f;
   r.m1_fixed = r.skip ? fixed_points(k->b1) : 0;
-  r.m2_fixed = r.skip ? fixed_points(k->b2) : 0;
   if (r.skip && (double)r.m1_fixed * (double)k->step_size > 0.5) r.skip = false;
   const float for_w[2] = {k->decoupled ? k->decay : 1.0f, !k->decoupled ? k->wd : 1.0f};
   r.w = limit_bits(product_limit(for_w, 2));
@@ -122,16 +125,16 @@ typedef struct {
   bool decoupled, add_wd, maximize;
 } coef512;
 
-/* The lanes risk_limits_of says are left as they are: a gradient of ±0,
- * |exp_avg| ≤ m1_fixed (as bits, not −0), 0 ≤ exp_avg_sq ≤ m2_fixed, a
- * weight that is neither −0 nor NaN. */
+/* The lanes risk_limits_of says are left as they are but for exp_avg_sq:
+ * a gradient of ±0, |exp_avg| ≤ m1_fixed (as bits, not −0), +0 ≤ exp_avg_sq
+ * ≤ +inf, a weight that is neither −0 nor NaN. */
 static inline __mmask16 stuck_lanes512(__m512 g, __m512 s1, __m512 s2, __m512 w, const risk_limits *lim) {
   const __m512i abs_mask = _mm512_set1_epi32(0x7fffffff), neg_zero = _mm512_set1_epi32(INT32_MIN);
   const __m512i gi = _mm512_castps_si512(g), s1i = _mm512_castps_si512(s1), wi = _mm512_castps_si512(w);
   __mmask16 k = _mm512_testn_epi32_mask(gi, abs_mask);
   k = _mm512_mask_cmple_epu32_mask(k, _mm512_and_si512(s1i, abs_mask), _mm512_set1_epi32((int)lim->m1_fixed));
   k = _mm512_mask_cmpneq_epi32_mask(k, s1i, neg_zero);
-  k = _mm512_mask_cmple_epu32_mask(k, _mm512_castps_si512(s2), _mm512_set1_epi32((int)lim->m2_fixed));
+  k = _mm512_mask_cmple_epu32_mask(k, _mm512_castps_si512(s2), _mm512_set1_epi32(0x7f800000));
   k = _mm512_mask_cmpneq_epi32_mask(k, wi, neg_zero);
   return _mm512_mask_cmple_epu32_mask(k, _mm512_and_si512(wi, abs_mask), _mm512_set1_epi32(0x7f800000));
 }
@@ -226,9 +229,9 @@ static int64_t adam_avx512(const optim_adam_coef *k, int64_t n, float *p, const 
     const __m512 num = _mm512_mul_ps(c.neg_step, m);
     if (__builtin_expect(tiny_quotient512(num, denom) != 0, 0)) goto exact;
     __m512 w_new = _mm512_add_ps(w, _mm512_div_ps(num, denom));
-    if (__builtin_expect(risk != 0, 0)) { /* the stuck lanes as they were */
+    if (__builtin_expect(risk != 0, 0)) { /* the stuck lanes as they were, exp_avg_sq · beta2 */
       m = _mm512_mask_blend_ps(keep, s1o, m);
-      v = _mm512_mask_blend_ps(keep, s2o, v);
+      v = _mm512_mask_blend_ps(keep, mul_exact512(s2o, c.b2), v);
       w_new = _mm512_mask_blend_ps(keep, wo, w_new);
     }
     _mm512_storeu_ps(m1 + i, m);
@@ -259,7 +262,7 @@ static inline __m256i stuck_lanes256v(__m256 g, __m256 s1, __m256 s2, __m256 w, 
                 zero = _mm256_setzero_si256();
   const __m256i gi = _mm256_castps_si256(g), s1i = _mm256_castps_si256(s1), wi = _mm256_castps_si256(w);
   const __m256i ok_g = _mm256_cmpeq_epi32(_mm256_and_si256(gi, abs_mask), zero);
-  /* |s1| ≤ m1_fixed and 0 ≤ s2 ≤ m2_fixed: both below 2^31, so signed compares serve */
+  /* |s1| ≤ m1_fixed and +0 ≤ s2 ≤ +inf: below 2^31 as bits, so signed compares serve */
   const __m256i ok_s1 =
     _mm256_andnot_si256(_mm256_or_si256(_mm256_cmpgt_epi32(_mm256_and_si256(s1i, abs_mask),
                                                            _mm256_set1_epi32((int)lim->m1_fixed)),
@@ -267,7 +270,7 @@ static inline __m256i stuck_lanes256v(__m256 g, __m256 s1, __m256 s2, __m256 w, 
                         ok_g);
   const __m256i s2i = _mm256_castps_si256(s2);
   const __m256i bad_s2 = _mm256_or_si256(_mm256_cmpgt_epi32(zero, s2i),
-                                         _mm256_cmpgt_epi32(s2i, _mm256_set1_epi32((int)lim->m2_fixed)));
+                                         _mm256_cmpgt_epi32(s2i, _mm256_set1_epi32(0x7f800000)));
   const __m256i bad_w = _mm256_or_si256(_mm256_cmpeq_epi32(wi, neg_zero),
                                         _mm256_cmpgt_epi32(_mm256_and_si256(wi, abs_mask),
                                                            _mm256_set1_epi32(0x7f800000)));
@@ -349,9 +352,9 @@ static int64_t adam_avx2(const optim_adam_coef *k, int64_t n, float *p, const fl
     const __m256 num = _mm256_mul_ps(c.neg_step, m);
     if (__builtin_expect(tiny_quotient256(num, denom) != 0, 0)) goto exact;
     __m256 w_new = _mm256_add_ps(w, _mm256_div_ps(num, denom));
-    if (__builtin_expect(risk != 0, 0)) { /* the stuck lanes as they were */
+    if (__builtin_expect(risk != 0, 0)) { /* the stuck lanes as they were, exp_avg_sq · beta2 */
       m = _mm256_blendv_ps(m, s1o, stuck);
-      v = _mm256_blendv_ps(v, s2o, stuck);
+      v = _mm256_blendv_ps(v, mul_exact256(s2o, c.b2), stuck);
       w_new = _mm256_blendv_ps(w_new, wo, stuck);
     }
     _mm256_storeu_ps(m1 + i, m);
