@@ -22,8 +22,9 @@
  *   exactly as they are and whose exp_avg_sq it only multiplies by beta2;
  *   the vector is computed as usual with those lanes on zeros, and they are
  *   put back, exp_avg_sq · beta2 taken through double; or
- * - goes through careful_lanes512: the same operations, those with a lane
- *   at risk through double.
+ * - goes through careful_lanes (optim-adam-simd.h, the loop written once
+ *   for both levels): the same operations, those with a lane at risk
+ *   through double.
  * tests/engine/test-optim.c (adam-subnormal-levels) holds both to the plain
  * loop's bits.
  */
@@ -118,13 +119,6 @@ static risk_limits risk_limits_of(const optim_adam_coef *k) {
 #pragma GCC push_options
 #pragma GCC target("avx2,fma,avx512f,avx512bw,avx512vl,avx512dq")
 
-typedef struct {
-  __m512 b1, b2, one_b1, one_b2, wd, decay, bias2_sqrt, eps, neg_step, sign;
-  /* the multipliers again as doubles, for mul_c512 */
-  __m512d b1_d, b2_d, one_b1_d, one_b2_d, wd_d, decay_d, neg_step_d;
-  bool decoupled, add_wd, maximize;
-} coef512;
-
 /* The lanes risk_limits_of says are left as they are but for exp_avg_sq:
  * a gradient of ±0, |exp_avg| ≤ m1_fixed (as bits, not −0), +0 ≤ exp_avg_sq
  * ≤ +inf, a weight that is neither −0 nor NaN. */
@@ -139,122 +133,36 @@ static inline __mmask16 stuck_lanes512(__m512 g, __m512 s1, __m512 s2, __m512 w,
   return _mm512_mask_cmple_epu32_mask(k, _mm512_and_si512(wi, abs_mask), _mm512_set1_epi32(0x7f800000));
 }
 
-/* 16 elements with a lane at risk: the same operations, each multiply,
- * divide and root through double where one of its lanes is at risk (see the
- * top of the file); a weight whose gradient stays 0 needs four of the
- * eleven. √v / bias2_sqrt never does: √v is normal for any v ≠ 0, and
- * bias2_sqrt = √(1 − beta2^t) lies in (0, 1]. */
-static __attribute__((noinline)) void careful_lanes512(const coef512 *c, const risk_limits *lim, float *p,
-                                                       const float *g, float *m1, float *m2) {
-  __m512 grad = _mm512_loadu_ps(g), w = _mm512_loadu_ps(p);
-  if (c->maximize) grad = _mm512_xor_ps(grad, c->sign);
-  if (c->decoupled) w = mul_c512(w, c->decay, c->decay_d, lim->w);
-  if (c->add_wd) grad = _mm512_add_ps(grad, mul_c512(w, c->wd, c->wd_d, lim->w));
-  const __m512 m = _mm512_add_ps(mul_c512(_mm512_loadu_ps(m1), c->b1, c->b1_d, lim->m1),
-                                 mul_c512(grad, c->one_b1, c->one_b1_d, lim->grad));
-  const __m512 v = _mm512_add_ps(mul_c512(_mm512_loadu_ps(m2), c->b2, c->b2_d, lim->m2),
-                                 tiny512(grad, lim->grad) ? mul_exact512(mul_exact512(c->one_b2, grad), grad)
-                                 : band512(grad, lim->grad_lo, lim->grad_hi)
-                                   ? mul_exact512(_mm512_mul_ps(c->one_b2, grad), grad)
-                                                          : _mm512_mul_ps(_mm512_mul_ps(c->one_b2, grad), grad));
-  _mm512_storeu_ps(m1, m);
-  _mm512_storeu_ps(m2, v);
-  const __m512 root = tiny512(v, lim->v) ? sqrt_exact512(v) : _mm512_sqrt_ps(v);
-  const __m512 denom = _mm512_add_ps(_mm512_div_ps(root, c->bias2_sqrt), c->eps);
-  const __m512 num = mul_c512(m, c->neg_step, c->neg_step_d, lim->m);
-  const __m512 step = tiny_quotient512(num, denom) ? div_exact512(num, denom) : _mm512_div_ps(num, denom);
-  _mm512_storeu_ps(p, _mm512_add_ps(w, step));
-}
-
-/* The same operations as adam_ref, sixteen lanes at a time; the tail and the
- * amsgrad variant go through adam_ref. Each stage's operands are checked
- * before the multiplies, divides or roots that take them. */
-static int64_t adam_avx512(const optim_adam_coef *k, int64_t n, float *p, const float *g, float *m1, float *m2) {
-  const coef512 c = {.b1 = _mm512_set1_ps(k->b1),
-                     .b2 = _mm512_set1_ps(k->b2),
-                     .one_b1 = _mm512_set1_ps(k->one_b1),
-                     .one_b2 = _mm512_set1_ps(k->one_b2),
-                     .wd = _mm512_set1_ps(k->wd),
-                     .decay = _mm512_set1_ps(k->decay),
-                     .bias2_sqrt = _mm512_set1_ps(k->bias2_sqrt),
-                     .eps = _mm512_set1_ps(k->eps),
-                     .neg_step = _mm512_set1_ps(-k->step_size),
-                     .sign = _mm512_set1_ps(-0.0f),
-                     .b1_d = _mm512_set1_pd(k->b1),
-                     .b2_d = _mm512_set1_pd(k->b2),
-                     .one_b1_d = _mm512_set1_pd(k->one_b1),
-                     .one_b2_d = _mm512_set1_pd(k->one_b2),
-                     .wd_d = _mm512_set1_pd(k->wd),
-                     .decay_d = _mm512_set1_pd(k->decay),
-                     .neg_step_d = _mm512_set1_pd(-k->step_size),
-                     .decoupled = k->decoupled,
-                     .add_wd = !k->decoupled && k->wd != 0.0f,
-                     .maximize = k->maximize};
-  const risk_limits lim = risk_limits_of(k);
-  const bool check_w = c.decoupled || c.add_wd;
-  int64_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    __m512 grad = _mm512_loadu_ps(g + i), w = _mm512_loadu_ps(p + i);
-    const __m512 s1o = _mm512_loadu_ps(m1 + i), s2o = _mm512_loadu_ps(m2 + i), wo = w;
-    __m512 s1 = s1o, s2 = s2o;
-    __mmask16 risk = tiny_pair512(s1, s2, lim.moments);
-    if (check_w) risk |= tiny512(w, lim.w);
-    if (!c.add_wd) risk |= tiny512(grad, lim.grad); /* grad is ±g */
-    __mmask16 keep = 0xffff;
-    if (__builtin_expect(risk != 0, 0)) {
-      const __mmask16 stuck = lim.skip ? stuck_lanes512(grad, s1, s2, w, &lim) : 0;
-      if (risk & ~stuck) goto exact;
-      /* the rest of the vector as usual, its stuck lanes on zeros (no
-       * subnormal), then put back as they were */
-      keep = (__mmask16)~stuck;
-      grad = _mm512_maskz_mov_ps(keep, grad);
-      s1 = _mm512_maskz_mov_ps(keep, s1);
-      s2 = _mm512_maskz_mov_ps(keep, s2);
-    }
-    if (c.maximize) grad = _mm512_xor_ps(grad, c.sign);
-    if (c.decoupled) w = _mm512_mul_ps(w, c.decay);
-    if (c.add_wd) {
-      grad = _mm512_add_ps(grad, _mm512_mul_ps(c.wd, w));
-      if (__builtin_expect(tiny512(grad, lim.grad) != 0, 0)) goto exact;
-    }
-    __m512 m = _mm512_add_ps(_mm512_mul_ps(s1, c.b1), _mm512_mul_ps(c.one_b1, grad));
-    /* a gradient whose square would be subnormal (about 1e-20: late in
-     * training), through double on the spot */
-    const __m512 g_b2 = _mm512_mul_ps(c.one_b2, grad);
-    const __m512 sq = __builtin_expect(band512(grad, lim.grad_lo, lim.grad_hi) != 0, 0) ? mul_exact512(g_b2, grad)
-                                                                                        : _mm512_mul_ps(g_b2, grad);
-    __m512 v = _mm512_add_ps(_mm512_mul_ps(s2, c.b2), sq);
-    if (__builtin_expect((tiny512(m, lim.m) | tiny512(v, lim.v)) != 0, 0)) goto exact;
-    const __m512 denom = _mm512_add_ps(_mm512_div_ps(_mm512_sqrt_ps(v), c.bias2_sqrt), c.eps);
-    const __m512 num = _mm512_mul_ps(c.neg_step, m);
-    if (__builtin_expect(tiny_quotient512(num, denom) != 0, 0)) goto exact;
-    __m512 w_new = _mm512_add_ps(w, _mm512_div_ps(num, denom));
-    if (__builtin_expect(risk != 0, 0)) { /* the stuck lanes as they were, exp_avg_sq · beta2 */
-      m = _mm512_mask_blend_ps(keep, s1o, m);
-      v = _mm512_mask_blend_ps(keep, mul_exact512(s2o, c.b2), v);
-      w_new = _mm512_mask_blend_ps(keep, wo, w_new);
-    }
-    _mm512_storeu_ps(m1 + i, m);
-    _mm512_storeu_ps(m2 + i, v);
-    _mm512_storeu_ps(p + i, w_new);
-    continue;
-  exact:
-    careful_lanes512(&c, &lim, p + i, g + i, m1 + i, m2 + i);
-  }
-  return i;
-}
-
+#define OPTIM_LEVEL 512
+#include "train/optim-level.h"
+#define MASK __mmask16
+#define TINY_PAIR tiny_pair512
+#define GRAD_RISK(x, lim) tiny512((x), (lim)->grad)
+#define STUCK_T __mmask16
+#define STUCK_NONE 0
+#define STUCK_LANES stuck_lanes512
+#define STUCK_BITS(st) (st)
+#define ZERO_WHERE(st, x) _mm512_maskz_mov_ps((__mmask16)~(st), (x))
+#define PUT_BACK(st, orig, x) _mm512_mask_blend_ps((st), (x), (orig))
+#define SQUARE_BAND 1
+#include "train/optim-adam-simd.h"
+#undef MASK
+#undef TINY_PAIR
+#undef GRAD_RISK
+#undef STUCK_T
+#undef STUCK_NONE
+#undef STUCK_LANES
+#undef STUCK_BITS
+#undef ZERO_WHERE
+#undef PUT_BACK
+#undef SQUARE_BAND
+#define OPTIM_LEVEL_END
+#include "train/optim-level.h"
+#undef OPTIM_LEVEL
 #pragma GCC pop_options
+
 #pragma GCC push_options
 #pragma GCC target("avx2,fma")
-
-typedef struct {
-  __m256 b1, b2, one_b1, one_b2, wd, decay, bias2_sqrt, eps, neg_step, sign;
-  __m256d b1_d, b2_d, one_b1_d, one_b2_d, wd_d, decay_d, neg_step_d;
-  bool decoupled, add_wd, maximize;
-} coef256;
-
-static inline __m256i grad_risk256v(__m256 grad, const risk_limits *lim) { return tiny256v(grad, lim->grad_all); }
 
 /* stuck_lanes512 for 8 lanes, as a vector mask. */
 static inline __m256i stuck_lanes256v(__m256 g, __m256 s1, __m256 s2, __m256 w, const risk_limits *lim) {
@@ -277,96 +185,19 @@ static inline __m256i stuck_lanes256v(__m256 g, __m256 s1, __m256 s2, __m256 w, 
   return _mm256_andnot_si256(_mm256_or_si256(bad_s2, bad_w), ok_s1);
 }
 
-/* careful_lanes512 for 8 lanes. */
-static __attribute__((noinline)) void careful_lanes256(const coef256 *c, const risk_limits *lim, float *p,
-                                                       const float *g, float *m1, float *m2) {
-  __m256 grad = _mm256_loadu_ps(g), w = _mm256_loadu_ps(p);
-  if (c->maximize) grad = _mm256_xor_ps(grad, c->sign);
-  if (c->decoupled) w = mul_c256(w, c->decay, c->decay_d, lim->w);
-  if (c->add_wd) grad = _mm256_add_ps(grad, mul_c256(w, c->wd, c->wd_d, lim->w));
-  const __m256 m = _mm256_add_ps(mul_c256(_mm256_loadu_ps(m1), c->b1, c->b1_d, lim->m1),
-                                 mul_c256(grad, c->one_b1, c->one_b1_d, lim->grad));
-  const __m256 v = _mm256_add_ps(mul_c256(_mm256_loadu_ps(m2), c->b2, c->b2_d, lim->m2),
-                                 _mm256_movemask_epi8(grad_risk256v(grad, lim))
-                                   ? mul_exact256(mul_exact256(c->one_b2, grad), grad)
-                                                          : _mm256_mul_ps(_mm256_mul_ps(c->one_b2, grad), grad));
-  _mm256_storeu_ps(m1, m);
-  _mm256_storeu_ps(m2, v);
-  const __m256 root = tiny256(v, lim->v) ? sqrt_exact256(v) : _mm256_sqrt_ps(v);
-  const __m256 denom = _mm256_add_ps(_mm256_div_ps(root, c->bias2_sqrt), c->eps);
-  const __m256 num = mul_c256(m, c->neg_step, c->neg_step_d, lim->m);
-  const __m256 step = tiny_quotient256(num, denom) ? div_exact256(num, denom) : _mm256_div_ps(num, denom);
-  _mm256_storeu_ps(p, _mm256_add_ps(w, step));
-}
-
-static int64_t adam_avx2(const optim_adam_coef *k, int64_t n, float *p, const float *g, float *m1, float *m2) {
-  const coef256 c = {.b1 = _mm256_set1_ps(k->b1),
-                     .b2 = _mm256_set1_ps(k->b2),
-                     .one_b1 = _mm256_set1_ps(k->one_b1),
-                     .one_b2 = _mm256_set1_ps(k->one_b2),
-                     .wd = _mm256_set1_ps(k->wd),
-                     .decay = _mm256_set1_ps(k->decay),
-                     .bias2_sqrt = _mm256_set1_ps(k->bias2_sqrt),
-                     .eps = _mm256_set1_ps(k->eps),
-                     .neg_step = _mm256_set1_ps(-k->step_size),
-                     .sign = _mm256_set1_ps(-0.0f),
-                     .b1_d = _mm256_set1_pd(k->b1),
-                     .b2_d = _mm256_set1_pd(k->b2),
-                     .one_b1_d = _mm256_set1_pd(k->one_b1),
-                     .one_b2_d = _mm256_set1_pd(k->one_b2),
-                     .wd_d = _mm256_set1_pd(k->wd),
-                     .decay_d = _mm256_set1_pd(k->decay),
-                     .neg_step_d = _mm256_set1_pd(-k->step_size),
-                     .decoupled = k->decoupled,
-                     .add_wd = !k->decoupled && k->wd != 0.0f,
-                     .maximize = k->maximize};
-  const risk_limits lim = risk_limits_of(k);
-  const bool check_w = c.decoupled || c.add_wd;
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    __m256 grad = _mm256_loadu_ps(g + i), w = _mm256_loadu_ps(p + i);
-    const __m256 s1o = _mm256_loadu_ps(m1 + i), s2o = _mm256_loadu_ps(m2 + i), wo = w;
-    __m256 s1 = s1o, s2 = s2o;
-    int risk = _mm256_movemask_epi8(tiny_pair256v(s1, s2, lim.moments));
-    if (check_w) risk |= tiny256(w, lim.w);
-    if (!c.add_wd) risk |= _mm256_movemask_epi8(grad_risk256v(grad, &lim));
-    __m256 stuck = _mm256_setzero_ps();
-    if (__builtin_expect(risk != 0, 0)) {
-      const __m256i st = lim.skip ? stuck_lanes256v(grad, s1, s2, w, &lim) : _mm256_setzero_si256();
-      if (risk & ~_mm256_movemask_epi8(st)) goto exact; /* a lane at risk that is not stuck */
-      stuck = _mm256_castsi256_ps(st);
-      grad = _mm256_andnot_ps(stuck, grad);
-      s1 = _mm256_andnot_ps(stuck, s1);
-      s2 = _mm256_andnot_ps(stuck, s2);
-    }
-    if (c.maximize) grad = _mm256_xor_ps(grad, c.sign);
-    if (c.decoupled) w = _mm256_mul_ps(w, c.decay);
-    if (c.add_wd) {
-      grad = _mm256_add_ps(grad, _mm256_mul_ps(c.wd, w));
-      if (__builtin_expect(_mm256_movemask_epi8(grad_risk256v(grad, &lim)) != 0, 0)) goto exact;
-    }
-    __m256 m = _mm256_add_ps(_mm256_mul_ps(s1, c.b1), _mm256_mul_ps(c.one_b1, grad));
-    __m256 v = _mm256_add_ps(_mm256_mul_ps(s2, c.b2), _mm256_mul_ps(_mm256_mul_ps(c.one_b2, grad), grad));
-    if (__builtin_expect((tiny256(m, lim.m) | tiny256(v, lim.v)) != 0, 0)) goto exact;
-    const __m256 denom = _mm256_add_ps(_mm256_div_ps(_mm256_sqrt_ps(v), c.bias2_sqrt), c.eps);
-    const __m256 num = _mm256_mul_ps(c.neg_step, m);
-    if (__builtin_expect(tiny_quotient256(num, denom) != 0, 0)) goto exact;
-    __m256 w_new = _mm256_add_ps(w, _mm256_div_ps(num, denom));
-    if (__builtin_expect(risk != 0, 0)) { /* the stuck lanes as they were, exp_avg_sq · beta2 */
-      m = _mm256_blendv_ps(m, s1o, stuck);
-      v = _mm256_blendv_ps(v, mul_exact256(s2o, c.b2), stuck);
-      w_new = _mm256_blendv_ps(w_new, wo, stuck);
-    }
-    _mm256_storeu_ps(m1 + i, m);
-    _mm256_storeu_ps(m2 + i, v);
-    _mm256_storeu_ps(p + i, w_new);
-    continue;
-  exact:
-    careful_lanes256(&c, &lim, p + i, g + i, m1 + i, m2 + i);
-  }
-  return i;
-}
-
+#define OPTIM_LEVEL 256
+#include "train/optim-level.h"
+#define MASK int
+#define TINY_PAIR(a, b, limit) _mm256_movemask_epi8(tiny_pair256v((a), (b), (limit)))
+#define GRAD_RISK(x, lim) tiny256((x), (lim)->grad_all)
+#define STUCK_T __m256
+#define STUCK_NONE _mm256_setzero_ps()
+#define STUCK_LANES(g, s1, s2, w, lim) _mm256_castsi256_ps(stuck_lanes256v((g), (s1), (s2), (w), (lim)))
+#define STUCK_BITS(st) _mm256_movemask_epi8(_mm256_castps_si256(st))
+#define ZERO_WHERE(st, x) _mm256_andnot_ps((st), (x))
+#define PUT_BACK(st, orig, x) _mm256_blendv_ps((x), (orig), (st))
+#define SQUARE_BAND 0
+#include "train/optim-adam-simd.h"
 #pragma GCC pop_options
 #endif
 

@@ -169,6 +169,7 @@ static inline __m256i tiny_pair256v(__m256 a, __m256 b, uint32_t limit) {
 /* Lanes with 0 < |x| < limit. */
 static inline __m256i tiny256v(__m256 x, uint32_t limit) { return band256v(x, 1, limit); }
 static inline int tiny256(__m256 x, uint32_t limit) { return _mm256_movemask_epi8(tiny256v(x, limit)); }
+static inline int band256(__m256 x, uint32_t lo, uint32_t hi) { return _mm256_movemask_epi8(band256v(x, lo, hi)); }
 
 static inline int tiny_quotient256(__m256 num, __m256 den) {
   const __m256i e_mask = _mm256_set1_epi32(0xff), zero = _mm256_setzero_si256();

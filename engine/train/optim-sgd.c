@@ -103,73 +103,22 @@ static rmsprop_limits rmsprop_limits_of(const optim_rmsprop_coef *k) {
 #if defined(LOOM_KERNELS_X86)
 #pragma GCC push_options
 #pragma GCC target("avx2,fma,avx512f,avx512bw,avx512vl,avx512dq")
-#define VL 16
-#define SIMD(name) name##_avx512
-#define VF __m512
-#define VD __m512d
-#define VSET1 _mm512_set1_ps
-#define VSET1D _mm512_set1_pd
-#define VLOAD _mm512_loadu_ps
-#define VSTORE _mm512_storeu_ps
-#define VADD _mm512_add_ps
-#define VMUL _mm512_mul_ps
-#define VDIV _mm512_div_ps
-#define VSQRT _mm512_sqrt_ps
-#define VXOR _mm512_xor_ps
-#define MUL_C mul_c512
-#define MUL_EXACT mul_exact512
-#define DIV_EXACT div_exact512
-#define SQRT_EXACT sqrt_exact512
-#define TINY tiny512
-#define BAND band512
-#define TINY_QUOTIENT tiny_quotient512
+#define OPTIM_LEVEL 512
+#include "train/optim-level.h"
 #include "train/optim-sgd-simd.h"
-#undef VL
-#undef SIMD
-#undef VF
-#undef VD
-#undef VSET1
-#undef VSET1D
-#undef VLOAD
-#undef VSTORE
-#undef VADD
-#undef VMUL
-#undef VDIV
-#undef VSQRT
-#undef VXOR
-#undef MUL_C
-#undef MUL_EXACT
-#undef DIV_EXACT
-#undef SQRT_EXACT
-#undef TINY
-#undef BAND
-#undef TINY_QUOTIENT
+#define OPTIM_LEVEL_END
+#include "train/optim-level.h"
+#undef OPTIM_LEVEL
 #pragma GCC pop_options
 
 #pragma GCC push_options
 #pragma GCC target("avx2,fma")
-static inline int band256(__m256 x, uint32_t lo, uint32_t hi) { return _mm256_movemask_epi8(band256v(x, lo, hi)); }
-#define VL 8
-#define SIMD(name) name##_avx2
-#define VF __m256
-#define VD __m256d
-#define VSET1 _mm256_set1_ps
-#define VSET1D _mm256_set1_pd
-#define VLOAD _mm256_loadu_ps
-#define VSTORE _mm256_storeu_ps
-#define VADD _mm256_add_ps
-#define VMUL _mm256_mul_ps
-#define VDIV _mm256_div_ps
-#define VSQRT _mm256_sqrt_ps
-#define VXOR _mm256_xor_ps
-#define MUL_C mul_c256
-#define MUL_EXACT mul_exact256
-#define DIV_EXACT div_exact256
-#define SQRT_EXACT sqrt_exact256
-#define TINY tiny256
-#define BAND band256
-#define TINY_QUOTIENT tiny_quotient256
+#define OPTIM_LEVEL 256
+#include "train/optim-level.h"
 #include "train/optim-sgd-simd.h"
+#define OPTIM_LEVEL_END
+#include "train/optim-level.h"
+#undef OPTIM_LEVEL
 #pragma GCC pop_options
 #endif
 
