@@ -6,6 +6,7 @@
  * header. What the loop does is said at the top of optim-adam.c.
  *
  * MASK: lanes at risk (TINY, TINY_PAIR, GRAD_RISK give one; 0 is none).
+ * AMS_MAX(vmax, v): amsgrad's `vmax < v || isnan(v) ? v : vmax` per lane.
  * STUCK_T: the stuck lanes, which STUCK_BITS turns into a MASK, ZERO_WHERE
  * and PUT_BACK use; SQUARE_BAND: 1 where the loop itself takes squares in
  * the band of risk (the AVX2 level leaves them to the careful way: the test
@@ -35,7 +36,7 @@ static inline VF SIMD(square)(const SIMD(coef) *c, VF grad, const risk_limits *l
  * never does: √v is normal for any v ≠ 0, and bias2_sqrt = √(1 − beta2^t)
  * lies in (0, 1]. */
 static __attribute__((noinline)) void SIMD(careful_lanes)(const SIMD(coef) *c, const risk_limits *lim, float *p,
-                                                           const float *g, float *m1, float *m2) {
+                                                           const float *g, float *m1, float *m2, float *vmax) {
   VF grad = VLOAD(g), w = VLOAD(p);
   if (c->maximize) grad = VXOR(grad, c->sign);
   if (c->decoupled) w = MUL_C(w, c->decay, c->decay_d, lim->w);
@@ -44,16 +45,23 @@ static __attribute__((noinline)) void SIMD(careful_lanes)(const SIMD(coef) *c, c
   const VF v = VADD(MUL_C(VLOAD(m2), c->b2, c->b2_d, lim->m2), SIMD(square)(c, grad, lim));
   VSTORE(m1, m);
   VSTORE(m2, v);
-  const VF root = TINY(v, lim->v) ? SQRT_EXACT(v) : VSQRT(v);
+  VF v_used = v;
+  if (vmax) { /* amsgrad: the largest exp_avg_sq so far (a NaN taken) */
+    v_used = AMS_MAX(VLOAD(vmax), v);
+    VSTORE(vmax, v_used);
+  }
+  const VF root = TINY(v_used, lim->v) ? SQRT_EXACT(v_used) : VSQRT(v_used);
   const VF denom = VADD(VDIV(root, c->bias2_sqrt), c->eps);
   const VF num = MUL_C(m, c->neg_step, c->neg_step_d, lim->m);
   VSTORE(p, VADD(w, TINY_QUOTIENT(num, denom) ? DIV_EXACT(num, denom) : VDIV(num, denom)));
 }
 
-/* The same operations as adam_ref, VL lanes at a time; the tail and the
- * amsgrad variant go through adam_ref. Each stage's operands are checked
- * before the multiplies, divides or roots that take them. */
-static int64_t SIMD(adam)(const optim_adam_coef *k, int64_t n, float *p, const float *g, float *m1, float *m2) {
+/* The same operations as adam_ref, VL lanes at a time (vmax: amsgrad's
+ * max_exp_avg_sq, or NULL); the tail goes through adam_ref. Each stage's
+ * operands are checked before the multiplies, divides or roots that take
+ * them. */
+static int64_t SIMD(adam)(const optim_adam_coef *k, int64_t n, float *p, const float *g, float *m1, float *m2,
+                          float *vmax) {
   const SIMD(coef) c = {.b1 = VSET1(k->b1),
                         .b2 = VSET1(k->b2),
                         .one_b1 = VSET1(k->one_b1),
@@ -75,7 +83,7 @@ static int64_t SIMD(adam)(const optim_adam_coef *k, int64_t n, float *p, const f
                         .add_wd = !k->decoupled && k->wd != 0.0f,
                         .maximize = k->maximize};
   const risk_limits lim = risk_limits_of(k);
-  const bool check_w = c.decoupled || c.add_wd;
+  const bool check_w = c.decoupled || c.add_wd, skip = lim.skip && !vmax; /* amsgrad's max moves on */
   int64_t i = 0;
   for (; i + VL <= n; i += VL) {
     VF grad = VLOAD(g + i), w = VLOAD(p + i);
@@ -86,7 +94,7 @@ static int64_t SIMD(adam)(const optim_adam_coef *k, int64_t n, float *p, const f
     if (!c.add_wd) risk |= GRAD_RISK(grad, &lim); /* grad is ±g */
     STUCK_T stuck = STUCK_NONE;
     if (__builtin_expect(risk != 0, 0)) {
-      if (lim.skip) stuck = STUCK_LANES(grad, s1, s2, w, &lim);
+      if (skip) stuck = STUCK_LANES(grad, s1, s2, w, &lim);
       if (risk & ~STUCK_BITS(stuck)) goto careful;
       /* the rest of the vector as usual, its stuck lanes on zeros (no
        * subnormal), then put back */
@@ -108,8 +116,9 @@ static int64_t SIMD(adam)(const optim_adam_coef *k, int64_t n, float *p, const f
                     ? MUL_EXACT(g_b2, grad)
                     : VMUL(g_b2, grad);
     VF v = VADD(VMUL(s2, c.b2), sq);
-    if (__builtin_expect((TINY(m, lim.m) | TINY(v, lim.v)) != 0, 0)) goto careful;
-    const VF denom = VADD(VDIV(VSQRT(v), c.bias2_sqrt), c.eps);
+    const VF v_used = vmax ? AMS_MAX(VLOAD(vmax + i), v) : v;
+    if (__builtin_expect((TINY(m, lim.m) | TINY(v_used, lim.v)) != 0, 0)) goto careful;
+    const VF denom = VADD(VDIV(VSQRT(v_used), c.bias2_sqrt), c.eps);
     const VF num = VMUL(c.neg_step, m);
     if (__builtin_expect(TINY_QUOTIENT(num, denom) != 0, 0)) goto careful;
     VF w_new = VADD(w, VDIV(num, denom));
@@ -120,10 +129,11 @@ static int64_t SIMD(adam)(const optim_adam_coef *k, int64_t n, float *p, const f
     }
     VSTORE(m1 + i, m);
     VSTORE(m2 + i, v);
+    if (vmax) VSTORE(vmax + i, v_used);
     VSTORE(p + i, w_new);
     continue;
   careful:
-    SIMD(careful_lanes)(&c, &lim, p + i, g + i, m1 + i, m2 + i);
+    SIMD(careful_lanes)(&c, &lim, p + i, g + i, m1 + i, m2 + i, vmax ? vmax + i : NULL);
   }
   return i;
 }

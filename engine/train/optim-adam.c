@@ -145,7 +145,10 @@ static inline __mmask16 stuck_lanes512(__m512 g, __m512 s1, __m512 s2, __m512 w,
 #define ZERO_WHERE(st, x) _mm512_maskz_mov_ps((__mmask16)~(st), (x))
 #define PUT_BACK(st, orig, x) _mm512_mask_blend_ps((st), (x), (orig))
 #define SQUARE_BAND 1
+#define AMS_MAX(vm, v) \
+  _mm512_mask_blend_ps(_mm512_cmp_ps_mask((vm), (v), _CMP_LT_OQ) | _mm512_cmp_ps_mask((v), (v), _CMP_UNORD_Q), (vm), (v))
 #include "train/optim-adam-simd.h"
+#undef AMS_MAX
 #undef MASK
 #undef TINY_PAIR
 #undef GRAD_RISK
@@ -197,6 +200,8 @@ static inline __m256i stuck_lanes256v(__m256 g, __m256 s1, __m256 s2, __m256 w, 
 #define ZERO_WHERE(st, x) _mm256_andnot_ps((st), (x))
 #define PUT_BACK(st, orig, x) _mm256_blendv_ps((x), (orig), (st))
 #define SQUARE_BAND 0
+#define AMS_MAX(vm, v) \
+  _mm256_blendv_ps((vm), (v), _mm256_or_ps(_mm256_cmp_ps((vm), (v), _CMP_LT_OQ), _mm256_cmp_ps((v), (v), _CMP_UNORD_Q)))
 #include "train/optim-adam-simd.h"
 #pragma GCC pop_options
 #endif
@@ -205,10 +210,10 @@ void optim_adam_update(const optim_adam_coef *k, loom_kernel_level level, int64_
                        float *m1, float *m2, float *vmax) {
   int64_t done = 0;
 #if defined(LOOM_KERNELS_X86)
-  if (!vmax && level >= LOOM_KERNELS_AVX512)
-    done = adam_avx512(k, n, p, g, m1, m2);
-  else if (!vmax && level == LOOM_KERNELS_AVX2)
-    done = adam_avx2(k, n, p, g, m1, m2);
+  if (level >= LOOM_KERNELS_AVX512)
+    done = adam_avx512(k, n, p, g, m1, m2, vmax);
+  else if (level == LOOM_KERNELS_AVX2)
+    done = adam_avx2(k, n, p, g, m1, m2, vmax);
 #else
   (void)level;
 #endif

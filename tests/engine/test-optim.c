@@ -394,12 +394,13 @@ static bool risky(int kind, int64_t i, GRand *r) {
 }
 
 /* Subnormals at every level (optim-adam.c sends the vectors that would meet
- * one through double, and leaves weights whose gradient is 0 and whose
- * moments sit on a fixed point as they are): the plain loop's bits for
- * gradients, moments and weights drawn from risky_value, lanes of a vector
- * mixing them with ordinary ones or all of one kind, over five steps; every
- * option combination, and coefficient sets that turn the skipping off (eps =
- * 0, a step size too large for the fixed points) or widen it (beta1 = 1). */
+ * one through double, and sets apart weights whose gradient is 0 and whose
+ * exp_avg sits on a fixed point): the plain loop's bits for gradients,
+ * moments and weights drawn from risky_value, lanes of a vector mixing them
+ * with ordinary ones or all of one kind, over five steps; every option
+ * combination (amsgrad's running maximum among them), and coefficient sets
+ * that turn the skipping off (eps = 0, a step size too large for the fixed
+ * points) or widen it (beta1 = 1). */
 static void test_adam_subnormal_levels(void) {
   typedef struct {
     float b1, b2, eps, lr;
@@ -414,16 +415,16 @@ static void test_adam_subnormal_levels(void) {
   for (int level = LOOM_KERNELS_AVX2; level < LOOM_KERNELS_LEVEL_COUNT; level++) {
     if (!loom_kernels_for((loom_kernel_level)level)) continue;
     for (size_t cs = 0; cs < G_N_ELEMENTS(sets); cs++)
-      for (int opts = 0; opts < 8; opts++) {
-        float *v[2][3], *g = g_new(float, n);
+      for (int opts = 0; opts < 16; opts++) {
+        float *v[2][4], *g = g_new(float, n); /* [ref, level][p, m1, m2, vmax] */
         for (int k = 0; k < 2; k++)
-          for (int b = 0; b < 3; b++) v[k][b] = g_new(float, n);
+          for (int b = 0; b < 4; b++) v[k][b] = g_new(float, n);
         /* blocks of 16: all risky, all ordinary, one in four risky, all
          * stuck-like (moments on or near the fixed points, of either
          * sign, zeros included), half stuck-like */
         for (int64_t i = 0; i < n; i++) {
           const int kind = (int)(i / 16 % 5);
-          for (int b = 0; b < 3; b++) {
+          for (int b = 0; b < 4; b++) {
             float x;
             if (stuck_like(kind, i) && b == 1) {
               /* mostly on a fixed point of beta1 = 0.9 (k ≤ 4), now and then just past one */
@@ -448,7 +449,7 @@ static void test_adam_subnormal_levels(void) {
             } else {
               x = risky(kind, i, r) ? risky_value(r) : (float)g_rand_double_range(r, -1.0, 1.0);
             }
-            if (b == 2) x = fabsf(x); /* exp_avg_sq ≥ 0 */
+            if (b >= 2) x = fabsf(x); /* exp_avg_sq, max_exp_avg_sq ≥ 0 */
             v[0][b][i] = v[1][b][i] = x;
           }
         }
@@ -471,13 +472,13 @@ static void test_adam_subnormal_levels(void) {
                                .bias2_sqrt = (float)sqrt(bias2), .decoupled = opts & 4, .maximize = opts & 1};
           for (int kk = 0; kk < 2; kk++)
             optim_adam_update(&k, kk ? (loom_kernel_level)level : LOOM_KERNELS_REF, n, v[kk][0], g, v[kk][1],
-                              v[kk][2], NULL);
-          static const char *const names[] = {"param", "exp_avg", "exp_avg_sq"};
-          for (int b = 0; b < 3; b++) assert_same_bits(names[b], v[1][b], v[0][b], n);
+                              v[kk][2], opts & 8 ? v[kk][3] : NULL);
+          static const char *const names[] = {"param", "exp_avg", "exp_avg_sq", "max_exp_avg_sq"};
+          for (int b = 0; b < 4; b++) assert_same_bits(names[b], v[1][b], v[0][b], n);
           checked++;
         }
         for (int k = 0; k < 2; k++)
-          for (int b = 0; b < 3; b++) g_free(v[k][b]);
+          for (int b = 0; b < 4; b++) g_free(v[k][b]);
         g_free(g);
       }
   }
