@@ -8,9 +8,10 @@
  * MASK: lanes at risk (TINY, TINY_PAIR, GRAD_RISK give one; 0 is none).
  * AMS_MAX(vmax, v): amsgrad's `vmax < v || isnan(v) ? v : vmax` per lane.
  * STUCK_T: the stuck lanes, which STUCK_BITS turns into a MASK, ZERO_WHERE
- * and PUT_BACK use; SQUARE_BAND: 1 where the loop itself takes squares in
- * the band of risk (the AVX2 level leaves them to the careful way: the test
- * cost it 10 %).
+ * and PUT_BACK use; SQUARE_BAND: 1 where the loop tests every vector for
+ * squares in the band of risk; 0 where GRAD_RISK takes that band in and the
+ * loop sets it apart only once a vector is at risk (the AVX2 level: a test
+ * of its own in every vector cost it 10 %).
  */
 #ifndef SIMD
 #error "optim-adam-simd.h is included by optim-adam.c only"
@@ -93,6 +94,14 @@ static int64_t SIMD(adam)(const optim_adam_coef *k, int64_t n, float *p, const f
     if (check_w) risk |= TINY(w, lim.w);
     if (!c.add_wd) risk |= GRAD_RISK(grad, &lim); /* grad is ±g */
     STUCK_T stuck = STUCK_NONE;
+    bool square_exact = false; /* where SQUARE_BAND is 0 */
+    if (!SQUARE_BAND && __builtin_expect(risk != 0, 0) && !c.add_wd) {
+      /* GRAD_RISK took the band of subnormal squares in: set those lanes
+       * apart, their square through double below */
+      square_exact = BAND(grad, lim.grad_lo, lim.grad_hi) != 0;
+      risk = TINY_PAIR(s1, s2, lim.moments) | TINY(grad, lim.grad);
+      if (check_w) risk |= TINY(w, lim.w);
+    }
     if (__builtin_expect(risk != 0, 0)) {
       if (skip) stuck = STUCK_LANES(grad, s1, s2, w, &lim);
       if (risk & ~STUCK_BITS(stuck)) goto careful;
@@ -112,7 +121,7 @@ static int64_t SIMD(adam)(const optim_adam_coef *k, int64_t n, float *p, const f
     /* a gradient whose square would be subnormal (about 1e-20: late in
      * training), through double on the spot */
     const VF g_b2 = VMUL(c.one_b2, grad);
-    const VF sq = SQUARE_BAND && __builtin_expect(BAND(grad, lim.grad_lo, lim.grad_hi) != 0, 0)
+    const VF sq = __builtin_expect(SQUARE_BAND ? BAND(grad, lim.grad_lo, lim.grad_hi) != 0 : square_exact, 0)
                     ? MUL_EXACT(g_b2, grad)
                     : VMUL(g_b2, grad);
     VF v = VADD(VMUL(s2, c.b2), sq);
