@@ -103,7 +103,7 @@ static int64_t SIMD(adam)(const optim_adam_coef *k, int64_t n, float *p, const f
       if (check_w) risk |= TINY(w, lim.w);
     }
     if (__builtin_expect(risk != 0, 0)) {
-      if (skip) stuck = STUCK_LANES(grad, s1, s2, w, &lim);
+      if (skip) stuck = STUCK_LANES(grad, s1, s2, w, &lim, c.decoupled);
       if (risk & ~STUCK_BITS(stuck)) goto careful;
       /* the rest of the vector as usual, its stuck lanes on zeros (no
        * subnormal), then put back */
@@ -134,7 +134,7 @@ static int64_t SIMD(adam)(const optim_adam_coef *k, int64_t n, float *p, const f
     if (__builtin_expect(risk != 0, 0)) { /* the stuck lanes as they were, exp_avg_sq · beta2 */
       m = PUT_BACK(stuck, s1o, m);
       v = PUT_BACK(stuck, MUL_EXACT(s2o, c.b2), v);
-      w_new = PUT_BACK(stuck, wo, w_new);
+      if (!c.decoupled) w_new = PUT_BACK(stuck, wo, w_new); /* AdamW's: w · decay + (−0), as computed */
     }
     VSTORE(m1 + i, m);
     VSTORE(m2 + i, v);

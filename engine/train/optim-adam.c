@@ -18,10 +18,11 @@
  * divides and roots that take them (risk_limits); a vector with a lane at
  * risk either
  * - has only stuck lanes at risk (stuck_lanes512): a zero gradient and
- *   exp_avg on a fixed point, whose weight and exp_avg the update leaves
- *   exactly as they are and whose exp_avg_sq it only multiplies by beta2;
- *   the vector is computed as usual with those lanes on zeros, and they are
- *   put back, exp_avg_sq · beta2 taken through double; or
+ *   exp_avg on a fixed point, whose weight (AdamW: but for its decay) and
+ *   exp_avg the update leaves exactly as they are and whose exp_avg_sq it
+ *   only multiplies by beta2; the vector is computed as usual with those
+ *   lanes' state on zeros, and they are put back, exp_avg_sq · beta2 taken
+ *   through double; or
  * - goes through careful_lanes (optim-adam-simd.h, the loop written once
  *   for both levels): the same operations, those with a lane at risk
  *   through double.
@@ -92,9 +93,11 @@ static risk_limits risk_limits_of(const optim_adam_coef *k) {
    * an exp_avg stays subnormal for good (about 2^-149 · 4 for beta1 = 0.9),
    * and exp_avg_sq takes some 10,000 steps of beta2 = 0.999 to sink through
    * the subnormals, so each step would take these lanes the careful way
-   * again; they are done apart instead, only for Adam without weight decay
-   * (AdamW and L2 decay change the weight). */
-  r.skip = !k->decoupled && k->wd == 0.0f && k->eps > 0.0f;
+   * again; they are done apart instead, for Adam without L2 decay (which
+   * adds to the gradient). With AdamW's decoupled decay the weight becomes
+   * weight · (1 − lr · wd) + ±0, that product (the weight not −0 and not at
+   * risk, so not 0 unless +0), which the loop computes as usual. */
+  r.skip = (k->decoupled || k->wd == 0.0f) && k->eps > 0.0f;
   r.m1_fixed = r.skip ? fixed_points(k->b1) : 0;
   if (r.skip && (double)r.m1_fixed * (double)k->step_size > 0.5) r.skip = false;
   const float for_w[2] = {k->decoupled ? k->decay : 1.0f, !k->decoupled ? k->wd : 1.0f};
@@ -119,10 +122,12 @@ static risk_limits risk_limits_of(const optim_adam_coef *k) {
 #pragma GCC push_options
 #pragma GCC target("avx2,fma,avx512f,avx512bw,avx512vl,avx512dq")
 
-/* The lanes risk_limits_of says are left as they are but for exp_avg_sq:
- * a gradient of ±0, |exp_avg| ≤ m1_fixed (as bits, not −0), +0 ≤ exp_avg_sq
- * ≤ +inf, a weight that is neither −0 nor NaN. */
-static inline __mmask16 stuck_lanes512(__m512 g, __m512 s1, __m512 s2, __m512 w, const risk_limits *lim) {
+/* The lanes risk_limits_of says are left as they are but for exp_avg_sq
+ * (and AdamW's decayed weight): a gradient of ±0, |exp_avg| ≤ m1_fixed (as
+ * bits, not −0), +0 ≤ exp_avg_sq ≤ +inf, a weight that is neither −0 nor
+ * NaN, nor with `decoupled` at risk in its product with the decay. */
+static inline __mmask16 stuck_lanes512(__m512 g, __m512 s1, __m512 s2, __m512 w, const risk_limits *lim,
+                                       bool decoupled) {
   const __m512i abs_mask = _mm512_set1_epi32(0x7fffffff), neg_zero = _mm512_set1_epi32(INT32_MIN);
   const __m512i gi = _mm512_castps_si512(g), s1i = _mm512_castps_si512(s1), wi = _mm512_castps_si512(w);
   __mmask16 k = _mm512_testn_epi32_mask(gi, abs_mask);
@@ -130,6 +135,7 @@ static inline __mmask16 stuck_lanes512(__m512 g, __m512 s1, __m512 s2, __m512 w,
   k = _mm512_mask_cmpneq_epi32_mask(k, s1i, neg_zero);
   k = _mm512_mask_cmple_epu32_mask(k, _mm512_castps_si512(s2), _mm512_set1_epi32(0x7f800000));
   k = _mm512_mask_cmpneq_epi32_mask(k, wi, neg_zero);
+  if (decoupled) k &= (__mmask16)~tiny512(w, lim->w);
   return _mm512_mask_cmple_epu32_mask(k, _mm512_and_si512(wi, abs_mask), _mm512_set1_epi32(0x7f800000));
 }
 
@@ -168,7 +174,8 @@ static inline __mmask16 stuck_lanes512(__m512 g, __m512 s1, __m512 s2, __m512 w,
 #pragma GCC target("avx2,fma")
 
 /* stuck_lanes512 for 8 lanes, as a vector mask. */
-static inline __m256i stuck_lanes256v(__m256 g, __m256 s1, __m256 s2, __m256 w, const risk_limits *lim) {
+static inline __m256i stuck_lanes256v(__m256 g, __m256 s1, __m256 s2, __m256 w, const risk_limits *lim,
+                                      bool decoupled) {
   const __m256i abs_mask = _mm256_set1_epi32(0x7fffffff), neg_zero = _mm256_set1_epi32(INT32_MIN),
                 zero = _mm256_setzero_si256();
   const __m256i gi = _mm256_castps_si256(g), s1i = _mm256_castps_si256(s1), wi = _mm256_castps_si256(w);
@@ -185,7 +192,8 @@ static inline __m256i stuck_lanes256v(__m256 g, __m256 s1, __m256 s2, __m256 w, 
   const __m256i bad_w = _mm256_or_si256(_mm256_cmpeq_epi32(wi, neg_zero),
                                         _mm256_cmpgt_epi32(_mm256_and_si256(wi, abs_mask),
                                                            _mm256_set1_epi32(0x7f800000)));
-  return _mm256_andnot_si256(_mm256_or_si256(bad_s2, bad_w), ok_s1);
+  const __m256i bad = _mm256_or_si256(bad_s2, bad_w);
+  return _mm256_andnot_si256(decoupled ? _mm256_or_si256(bad, tiny256v(w, lim->w)) : bad, ok_s1);
 }
 
 #define OPTIM_LEVEL 256
@@ -195,7 +203,8 @@ static inline __m256i stuck_lanes256v(__m256 g, __m256 s1, __m256 s2, __m256 w, 
 #define GRAD_RISK(x, lim) tiny256((x), (lim)->grad_all)
 #define STUCK_T __m256
 #define STUCK_NONE _mm256_setzero_ps()
-#define STUCK_LANES(g, s1, s2, w, lim) _mm256_castsi256_ps(stuck_lanes256v((g), (s1), (s2), (w), (lim)))
+#define STUCK_LANES(g, s1, s2, w, lim, decoupled) \
+  _mm256_castsi256_ps(stuck_lanes256v((g), (s1), (s2), (w), (lim), (decoupled)))
 #define STUCK_BITS(st) _mm256_movemask_epi8(_mm256_castps_si256(st))
 #define ZERO_WHERE(st, x) _mm256_andnot_ps((st), (x))
 #define PUT_BACK(st, orig, x) _mm256_blendv_ps((x), (orig), (st))
