@@ -107,10 +107,7 @@ static risk_limits risk_limits_of(const optim_adam_coef *k) {
   r.moments = r.m1 > r.m2 ? r.m1 : r.m2;
   /* grad meets one_b1 and one_b2, and one_b2 · grad meets grad again */
   r.grad = limit_bits(product_limit((const float[]){k->one_b1, k->one_b2}, 2));
-  const double b2 = fabs((double)k->one_b2);
-  r.grad_lo = b2 > 0 ? limit_bits(sqrt(0x1p-153 / b2)) : 0;
-  r.grad_hi = b2 > 0 ? limit_bits(sqrt(0x1p-124 / b2)) : 0;
-  if (r.grad_hi < r.grad_lo) r.grad_hi = r.grad_lo; /* an empty band; overlap with grad is harmless */
+  square_band(k->one_b2, &r.grad_lo, &r.grad_hi); /* overlap with grad is harmless */
   r.grad_all = r.grad > r.grad_hi ? r.grad : r.grad_hi;
   const float neg_step = -k->step_size;
   r.m = limit_bits(product_limit(&neg_step, 1));
@@ -219,9 +216,10 @@ void optim_adam_update(const optim_adam_coef *k, loom_kernel_level level, int64_
                        float *m1, float *m2, float *vmax) {
   int64_t done = 0;
 #if defined(LOOM_KERNELS_X86)
-  if (level >= LOOM_KERNELS_AVX512)
+  /* a tensor shorter than a vector (a bias) has no limits to work out */
+  if (level >= LOOM_KERNELS_AVX512 && n >= 16)
     done = adam_avx512(k, n, p, g, m1, m2, vmax);
-  else if (level == LOOM_KERNELS_AVX2)
+  else if (level >= LOOM_KERNELS_AVX2 && n >= 8)
     done = adam_avx2(k, n, p, g, m1, m2, vmax);
 #else
   (void)level;

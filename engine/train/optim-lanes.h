@@ -58,6 +58,15 @@ static inline double product_limit(const float *c, int n) {
   return limit;
 }
 
+/* [lo, hi) of |x| (as bits) where c · x · x is subnormal, with margins
+ * either side: below lo the square underflows to 0, which takes no assist. */
+static inline void square_band(float c, uint32_t *lo, uint32_t *hi) {
+  const double a = fabs((double)c);
+  *lo = a > 0 ? limit_bits(sqrt(0x1p-153 / a)) : 0;
+  *hi = a > 0 ? limit_bits(sqrt(0x1p-124 / a)) : 0;
+  if (*hi < *lo) *hi = *lo;
+}
+
 /* The largest K < 2^23 such that rne(j · b) = j for every j in [1, K]: a
  * subnormal j · 2^-149 times b rounds to j' · 2^-149, j' the integer nearest
  * j · b (exact in double), so those values are fixed points of x → x · b.

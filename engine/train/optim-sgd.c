@@ -79,14 +79,6 @@ static sgd_limits sgd_limits_of(const optim_sgd_coef *k) {
                       .d_lr = limit_bits(product_limit(&neg_lr, 1))};
 }
 
-/* [lo, hi) of |x| where c · x · x is subnormal, with margins either side. */
-static void square_band(float c, uint32_t *lo, uint32_t *hi) {
-  const double a = fabs((double)c);
-  *lo = a > 0 ? limit_bits(sqrt(0x1p-153 / a)) : 0;
-  *hi = a > 0 ? limit_bits(sqrt(0x1p-124 / a)) : 0;
-  if (*hi < *lo) *hi = *lo;
-}
-
 static rmsprop_limits rmsprop_limits_of(const optim_rmsprop_coef *k) {
   rmsprop_limits r;
   r.p = limit_bits(product_limit(&k->wd, 1));
@@ -126,7 +118,7 @@ void optim_sgd_update(const optim_sgd_coef *k, loom_kernel_level level, int64_t 
                       float *buf1) {
   int64_t done = 0;
 #if defined(LOOM_KERNELS_X86)
-  if (level >= LOOM_KERNELS_AVX2) {
+  if (level >= LOOM_KERNELS_AVX2 && n >= 8) { /* a tensor shorter than a vector: no limits to work out */
     const sgd_limits lim = sgd_limits_of(k);
     done = level >= LOOM_KERNELS_AVX512 ? sgd_avx512(k, &lim, n, p, g, buf1) : sgd_avx2(k, &lim, n, p, g, buf1);
   }
@@ -140,7 +132,7 @@ void optim_rmsprop_update(const optim_rmsprop_coef *k, loom_kernel_level level, 
                           float *buf1, float *buf2, float *buf3) {
   int64_t done = 0;
 #if defined(LOOM_KERNELS_X86)
-  if (level >= LOOM_KERNELS_AVX2) {
+  if (level >= LOOM_KERNELS_AVX2 && n >= 8) {
     const rmsprop_limits lim = rmsprop_limits_of(k);
     done = level >= LOOM_KERNELS_AVX512 ? rmsprop_avx512(k, &lim, n, p, g, buf1, buf2, buf3)
                                         : rmsprop_avx2(k, &lim, n, p, g, buf1, buf2, buf3);
