@@ -256,7 +256,7 @@ typedef struct {
   const float *src; /* image or positions: the first sample, or the block's sample */
   float *ws;        /* workspace */
   float *dst;       /* positions, image or dA: the first sample, or the block's */
-  const int32_t *table; /* NULL, or conv_table_new's offsets */
+  const conv_table *table; /* NULL, or conv_table_new's lists */
   int64_t r0, r1;   /* rows of positions of a block (backward products) */
   /* The forward: rows of positions per block, and one slot of slot_floats
    * floats of ws per thread that can run a range at once, busy[i] while a
@@ -359,10 +359,10 @@ int conv_positions_from_image(const conv_plan *p, loom_pool *pool, const float *
     for (int i = 0; i < j.n_slots; i++) atomic_init(&j.busy[i], false);
   }
   int rc;
-  int32_t *table = conv_table_new(p, err, &rc);
+  conv_table *table = conv_table_new(p, rb, err, &rc);
   j.table = table;
   if (rc == LOOM_OK) loom_pool_for(pool, batch * p->groups * ceil_div(rows, rb), 1, forward_blocks_range, &j);
-  free(table);
+  conv_table_free(table);
   free(j.busy);
   free(j.ws);
   return rc;
@@ -396,7 +396,7 @@ int conv_image_from_positions(const conv_plan *p, loom_pool *pool, const float *
   float *ws = alloc_workspace(rb, per_row, err);
   if (!ws) return err ? err->code : LOOM_ERR_NOMEM;
   int rc;
-  int32_t *table = conv_table_new(p, err, &rc);
+  conv_table *table = conv_table_new(p, rb, err, &rc);
   if (rc != LOOM_OK) {
     free(ws);
     return rc;
@@ -416,7 +416,7 @@ int conv_image_from_positions(const conv_plan *p, loom_pool *pool, const float *
       loom_pool_for(pool, p->img_channels, 1 + 16384 / (p->taps * q), scatter_block_range, &j);
     }
   }
-  free(table);
+  conv_table_free(table);
   free(ws);
   return LOOM_OK;
 }
@@ -444,7 +444,7 @@ int conv_weight_gradient(const conv_plan *p, loom_pool *pool, const float *pos, 
   if (batch <= 0) return LOOM_OK;
   if (!(ws = alloc_workspace(rb, per_row, err))) return err ? err->code : LOOM_ERR_NOMEM;
   int rc;
-  int32_t *table = conv_table_new(p, err, &rc);
+  conv_table *table = conv_table_new(p, rb, err, &rc);
   if (rc != LOOM_OK) {
     free(ws);
     return rc;
@@ -461,7 +461,7 @@ int conv_weight_gradient(const conv_plan *p, loom_pool *pool, const float *pos, 
                   p->n_pos, ws + g * kc * q, q, true, dA + g * mg * kc, kc);
     }
   }
-  free(table);
+  conv_table_free(table);
   free(ws);
   return LOOM_OK;
 }

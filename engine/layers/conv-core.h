@@ -67,17 +67,25 @@ int conv_weight_gradient(const conv_plan *p, loom_pool *pool, const float *pos, 
 /* Short rows of positions (conv-table.c): for every column element (kernel
  * offset k, position q) of a channel, the image offset it reads, or −1 where
  * it reads padding; NULL with *rc = LOOM_OK where the plan's rows are long
- * enough for the row copies of conv-core.c (or it is an identity). */
-int32_t *conv_table_new(const conv_plan *p, loom_error *err, int *rc);
+ * enough for the row copies of conv-core.c (or it is an identity). The
+ * product gathers or scatters in blocks of `block_rows` rows of positions
+ * from row 0 (the vector level prepares for those blocks; others still
+ * work). Tables are shared between calls (conv-table.c keeps the last few):
+ * read-only, given back with conv_table_free. */
+typedef struct conv_table conv_table;
+conv_table *conv_table_new(const conv_plan *p, int64_t block_rows, loom_error *err, int *rc);
+void conv_table_free(conv_table *t);
+/* The image offset column element (k, q) reads, or −1 (for tests). */
+int32_t conv_table_offset(const conv_table *t, const conv_plan *p, int64_t k, int64_t q);
 /* Whether short rows use those lists (the default) or the row copies; for
  * tests that compare the two, set while no convolution runs. */
 void conv_set_use_table(bool use);
 /* The columns of the rows [r0, r1) of positions of one channel (kernel
  * offset k at out + k·row_stride), and their adjoint: adds them to the image
  * (zeroed first when `zero`), kernel offsets ascending. */
-void conv_gather_table(const conv_plan *p, const int32_t *table, const float *img, float *out, int64_t row_stride,
+void conv_gather_table(const conv_plan *p, const conv_table *t, const float *img, float *out, int64_t row_stride,
                        int64_t r0, int64_t r1);
-void conv_scatter_table(const conv_plan *p, const int32_t *table, const float *col, int64_t col_ld, int64_t r0,
+void conv_scatter_table(const conv_plan *p, const conv_table *t, const float *col, int64_t col_ld, int64_t r0,
                         int64_t r1, bool zero, float *img);
 
 /* y[n][c][:] += bias[c] for `channels` channels of `spatial` values each. */

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "layer-test-util.h"
+#include "kernels/cpu.h"
 #include "layers/conv-core.h"
 
 typedef struct conv_cfg {
@@ -204,24 +205,32 @@ static inline void conv_check_determinism(const conv_cfg *c, int64_t batch) {
 /* The short rows' offset lists (conv-table.c) give the bits of the row
  * copies (conv-core.c): y, dx, dweight and dbias, without a pool and on 3
  * threads. */
+/* At every kernel level (the AVX-512 level serves the lists from chunks,
+ * conv-table.h), serial and on 3 threads. */
 static inline void conv_check_table_matches_rows(const conv_cfg *c, int64_t batch) {
   loom_layer *l = conv_cfg_layer(c, 9);
   float *x, *dy;
   conv_random_io(l, batch, 31, &x, &dy);
   loom_pool *pool = lt_pool(3);
   loom_pool *pools[2] = {NULL, pool};
-  char what[320];
-  loom_layer_describe(l, what, 256);
-  g_strlcat(what, ": offset lists against row copies", sizeof what);
-  for (int p = 0; p < 2; p++) {
-    conv_run lists = conv_run_once(l, pools[p], x, dy, batch);
-    conv_set_use_table(false);
-    conv_run rows = conv_run_once(l, pools[p], x, dy, batch);
-    conv_set_use_table(true);
-    conv_assert_same_run(&lists, &rows, l, batch, what);
-    conv_run_free(&lists);
-    conv_run_free(&rows);
+  const loom_kernel_level saved = loom_kernels_get()->level;
+  for (int level = 0; level < LOOM_KERNELS_LEVEL_COUNT; level++) {
+    if (!loom_kernels_force((loom_kernel_level)level)) continue;
+    char what[320];
+    loom_layer_describe(l, what, 256);
+    g_strlcat(what, ": offset lists against row copies at ", sizeof what);
+    g_strlcat(what, loom_kernel_level_name((loom_kernel_level)level), sizeof what);
+    for (int p = 0; p < 2; p++) {
+      conv_run lists = conv_run_once(l, pools[p], x, dy, batch);
+      conv_set_use_table(false);
+      conv_run rows = conv_run_once(l, pools[p], x, dy, batch);
+      conv_set_use_table(true);
+      conv_assert_same_run(&lists, &rows, l, batch, what);
+      conv_run_free(&lists);
+      conv_run_free(&rows);
+    }
   }
+  g_assert_true(loom_kernels_force(saved));
   loom_pool_free(pool);
   g_free(x);
   g_free(dy);

@@ -31,7 +31,14 @@ static void test_gradients(void) {
 /* The short rows' offset lists give the row copies' bits (transposed: the
  * forward is the scatter, the input gradient the gather). */
 static void test_short_row_table(void) {
+  /* larger images than the gradient configurations': the AVX-512 level's
+   * chunks through memory, two blocks of rows in the forward */
+  const conv_cfg wide[] = {
+    {2, true, 2, 2, 1, true, {40, 16}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {0, 0}},
+    {2, true, 1, 2, 1, false, {6, 7}, {3, 3}, {3, 3}, {1, 1}, {1, 1}, {0, 0}},
+  };
   for (size_t i = 0; i < G_N_ELEMENTS(gradient_cfgs); i++) conv_check_table_matches_rows(&gradient_cfgs[i], 3);
+  for (size_t i = 0; i < G_N_ELEMENTS(wide); i++) conv_check_table_matches_rows(&wide[i], 2);
 }
 
 static void test_errors(void) {

@@ -40,6 +40,14 @@ static void test_short_row_table(void) {
     {2, false, 1, 4, 1, true, {8, 8}, {3, 3}, {1, 1}, {1, 1}, {1, 1}},
     {2, false, 4, 8, 1, true, {8, 8}, {3, 3}, {2, 2}, {1, 1}, {1, 1}},
     {2, false, 2, 4, 2, true, {5, 16}, {3, 3}, {1, 1}, {1, 1}, {1, 1}}, /* rows of 16: the longest listed */
+    /* the chunks of the AVX-512 level: images beyond four vectors, two blocks
+     * of rows in the forward and the input gradient */
+    {2, false, 2, 3, 1, true, {40, 16}, {3, 3}, {1, 1}, {1, 1}, {1, 1}},
+    {2, false, 1, 2, 1, false, {24, 20}, {3, 3}, {3, 3}, {1, 1}, {1, 1}}, /* chunks too spread for permutes */
+    {2, false, 3, 2, 1, true, {9, 5}, {2, 3}, {1, 1}, {0, 1}, {1, 1}},    /* a block's last chunk partial */
+    {1, false, 2, 2, 1, true, {13}, {3}, {1}, {1}, {1}},
+    {2, false, 2, 2, 1, true, {9, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1}},    /* 63 floats: registers */
+    {2, false, 2, 2, 1, true, {5, 13}, {3, 3}, {1, 1}, {1, 1}, {1, 1}},   /* 65 floats: memory */
   };
   for (size_t i = 0; i < G_N_ELEMENTS(gradient_cfgs); i++) conv_check_table_matches_rows(&gradient_cfgs[i], 3);
   for (size_t i = 0; i < G_N_ELEMENTS(cnn); i++) conv_check_table_matches_rows(&cnn[i], 5);
@@ -47,16 +55,16 @@ static void test_short_row_table(void) {
                  .padding = {0, 1, 1}, .dilation = {1, 1, 1}, .groups = 1, .rows_per_group = 4, .img_channels = 1};
   conv_plan_finish(&p);
   int rc;
-  int32_t *t = conv_table_new(&p, NULL, &rc);
+  conv_table *t = conv_table_new(&p, 8, NULL, &rc);
   g_assert_cmpint(rc, ==, LOOM_OK);
   g_assert_nonnull(t);
   /* kernel offset (0, 0) at position (0, 0) reads padding; offset (1, 1) at (2, 3) reads (2, 3) */
-  g_assert_cmpint(t[0], ==, -1);
-  g_assert_cmpint(t[4 * p.n_pos + 2 * 16 + 3], ==, 2 * 16 + 3);
-  free(t);
+  g_assert_cmpint(conv_table_offset(t, &p, 0, 0), ==, -1);
+  g_assert_cmpint(conv_table_offset(t, &p, 4, 2 * 16 + 3), ==, 2 * 16 + 3);
+  conv_table_free(t);
   p.img[2] = p.pos[2] = 17;
   conv_plan_finish(&p);
-  g_assert_null(conv_table_new(&p, NULL, &rc));
+  g_assert_null(conv_table_new(&p, 8, NULL, &rc));
   g_assert_cmpint(rc, ==, LOOM_OK);
 }
 
@@ -376,6 +384,52 @@ static void test_channel_axis_left_out(void) {
   loom_layer_free(b);
 }
 
+/* The lists are kept between calls (conv-table.c, at most 8): two threads
+ * running the products of more plans than that, each on layers of its own,
+ * evict entries the other may be using; every run must still give the bits
+ * of a run alone. ThreadSanitizer runs this test too. */
+#define CACHE_PLANS 11
+#define CACHE_ROUNDS 12
+
+typedef struct {
+  loom_layer *layers[CACHE_PLANS];
+  float *x[CACHE_PLANS], *dy[CACHE_PLANS];
+  conv_run ref[CACHE_PLANS];
+} cache_case;
+
+static gpointer cache_thread(gpointer data) {
+  cache_case *c = data;
+  for (int r = 0; r < CACHE_ROUNDS; r++)
+    for (int i = 0; i < CACHE_PLANS; i++) {
+      const int k = (i + r) % CACHE_PLANS;
+      conv_run got = conv_run_once(c->layers[k], NULL, c->x[k], c->dy[k], 2);
+      conv_assert_same_run(&got, &c->ref[k], c->layers[k], 2, "a product sharing the kept lists");
+      conv_run_free(&got);
+    }
+  return NULL;
+}
+
+static void test_table_cache_threads(void) {
+  cache_case cases[2];
+  for (int t = 0; t < 2; t++)
+    for (int i = 0; i < CACHE_PLANS; i++) {
+      const conv_cfg cfg = {2, false, 2, 3, 1, true, {4 + i, 5 + i % 4}, {3, 3}, {1 + i % 2, 1}, {1, 1}, {1, 1}};
+      cases[t].layers[i] = conv_cfg_layer(&cfg, 9);
+      conv_random_io(cases[t].layers[i], 2, 40 + i, &cases[t].x[i], &cases[t].dy[i]);
+      cases[t].ref[i] = conv_run_once(cases[t].layers[i], NULL, cases[t].x[i], cases[t].dy[i], 2);
+    }
+  GThread *a = g_thread_new("conv-a", cache_thread, &cases[0]), *b = g_thread_new("conv-b", cache_thread, &cases[1]);
+  g_thread_join(a);
+  g_thread_join(b);
+  for (int t = 0; t < 2; t++)
+    for (int i = 0; i < CACHE_PLANS; i++) {
+      conv_run_free(&cases[t].ref[i]);
+      g_free(cases[t].x[i]);
+      g_free(cases[t].dy[i]);
+      loom_layer_free(cases[t].layers[i]);
+    }
+}
+
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/conv/parity", test_parity);
@@ -388,5 +442,6 @@ int main(int argc, char **argv) {
   g_test_add_func("/conv/summation-order", test_summation_order);
   g_test_add_func("/conv/channel-axis-left-out", test_channel_axis_left_out);
   g_test_add_func("/conv/short-row-table", test_short_row_table);
+  g_test_add_func("/conv/table-cache-threads", test_table_cache_threads);
   return g_test_run();
 }
