@@ -3,9 +3,10 @@
  * col2im scatter, and tiled matrix products (BLAS or the reference kernel).
  *
  * Workspace is bounded: all three products work in blocks of whole rows of
- * positions of one sample, of sizes that depend on the problem only, so a
- * large batch never needs a batch-sized column buffer and every summation
- * order is the same for any pool.
+ * positions of one sample (or of a few whole samples side by side where a
+ * sample is small), of sizes that depend on the problem only, so a large
+ * batch never needs a batch-sized column buffer and every summation order
+ * is the same for any pool.
  */
 #include "layers/conv-core.h"
 
@@ -15,12 +16,7 @@
 #include <string.h>
 
 #include "core/i18n.h"
-#include "kernels/cpu.h"
 #include "kernels/matmul.h"
-
-#if defined(LOOM_KERNELS_X86)
-#include <immintrin.h> /* before any target pragma: each intrinsic keeps its own target */
-#endif
 
 #ifdef LOOM_HAVE_BLAS
 #include <cblas.h>
@@ -258,40 +254,84 @@ typedef struct {
   float *dst;       /* positions, image or dA: the first sample, or the block's */
   const conv_table *table; /* NULL, or conv_table_new's lists */
   int64_t r0, r1;   /* rows of positions of a block (backward products) */
+  int64_t ns, ld;   /* samples side by side in ws (backward products), and the columns' stride there */
   /* The forward: rows of positions per block, and one slot of slot_floats
    * floats of ws per thread that can run a range at once, busy[i] while a
    * range uses slot i. */
-  int64_t block_rows, slot_floats;
+  int64_t block_rows, slot_floats, batch;
   int n_slots;
   atomic_bool *busy;
 } phase_job;
 
-/* Items channel: the rows [r0, r1) of positions of one sample's columns,
- * (r1 − r0)·pos[2] floats apart. */
+/* Columns of channel c, kernel offset k, of sample s (of those side by side)
+ * in a workspace whose columns are `ld` floats apart. */
+static inline int64_t col_at(const conv_plan *p, int64_t ld, int64_t c, int64_t s, int64_t q) {
+  return c * p->taps * ld + s * q;
+}
+
+/* Items (sample, channel) of the ns samples side by side from src: the rows
+ * [r0, r1) of positions of their columns, j->ld floats apart. */
 static void gather_block_range(void *arg, int64_t begin, int64_t end) {
   const phase_job *j = arg;
   const conv_plan *p = j->p;
   int64_t q = (j->r1 - j->r0) * p->pos[2];
-  for (int64_t c = begin; c < end; c++)
+  for (int64_t it = begin; it < end; it++) {
+    int64_t s = it / p->img_channels, c = it % p->img_channels;
+    const float *img = j->src + (s * p->img_channels + c) * p->n_img;
+    float *out = j->ws + col_at(p, j->ld, c, s, q);
     if (j->table)
-      conv_gather_table(p, j->table, j->src + c * p->n_img, j->ws + c * p->taps * q, q, j->r0, j->r1);
+      conv_gather_table(p, j->table, img, out, j->ld, j->r0, j->r1);
     else
-      gather_channel(p, j->src + c * p->n_img, j->ws + c * p->taps * q, q, j->r0, j->r1);
+      gather_channel(p, img, out, j->ld, j->r0, j->r1);
+  }
 }
 
-/* Items channel: col2im of one sample's columns for the rows [r0, r1) of
- * positions ((r1 − r0)·pos[2] floats apart in ws) into its image; the first
- * block (the last rows) zeroes the image. */
+/* Items (sample, channel): col2im of the columns of the rows [r0, r1) of
+ * positions of the ns samples side by side in ws into their images at dst;
+ * the first block (the last rows) zeroes the image. */
 static void scatter_block_range(void *arg, int64_t begin, int64_t end) {
   const phase_job *j = arg;
   const conv_plan *p = j->p;
   int64_t q = (j->r1 - j->r0) * p->pos[2];
   bool first = j->r1 == p->pos[0] * p->pos[1];
-  for (int64_t c = begin; c < end; c++)
+  for (int64_t it = begin; it < end; it++) {
+    int64_t s = it / p->img_channels, c = it % p->img_channels;
+    const float *col = j->ws + col_at(p, j->ld, c, s, q);
+    float *img = j->dst + (s * p->img_channels + c) * p->n_img;
     if (j->table)
-      conv_scatter_table(p, j->table, j->ws + c * p->taps * q, q, j->r0, j->r1, first, j->dst + c * p->n_img);
+      conv_scatter_table(p, j->table, col, j->ld, j->r0, j->r1, first, img);
     else
-      scatter_channel(p, j->ws + c * p->taps * q, q, j->r0, j->r1, first, j->dst + c * p->n_img);
+      scatter_channel(p, col, j->ld, j->r0, j->r1, first, img);
+  }
+}
+
+/*
+ * Samples side by side. Where a sample has few positions (the digits CNN:
+ * 64 and 16), one product per sample is mostly the product's fixed costs
+ * (packing, dispatch, the pool): the weight gradient of its second
+ * convolution is 8 × 36 × 16, 4,608 multiply-adds. Then `side` samples'
+ * columns sit side by side in one matrix, sample s's at column s·n_pos, and
+ * one product serves them all. The bits do not change: every element of the
+ * forward's and the input gradient's products is a chain over k alone,
+ * whatever n (kernels/matmul.h), and the weight gradient's chain over the
+ * positions runs through sample s's before sample s + 1's, the order of one
+ * product per sample. `side` depends on the problem alone; 1 where a
+ * sample's positions fill a block (a block is then a sample's rows).
+ * `floats_per_pos`: the workspace a position of one sample needs.
+ */
+static int64_t side_samples(const conv_plan *p, int64_t block_pos, int64_t floats_per_pos) {
+  int64_t side = block_pos / p->n_pos, fit = WORKSPACE_DEFAULT / floats_per_pos / p->n_pos;
+  if (side > fit) side = fit;
+  return side > 1 ? side : 1;
+}
+
+/* The position rows of ns samples side by side, ld floats apart: channel ch
+ * of sample s at side[ch·ld + s·n_pos]. */
+static void positions_side_by_side(const conv_plan *p, const float *pos, int64_t ns, int64_t ld, float *side) {
+  for (int64_t s = 0; s < ns; s++)
+    for (int64_t ch = 0; ch < p->pos_channels; ch++)
+      memcpy(side + ch * ld + s * p->n_pos, pos + (s * p->pos_channels + ch) * p->n_pos,
+             (size_t)p->n_pos * sizeof *side);
 }
 
 /* A free slot of the forward's workspace: at most n_slots ranges run at
@@ -302,10 +342,12 @@ static int slot_take(phase_job *j) {
       if (!atomic_exchange_explicit(&j->busy[i], true, memory_order_acquire)) return i;
 }
 
-/* Items (sample, group, block of rows of positions) of pos = A · cols: the
- * block's columns gathered into the thread's slot of ws (an identity plan
- * reads the image where it lies), then multiplied by FWD_ROWS rows of A at a
- * time, one single-threaded product each. */
+/* Items (samples, group, block of rows of positions) of pos = A · cols:
+ * the block's columns of j->ns samples side by side (the last item may have
+ * fewer) gathered into the thread's slot of ws (an identity plan, one sample
+ * an item, reads the image where it lies), then multiplied by FWD_ROWS rows
+ * of A at a time, one single-threaded product each. Samples side by side
+ * get their positions in the slot after the columns, then copied out. */
 static void forward_blocks_range(void *arg, int64_t begin, int64_t end) {
   phase_job *j = arg;
   const conv_plan *p = j->p;
@@ -314,25 +356,38 @@ static void forward_blocks_range(void *arg, int64_t begin, int64_t end) {
   int slot = p->is_identity ? -1 : slot_take(j);
   float *cols = slot < 0 ? NULL : j->ws + slot * j->slot_floats;
   for (int64_t it = begin; it < end; it++) {
-    int64_t n = it / (p->groups * n_blocks), g = it / n_blocks % p->groups, b = it % n_blocks;
+    int64_t n = it / (p->groups * n_blocks) * j->ns, g = it / n_blocks % p->groups, b = it % n_blocks;
+    int64_t ns = min64(j->ns, j->batch - n);
     int64_t r0 = b * j->block_rows, r1 = min64(r0 + j->block_rows, rows);
     int64_t q0 = r0 * p->pos[2], q = (r1 - r0) * p->pos[2];
     const float *src = j->src + (n * p->img_channels + g * cpg) * p->n_img;
     const float *b_cols = src + q0;
     int64_t ld = p->n_pos;
     if (cols) {
-      for (int64_t c = 0; c < cpg; c++)
-        if (j->table)
-          conv_gather_table(p, j->table, src + c * p->n_img, cols + c * p->taps * q, q, r0, r1);
-        else
-          gather_channel(p, src + c * p->n_img, cols + c * p->taps * q, q, r0, r1);
+      ld = ns * q;
+      for (int64_t s = 0; s < ns; s++)
+        for (int64_t c = 0; c < cpg; c++) {
+          const float *img = src + (s * p->img_channels + c) * p->n_img;
+          if (j->table)
+            conv_gather_table(p, j->table, img, cols + col_at(p, ld, c, s, q), ld, r0, r1);
+          else
+            gather_channel(p, img, cols + col_at(p, ld, c, s, q), ld, r0, r1);
+        }
       b_cols = cols;
-      ld = q;
     }
-    float *out = j->dst + (n * p->pos_channels + g * mg) * p->n_pos + q0;
+    float *dst = j->dst + (n * p->pos_channels + g * mg) * p->n_pos + q0, *out = dst;
+    int64_t ldo = p->n_pos;
+    if (ns > 1) {
+      out = cols + kc * ld;
+      ldo = ld;
+    }
     for (int64_t m0 = 0; m0 < mg; m0 += FWD_ROWS)
-      conv_gemm(NULL, false, false, min64(FWD_ROWS, mg - m0), q, kc, j->A + (g * mg + m0) * kc, kc, b_cols, ld, false,
-                out + m0 * p->n_pos, p->n_pos);
+      conv_gemm(NULL, false, false, min64(FWD_ROWS, mg - m0), ns * q, kc, j->A + (g * mg + m0) * kc, kc, b_cols, ld,
+                false, out + m0 * ldo, ldo);
+    if (ns > 1)
+      for (int64_t s = 0; s < ns; s++)
+        for (int64_t i = 0; i < mg; i++)
+          memcpy(dst + (s * p->pos_channels + i) * p->n_pos, out + i * ld + s * q, (size_t)q * sizeof *out);
   }
   if (slot >= 0) atomic_store_explicit(&j->busy[slot], false, memory_order_release);
 }
@@ -346,7 +401,10 @@ int conv_positions_from_image(const conv_plan *p, loom_pool *pool, const float *
   if (rb > WORKSPACE_DEFAULT / row_floats) rb = WORKSPACE_DEFAULT / row_floats;
   if (rb < 1) rb = 1;
   if (rb > rows) rb = rows;
-  phase_job j = {.p = p, .A = A, .src = img, .dst = pos, .block_rows = rb, .slot_floats = rb * row_floats,
+  int64_t side = p->is_identity ? 1 : side_samples(p, FWD_POS, p->cols_per_group + p->rows_per_group);
+  if (side > batch) side = batch;
+  phase_job j = {.p = p, .A = A, .src = img, .dst = pos, .block_rows = rb, .ns = side, .batch = batch,
+                 .slot_floats = side > 1 ? side * p->n_pos * (p->cols_per_group + p->rows_per_group) : rb * row_floats,
                  .n_slots = loom_pool_size(pool)};
   if (batch <= 0) return LOOM_OK;
   if (!p->is_identity) {
@@ -361,7 +419,8 @@ int conv_positions_from_image(const conv_plan *p, loom_pool *pool, const float *
   int rc;
   conv_table *table = conv_table_new(p, rb, err, &rc);
   j.table = table;
-  if (rc == LOOM_OK) loom_pool_for(pool, batch * p->groups * ceil_div(rows, rb), 1, forward_blocks_range, &j);
+  if (rc == LOOM_OK)
+    loom_pool_for(pool, ceil_div(batch, side) * p->groups * ceil_div(rows, rb), 1, forward_blocks_range, &j);
   conv_table_free(table);
   free(j.busy);
   free(j.ws);
@@ -393,30 +452,45 @@ int conv_image_from_positions(const conv_plan *p, loom_pool *pool, const float *
   if (rb < 1) rb = 1;
   if (rb > rows) rb = rows;
   if (batch <= 0) return LOOM_OK;
-  float *ws = alloc_workspace(rb, per_row, err);
+  int64_t side = min64(side_samples(p, DX_BLOCK_POS, p->img_channels * p->taps + p->pos_channels), batch);
+  float *ws = alloc_workspace(side * rb, per_row, err), *side_pos = NULL;
+  if (ws && side > 1 && !(side_pos = alloc_workspace(side * p->n_pos, p->pos_channels, err))) {
+    free(ws);
+    ws = NULL;
+  }
   if (!ws) return err ? err->code : LOOM_ERR_NOMEM;
   int rc;
   conv_table *table = conv_table_new(p, rb, err, &rc);
   if (rc != LOOM_OK) {
+    free(side_pos);
     free(ws);
     return rc;
   }
   phase_job j = {.p = p, .A = A, .ws = ws, .table = table};
   int64_t n_blocks = ceil_div(rows, rb);
-  for (int64_t n = 0; n < batch; n++) {
+  for (int64_t n = 0; n < batch; n += side) {
+    j.ns = min64(side, batch - n);
     j.dst = img + n * p->img_channels * p->n_img;
+    const float *a = pos + n * p->pos_channels * p->n_pos;
+    int64_t lda = p->n_pos;
     for (int64_t b = n_blocks - 1; b >= 0; b--) {
       j.r0 = b * rb;
       j.r1 = min64(j.r0 + rb, rows);
       int64_t q = (j.r1 - j.r0) * p->pos[2];
+      j.ld = j.ns * q;
+      if (j.ns > 1) { /* then a sample is one block */
+        positions_side_by_side(p, a, j.ns, j.ld, side_pos);
+        a = side_pos;
+        lda = j.ld;
+      }
       for (int64_t g = 0; g < p->groups; g++)
-        conv_gemm(pool, true, false, kc, q, mg, A + g * mg * kc, kc,
-                  pos + (n * p->pos_channels + g * mg) * p->n_pos + j.r0 * p->pos[2], p->n_pos, false,
-                  ws + g * kc * q, q);
-      loom_pool_for(pool, p->img_channels, 1 + 16384 / (p->taps * q), scatter_block_range, &j);
+        conv_gemm(pool, true, false, kc, j.ld, mg, A + g * mg * kc, kc, a + g * mg * lda + j.r0 * p->pos[2], lda,
+                  false, ws + g * kc * j.ld, j.ld);
+      loom_pool_for(pool, j.ns * p->img_channels, 1 + 16384 / (p->taps * q), scatter_block_range, &j);
     }
   }
   conv_table_free(table);
+  free(side_pos);
   free(ws);
   return LOOM_OK;
 }
@@ -440,145 +514,44 @@ int conv_weight_gradient(const conv_plan *p, loom_pool *pool, const float *pos, 
   if (rb > WORKSPACE_DEFAULT / per_row) rb = WORKSPACE_DEFAULT / per_row;
   if (rb < 1) rb = 1;
   if (rb > rows) rb = rows;
-  float *ws = NULL;
   if (batch <= 0) return LOOM_OK;
-  if (!(ws = alloc_workspace(rb, per_row, err))) return err ? err->code : LOOM_ERR_NOMEM;
+  int64_t side = min64(side_samples(p, WG_BLOCK_POS, p->img_channels * p->taps + p->pos_channels), batch);
+  float *ws = alloc_workspace(side * rb, per_row, err), *side_pos = NULL;
+  if (ws && side > 1 && !(side_pos = alloc_workspace(side * p->n_pos, p->pos_channels, err))) {
+    free(ws);
+    ws = NULL;
+  }
+  if (!ws) return err ? err->code : LOOM_ERR_NOMEM;
   int rc;
   conv_table *table = conv_table_new(p, rb, err, &rc);
   if (rc != LOOM_OK) {
+    free(side_pos);
     free(ws);
     return rc;
   }
   phase_job j = {.p = p, .ws = ws, .table = table};
-  for (int64_t n = 0; n < batch; n++) {
+  for (int64_t n = 0; n < batch; n += side) {
+    j.ns = min64(side, batch - n);
     j.src = img + n * p->img_channels * p->n_img;
+    const float *a = pos + n * p->pos_channels * p->n_pos;
+    int64_t lda = p->n_pos;
     for (j.r0 = 0; j.r0 < rows; j.r0 += rb) {
       j.r1 = min64(j.r0 + rb, rows);
       int64_t q = (j.r1 - j.r0) * p->pos[2];
-      loom_pool_for(pool, p->img_channels, 1 + 16384 / (p->taps * q), gather_block_range, &j);
+      j.ld = j.ns * q;
+      if (j.ns > 1) { /* then a sample is one block */
+        positions_side_by_side(p, a, j.ns, j.ld, side_pos);
+        a = side_pos;
+        lda = j.ld;
+      }
+      loom_pool_for(pool, j.ns * p->img_channels, 1 + 16384 / (p->taps * q), gather_block_range, &j);
       for (int64_t g = 0; g < p->groups; g++)
-        conv_gemm(pool, false, true, mg, kc, q, pos + (n * p->pos_channels + g * mg) * p->n_pos + j.r0 * p->pos[2],
-                  p->n_pos, ws + g * kc * q, q, true, dA + g * mg * kc, kc);
+        conv_gemm(pool, false, true, mg, kc, j.ld, a + g * mg * lda + j.r0 * p->pos[2], lda, ws + g * kc * j.ld, j.ld,
+                  true, dA + g * mg * kc, kc);
     }
   }
   conv_table_free(table);
+  free(side_pos);
   free(ws);
   return LOOM_OK;
-}
-
-/* ---- bias ------------------------------------------------------------------ */
-
-typedef struct {
-  const float *bias;
-  const float *dy;
-  float *y;
-  float *dbias;
-  int64_t batch, channels, spatial;
-} bias_job;
-
-static void add_bias_range(void *arg, int64_t begin, int64_t end) {
-  const bias_job *j = arg;
-  for (int64_t it = begin; it < end; it++) {
-    float b = j->bias[it % j->channels];
-    float *row = j->y + it * j->spatial;
-    for (int64_t s = 0; s < j->spatial; s++) row[s] += b;
-  }
-}
-
-void conv_add_bias(loom_pool *pool, const float *bias, float *y, int64_t batch, int64_t channels, int64_t spatial) {
-  bias_job j = {.bias = bias, .y = y, .batch = batch, .channels = channels, .spatial = spatial};
-  loom_pool_for(pool, batch * channels, 1 + 16384 / (spatial > 0 ? spatial : 1), add_bias_range, &j);
-}
-
-/* Channels summed side by side: each keeps its own chain in the order of the
- * plain loop (samples, then positions, ascending), but the chains of
- * BIAS_LANES neighbouring channels interleave, so the adds no longer wait on
- * each other. Tasks take whole groups of BIAS_LANES channels. One chain at a
- * time took 1.45 ms of the conv2d benchmark's 26 ms backward; side by side
- * 1.0 ms, and 0.7 ms in vectors (below). */
-#define BIAS_LANES 8
-
-static void bias_lanes_add_plain(double *sum, const float *rows, int64_t sp, int64_t n) {
-  /* named accumulators: GCC kept an array of them in memory */
-  double s0 = sum[0], s1 = sum[1], s2 = sum[2], s3 = sum[3], s4 = sum[4], s5 = sum[5], s6 = sum[6], s7 = sum[7];
-  for (int64_t s = 0; s < n; s++) {
-    s0 += rows[s];
-    s1 += rows[sp + s];
-    s2 += rows[2 * sp + s];
-    s3 += rows[3 * sp + s];
-    s4 += rows[4 * sp + s];
-    s5 += rows[5 * sp + s];
-    s6 += rows[6 * sp + s];
-    s7 += rows[7 * sp + s];
-  }
-  sum[0] = s0, sum[1] = s1, sum[2] = s2, sum[3] = s3, sum[4] = s4, sum[5] = s5, sum[6] = s6, sum[7] = s7;
-}
-
-#if defined(LOOM_KERNELS_X86)
-#pragma GCC push_options
-#pragma GCC target("avx2")
-#include "kernels/transpose-avx2.h"
-/* The same chains with the eight channels in two vectors of four doubles:
- * an 8 × 8 block of floats (channels × positions) is transposed in
- * registers, then each position adds its eight channels' values, widened,
- * in one step per vector. */
-static void bias_lanes_add_avx2(double *sum, const float *rows, int64_t stride, int64_t n) {
-  __m256d lo = _mm256_loadu_pd(sum), hi = _mm256_loadu_pd(sum + 4);
-  int64_t s = 0;
-  for (; s + 8 <= n; s += 8) {
-    __m256 r[8];
-    for (int c = 0; c < 8; c++) r[c] = _mm256_loadu_ps(rows + c * stride + s);
-    transpose8_halves(r);
-    /* r[c] holds position c (low half) and c + 4 (high half) of channels
-     * 0-3 (r[0..3]) or 4-7 (r[4..7]). */
-    for (int half = 0; half < 2; half++)
-      for (int c = 0; c < 4; c++) {
-        __m128 a = half ? _mm256_extractf128_ps(r[c], 1) : _mm256_castps256_ps128(r[c]);
-        __m128 b = half ? _mm256_extractf128_ps(r[4 + c], 1) : _mm256_castps256_ps128(r[4 + c]);
-        lo = _mm256_add_pd(lo, _mm256_cvtps_pd(a));
-        hi = _mm256_add_pd(hi, _mm256_cvtps_pd(b));
-      }
-  }
-  _mm256_storeu_pd(sum, lo);
-  _mm256_storeu_pd(sum + 4, hi);
-  for (; s < n; s++)
-    for (int c = 0; c < 8; c++) sum[c] += rows[c * stride + s];
-}
-#pragma GCC pop_options
-#endif
-
-static void bias_lanes_add(double *sum, const float *rows, int64_t stride, int64_t n) {
-#if defined(LOOM_KERNELS_X86)
-  if (loom_kernels_get()->level >= LOOM_KERNELS_AVX2) {
-    bias_lanes_add_avx2(sum, rows, stride, n);
-    return;
-  }
-#endif
-  bias_lanes_add_plain(sum, rows, stride, n);
-}
-
-static void bias_grad_range(void *arg, int64_t begin, int64_t end) {
-  const bias_job *j = arg;
-  for (int64_t c0 = begin; c0 < end; c0 += BIAS_LANES) {
-    int64_t nc = min64(BIAS_LANES, end - c0);
-    double sum[BIAS_LANES] = {0};
-    for (int64_t n = 0; n < j->batch; n++) {
-      const float *rows = j->dy + (n * j->channels + c0) * j->spatial;
-      if (nc == BIAS_LANES)
-        bias_lanes_add(sum, rows, j->spatial, j->spatial);
-      else
-        for (int64_t c = 0; c < nc; c++)
-          for (int64_t s = 0; s < j->spatial; s++) sum[c] += rows[c * j->spatial + s];
-    }
-    for (int64_t c = 0; c < nc; c++) j->dbias[c0 + c] += (float)sum[c];
-  }
-}
-
-void conv_bias_gradient(loom_pool *pool, const float *dy, float *dbias, int64_t batch, int64_t channels,
-                        int64_t spatial) {
-  bias_job j = {.dy = dy, .dbias = dbias, .batch = batch, .channels = channels, .spatial = spatial};
-  int64_t per_channel = batch * spatial > 0 ? batch * spatial : 1;
-  /* whole groups of BIAS_LANES channels per task */
-  int64_t grain = (1 + 16384 / per_channel + BIAS_LANES - 1) / BIAS_LANES * BIAS_LANES;
-  loom_pool_for(pool, channels, grain, bias_grad_range, &j);
 }

@@ -17,8 +17,9 @@
  *
  * The forward is tiled over samples, groups and blocks of positions, each
  * block gathered and multiplied by one thread; the backward products run over
- * samples and blocks of positions, each product over the pool; all of sizes
- * that depend only on the problem. Each tile writes its own outputs, and
+ * samples and blocks of positions, each product over the pool; small samples
+ * go several to a block (conv-core.c); all of sizes that depend only on the
+ * problem. Each tile writes its own outputs, and
  * every sum runs in a fixed order: results are bit-identical for any pool.
  */
 #pragma once

@@ -68,7 +68,7 @@ void conv_gather_chunks_avx512(const conv_plan *p, const conv_table *t, const fl
     float *o = out + k * row_stride;
     for (; c < end && c->len; c++, o += CONV_CHUNK, e += CONV_CHUNK) {
       if (c->quarters < 0)
-        for (int l = 0; l < c->len; l++) o[l] = e[l] >= 0 ? img[e[l]] : 0.0f;
+        conv_list_gather(e, c->len, img, o);
       else if (c->quarters == 0)
         store_chunk(o, c, _mm512_setzero_ps());
       else if (small)
@@ -103,8 +103,7 @@ void conv_scatter_chunks_avx512(const conv_plan *p, const conv_table *t, const f
     for (; c < end && c->len; c++, s += CONV_CHUNK, e += CONV_CHUNK) {
       if (c->quarters == 0) continue;
       if (c->quarters < 0) {
-        for (int l = 0; l < c->len; l++)
-          if (e[l] >= 0) img[e[l]] += s[l];
+        conv_list_scatter(e, c->len, s, img);
         continue;
       }
       const __m512 v = _mm512_maskz_loadu_ps(c->valid, s);

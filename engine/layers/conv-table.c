@@ -227,11 +227,7 @@ void conv_gather_table(const conv_plan *p, const conv_table *t, const float *img
   }
 #endif
   const int64_t q0 = r0 * p->pos[2], q = (r1 - r0) * p->pos[2];
-  for (int64_t k = 0; k < p->taps; k++) {
-    const int32_t *e = t->offsets + k * p->n_pos + q0;
-    float *o = out + k * row_stride;
-    for (int64_t i = 0; i < q; i++) o[i] = e[i] >= 0 ? img[e[i]] : 0.0f;
-  }
+  for (int64_t k = 0; k < p->taps; k++) conv_list_gather(t->offsets + k * p->n_pos + q0, q, img, out + k * row_stride);
 }
 
 void conv_scatter_table(const conv_plan *p, const conv_table *t, const float *col, int64_t col_ld, int64_t r0,
@@ -245,10 +241,5 @@ void conv_scatter_table(const conv_plan *p, const conv_table *t, const float *co
   }
 #endif
   const int64_t q0 = r0 * p->pos[2], q = (r1 - r0) * p->pos[2];
-  for (int64_t k = 0; k < p->taps; k++) {
-    const int32_t *e = t->offsets + k * p->n_pos + q0;
-    const float *c = col + k * col_ld;
-    for (int64_t i = 0; i < q; i++)
-      if (e[i] >= 0) img[e[i]] += c[i];
-  }
+  for (int64_t k = 0; k < p->taps; k++) conv_list_scatter(t->offsets + k * p->n_pos + q0, q, col + k * col_ld, img);
 }

@@ -49,6 +49,18 @@ struct conv_table {
   int cache_slot; /* −1: the caller's own */
 };
 
+/* The list's gather of n column elements (padding reads 0) and its adjoint,
+ * a float at a time: the plain levels' whole path, and the AVX-512 level's
+ * for chunks whose values spread too wide for permutes. */
+static inline void conv_list_gather(const int32_t *e, int64_t n, const float *img, float *out) {
+  for (int64_t i = 0; i < n; i++) out[i] = e[i] >= 0 ? img[e[i]] : 0.0f;
+}
+
+static inline void conv_list_scatter(const int32_t *e, int64_t n, const float *col, float *img) {
+  for (int64_t i = 0; i < n; i++)
+    if (e[i] >= 0) img[e[i]] += col[i];
+}
+
 #if defined(LOOM_KERNELS_X86)
 /* conv-table-avx512.c: the gather and scatter of one block of rows from its
  * chunks; the same values and the same additions as the lists. */

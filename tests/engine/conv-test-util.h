@@ -112,15 +112,16 @@ static inline void conv_check_parity(const char *name, loom_pool *pool) {
 }
 
 /* conv_check_parity on every case: single-threaded, on a pool of 3 threads,
- * and on the pool with the reference kernel (builds without BLAS) and the
- * row-layout weight gradient. */
+ * and on the pool with OpenBLAS's tiles (builds with BLAS; elsewhere the
+ * request changes nothing). The engine's kernels are left in use: later
+ * tests hold them to their summation order. */
 static inline void conv_check_parity_cases(const char *const *cases, size_t n) {
   for (size_t i = 0; i < n; i++) conv_check_parity(cases[i], NULL);
   loom_pool *pool = lt_pool(3);
   for (size_t i = 0; i < n; i++) conv_check_parity(cases[i], pool);
-  conv_set_use_blas(false);
-  for (size_t i = 0; i < n; i++) conv_check_parity(cases[i], pool);
   conv_set_use_blas(true);
+  for (size_t i = 0; i < n; i++) conv_check_parity(cases[i], pool);
+  conv_set_use_blas(false);
   loom_pool_free(pool);
 }
 
@@ -232,6 +233,48 @@ static inline void conv_check_table_matches_rows(const conv_cfg *c, int64_t batc
   }
   g_assert_true(loom_kernels_force(saved));
   loom_pool_free(pool);
+  g_free(x);
+  g_free(dy);
+  loom_layer_free(l);
+}
+
+/* Samples side by side (conv-core.c): a batch gives each sample the bits it
+ * gets alone, y and dx; the weight gradient of the batch equals the
+ * samples' gradients accumulated one after another (one chain over the
+ * samples, then the positions). `batch` should exceed what the products put
+ * side by side, so that groups of samples and a partial last group both
+ * run; without a pool and on 3 threads. */
+static inline void conv_check_samples_side_by_side(const conv_cfg *c, int64_t batch) {
+  loom_layer *l = conv_cfg_layer(c, 13);
+  float *x, *dy;
+  conv_random_io(l, batch, 41, &x, &dy);
+  const int64_t nin = lt_in_numel(l), nout = lt_out_numel(l), nw = loom_weights_count(loom_layer_weights(l, 0));
+  float *y1 = g_new(float, nout), *dx1 = g_new(float, nin);
+  loom_pool *pool = lt_pool(3);
+  loom_pool *pools[2] = {NULL, pool};
+  char what[256];
+  loom_layer_describe(l, what, 200);
+  for (int p = 0; p < 2; p++) {
+    conv_run all = conv_run_once(l, pools[p], x, dy, batch);
+    layer_zero_grad(l);
+    for (int64_t n = 0; n < batch; n++) {
+      loom_error err = {0};
+      loom_ctx ctx = {.pool = pools[p], .training = true};
+      lt_forward(l, pools[p], x + n * nin, y1, 1);
+      if (memcmp(y1, all.y + n * nout, (size_t)nout * sizeof(float)))
+        g_error("%s: sample %lld of %lld: y differs from the sample alone", what, (long long)n, (long long)batch);
+      /* the gradients accumulate: no zeroing between samples */
+      if (layer_backward(l, &ctx, x + n * nin, y1, dy + n * nout, dx1, 1, &err)) g_error("backward: %s", err.message);
+      if (memcmp(dx1, all.dx + n * nin, (size_t)nin * sizeof(float)))
+        g_error("%s: sample %lld of %lld: dx differs from the sample alone", what, (long long)n, (long long)batch);
+    }
+    if (memcmp(loom_layer_grad(l, 0), all.dw, (size_t)nw * sizeof(float)))
+      g_error("%s: dweight differs from the samples' gradients accumulated in order", what);
+    conv_run_free(&all);
+  }
+  loom_pool_free(pool);
+  g_free(y1);
+  g_free(dx1);
   g_free(x);
   g_free(dy);
   loom_layer_free(l);

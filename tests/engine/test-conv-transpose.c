@@ -41,6 +41,16 @@ static void test_short_row_table(void) {
   for (size_t i = 0; i < G_N_ELEMENTS(wide); i++) conv_check_table_matches_rows(&wide[i], 2);
 }
 
+/* Samples side by side (conv-core.c) in the transposed products: the
+ * forward is the input-gradient product there and the reverse. */
+static void test_samples_side_by_side(void) {
+  const conv_cfg cases[] = {
+    {2, true, 4, 3, 1, true, {4, 4}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}},
+    {2, true, 2, 4, 2, true, {5, 6}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {0, 0}},
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) conv_check_samples_side_by_side(&cases[i], 70);
+}
+
 static void test_errors(void) {
   loom_layer *l = lt_new("conv_transpose2d");
   lt_set_int(l, "in_channels", 2);
@@ -153,5 +163,6 @@ int main(int argc, char **argv) {
   g_test_add_func("/conv-transpose/quantized", test_quantized);
   g_test_add_func("/conv-transpose/determinism", test_determinism);
   g_test_add_func("/conv-transpose/short-row-table", test_short_row_table);
+  g_test_add_func("/conv-transpose/samples-side-by-side", test_samples_side_by_side);
   return g_test_run();
 }

@@ -225,8 +225,9 @@ static void test_determinism(void) {
  * fmaf over the output channels of its group, ascending (a column of Aᵀ·dy);
  * dW accumulates one fmaf chain over the samples, then the positions,
  * ascending; dbias sums in double, samples then positions. The backward
- * products (loom_sgemm per sample, the vector col2im add, the side-by-side
- * bias sums) must give exactly these bits, on one thread and on a pool. */
+ * products (loom_sgemm per sample or per samples side by side, the vector
+ * col2im add, the side-by-side bias sums) must give exactly these bits, on
+ * one thread and on a pool. */
 static void reference_backward(const conv_cfg *c, int64_t batch, const float *W, const float *x, const float *dy,
                                int64_t oh_n, int64_t ow_n, float *dx, float *dW, float *db) {
   int64_t H = c->in[0], Wd = c->in[1], kh_n = c->kernel[0], kw_n = c->kernel[1], taps = kh_n * kw_n;
@@ -351,6 +352,23 @@ static void test_summation_order(void) {
   loom_pool_free(pool);
 }
 
+/* Small images put several samples side by side in one product
+ * (conv-core.c): the digits CNN's two convolutions (64 and 16 positions a
+ * sample: 8 to 64 samples a product, and a partial last group at batch
+ * 70), groups, a 1-D layer,
+ * and an identity 1 × 1 convolution (side by side in the weight gradient
+ * only). */
+static void test_samples_side_by_side(void) {
+  const conv_cfg cases[] = {
+    {2, false, 1, 4, 1, true, {8, 8}, {3, 3}, {1, 1}, {1, 1}, {1, 1}},
+    {2, false, 4, 8, 1, true, {8, 8}, {3, 3}, {2, 2}, {1, 1}, {1, 1}},
+    {2, false, 4, 6, 2, true, {7, 9}, {3, 2}, {2, 1}, {1, 0}, {1, 2}},
+    {1, false, 3, 5, 1, true, {30}, {5}, {2}, {2}, {1}},
+    {2, false, 3, 5, 1, true, {6, 6}, {1, 1}, {1, 1}, {0, 0}, {1, 1}},
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) conv_check_samples_side_by_side(&cases[i], 70);
+}
+
 /* One input channel may come without its axis: conv2d on [6×7] computes as on
  * [1×6×7] (same values, same order), forward and backward, bit for bit; the
  * layer reports [1×6×7] as its input shape, and adapting to [6×7] picks one
@@ -443,5 +461,6 @@ int main(int argc, char **argv) {
   g_test_add_func("/conv/channel-axis-left-out", test_channel_axis_left_out);
   g_test_add_func("/conv/short-row-table", test_short_row_table);
   g_test_add_func("/conv/table-cache-threads", test_table_cache_threads);
+  g_test_add_func("/conv/samples-side-by-side", test_samples_side_by_side);
   return g_test_run();
 }
