@@ -7,6 +7,10 @@
  *               momentum 0.9), 200 xor points
  *   mlp784      784-256-10 MLP (relu), batch 64, cross-entropy, Adam (lr 1e-3),
  *               1024 samples of 10 Gaussian clusters
+ *   cnn         the digits CNN example (loom new --example cnn: conv 1→4 3×3
+ *               pad 1, relu, conv 4→8 3×3 stride 2 pad 1, relu, dense 128→10),
+ *               batch 32, cross-entropy, Adam (lr 1e-3), 1024 1×8×8 images of
+ *               10 Gaussian clusters
  *
  * Two loom columns: the trainer (loom_trainer_step: shuffled batches,
  * forward, loss, backward, update, re-morph, NaN checks and per-layer
@@ -38,7 +42,7 @@
 #define WARMUP_STEPS 5
 #define MAX_RUNS 64
 #define MAX_TENSORS 16
-#define N_WORKLOADS 2
+#define N_WORKLOADS 3
 
 static void die(const char *what, const loom_error *err) {
   fprintf(stderr, "bench-train: %s: %s\n", what, err->message);
@@ -276,6 +280,7 @@ int main(int argc, char **argv) {
   workload w[N_WORKLOADS] = {
     {.name = "playground", .title = "MLP 2-8-8-1 tanh, batch 10, BCE, SGD"},
     {.name = "mlp784", .title = "MLP 784-256-10 relu, batch 64, CE, Adam"},
+    {.name = "cnn", .title = "digits CNN 1x8x8, batch 32, CE, Adam"},
   };
   w[0].net = mlp(2, (const int64_t[]){8, 8, 1}, 3, "tanh");
   w[0].data = loom_gen_xor(200, 0.02, 1, &err);
@@ -293,6 +298,13 @@ int main(int argc, char **argv) {
   if (!w[1].data) die(w[1].name, &err);
   w[1].cfg = loom_train_config_default(); /* cross-entropy, Adam 1e-3 */
   w[1].cfg.batch_size = 64;
+
+  const loom_shape image = loom_shape_make(3, (const int64_t[]){1, 8, 8});
+  if (loom_example_build("cnn", &w[2].net, &err)) die(w[2].name, &err);
+  w[2].data = loom_gen_clusters(1024, 10, 64, 0.3, 1, &err);
+  if (!w[2].data || loom_dataset_reshape_inputs(w[2].data, &image, &err)) die(w[2].name, &err);
+  w[2].cfg = loom_train_config_default();
+  w[2].cfg.batch_size = 32;
 
   for (int i = 0; i < N_WORKLOADS; i++) {
     w[i].cfg.epochs = INT64_MAX / 2; /* never finishes inside the bench */

@@ -14,6 +14,10 @@ optimizer step.
               momentum 0.9), 200 xor points
   mlp784      784-256-10 MLP (relu), batch 64, cross-entropy, Adam (lr 1e-3),
               1024 samples of 10 Gaussian clusters
+  cnn         the digits CNN example (conv 1->4 3x3 pad 1, relu, conv 4->8 3x3
+              stride 2 pad 1, relu, flatten, linear 128->10), batch 32,
+              cross-entropy, Adam (lr 1e-3), 1024 1x8x8 images of 10 Gaussian
+              clusters
 """
 import statistics
 import sys
@@ -81,6 +85,17 @@ def mlp784():
     return Loop(model, x, labels, 64, F.cross_entropy, opt)
 
 
+def cnn():
+    centres = torch.rand(10, 64) * 2 - 1
+    labels = torch.arange(1024) % 10
+    x = (centres[labels] + 0.3 * torch.randn(1024, 64)).reshape(1024, 1, 8, 8)
+    model = torch.nn.Sequential(torch.nn.Conv2d(1, 4, 3, padding=1), torch.nn.ReLU(),
+                                torch.nn.Conv2d(4, 8, 3, stride=2, padding=1), torch.nn.ReLU(), torch.nn.Flatten(),
+                                torch.nn.Linear(128, 10))
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    return Loop(model, x, labels, 32, F.cross_entropy, opt)
+
+
 def main(argv):
     global clock
     threads, runs = int(argv[1]), int(argv[2])
@@ -91,6 +106,7 @@ def main(argv):
     print(f"torch {torch.__version__}", flush=True)
     print(f"playground {steps_per_second(playground(), runs):.3f}", flush=True)
     print(f"mlp784 {steps_per_second(mlp784(), runs):.3f}", flush=True)
+    print(f"cnn {steps_per_second(cnn(), runs):.3f}", flush=True)
 
 
 if __name__ == "__main__":
