@@ -41,8 +41,15 @@
  * prefetcher alone left int8 at ~30 GB/s. Where a group of rows spans at
  * most NEAR bytes, a later group is prefetched, at least AHEAD_BYTES ahead
  * (PREFETCH bytes ahead in the same row would land in the rows being read
- * now when rows are short), otherwise PREFETCH bytes ahead in each row. */
+ * now when rows are short), otherwise PREFETCH bytes ahead in each row.
+ * Weights beyond L2_BYTES are prefetched into L2 only (T1), from where the
+ * loads and the L1's own prefetcher take them: into L1 (T0) they left the
+ * DRAM-resident 4096 × 14336 GEMVs at 0.45-0.61 of the read probe on a later
+ * development VM, against 0.66-0.82 with T1 (int8, int4, ternary: bench-gemv
+ * --integer, 2026-12-02). Cache-resident weights keep T0: the lines are in
+ * L2 already, and T0 brings them to L1 ahead of the loads. */
 enum { GR_MAX = 8, CHUNK = 4096, PREFETCH = 1024, NEAR = 16384, SPAN = 64, AHEAD_BYTES = 8192 };
+#define L2_BYTES ((int64_t)4 << 20)
 
 /* One 64-byte block of codes at byte offset o of each row into acc. `avail`
  * < 64 loads only that many bytes (the row's last block; the rest reads as
@@ -51,9 +58,9 @@ enum { GR_MAX = 8, CHUNK = 4096, PREFETCH = 1024, NEAR = 16384, SPAN = 64, AHEAD
  * (one pointer: with a pointer per row GCC ran out of registers and
  * reloaded them from the stack in the loop); otherwise PREFETCH bytes ahead
  * in each row. Rows outer, fields inner: one code vector live at a time. */
-static ALWAYS_INLINE void block(const int bits, const int gr, const bool near, const uint8_t *const *rowp,
-                                const int8_t *xp, int64_t o, int64_t avail, const uint8_t *pfp, __m512i flip,
-                                __m512i acc[GR_MAX][8]) {
+static ALWAYS_INLINE void block(const int bits, const int gr, const bool near, const bool to_l2,
+                                const uint8_t *const *rowp, const int8_t *xp, int64_t o, int64_t avail,
+                                const uint8_t *pfp, __m512i flip, __m512i acc[GR_MAX][8]) {
   const int m = 8 / bits;
   const int64_t xo = o * m; /* the block's first column */
   __m512i xv[8];
@@ -64,7 +71,11 @@ static ALWAYS_INLINE void block(const int bits, const int gr, const bool near, c
     __m512i w = avail >= 64 ? _mm512_loadu_si512(rowp[r] + o)
                             : _mm512_maskz_loadu_epi8(_bzhi_u64(~UINT64_C(0), (unsigned)avail), rowp[r] + o);
     w = _mm512_xor_si512(w, flip);
-    _mm_prefetch((const char *)(near ? pfp + o * gr + r * 64 : rowp[r] + o + PREFETCH), _MM_HINT_T0);
+    const char *ahead = (const char *)(near ? pfp + o * gr + r * 64 : rowp[r] + o + PREFETCH);
+    if (to_l2)
+      _mm_prefetch(ahead, _MM_HINT_T1);
+    else
+      _mm_prefetch(ahead, _MM_HINT_T0);
 #pragma GCC unroll 8
     for (int k = 0; k < m; k++) {
       const __m512i field = _mm512_set1_epi8((char)(((1 << bits) - 1) << (k * bits)));
@@ -75,8 +86,9 @@ static ALWAYS_INLINE void block(const int bits, const int gr, const bool near, c
 
 /* Σ u·xq of the rows at rowp[0 .. gr) into dot[0 .. gr) (whole quads
  * written: dot has room for them). */
-static ALWAYS_INLINE void group(const int bits, const int gr, const bool near, const uint8_t *const *rowp,
-                                const int8_t *xp, int64_t rb, const uint8_t *pfp, __m512i flip, int64_t *dot) {
+static ALWAYS_INLINE void group(const int bits, const int gr, const bool near, const bool to_l2,
+                                const uint8_t *const *rowp, const int8_t *xp, int64_t rb, const uint8_t *pfp,
+                                __m512i flip, int64_t *dot) {
   const int m = 8 / bits, nq = (gr + 3) / 4;
   __m256i d[GR_MAX / 4];
   for (int q = 0; q < nq; q++) d[q] = _mm256_setzero_si256();
@@ -89,8 +101,8 @@ static ALWAYS_INLINE void group(const int bits, const int gr, const bool near, c
       for (int k = 0; k < m; k++) acc[i][k] = _mm512_setzero_si512();
     const int64_t full = o1 < rb ? o1 : rb / 64 * 64;
     int64_t o = o0;
-    for (; o + 64 <= full; o += 64) block(bits, gr, near, rowp, xp, o, 64, pfp, flip, acc);
-    if (o < o1) block(bits, gr, near, rowp, xp, o, rb - o, pfp, flip, acc);
+    for (; o + 64 <= full; o += 64) block(bits, gr, near, to_l2, rowp, xp, o, 64, pfp, flip, acc);
+    if (o < o1) block(bits, gr, near, to_l2, rowp, xp, o, rb - o, pfp, flip, acc);
     __m512i v[GR_MAX];
 #pragma GCC unroll 8
     for (int i = 0; i < nq * 4; i++) {
@@ -107,7 +119,8 @@ static ALWAYS_INLINE void group(const int bits, const int gr, const bool near, c
   for (int q = 0; q < nq; q++) _mm256_storeu_si256((__m256i *)(void *)(dot + 4 * q), d[q]);
 }
 
-static ALWAYS_INLINE void gemv_bits(const int bits, const int gr, const loom_qgemm_job *j, int64_t r0, int64_t r1) {
+static ALWAYS_INLINE void gemv_bits(const int bits, const int gr, const bool to_l2, const loom_qgemm_job *j, int64_t r0,
+                                    int64_t r1) {
   const loom_dtype_kind kind = j->t->kind;
   const bool offset = kind == LOOM_DTYPE_KIND_SIGNED || kind == LOOM_DTYPE_KIND_TERNARY;
   const bool binary = kind == LOOM_DTYPE_KIND_BINARY;
@@ -135,15 +148,20 @@ static ALWAYS_INLINE void gemv_bits(const int bits, const int gr, const loom_qge
       const uint8_t *base = j->packed + (size_t)(r + i) * (size_t)rb;
       for (int g = 0; g < gr; g++) rowp[g] = base + (size_t)g * (size_t)rb;
       const uint8_t *pfp = base + (size_t)(ahead * gr) * (size_t)rb;
-      if (gr * rb <= NEAR)
-        group(bits, gr, true, rowp, j->xp, rb, pfp, flip, dot + i);
+      const bool near = gr * rb <= NEAR;
+      if (near && to_l2)
+        group(bits, gr, true, true, rowp, j->xp, rb, pfp, flip, dot + i);
+      else if (near)
+        group(bits, gr, true, false, rowp, j->xp, rb, pfp, flip, dot + i);
+      else if (to_l2)
+        group(bits, gr, false, true, rowp, j->xp, rb, pfp, flip, dot + i);
       else
-        group(bits, gr, false, rowp, j->xp, rb, pfp, flip, dot + i);
+        group(bits, gr, false, false, rowp, j->xp, rb, pfp, flip, dot + i);
     }
     if (i < n) { /* a short last group repeats its last row */
       const uint8_t *rowp[GR_MAX];
       for (int g = 0; g < gr; g++) rowp[g] = j->packed + (size_t)(r + (i + g < n ? i + g : n - 1)) * (size_t)rb;
-      group(bits, gr, false, rowp, j->xp, rb, NULL, flip, dot + i);
+      group(bits, gr, false, false, rowp, j->xp, rb, NULL, flip, dot + i);
     }
     for (int64_t e = 0; e < n; e += 8) {
       const __mmask8 mask = (__mmask8)(n - e >= 8 ? 0xff : (1u << (n - e)) - 1);
@@ -159,12 +177,27 @@ static ALWAYS_INLINE void gemv_bits(const int bits, const int gr, const loom_qge
   }
 }
 
+/* One function per width and prefetch target: inlined into one, the
+ * cache-resident int4 GEMV lost about 5 %. */
+#define GEMV_FN(BITS, GR)                                                                                   \
+  static void gemv_##BITS##_l1(const loom_qgemm_job *j, int64_t r0, int64_t r1) {                          \
+    gemv_bits(BITS, GR, false, j, r0, r1);                                                                  \
+  }                                                                                                         \
+  static void gemv_##BITS##_l2(const loom_qgemm_job *j, int64_t r0, int64_t r1) {                          \
+    gemv_bits(BITS, GR, true, j, r0, r1);                                                                   \
+  }
+GEMV_FN(1, 2)
+GEMV_FN(2, 4)
+GEMV_FN(4, 8)
+GEMV_FN(8, 8)
+
 void loom_qgemm_gemv_vnni(const loom_qgemm_job *j, int64_t r0, int64_t r1) {
+  const bool to_l2 = j->row_bytes > 0 && j->rows > L2_BYTES / (int64_t)j->row_bytes;
   switch (j->t->bits) {
-  case 1: gemv_bits(1, 2, j, r0, r1); break;
-  case 2: gemv_bits(2, 4, j, r0, r1); break;
-  case 4: gemv_bits(4, 8, j, r0, r1); break;
-  default: gemv_bits(8, 8, j, r0, r1); break;
+  case 1: (to_l2 ? gemv_1_l2 : gemv_1_l1)(j, r0, r1); break;
+  case 2: (to_l2 ? gemv_2_l2 : gemv_2_l1)(j, r0, r1); break;
+  case 4: (to_l2 ? gemv_4_l2 : gemv_4_l1)(j, r0, r1); break;
+  default: (to_l2 ? gemv_8_l2 : gemv_8_l1)(j, r0, r1); break;
   }
 }
 

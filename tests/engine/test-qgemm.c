@@ -162,6 +162,12 @@ static void test_shapes(gconstpointer data) {
   for (size_t ci = 0; ci < G_N_ELEMENTS(col_counts); ci++)
     check(d, 6, col_counts[ci], 2, false, true, pools, 1, &seed);
   check(d, 3, long_cols, 1, true, true, pools, 1, &seed);
+  /* Weights beyond 4 MiB: the GEMV that prefetches into L2 rather than L1
+   * (qgemm-vnni-gemv.c), 9 rows (a group of 8 and a short one); 8- and 4-bit
+   * codes, few enough to check quickly. */
+  const int bits = loom_dtype_traits_get(d)->bits;
+  if (!g_getenv("LOOM_TEST_SANITIZED") && bits >= 4)
+    check(d, 9, (INT64_C(4) << 20) / 8 * 8 / bits + 77, 1, false, false, pools, 2, &seed);
 }
 
 /* The panel GEMM of int8 and uint8 codes (and the kernels below its batch
