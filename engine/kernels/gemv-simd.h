@@ -36,6 +36,7 @@ static ALWAYS_INLINE vf decode_block(const int bits, const int kind, const uint8
   if (kind < 0) { /* float formats */
     if (kind == -2) return (vf)(load_codes(16, p) << 16);
     if (kind == -3) return load_f((const float *)(const void *)p);
+    if (kind == -11) return half_decode(p);
     /* The format's flags as constants, so no test is left in the loop:
      * -11 float16, -12 fp8-e5m2, -13 fp8-e4m3, -14 fp4. */
     mf_dec_params q = *mf;
