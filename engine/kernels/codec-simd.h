@@ -335,16 +335,55 @@ static inline vf half_decode(const uint8_t *p) {
 #endif
 }
 
-static void dequantize_half(const uint8_t *src, int64_t n, float *dst) {
+/* VL fp8 codes at p through the same conversion. An fp8-e5m2 code is the
+ * top byte of the float16 of the same value; an fp8-e4m3 code's magnitude
+ * moved 7 bits up reads as a float16 of 2^-8 times its value, normal or
+ * subnormal alike (both formats carry 3 fraction bits there; e4m3's bias 7
+ * is float16's 15 less 8), so the conversion times 256 is exact. NaN codes
+ * (e5m2 magnitudes above 0x7c, e4m3's 0x7f) give the canonical quiet NaN
+ * with the code's sign, as mf_decode_vec does. */
+static inline vf fp8_decode(const bool e4m3, const uint8_t *p) {
+#if VBYTES == 64
+  const __m256i c = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(const void *)p));
+  const __m256i mag = _mm256_and_si256(c, _mm256_set1_epi16(0x7f));
+  const __m256i h = e4m3 ? _mm256_or_si256(_mm256_slli_epi16(_mm256_and_si256(c, _mm256_set1_epi16(0x80)), 8),
+                                           _mm256_slli_epi16(mag, 7))
+                         : _mm256_slli_epi16(c, 8);
+  const __mmask16 nan = e4m3 ? _mm256_cmpeq_epi16_mask(mag, _mm256_set1_epi16(0x7f))
+                             : _mm256_cmpgt_epu16_mask(mag, _mm256_set1_epi16(0x7c));
+  __m512 f = _mm512_cvtph_ps(h);
+  if (e4m3) f = _mm512_mul_ps(f, _mm512_set1_ps(256.0f));
+  const __m512i bits = _mm512_castps_si512(f);
+  const __m512i quiet = _mm512_or_si512(_mm512_and_si512(bits, _mm512_set1_epi32((int)0x80000000u)),
+                                        _mm512_set1_epi32(0x7fc00000));
+  return (vf)_mm512_mask_mov_epi32(bits, nan, quiet);
+#else
+  const __m128i c = _mm_cvtepu8_epi16(_mm_loadl_epi64((const __m128i *)(const void *)p));
+  const __m128i mag = _mm_and_si128(c, _mm_set1_epi16(0x7f));
+  const __m128i h = e4m3 ? _mm_or_si128(_mm_slli_epi16(_mm_and_si128(c, _mm_set1_epi16(0x80)), 8), _mm_slli_epi16(mag, 7))
+                         : _mm_slli_epi16(c, 8);
+  const __m128i nan16 = e4m3 ? _mm_cmpeq_epi16(mag, _mm_set1_epi16(0x7f)) : _mm_cmpgt_epi16(mag, _mm_set1_epi16(0x7c));
+  __m256 f = _mm256_cvtph_ps(h);
+  if (e4m3) f = _mm256_mul_ps(f, _mm256_set1_ps(256.0f));
+  const __m256 quiet = _mm256_or_ps(_mm256_and_ps(f, _mm256_castsi256_ps(_mm256_set1_epi32((int)0x80000000u))),
+                                    _mm256_castsi256_ps(_mm256_set1_epi32(0x7fc00000)));
+  return (vf)_mm256_blendv_ps(f, quiet, _mm256_castsi256_ps(_mm256_cvtepi16_epi32(nan16)));
+#endif
+}
+
+/* float16 (bytes 2) and fp8 (bytes 1, e4m3 or e5m2) rows through the
+ * conversions above; the last partial vector from a zero-padded copy. */
+static ALWAYS_INLINE void dequantize_via_half(const int bytes, const bool e4m3, const uint8_t *src, int64_t n,
+                                              float *dst) {
   int64_t i = 0;
   for (; i + VL <= n; i += VL) {
-    const vf v = half_decode(src + 2 * i);
+    const vf v = bytes == 2 ? half_decode(src + 2 * i) : fp8_decode(e4m3, src + i);
     memcpy(dst + i, &v, sizeof v);
   }
   if (i < n) {
     uint8_t in[2 * VL] = {0};
-    memcpy(in, src + 2 * i, (size_t)(n - i) * 2);
-    const vf v = half_decode(in);
+    memcpy(in, src + bytes * i, (size_t)((n - i) * bytes));
+    const vf v = bytes == 2 ? half_decode(in) : fp8_decode(e4m3, in);
     memcpy(dst + i, &v, (size_t)(n - i) * sizeof *dst);
   }
 }
@@ -366,9 +405,11 @@ static ALWAYS_INLINE void dequantize_minifloat_bits(const int bits, const mf_dec
 
 static void SIMD(dequantize_minifloat)(const loom_dtype_traits *t, const uint8_t *src, int64_t n, float scale,
                                        const float *lut, float *dst) {
-  if (t->id == LOOM_DTYPE_FLOAT16) {
-    dequantize_half(src, n, dst);
-    return;
+  switch (t->id) {
+  case LOOM_DTYPE_FLOAT16: dequantize_via_half(2, false, src, n, dst); return;
+  case LOOM_DTYPE_FP8_E4M3: dequantize_via_half(1, true, src, n, dst); return;
+  case LOOM_DTYPE_FP8_E5M2: dequantize_via_half(1, false, src, n, dst); return;
+  default: break;
   }
   const mf_dec_params p = mf_dec(t);
   switch (t->bits) {

@@ -36,13 +36,15 @@ static ALWAYS_INLINE vf decode_block(const int bits, const int kind, const uint8
   if (kind < 0) { /* float formats */
     if (kind == -2) return (vf)(load_codes(16, p) << 16);
     if (kind == -3) return load_f((const float *)(const void *)p);
+    /* -11 float16, -12 fp8-e5m2, -13 fp8-e4m3 through F16C's conversion;
+     * -14 fp4 (no infinity, no NaN) through the generic decode, the flags
+     * as constants so that no test is left in the loop. */
     if (kind == -11) return half_decode(p);
-    /* The format's flags as constants, so no test is left in the loop:
-     * -11 float16, -12 fp8-e5m2, -13 fp8-e4m3, -14 fp4. */
+    if (kind == -12 || kind == -13) return fp8_decode(kind == -13, p);
     mf_dec_params q = *mf;
-    q.has_inf = kind == -11 || kind == -12;
-    q.has_nan = kind != -14;
-    q.keep_payload = kind == -11;
+    q.has_inf = false;
+    q.has_nan = false;
+    q.keep_payload = false;
     return (vf)mf_decode_vec(&q, load_codes(bits, p));
   }
   const vu c = load_codes(bits, p);
