@@ -54,24 +54,46 @@ static ALWAYS_INLINE vf decode_block(const int bits, const int kind, const uint8
   return __builtin_convertvector(q, vf) * scale;
 }
 
-static ALWAYS_INLINE void gemv_groups(const int bits, const int kind, const uint8_t *row, int64_t groups,
-                                      float scale, const mf_dec_params *mf, const float *x, float *acc) {
+/* nr rows at once (a constant: 1, or 4 where the registers hold 4 rows'
+ * accumulators): each activation vector is loaded once for all of them,
+ * and each row's lanes take their terms in the one-row order. */
+static ALWAYS_INLINE void gemv_groups(const int bits, const int kind, const int nr, const uint8_t *row,
+                                      size_t row_bytes, int64_t groups, const float *scales, const mf_dec_params *mf,
+                                      const float *x, float *acc) {
   enum { NV = 64 / VL };
-  vf a[NV];
-  memcpy(a, acc, sizeof a);
+  vf a[LOOM_GEMV_ROWS][NV];
+  memcpy(a, acc, (size_t)nr * sizeof a[0]);
   for (int64_t g = 0; g < groups; g++)
 #pragma GCC unroll 8 /* the accumulators stay in registers */
     for (int v = 0; v < NV; v++) {
       const int64_t j = g * 64 + v * VL;
-      a[v] = VFMA(decode_block(bits, kind, row + j * bits / 8, scale, mf), load_f(x + j), a[v]);
+      const vf xv = load_f(x + j);
+#pragma GCC unroll 4
+      for (int r = 0; r < nr; r++)
+        a[r][v] = VFMA(decode_block(bits, kind, row + (size_t)r * row_bytes + j * bits / 8, scales[r], mf), xv, a[r][v]);
     }
-  memcpy(acc, a, sizeof a);
+  memcpy(acc, a, (size_t)nr * sizeof a[0]);
 }
 
-#define GEMV_CASE(B, KIND) gemv_groups(B, KIND, row, groups, scale, &mf, x, acc)
+/* Four rows together at the AVX-512 level (16 accumulators of 32
+ * registers); AVX2's 16 registers hold one row's 8. */
+#define GEMV_TOGETHER (VL == 16 ? LOOM_GEMV_ROWS : 1)
 
-static void SIMD(gemv_acc64)(const loom_dtype_traits *t, const uint8_t *row, int64_t groups, float scale,
-                             const float *x, float *acc) {
+static ALWAYS_INLINE void gemv_rows_of(const int bits, const int kind, const uint8_t *row, size_t row_bytes,
+                                       int nrows, int64_t groups, const float *scales, const mf_dec_params *mf,
+                                       const float *x, float *acc) {
+  if (GEMV_TOGETHER > 1 && nrows == GEMV_TOGETHER) {
+    gemv_groups(bits, kind, GEMV_TOGETHER, row, row_bytes, groups, scales, mf, x, acc);
+    return;
+  }
+  for (int r = 0; r < nrows; r++)
+    gemv_groups(bits, kind, 1, row + (size_t)r * row_bytes, row_bytes, groups, scales + r, mf, x, acc + 64 * r);
+}
+
+#define GEMV_CASE(B, KIND) gemv_rows_of(B, KIND, row, row_bytes, nrows, groups, scales, &mf, x, acc)
+
+static void SIMD(gemv_acc64)(const loom_dtype_traits *t, const uint8_t *row, size_t row_bytes, int nrows,
+                             int64_t groups, const float *scales, const float *x, float *acc) {
   mf_dec_params mf = {0};
   if (!t->scaled && t->bits <= 16) mf = mf_dec(t);
   const bool uns = t->kind == LOOM_DTYPE_KIND_UNSIGNED;

@@ -27,25 +27,31 @@ typedef struct {
   float *y;
 } gemv_job;
 
+/* Rows LOOM_GEMV_ROWS at a time: the fused kernel may share each
+ * activation load between them; every row's sums keep their own order. */
 static void gemv_rows(void *arg, int64_t begin, int64_t end) {
   const gemv_job *j = arg;
   const int bits = j->t->bits;
   float buf[LOOM_GEMV_BLOCK];
-  for (int64_t r = begin; r < end; r++) {
-    const uint8_t *row = j->packed + (size_t)r * j->row_bytes;
-    const float scale = j->nscales == 0 ? 1.0f : j->scales[j->nscales == 1 ? 0 : r];
-    float acc[64] = {0};
+  for (int64_t r0 = begin; r0 < end; r0 += LOOM_GEMV_ROWS) {
+    const int nr = (int)(end - r0 < LOOM_GEMV_ROWS ? end - r0 : LOOM_GEMV_ROWS);
+    const uint8_t *rows = j->packed + (size_t)r0 * j->row_bytes;
+    float scales[LOOM_GEMV_ROWS], acc[LOOM_GEMV_ROWS][64] = {{0}};
+    for (int i = 0; i < nr; i++) scales[i] = j->nscales == 0 ? 1.0f : j->scales[j->nscales == 1 ? 0 : r0 + i];
     int64_t c0 = 0;
     if (j->k->gemv_acc64[j->t->id]) { /* whole groups of 64 fused, the rest below */
-      j->k->gemv_acc64[j->t->id](j->t, row, j->cols / 64, scale, j->x, acc);
+      j->k->gemv_acc64[j->t->id](j->t, rows, j->row_bytes, nr, j->cols / 64, scales, j->x, acc[0]);
       c0 = j->cols / 64 * 64;
     }
-    for (int64_t c = c0; c < j->cols; c += LOOM_GEMV_BLOCK) {
-      const int64_t len = j->cols - c < LOOM_GEMV_BLOCK ? j->cols - c : LOOM_GEMV_BLOCK;
-      j->k->dequantize_row[j->t->id](j->t, row + (size_t)c * (size_t)bits / 8, len, scale, j->lut, buf);
-      j->k->dot_acc64(acc, buf, j->x + c, len);
+    for (int i = 0; i < nr; i++) {
+      const uint8_t *row = rows + (size_t)i * j->row_bytes;
+      for (int64_t c = c0; c < j->cols; c += LOOM_GEMV_BLOCK) {
+        const int64_t len = j->cols - c < LOOM_GEMV_BLOCK ? j->cols - c : LOOM_GEMV_BLOCK;
+        j->k->dequantize_row[j->t->id](j->t, row + (size_t)c * (size_t)bits / 8, len, scales[i], j->lut, buf);
+        j->k->dot_acc64(acc[i], buf, j->x + c, len);
+      }
+      j->y[r0 + i] = loom_gemv_reduce64(acc[i]);
     }
-    j->y[r] = loom_gemv_reduce64(acc);
   }
 }
 
