@@ -272,6 +272,8 @@ typedef struct {
   uint32_t mag_mask, special_at, nan_mag, rebias, min_normal;
   float sub_quantum;
   bool has_inf, has_nan, keep_payload;
+  /* fp4: its 8 magnitudes decoded (fp4_magnitudes), twice at 16 lanes */
+  _Alignas(64) float fp4[16];
 } mf_dec_params;
 
 static mf_dec_params mf_dec(const loom_dtype_traits *t) {
@@ -371,6 +373,39 @@ static inline vf fp8_decode(const bool e4m3, const uint8_t *p) {
 #endif
 }
 
+/* fp4 (e2m1: a sign bit and 8 magnitudes, no infinity or NaN): the 8
+ * magnitudes decoded once by mf_decode_vec into p->fp4, then a vector of
+ * codes picks its values with one permute and takes its sign bit; the same
+ * bits as mf_decode_vec on every code. */
+static inline void fp4_magnitudes(mf_dec_params *p) {
+  const vu v = mf_decode_vec(p, iota() & 7u);
+  memcpy(p->fp4, &v, sizeof v);
+  if (VL == 8) memcpy(p->fp4 + 8, &v, sizeof v);
+}
+
+static inline vf fp4_lookup(const mf_dec_params *p, vu c) {
+#if VBYTES == 64
+  const vu m = (vu)_mm512_permutexvar_ps((__m512i)(c & 7u), _mm512_load_ps(p->fp4));
+#else
+  const vu m = (vu)_mm256_permutevar8x32_ps(_mm256_load_ps(p->fp4), (__m256i)(c & 7u));
+#endif
+  return (vf)(m | (c & 8u) << 28);
+}
+
+static void dequantize_fp4(const mf_dec_params *p, const uint8_t *src, int64_t n, float *dst) {
+  int64_t i = 0;
+  for (; i + VL <= n; i += VL) {
+    const vf v = fp4_lookup(p, load_codes(4, src + i / 2));
+    memcpy(dst + i, &v, sizeof v);
+  }
+  if (i < n) {
+    uint8_t in[VL / 2] = {0};
+    memcpy(in, src + i / 2, (size_t)((n - i + 1) / 2));
+    const vf v = fp4_lookup(p, load_codes(4, in));
+    memcpy(dst + i, &v, (size_t)(n - i) * sizeof *dst);
+  }
+}
+
 /* float16 (bytes 2) and fp8 (bytes 1, e4m3 or e5m2) rows through the
  * conversions above; the last partial vector from a zero-padded copy. */
 static ALWAYS_INLINE void dequantize_via_half(const int bytes, const bool e4m3, const uint8_t *src, int64_t n,
@@ -411,7 +446,12 @@ static void SIMD(dequantize_minifloat)(const loom_dtype_traits *t, const uint8_t
   case LOOM_DTYPE_FP8_E5M2: dequantize_via_half(1, false, src, n, dst); return;
   default: break;
   }
-  const mf_dec_params p = mf_dec(t);
+  mf_dec_params p = mf_dec(t);
+  if (t->id == LOOM_DTYPE_FP4) {
+    fp4_magnitudes(&p);
+    dequantize_fp4(&p, src, n, dst);
+    return;
+  }
   switch (t->bits) {
   case 16: dequantize_minifloat_bits(16, &p, src, n, dst); break;
   case 8: dequantize_minifloat_bits(8, &p, src, n, dst); break;

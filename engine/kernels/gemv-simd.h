@@ -36,16 +36,11 @@ static ALWAYS_INLINE vf decode_block(const int bits, const int kind, const uint8
   if (kind < 0) { /* float formats */
     if (kind == -2) return (vf)(load_codes(16, p) << 16);
     if (kind == -3) return load_f((const float *)(const void *)p);
-    /* -11 float16, -12 fp8-e5m2, -13 fp8-e4m3 through F16C's conversion;
-     * -14 fp4 (no infinity, no NaN) through the generic decode, the flags
-     * as constants so that no test is left in the loop. */
+    /* -11 float16, -12 fp8-e5m2, -13 fp8-e4m3 through F16C's conversion,
+     * -14 fp4 from its table of magnitudes */
     if (kind == -11) return half_decode(p);
     if (kind == -12 || kind == -13) return fp8_decode(kind == -13, p);
-    mf_dec_params q = *mf;
-    q.has_inf = false;
-    q.has_nan = false;
-    q.keep_payload = false;
-    return (vf)mf_decode_vec(&q, load_codes(bits, p));
+    return fp4_lookup(mf, load_codes(4, p));
   }
   const vu c = load_codes(bits, p);
   if (kind == LOOM_DTYPE_KIND_BINARY) return __builtin_convertvector(1 - 2 * (vi)c, vf) * scale;
@@ -96,6 +91,7 @@ static void SIMD(gemv_acc64)(const loom_dtype_traits *t, const uint8_t *row, siz
                              int64_t groups, const float *scales, const float *x, float *acc) {
   mf_dec_params mf = {0};
   if (!t->scaled && t->bits <= 16) mf = mf_dec(t);
+  if (t->id == LOOM_DTYPE_FP4) fp4_magnitudes(&mf);
   const bool uns = t->kind == LOOM_DTYPE_KIND_UNSIGNED;
   switch (t->id) {
   case LOOM_DTYPE_FLOAT32: GEMV_CASE(32, -3); break;
