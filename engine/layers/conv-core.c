@@ -427,6 +427,43 @@ int conv_positions_from_image(const conv_plan *p, loom_pool *pool, const float *
   return rc;
 }
 
+/* What the two backward products hold while they run: blocks of rb rows of
+ * positions (about block_pos positions, whole rows, at most the workspace),
+ * `side` samples side by side where a sample is one block, the columns'
+ * workspace, the positions side by side (side > 1) and the offset lists. */
+typedef struct {
+  int64_t rb, side;
+  float *ws, *side_pos;
+  conv_table *table;
+} backward_blocks;
+
+static void backward_blocks_free(backward_blocks *b) {
+  conv_table_free(b->table);
+  free(b->side_pos);
+  free(b->ws);
+}
+
+/* LOOM_OK, or an error with nothing held. The sizes depend on the problem
+ * alone: OpenBLAS (on request) sums a block in an order of its own. */
+static int backward_blocks_take(const conv_plan *p, int64_t block_pos, int64_t batch, backward_blocks *b,
+                                loom_error *err) {
+  const int64_t rows = p->pos[0] * p->pos[1], per_row = p->img_channels * p->taps * p->pos[2];
+  *b = (backward_blocks){.rb = block_pos / p->pos[2]};
+  if (b->rb > WORKSPACE_DEFAULT / per_row) b->rb = WORKSPACE_DEFAULT / per_row;
+  if (b->rb < 1) b->rb = 1;
+  if (b->rb > rows) b->rb = rows;
+  b->side = min64(side_samples(p, block_pos, p->img_channels * p->taps + p->pos_channels), batch);
+  if (!(b->ws = alloc_workspace(b->side * b->rb, per_row, err)) ||
+      (b->side > 1 && !(b->side_pos = alloc_workspace(b->side * p->n_pos, p->pos_channels, err)))) {
+    backward_blocks_free(b);
+    return err ? err->code : LOOM_ERR_NOMEM;
+  }
+  int rc;
+  b->table = conv_table_new(p, b->rb, err, &rc);
+  if (rc != LOOM_OK) backward_blocks_free(b);
+  return rc;
+}
+
 /* img = col2im(Aᵀ · pos), per sample in blocks of about DX_BLOCK_POS
  * positions (whole rows), the last block first: one product per block and
  * group (every column one chain over the rows of A in ascending order,
@@ -446,30 +483,15 @@ int conv_image_from_positions(const conv_plan *p, loom_pool *pool, const float *
                   img + (n * p->groups + g) * kc * p->n_pos, p->n_pos);
     return LOOM_OK;
   }
-  int64_t per_row = p->img_channels * p->taps * p->pos[2];
-  int64_t rb = DX_BLOCK_POS / p->pos[2];
-  if (rb > WORKSPACE_DEFAULT / per_row) rb = WORKSPACE_DEFAULT / per_row;
-  if (rb < 1) rb = 1;
-  if (rb > rows) rb = rows;
   if (batch <= 0) return LOOM_OK;
-  int64_t side = min64(side_samples(p, DX_BLOCK_POS, p->img_channels * p->taps + p->pos_channels), batch);
-  float *ws = alloc_workspace(side * rb, per_row, err), *side_pos = NULL;
-  if (ws && side > 1 && !(side_pos = alloc_workspace(side * p->n_pos, p->pos_channels, err))) {
-    free(ws);
-    ws = NULL;
-  }
-  if (!ws) return err ? err->code : LOOM_ERR_NOMEM;
-  int rc;
-  conv_table *table = conv_table_new(p, rb, err, &rc);
-  if (rc != LOOM_OK) {
-    free(side_pos);
-    free(ws);
-    return rc;
-  }
-  phase_job j = {.p = p, .A = A, .ws = ws, .table = table};
+  backward_blocks bb;
+  int rc = backward_blocks_take(p, DX_BLOCK_POS, batch, &bb, err);
+  if (rc != LOOM_OK) return rc;
+  const int64_t rb = bb.rb;
+  phase_job j = {.p = p, .A = A, .ws = bb.ws, .table = bb.table};
   int64_t n_blocks = ceil_div(rows, rb);
-  for (int64_t n = 0; n < batch; n += side) {
-    j.ns = min64(side, batch - n);
+  for (int64_t n = 0; n < batch; n += bb.side) {
+    j.ns = min64(bb.side, batch - n);
     j.dst = img + n * p->img_channels * p->n_img;
     const float *a = pos + n * p->pos_channels * p->n_pos;
     int64_t lda = p->n_pos;
@@ -479,19 +501,17 @@ int conv_image_from_positions(const conv_plan *p, loom_pool *pool, const float *
       int64_t q = (j.r1 - j.r0) * p->pos[2];
       j.ld = j.ns * q;
       if (j.ns > 1) { /* then a sample is one block */
-        positions_side_by_side(p, a, j.ns, j.ld, side_pos);
-        a = side_pos;
+        positions_side_by_side(p, a, j.ns, j.ld, bb.side_pos);
+        a = bb.side_pos;
         lda = j.ld;
       }
       for (int64_t g = 0; g < p->groups; g++)
         conv_gemm(pool, true, false, kc, j.ld, mg, A + g * mg * kc, kc, a + g * mg * lda + j.r0 * p->pos[2], lda,
-                  false, ws + g * kc * j.ld, j.ld);
+                  false, bb.ws + g * kc * j.ld, j.ld);
       loom_pool_for(pool, j.ns * p->img_channels, 1 + 16384 / (p->taps * q), scatter_block_range, &j);
     }
   }
-  conv_table_free(table);
-  free(side_pos);
-  free(ws);
+  backward_blocks_free(&bb);
   return LOOM_OK;
 }
 
@@ -507,31 +527,14 @@ int conv_image_from_positions(const conv_plan *p, loom_pool *pool, const float *
 int conv_weight_gradient(const conv_plan *p, loom_pool *pool, const float *pos, const float *img, float *dA,
                          int64_t batch, loom_error *err) {
   int64_t kc = p->cols_per_group, mg = p->rows_per_group, rows = p->pos[0] * p->pos[1];
-  int64_t per_row = p->img_channels * p->taps * p->pos[2];
-  /* The block depends on the problem alone: OpenBLAS (on request) sums a
-   * block in an order of its own. */
-  int64_t rb = WG_BLOCK_POS / p->pos[2];
-  if (rb > WORKSPACE_DEFAULT / per_row) rb = WORKSPACE_DEFAULT / per_row;
-  if (rb < 1) rb = 1;
-  if (rb > rows) rb = rows;
   if (batch <= 0) return LOOM_OK;
-  int64_t side = min64(side_samples(p, WG_BLOCK_POS, p->img_channels * p->taps + p->pos_channels), batch);
-  float *ws = alloc_workspace(side * rb, per_row, err), *side_pos = NULL;
-  if (ws && side > 1 && !(side_pos = alloc_workspace(side * p->n_pos, p->pos_channels, err))) {
-    free(ws);
-    ws = NULL;
-  }
-  if (!ws) return err ? err->code : LOOM_ERR_NOMEM;
-  int rc;
-  conv_table *table = conv_table_new(p, rb, err, &rc);
-  if (rc != LOOM_OK) {
-    free(side_pos);
-    free(ws);
-    return rc;
-  }
-  phase_job j = {.p = p, .ws = ws, .table = table};
-  for (int64_t n = 0; n < batch; n += side) {
-    j.ns = min64(side, batch - n);
+  backward_blocks bb;
+  int rc = backward_blocks_take(p, WG_BLOCK_POS, batch, &bb, err);
+  if (rc != LOOM_OK) return rc;
+  const int64_t rb = bb.rb;
+  phase_job j = {.p = p, .ws = bb.ws, .table = bb.table};
+  for (int64_t n = 0; n < batch; n += bb.side) {
+    j.ns = min64(bb.side, batch - n);
     j.src = img + n * p->img_channels * p->n_img;
     const float *a = pos + n * p->pos_channels * p->n_pos;
     int64_t lda = p->n_pos;
@@ -540,18 +543,16 @@ int conv_weight_gradient(const conv_plan *p, loom_pool *pool, const float *pos, 
       int64_t q = (j.r1 - j.r0) * p->pos[2];
       j.ld = j.ns * q;
       if (j.ns > 1) { /* then a sample is one block */
-        positions_side_by_side(p, a, j.ns, j.ld, side_pos);
-        a = side_pos;
+        positions_side_by_side(p, a, j.ns, j.ld, bb.side_pos);
+        a = bb.side_pos;
         lda = j.ld;
       }
       loom_pool_for(pool, j.ns * p->img_channels, 1 + 16384 / (p->taps * q), gather_block_range, &j);
       for (int64_t g = 0; g < p->groups; g++)
-        conv_gemm(pool, false, true, mg, kc, j.ld, a + g * mg * lda + j.r0 * p->pos[2], lda, ws + g * kc * j.ld, j.ld,
-                  true, dA + g * mg * kc, kc);
+        conv_gemm(pool, false, true, mg, kc, j.ld, a + g * mg * lda + j.r0 * p->pos[2], lda, bb.ws + g * kc * j.ld,
+                  j.ld, true, dA + g * mg * kc, kc);
     }
   }
-  conv_table_free(table);
-  free(side_pos);
-  free(ws);
+  backward_blocks_free(&bb);
   return LOOM_OK;
 }
