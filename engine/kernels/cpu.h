@@ -41,8 +41,10 @@ typedef void (*loom_dequantize_row_fn)(const loom_dtype_traits *t, const uint8_t
 struct loom_qgemm_job; /* kernels/qgemm.h */
 typedef void (*loom_qgemm_rows_fn)(const struct loom_qgemm_job *job, int64_t r0, int64_t r1);
 
-/* Rows one call of loom_kernels.gemv_acc64 takes at most. */
+/* Rows and activation vectors one call of loom_kernels.gemv_acc64 takes at
+ * most. */
 #define LOOM_GEMV_ROWS 4
+#define LOOM_GEMV_INPUTS 3
 
 typedef struct loom_kernels {
   loom_kernel_level level;
@@ -78,14 +80,17 @@ typedef struct loom_kernels {
    * product of the packed GEMV (kernels/gemv.h), the same at every level. */
   void (*dot_acc64)(float *acc, const float *w, const float *x, int64_t n);
   /* The same for `groups` × 64 columns of each of `nrows` packed rows
-   * (row i at row + i·row_bytes, scale scales[i], its 64 sums at acc +
-   * 64·i; nrows ≤ LOOM_GEMV_ROWS), decoding in registers: for every row
+   * (row i at row + i·row_bytes, scale scales[i]) against each of `nx`
+   * activation vectors (vector k at x + k·x_stride), the 64 sums of row i
+   * and vector k at acc + 64·(i·nx + k); nrows ≤ LOOM_GEMV_ROWS, nx ≤
+   * LOOM_GEMV_INPUTS. Decoding in registers: for every row and vector
    * exactly dequantize_row then dot_acc64, without the buffer. A level may
-   * take the rows together, so that each activation vector is loaded once
-   * for all of them. NULL where a level has none (gemv.c then decodes a
-   * block at a time). */
+   * take the rows together (each activation vector loaded once for all of
+   * them) or the vectors together (each row decoded once for all of them).
+   * NULL where a level has none (gemv.c then decodes a block at a time). */
   void (*gemv_acc64[LOOM_DTYPE_COUNT])(const loom_dtype_traits *t, const uint8_t *row, size_t row_bytes, int nrows,
-                                       int64_t groups, const float *scales, const float *x, float *acc);
+                                       int64_t groups, const float *scales, const float *x, int64_t x_stride, int nx,
+                                       float *acc);
   /* Rows [r0, r1) of the integer product of packed codes and int8
    * activations (kernels/qgemm.h): exact integer sums, so every level gives
    * the same bits. NULL for the dtypes it does not serve. */

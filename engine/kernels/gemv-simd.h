@@ -49,46 +49,64 @@ static ALWAYS_INLINE vf decode_block(const int bits, const int kind, const uint8
   return __builtin_convertvector(q, vf) * scale;
 }
 
-/* nr rows at once (a constant: 1, or 4 where the registers hold 4 rows'
- * accumulators): each activation vector is loaded once for all of them,
- * and each row's lanes take their terms in the one-row order. */
-static ALWAYS_INLINE void gemv_groups(const int bits, const int kind, const int nr, const uint8_t *row,
+/* nr rows against nx activation vectors at once (constants: 1 × 1, 4 × 1
+ * or 1 × 2-3, as the registers hold their accumulators): each activation
+ * vector is loaded once for all the rows, each row decoded once for all the
+ * vectors, and the lanes of every (row, vector) take their terms in the
+ * order of one row against one vector. */
+static ALWAYS_INLINE void gemv_groups(const int bits, const int kind, const int nr, const int nx, const uint8_t *row,
                                       size_t row_bytes, int64_t groups, const float *scales, const mf_dec_params *mf,
-                                      const float *x, float *acc) {
+                                      const float *x, int64_t x_stride, float *acc) {
   enum { NV = 64 / VL };
-  vf a[LOOM_GEMV_ROWS][NV];
-  memcpy(a, acc, (size_t)nr * sizeof a[0]);
+  vf a[LOOM_GEMV_ROWS * LOOM_GEMV_INPUTS][NV];
+  memcpy(a, acc, (size_t)(nr * nx) * sizeof a[0]);
   for (int64_t g = 0; g < groups; g++)
 #pragma GCC unroll 8 /* the accumulators stay in registers */
     for (int v = 0; v < NV; v++) {
       const int64_t j = g * 64 + v * VL;
-      const vf xv = load_f(x + j);
+      vf xv[LOOM_GEMV_INPUTS];
 #pragma GCC unroll 4
-      for (int r = 0; r < nr; r++)
-        a[r][v] = VFMA(decode_block(bits, kind, row + (size_t)r * row_bytes + j * bits / 8, scales[r], mf), xv, a[r][v]);
+      for (int k = 0; k < nx; k++) xv[k] = load_f(x + k * x_stride + j);
+#pragma GCC unroll 4
+      for (int r = 0; r < nr; r++) {
+        const vf w = decode_block(bits, kind, row + (size_t)r * row_bytes + j * bits / 8, scales[r], mf);
+#pragma GCC unroll 4
+        for (int k = 0; k < nx; k++) a[r * nx + k][v] = VFMA(w, xv[k], a[r * nx + k][v]);
+      }
     }
-  memcpy(acc, a, (size_t)nr * sizeof a[0]);
+  memcpy(acc, a, (size_t)(nr * nx) * sizeof a[0]);
 }
 
-/* Four rows together at the AVX-512 level (16 accumulators of 32
- * registers); AVX2's 16 registers hold one row's 8. */
-#define GEMV_TOGETHER (VL == 16 ? LOOM_GEMV_ROWS : 1)
+/* At the AVX-512 level four rows or three vectors together (12-16
+ * accumulators of 32 registers); AVX2's 16 registers hold one row's 8
+ * against one vector. */
+#define GEMV_TOGETHER (VL == 16)
 
 static ALWAYS_INLINE void gemv_rows_of(const int bits, const int kind, const uint8_t *row, size_t row_bytes,
                                        int nrows, int64_t groups, const float *scales, const mf_dec_params *mf,
-                                       const float *x, float *acc) {
-  if (GEMV_TOGETHER > 1 && nrows == GEMV_TOGETHER) {
-    gemv_groups(bits, kind, GEMV_TOGETHER, row, row_bytes, groups, scales, mf, x, acc);
+                                       const float *x, int64_t x_stride, int nx, float *acc) {
+  if (GEMV_TOGETHER && nx == 1 && nrows == LOOM_GEMV_ROWS) {
+    gemv_groups(bits, kind, LOOM_GEMV_ROWS, 1, row, row_bytes, groups, scales, mf, x, x_stride, acc);
     return;
   }
-  for (int r = 0; r < nrows; r++)
-    gemv_groups(bits, kind, 1, row + (size_t)r * row_bytes, row_bytes, groups, scales + r, mf, x, acc + 64 * r);
+  for (int r = 0; r < nrows; r++) {
+    const uint8_t *rr = row + (size_t)r * row_bytes;
+    float *ar = acc + 64 * r * nx;
+    if (GEMV_TOGETHER && nx == 3)
+      gemv_groups(bits, kind, 1, 3, rr, row_bytes, groups, scales + r, mf, x, x_stride, ar);
+    else if (GEMV_TOGETHER && nx == 2)
+      gemv_groups(bits, kind, 1, 2, rr, row_bytes, groups, scales + r, mf, x, x_stride, ar);
+    else
+      for (int k = 0; k < nx; k++)
+        gemv_groups(bits, kind, 1, 1, rr, row_bytes, groups, scales + r, mf, x + k * x_stride, x_stride, ar + 64 * k);
+  }
 }
 
-#define GEMV_CASE(B, KIND) gemv_rows_of(B, KIND, row, row_bytes, nrows, groups, scales, &mf, x, acc)
+#define GEMV_CASE(B, KIND) gemv_rows_of(B, KIND, row, row_bytes, nrows, groups, scales, &mf, x, x_stride, nx, acc)
 
 static void SIMD(gemv_acc64)(const loom_dtype_traits *t, const uint8_t *row, size_t row_bytes, int nrows,
-                             int64_t groups, const float *scales, const float *x, float *acc) {
+                             int64_t groups, const float *scales, const float *x, int64_t x_stride, int nx,
+                             float *acc) {
   mf_dec_params mf = {0};
   if (!t->scaled && t->bits <= 16) mf = mf_dec(t);
   if (t->id == LOOM_DTYPE_FP4) fp4_magnitudes(&mf);

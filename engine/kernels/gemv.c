@@ -24,23 +24,27 @@ typedef struct {
   size_t row_bytes;
   int64_t cols, nscales;
   const float *scales, *x, *lut;
+  int nx;       /* activation vectors, cols floats apart; y of vector k at y + k·rows */
+  int64_t rows;
   float *y;
 } gemv_job;
 
-/* Rows LOOM_GEMV_ROWS at a time: the fused kernel may share each
- * activation load between them; every row's sums keep their own order. */
+/* Rows LOOM_GEMV_ROWS at a time against the job's nx activation vectors:
+ * the fused kernel may share each activation load between rows, or each
+ * row's decode between vectors; every (row, vector) keeps its own order,
+ * that of one row against one vector. */
 static void gemv_rows(void *arg, int64_t begin, int64_t end) {
   const gemv_job *j = arg;
-  const int bits = j->t->bits;
+  const int bits = j->t->bits, nx = j->nx;
   float buf[LOOM_GEMV_BLOCK];
   for (int64_t r0 = begin; r0 < end; r0 += LOOM_GEMV_ROWS) {
     const int nr = (int)(end - r0 < LOOM_GEMV_ROWS ? end - r0 : LOOM_GEMV_ROWS);
     const uint8_t *rows = j->packed + (size_t)r0 * j->row_bytes;
-    float scales[LOOM_GEMV_ROWS], acc[LOOM_GEMV_ROWS][64] = {{0}};
+    float scales[LOOM_GEMV_ROWS], acc[LOOM_GEMV_ROWS * LOOM_GEMV_INPUTS][64] = {{0}};
     for (int i = 0; i < nr; i++) scales[i] = j->nscales == 0 ? 1.0f : j->scales[j->nscales == 1 ? 0 : r0 + i];
     int64_t c0 = 0;
     if (j->k->gemv_acc64[j->t->id]) { /* whole groups of 64 fused, the rest below */
-      j->k->gemv_acc64[j->t->id](j->t, rows, j->row_bytes, nr, j->cols / 64, scales, j->x, acc[0]);
+      j->k->gemv_acc64[j->t->id](j->t, rows, j->row_bytes, nr, j->cols / 64, scales, j->x, j->cols, nx, acc[0]);
       c0 = j->cols / 64 * 64;
     }
     for (int i = 0; i < nr; i++) {
@@ -48,20 +52,27 @@ static void gemv_rows(void *arg, int64_t begin, int64_t end) {
       for (int64_t c = c0; c < j->cols; c += LOOM_GEMV_BLOCK) {
         const int64_t len = j->cols - c < LOOM_GEMV_BLOCK ? j->cols - c : LOOM_GEMV_BLOCK;
         j->k->dequantize_row[j->t->id](j->t, row + (size_t)c * (size_t)bits / 8, len, scales[i], j->lut, buf);
-        j->k->dot_acc64(acc[i], buf, j->x + c, len);
+        for (int k = 0; k < nx; k++) j->k->dot_acc64(acc[i * nx + k], buf, j->x + k * j->cols + c, len);
       }
-      j->y[r0 + i] = loom_gemv_reduce64(acc[i]);
+      for (int k = 0; k < nx; k++) j->y[k * j->rows + r0 + i] = loom_gemv_reduce64(acc[i * nx + k]);
     }
   }
 }
 
 int loom_gemv_packed(loom_pool *pool, loom_dtype d, const uint8_t *packed, int64_t rows, int64_t cols,
                      const float *scales, int64_t nscales, const float *x, float *y, loom_error *err) {
+  return loom_gemv_packed_batch(pool, d, packed, rows, cols, scales, nscales, 1, x, y, err);
+}
+
+int loom_gemv_packed_batch(loom_pool *pool, loom_dtype d, const uint8_t *packed, int64_t rows, int64_t cols,
+                           const float *scales, int64_t nscales, int64_t m, const float *x, float *y,
+                           loom_error *err) {
   const loom_dtype_traits *t = loom_dtype_traits_get(d);
   if (!t) return loom_error_set(err, LOOM_ERR_INVALID, _("invalid dtype %d"), (int)d);
   size_t nbytes;
-  if (rows < 0 || cols < 0)
-    return loom_error_set(err, LOOM_ERR_SHAPE, _("invalid shape %lld × %lld"), (long long)rows, (long long)cols);
+  if (rows < 0 || cols < 0 || m < 0)
+    return loom_error_set(err, LOOM_ERR_SHAPE, _("invalid shape %lld × %lld (%lld inputs)"), (long long)rows,
+                          (long long)cols, (long long)m);
   int rc = loom_dtype_packed_bytes(d, rows, cols, &nbytes, err);
   if (rc) return rc;
   if (t->scaled ? !scales || (nscales != rows && nscales != 1) : nscales != 0)
@@ -71,11 +82,16 @@ int loom_gemv_packed(loom_pool *pool, loom_dtype d, const uint8_t *packed, int64
   if (!t->scaled && t->bits <= 8) loom_float_build_lut(t, lut);
   gemv_job job = {
     .k = loom_kernels_get(), .t = t, .packed = packed, .row_bytes = loom_dtype_row_bytes(d, cols),
-    .cols = cols, .nscales = t->scaled ? nscales : 0, .scales = scales, .x = x, .lut = lut, .y = y,
+    .cols = cols, .nscales = t->scaled ? nscales : 0, .scales = scales, .lut = lut, .rows = rows,
   };
   /* About 256 KiB of weights per range: enough work to be worth a thread. */
   const int64_t per_row = (int64_t)job.row_bytes + 1;
   const int64_t grain = per_row >= (INT64_C(1) << 18) ? 1 : (INT64_C(1) << 18) / per_row;
-  loom_pool_for(pool, rows, grain, gemv_rows, &job);
+  for (int64_t k = 0; k < m; k += LOOM_GEMV_INPUTS) {
+    job.nx = (int)(m - k < LOOM_GEMV_INPUTS ? m - k : LOOM_GEMV_INPUTS);
+    job.x = x + k * cols;
+    job.y = y + k * rows;
+    loom_pool_for(pool, rows, grain, gemv_rows, &job);
+  }
   return 0;
 }

@@ -28,6 +28,13 @@
  * be NULL (one thread). */
 int loom_gemv_packed(loom_pool *pool, loom_dtype d, const uint8_t *packed, int64_t rows, int64_t cols,
                      const float *scales, int64_t nscales, const float *x, float *y, loom_error *err);
+/* The same for m activation vectors (x: m × cols, y: m × rows), each
+ * output the bits loom_gemv_packed gives for its vector alone; the vectors
+ * go LOOM_GEMV_INPUTS at a time, so that a level can decode each row once
+ * for several of them. */
+int loom_gemv_packed_batch(loom_pool *pool, loom_dtype d, const uint8_t *packed, int64_t rows, int64_t cols,
+                           const float *scales, int64_t nscales, int64_t m, const float *x, float *y,
+                           loom_error *err);
 
 /* The fixed reduction of the 64 lanes: pairs (k, k + w) for w = 32, 16, ..., 1. */
 float loom_gemv_reduce64(float *acc);

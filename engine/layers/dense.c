@@ -107,9 +107,7 @@ static int dense_forward_packed(loom_layer *l, loom_pool *pool, const float *x, 
   } else if (m >= DENSE_REST_MIN_BATCH) {
     rc = dense_rest_blocked(pool, d, packed, scales, nscales, x, y, m, n_in, n_out, err);
   } else {
-    rc = LOOM_OK;
-    for (int64_t r = 0; r < m && !rc; r++)
-      rc = loom_gemv_packed(pool, d, packed, n_out, n_in, scales, nscales, x + r * n_in, y + r * n_out, err);
+    rc = loom_gemv_packed_batch(pool, d, packed, n_out, n_in, scales, nscales, m, x, y, err);
   }
   if (rc) loom_error_prefix(err, "%s", loom_weights_label(w));
   return rc;

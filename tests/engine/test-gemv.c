@@ -97,6 +97,49 @@ static void test_every_dtype(void) {
   loom_pool_free(pools[2]);
 }
 
+/* Several activation vectors (loom_gemv_packed_batch): each output vector
+ * gets the bits of loom_gemv_packed on its vector alone, at every dtype and
+ * level, for 2, 3, 5 and 7 vectors (groups of 3 and their rest), rows in
+ * a group of 4 and a rest, columns with a partial group of 64. */
+static void test_batch(void) {
+  loom_pool *pool = loom_pool_new(3, NULL);
+  g_assert_nonnull(pool);
+  const loom_kernel_level was = loom_kernels_get()->level;
+  uint64_t seed = 77;
+  const int64_t rows = 9, cols = 577, ms[] = {2, 3, 5, 7};
+  float *w = g_new(float, rows * cols), *x = g_new(float, 7 * cols), *y = g_new(float, 7 * rows);
+  float *alone = g_new(float, rows), *scales = g_new(float, rows);
+  for (int64_t i = 0; i < rows * cols; i++) w[i] = uniform(&seed) * (1.0f + (float)(i % 5));
+  for (int64_t i = 0; i < 7 * cols; i++) x[i] = uniform(&seed);
+  for (int d = 0; d < LOOM_DTYPE_COUNT; d++) {
+    const int64_t nscales = loom_dtype_traits_get((loom_dtype)d)->scaled ? rows : 0;
+    for (int64_t r = 0; r < nscales; r++) scales[r] = loom_dtype_compute_scale((loom_dtype)d, w + r * cols, cols);
+    size_t nbytes;
+    g_assert_cmpint(loom_dtype_packed_bytes((loom_dtype)d, rows, cols, &nbytes, NULL), ==, 0);
+    uint8_t *packed = g_malloc(nbytes + 1);
+    g_assert_cmpint(loom_dtype_quantize((loom_dtype)d, w, rows, cols, scales, nscales, packed, NULL), ==, 0);
+    for (int l = 0; l <= (int)loom_kernels_best_level(); l++) {
+      g_assert_true(loom_kernels_force((loom_kernel_level)l));
+      for (size_t mi = 0; mi < G_N_ELEMENTS(ms); mi++) {
+        memset(y, 0xff, (size_t)(7 * rows) * sizeof *y);
+        g_assert_cmpint(loom_gemv_packed_batch(mi % 2 ? pool : NULL, (loom_dtype)d, packed, rows, cols, scales,
+                                               nscales, ms[mi], x, y, NULL), ==, 0);
+        for (int64_t k = 0; k < ms[mi]; k++) {
+          g_assert_cmpint(loom_gemv_packed(NULL, (loom_dtype)d, packed, rows, cols, scales, nscales, x + k * cols,
+                                           alone, NULL), ==, 0);
+          if (memcmp(y + k * rows, alone, (size_t)rows * sizeof *y) != 0)
+            g_error("%s at level %s, %lld vectors: vector %lld differs from the GEMV of it alone",
+                    loom_dtype_name((loom_dtype)d), loom_kernel_level_name(l), (long long)ms[mi], (long long)k);
+        }
+      }
+    }
+    g_free(packed);
+  }
+  g_assert_true(loom_kernels_force(was));
+  g_free(w), g_free(x), g_free(y), g_free(alone), g_free(scales);
+  loom_pool_free(pool);
+}
+
 static void test_errors(void) {
   loom_error err;
   float x[4] = {0}, y[2], s[2] = {1, 1};
@@ -112,6 +155,7 @@ static void test_errors(void) {
 
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
+  g_test_add_func("/gemv/batch", test_batch);
   g_test_add_func("/gemv/every-dtype", test_every_dtype);
   g_test_add_func("/gemv/errors", test_errors);
   return g_test_run();
