@@ -72,9 +72,10 @@ int loom_gemv_packed_batch(loom_pool *pool, loom_dtype d, const uint8_t *packed,
   const loom_dtype_traits *t = loom_dtype_traits_get(d);
   if (!t) return loom_error_set(err, LOOM_ERR_INVALID, _("invalid dtype %d"), (int)d);
   size_t nbytes;
-  if (rows < 0 || cols < 0 || m < 0)
-    return loom_error_set(err, LOOM_ERR_SHAPE, _("invalid shape %lld × %lld (%lld inputs)"), (long long)rows,
-                          (long long)cols, (long long)m);
+  if (rows < 0 || cols < 0)
+    return loom_error_set(err, LOOM_ERR_SHAPE, _("invalid shape %lld × %lld"), (long long)rows, (long long)cols);
+  if (m < 0) /* the activations' shape */
+    return loom_error_set(err, LOOM_ERR_SHAPE, _("invalid shape %lld × %lld"), (long long)m, (long long)cols);
   int rc = loom_dtype_packed_bytes(d, rows, cols, &nbytes, err);
   if (rc) return rc;
   if (t->scaled ? !scales || (nscales != rows && nscales != 1) : nscales != 0)
