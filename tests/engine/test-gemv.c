@@ -149,6 +149,9 @@ static void test_errors(void) {
   g_assert_cmpstr(err.message, ==, "int8 needs 2 scales (one per row) or 1, got 3");
   g_assert_cmpint(loom_gemv_packed(NULL, LOOM_DTYPE_FP8_E4M3, p, 2, 4, s, 2, x, y, &err), ==, LOOM_ERR_SHAPE);
   g_assert_cmpint(loom_gemv_packed(NULL, LOOM_DTYPE_INT4, p, -1, 4, s, 1, x, y, &err), ==, LOOM_ERR_SHAPE);
+  g_assert_cmpint(loom_gemv_packed_batch(NULL, LOOM_DTYPE_INT4, p, 2, 4, s, 1, -1, x, y, &err), ==, LOOM_ERR_SHAPE);
+  g_assert_cmpstr(err.message, ==, "invalid shape -1 × 4");
+  g_assert_cmpint(loom_gemv_packed_batch(NULL, LOOM_DTYPE_INT4, p, 2, 4, s, 1, 0, x, y, &err), ==, 0);
   g_assert_cmpint(loom_gemv_packed(NULL, LOOM_DTYPE_INT4, p, 2, 4, s, 1, x, y, &err), ==, 0);
   g_assert_cmpfloat(y[0], ==, 0);
 }
