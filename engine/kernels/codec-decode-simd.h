@@ -1,0 +1,210 @@
+/*
+ * The minifloat decoders of the row codecs (float16, fp8, fp4): the generic
+ * decode and the F16C and table paths that give its bits faster, used by
+ * the dequantize and by the fused GEMV (gemv-simd.h). Included by
+ * codec-simd.h only, whose types and SIMD(name) they use. Not a normal
+ * header.
+ */
+#ifndef SIMD
+#error "codec-decode-simd.h is included by codec-simd.h only"
+#endif
+
+/*
+ * Decoding: the magnitude bits moved to a float32's exponent and mantissa
+ * with the exponent rebiased; subnormal codes as mantissa × quantum. Both
+ * exact (every value of these formats is a normal float32). Infinity and NaN codes get the reference's
+ * values: float16 keeps the NaN payload (core's half_to_float), the 8-bit
+ * formats give the canonical quiet NaN with the code's sign (their table is
+ * built from a double NAN).
+ */
+typedef struct {
+  int man_bits, sign_shift;
+  uint32_t mag_mask, special_at, nan_mag, rebias, min_normal;
+  float sub_quantum;
+  bool has_inf, has_nan, keep_payload;
+  /* fp4: its 8 magnitudes decoded (fp4_magnitudes), twice at 16 lanes */
+  _Alignas(64) float fp4[16];
+} mf_dec_params;
+
+static mf_dec_params mf_dec(const loom_dtype_traits *t) {
+  mf_dec_params p = {
+    .man_bits = t->man_bits,
+    .sign_shift = t->exp_bits + t->man_bits,
+    .mag_mask = (UINT32_C(1) << (t->exp_bits + t->man_bits)) - 1,
+    .special_at = ((UINT32_C(1) << t->exp_bits) - 1) << t->man_bits,
+    .nan_mag = loom_minifloat_nan_code(t),
+    .rebias = (uint32_t)(127 - t->exp_bias) << 23,
+    .min_normal = UINT32_C(1) << t->man_bits,
+    .sub_quantum = ldexpf(1.0f, 1 - t->exp_bias - t->man_bits),
+    .has_inf = t->has_inf,
+    .has_nan = t->has_nan,
+    .keep_payload = t->id == LOOM_DTYPE_FLOAT16,
+  };
+  return p;
+}
+
+static inline vu mf_decode_vec(const mf_dec_params *p, vu c) {
+  const vu mag = c & p->mag_mask;
+  const vu sign = ((c >> p->sign_shift) & 1u) << 31;
+  /* Normal codes: rebias the exponent in the integer bits. Subnormal codes
+   * (exponent field 0): mantissa × 2^(emin − M) in float32, both operands
+   * normal. (Building a float32 subnormal and scaling it would be exact too,
+   * but a subnormal operand costs a microcode assist on many Intel cores.) */
+  const vu normal = (mag << (23 - p->man_bits)) + p->rebias;
+  const vu subnormal = (vu)(__builtin_convertvector((vi)mag, vf) * p->sub_quantum);
+  vu v = sel_u((vi)(mag < p->min_normal), subnormal, normal);
+  if (p->has_inf) {
+    const vu man = mag & ((1u << p->man_bits) - 1);
+    const vu special = p->keep_payload ? 0x7f800000u | (man << (23 - p->man_bits))
+                                       : sel_u((vi)(man != 0), (vu){0} + 0x7fc00000u, (vu){0} + 0x7f800000u);
+    v = sel_u((vi)(mag >= p->special_at), special, v);
+  } else if (p->has_nan) {
+    v = sel_u((vi)(mag == p->nan_mag), (vu){0} + 0x7fc00000u, v);
+  }
+  return sign | v;
+}
+
+/* VL float16 codes at p through F16C's conversion, which is exact for every
+ * finite half and infinity (each is a float32) and keeps a NaN's sign and
+ * payload but sets the quiet bit; mf_decode_vec keeps a signalling NaN's
+ * bits as they are, so the lanes whose half has an all-ones exponent and
+ * the quiet bit (0x200) clear get that bit cleared again: signalling NaNs,
+ * and infinities, whose float32 has it clear anyway. The same bits as
+ * mf_decode_vec in a third of its operations. */
+static inline vf half_decode(const uint8_t *p) {
+#if VBYTES == 64
+  const __m256i h = _mm256_loadu_si256((const __m256i *)(const void *)p);
+  const __m512i f = _mm512_castps_si512(_mm512_cvtph_ps(h));
+  const __mmask16 quiet_clear =
+      _mm256_cmpeq_epi16_mask(_mm256_and_si256(h, _mm256_set1_epi16(0x7e00)), _mm256_set1_epi16(0x7c00));
+  return (vf)_mm512_mask_and_epi32(f, quiet_clear, f, _mm512_set1_epi32(~0x00400000));
+#else
+  const __m128i h = _mm_loadu_si128((const __m128i *)(const void *)p);
+  const __m256i f = _mm256_castps_si256(_mm256_cvtph_ps(h));
+  const __m256i quiet_clear = _mm256_cvtepi16_epi32(
+      _mm_cmpeq_epi16(_mm_and_si128(h, _mm_set1_epi16(0x7e00)), _mm_set1_epi16(0x7c00)));
+  return (vf)_mm256_andnot_si256(_mm256_and_si256(quiet_clear, _mm256_set1_epi32(0x00400000)), f);
+#endif
+}
+
+/* VL fp8 codes at p through the same conversion. An fp8-e5m2 code is the
+ * top byte of the float16 of the same value; an fp8-e4m3 code's magnitude
+ * moved 7 bits up reads as a float16 of 2^-8 times its value, normal or
+ * subnormal alike (both formats carry 3 fraction bits there; e4m3's bias 7
+ * is float16's 15 less 8), so the conversion times 256 is exact. NaN codes
+ * (e5m2 magnitudes above 0x7c, e4m3's 0x7f) give the canonical quiet NaN
+ * with the code's sign, as mf_decode_vec does. */
+static inline vf fp8_decode(const bool e4m3, const uint8_t *p) {
+#if VBYTES == 64
+  const __m256i c = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(const void *)p));
+  const __m256i mag = _mm256_and_si256(c, _mm256_set1_epi16(0x7f));
+  const __m256i h = e4m3 ? _mm256_or_si256(_mm256_slli_epi16(_mm256_and_si256(c, _mm256_set1_epi16(0x80)), 8),
+                                           _mm256_slli_epi16(mag, 7))
+                         : _mm256_slli_epi16(c, 8);
+  const __mmask16 nan = e4m3 ? _mm256_cmpeq_epi16_mask(mag, _mm256_set1_epi16(0x7f))
+                             : _mm256_cmpgt_epu16_mask(mag, _mm256_set1_epi16(0x7c));
+  __m512 f = _mm512_cvtph_ps(h);
+  if (e4m3) f = _mm512_mul_ps(f, _mm512_set1_ps(256.0f));
+  const __m512i bits = _mm512_castps_si512(f);
+  const __m512i quiet = _mm512_or_si512(_mm512_and_si512(bits, _mm512_set1_epi32((int)0x80000000u)),
+                                        _mm512_set1_epi32(0x7fc00000));
+  return (vf)_mm512_mask_mov_epi32(bits, nan, quiet);
+#else
+  const __m128i c = _mm_cvtepu8_epi16(_mm_loadl_epi64((const __m128i *)(const void *)p));
+  const __m128i mag = _mm_and_si128(c, _mm_set1_epi16(0x7f));
+  const __m128i h = e4m3 ? _mm_or_si128(_mm_slli_epi16(_mm_and_si128(c, _mm_set1_epi16(0x80)), 8), _mm_slli_epi16(mag, 7))
+                         : _mm_slli_epi16(c, 8);
+  const __m128i nan16 = e4m3 ? _mm_cmpeq_epi16(mag, _mm_set1_epi16(0x7f)) : _mm_cmpgt_epi16(mag, _mm_set1_epi16(0x7c));
+  __m256 f = _mm256_cvtph_ps(h);
+  if (e4m3) f = _mm256_mul_ps(f, _mm256_set1_ps(256.0f));
+  const __m256 quiet = _mm256_or_ps(_mm256_and_ps(f, _mm256_castsi256_ps(_mm256_set1_epi32((int)0x80000000u))),
+                                    _mm256_castsi256_ps(_mm256_set1_epi32(0x7fc00000)));
+  return (vf)_mm256_blendv_ps(f, quiet, _mm256_castsi256_ps(_mm256_cvtepi16_epi32(nan16)));
+#endif
+}
+
+/* fp4 (e2m1: a sign bit and 8 magnitudes, no infinity or NaN): the 8
+ * magnitudes decoded once by mf_decode_vec into p->fp4, then a vector of
+ * codes picks its values with one permute and takes its sign bit; the same
+ * bits as mf_decode_vec on every code. */
+static inline void fp4_magnitudes(mf_dec_params *p) {
+  const vu v = mf_decode_vec(p, iota() & 7u);
+  memcpy(p->fp4, &v, sizeof v);
+  if (VL == 8) memcpy(p->fp4 + 8, &v, sizeof v);
+}
+
+static inline vf fp4_lookup(const mf_dec_params *p, vu c) {
+#if VBYTES == 64
+  const vu m = (vu)_mm512_permutexvar_ps((__m512i)(c & 7u), _mm512_load_ps(p->fp4));
+#else
+  const vu m = (vu)_mm256_permutevar8x32_ps(_mm256_load_ps(p->fp4), (__m256i)(c & 7u));
+#endif
+  return (vf)(m | (c & 8u) << 28);
+}
+
+static void dequantize_fp4(const mf_dec_params *p, const uint8_t *src, int64_t n, float *dst) {
+  int64_t i = 0;
+  for (; i + VL <= n; i += VL) {
+    const vf v = fp4_lookup(p, load_codes(4, src + i / 2));
+    memcpy(dst + i, &v, sizeof v);
+  }
+  if (i < n) {
+    uint8_t in[VL / 2] = {0};
+    memcpy(in, src + i / 2, (size_t)((n - i + 1) / 2));
+    const vf v = fp4_lookup(p, load_codes(4, in));
+    memcpy(dst + i, &v, (size_t)(n - i) * sizeof *dst);
+  }
+}
+
+/* float16 (bytes 2) and fp8 (bytes 1, e4m3 or e5m2) rows through the
+ * conversions above; the last partial vector from a zero-padded copy. */
+static ALWAYS_INLINE void dequantize_via_half(const int bytes, const bool e4m3, const uint8_t *src, int64_t n,
+                                              float *dst) {
+  int64_t i = 0;
+  for (; i + VL <= n; i += VL) {
+    const vf v = bytes == 2 ? half_decode(src + 2 * i) : fp8_decode(e4m3, src + i);
+    memcpy(dst + i, &v, sizeof v);
+  }
+  if (i < n) {
+    uint8_t in[2 * VL] = {0};
+    memcpy(in, src + bytes * i, (size_t)((n - i) * bytes));
+    const vf v = bytes == 2 ? half_decode(in) : fp8_decode(e4m3, in);
+    memcpy(dst + i, &v, (size_t)(n - i) * sizeof *dst);
+  }
+}
+
+static ALWAYS_INLINE void dequantize_minifloat_bits(const int bits, const mf_dec_params *p, const uint8_t *src,
+                                                    int64_t n, float *dst) {
+  int64_t i = 0;
+  for (; i + VL <= n; i += VL) {
+    const vu v = mf_decode_vec(p, load_codes(bits, src + i * bits / 8));
+    memcpy(dst + i, &v, sizeof v);
+  }
+  if (i < n) {
+    uint8_t in[64] = {0};
+    memcpy(in, src + i * bits / 8, (size_t)(((n - i) * bits + 7) / 8));
+    const vu v = mf_decode_vec(p, load_codes(bits, in));
+    memcpy(dst + i, &v, (size_t)(n - i) * sizeof *dst);
+  }
+}
+
+static void SIMD(dequantize_minifloat)(const loom_dtype_traits *t, const uint8_t *src, int64_t n, float scale,
+                                       const float *lut, float *dst) {
+  switch (t->id) {
+  case LOOM_DTYPE_FLOAT16: dequantize_via_half(2, false, src, n, dst); return;
+  case LOOM_DTYPE_FP8_E4M3: dequantize_via_half(1, true, src, n, dst); return;
+  case LOOM_DTYPE_FP8_E5M2: dequantize_via_half(1, false, src, n, dst); return;
+  default: break;
+  }
+  mf_dec_params p = mf_dec(t);
+  if (t->id == LOOM_DTYPE_FP4) {
+    fp4_magnitudes(&p);
+    dequantize_fp4(&p, src, n, dst);
+    return;
+  }
+  switch (t->bits) {
+  case 16: dequantize_minifloat_bits(16, &p, src, n, dst); break;
+  case 8: dequantize_minifloat_bits(8, &p, src, n, dst); break;
+  default: dequantize_minifloat_bits(4, &p, src, n, dst); break;
+  }
+}
