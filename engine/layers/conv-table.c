@@ -209,6 +209,7 @@ int32_t conv_table_offset(const conv_table *t, const conv_plan *p, int64_t k, in
   return t->offsets[k * p->n_pos + q];
 }
 
+#if defined(LOOM_KERNELS_X86)
 /* The block that [r0, r1) is, where the chunks serve it; −1 otherwise. */
 static int64_t chunk_block(const conv_plan *p, const conv_table *t, int64_t r0, int64_t r1) {
   if (!t->chunks || r0 % t->block_rows) return -1;
@@ -216,6 +217,7 @@ static int64_t chunk_block(const conv_plan *p, const conv_table *t, int64_t r0, 
   const int64_t end = r0 + t->block_rows < rows ? r0 + t->block_rows : rows;
   return r1 == end ? b : -1;
 }
+#endif
 
 void conv_gather_table(const conv_plan *p, const conv_table *t, const float *img, float *out, int64_t row_stride,
                        int64_t r0, int64_t r1) {
