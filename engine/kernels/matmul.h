@@ -54,3 +54,7 @@ typedef struct loom_sgemm_args {
  * packing buffer cannot be had. */
 bool loom_sgemm_level_avx2(loom_pool *pool, const loom_sgemm_args *a);
 bool loom_sgemm_level_avx512(loom_pool *pool, const loom_sgemm_args *a);
+/* Products of at most 2 rows (a->m), reading B in place (sgemm-rows-simd.h);
+ * the level functions above call them. */
+void loom_sgemm_rows_avx2(loom_pool *pool, const loom_sgemm_args *a);
+void loom_sgemm_rows_avx512(loom_pool *pool, const loom_sgemm_args *a);

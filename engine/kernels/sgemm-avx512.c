@@ -40,6 +40,18 @@ static inline void transpose16(const float *src, int64_t lds, float *dst, int64_
   for (int i = 0; i < 16; i++) _mm512_storeu_ps(dst + i * ldd, _mm512_castsi512_ps(r[i]));
 }
 #define VTRANSPOSE(src, lds, dst, ldd) transpose16(src, lds, dst, ldd)
+
+/* The same transpose of 16 vectors already in registers. */
+static inline __attribute__((always_inline)) void transpose16_ps(__m512 v[16]) {
+  __m512i r[16];
+#pragma GCC unroll 16
+  for (int i = 0; i < 16; i++) r[i] = _mm512_castps_si512(v[i]);
+  transpose16_epi32(r);
+#pragma GCC unroll 16
+  for (int i = 0; i < 16; i++) v[i] = _mm512_castsi512_ps(r[i]);
+}
+#define VTRANSPOSE_REGS(v) transpose16_ps(v)
+#define ROWS_ALIASED loom_sgemm_rows_avx2
 #include "kernels/sgemm-simd.h"
 
 #pragma GCC pop_options

@@ -302,7 +302,17 @@ static double SIMD(cost)(bool m_lanes, const loom_sgemm_args *a) {
  * of C is the same, through memory between chunks as between blocks of KC. */
 #define PACK_BUDGET ((int64_t)1 << 22)
 
+#include "kernels/sgemm-rows-simd.h"
+
 bool SIMD(loom_sgemm_level)(loom_pool *pool, const loom_sgemm_args *a) {
+  /* Small products stay on the calling thread: handing them out costs more
+   * than they take. Inside another pool job the product runs inline, on this
+   * thread alone. */
+  if ((double)a->m * (double)a->n * (double)a->k < 65536.0) pool = NULL;
+  if (a->m <= FEW_ROWS) {
+    SIMD(loom_sgemm_rows)(pool, a);
+    return true;
+  }
   bool m_lanes = SIMD(cost)(true, a) <= SIMD(cost)(false, a);
   SIMD(job) j = {.m_lanes = m_lanes, .c = a->c, .ldc = a->ldc};
   if (m_lanes) {
@@ -324,10 +334,6 @@ bool SIMD(loom_sgemm_level)(loom_pool *pool, const loom_sgemm_args *a) {
     j.sc_p = a->trans_a ? a->lda : 1;
     j.sc_s = a->trans_a ? 1 : a->lda;
   }
-  /* Small products stay on the calling thread: handing them out costs more
-   * than they take. Inside another pool job the product runs inline, on this
-   * thread alone. */
-  if ((double)a->m * (double)a->n * (double)a->k < 65536.0) pool = NULL;
   const int64_t threads = loom_pool_size(pool);
   j.parallel = threads > 1 && loom_pool_thread_index() < 0;
   const int64_t slices = j.parallel ? threads : 1;
@@ -368,3 +374,4 @@ bool SIMD(loom_sgemm_level)(loom_pool *pool, const loom_sgemm_args *a) {
 #undef MICRO_NR
 #undef MICRO_ROW
 #undef PACK_BUDGET
+#undef FEW_ROWS

@@ -220,6 +220,54 @@ static void check_batches(const char *level, void *data) {
 
 static void test_batch_independent(void) { for_each_level(check_batches, NULL); }
 
+/* Products of one and two rows of C, which read B in place
+ * (sgemm-rows-simd.h): columns around the vectors' and tasks' edges, k
+ * around a block of steps, every transposition and accumulation, padded
+ * leading dimensions; the operands hold exact zeros of both signs, and C
+ * starts at −0 in places, so that a multiply-add the chain does not have
+ * (a padded step, fma(x, 0, −0) = +0) changes a bit. Then a pool of 2 and 7
+ * threads on wide products. */
+static void signed_zeros(float *v, int64_t rows, int64_t cols, int64_t ld, uint64_t seed) {
+  for (int64_t r = 0; r < rows; r++)
+    for (int64_t c = 0; c < cols; c++) {
+      uint64_t h = (seed * 31 + (uint64_t)r) * 131 + (uint64_t)c;
+      if (h % 7 == 0) v[r * ld + c] = h % 2 ? -0.0f : 0.0f;
+    }
+}
+
+static void check_few_rows(const char *level, void *data) {
+  (void)data;
+  static const int64_t ns[] = {1, 7, 15, 16, 17, 33, 64, 65, 200};
+  static const int64_t ks[] = {1, 5, 15, 16, 17, 40, 257, 1024}; /* 1024: rows 4 KiB apart */
+  static const int threads[] = {2, 7};
+  for (int64_t m = 1; m <= 2; m++)
+    for (size_t ni = 0; ni < G_N_ELEMENTS(ns); ni++)
+      for (size_t ki = 0; ki < G_N_ELEMENTS(ks); ki++)
+        for (int combo = 0; combo < 8; combo++) {
+          int64_t n = ns[ni], k = ks[ki], pad = (ni + ki + (size_t)combo) % 2 ? 3 : 0;
+          mats x = mats_new(combo & 1, combo & 2, combo & 4, m, n, k, pad, 90 + ni * 11 + ki);
+          signed_zeros(x.a, x.ta ? k : m, x.ta ? m : k, x.lda, 1);
+          signed_zeros(x.b, x.tb ? n : k, x.tb ? k : n, x.ldb, 2);
+          for (int64_t i = 0; i < m; i++)
+            for (int64_t j = 0; j < n; j += 3) x.c0[i * x.ldc + j] = -0.0f;
+          float *want = reference(&x), *got = product(&x, NULL);
+          assert_same(&x, want, got, level);
+          g_free(want);
+          g_free(got);
+          mats_free(&x);
+        }
+  for (int64_t m = 1; m <= 2; m++)
+    for (int combo = 0; combo < 8; combo++) {
+      mats x = mats_new(combo & 1, combo & 2, combo & 4, m, 3000, 301, 5, 120 + (uint64_t)combo);
+      float *want = reference(&x);
+      assert_pools_give(&x, want, threads, G_N_ELEMENTS(threads), level);
+      g_free(want);
+      mats_free(&x);
+    }
+}
+
+static void test_few_rows(void) { for_each_level(check_few_rows, NULL); }
+
 /* A layer's forward (dense: X·Wᵀ + bias; swiglu: three products and the
  * gating between them, all through loom_sgemm): a sample gives the same
  * output alone as inside a batch. */
@@ -294,6 +342,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/sgemm/matches-reference", test_matches_reference);
   g_test_add_func("/sgemm/thread-counts", test_thread_counts);
   g_test_add_func("/sgemm/long-k-in-passes", test_long_k);
+  g_test_add_func("/sgemm/few-rows", test_few_rows);
   g_test_add_func("/sgemm/batch-independent", test_batch_independent);
   g_test_add_func("/sgemm/layers-batch-independent", test_layers_batch_independent);
   return g_test_run();
