@@ -46,8 +46,11 @@ static inline void transpose8(const float *src, int64_t lds, float *dst, int64_t
 static inline __attribute__((always_inline)) void transpose8_ps(__m256 v[8]) {
   transpose8_halves(v);
   __m256 lo[4];
+#pragma GCC unroll 4
   for (int c = 0; c < 4; c++) lo[c] = _mm256_permute2f128_ps(v[c], v[4 + c], 0x20);
+#pragma GCC unroll 4
   for (int c = 0; c < 4; c++) v[4 + c] = _mm256_permute2f128_ps(v[c], v[4 + c], 0x31);
+#pragma GCC unroll 4
   for (int c = 0; c < 4; c++) v[c] = lo[c];
 }
 #define VTRANSPOSE_REGS(v) transpose8_ps(v)

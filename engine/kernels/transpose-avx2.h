@@ -10,12 +10,14 @@
  * column c of rows 0-3 in its low half and column c + 4 of rows 0-3 in its
  * high half, and r[4 + c] the same of rows 4-7; one permute2f128 per pair
  * completes the columns. */
-static inline void transpose8_halves(__m256 r[8]) {
+static inline __attribute__((always_inline)) void transpose8_halves(__m256 r[8]) {
   __m256 t[8];
+#pragma GCC unroll 4
   for (int i = 0; i < 4; i++) {
     t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
     t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
   }
+#pragma GCC unroll 2
   for (int i = 0; i < 2; i++) {
     r[4 * i] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], 0x44);
     r[4 * i + 1] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], 0xEE);
