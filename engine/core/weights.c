@@ -11,6 +11,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/dtype-internal.h"
 #include "core/i18n.h"
@@ -322,6 +323,20 @@ LOOM_API const float *loom_weights_effective(loom_weights *w, loom_error *err) {
     w->effective_valid = true;
   }
   return w->effective;
+}
+
+LOOM_API int loom_weights_values_into(loom_weights *w, float *dst, loom_error *err) {
+  if (w->master || w->effective_valid) {
+    const float *v = loom_weights_effective(w, err);
+    if (!v) return err ? err->code : LOOM_ERR_INVALID;
+    memcpy(dst, v, (size_t)w->count * sizeof *dst);
+    return 0;
+  }
+  if (!w->cache_valid)
+    return loom_error_set(err, LOOM_ERR_INVALID, _("%s: at rest but without packed codes"), w->label);
+  int rc = loom_dtype_dequantize(w->dtype, w->packed, w->rows, w->cols, w->scales, w->nscales, dst, err);
+  if (rc) loom_error_prefix(err, "%s", w->label);
+  return rc;
 }
 
 LOOM_API const uint8_t *loom_weights_packed(const loom_weights *w, size_t *nbytes) {

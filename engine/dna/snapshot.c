@@ -102,15 +102,12 @@ static int sig_fill(dna_sig *s, const loom_net *net, loom_coord at, size_t *budg
    * child's, then the gate's), dequantized at the dtype it computes with. */
   int64_t off = 0;
   for (int k = 0; k < s->info.n_tensors; k++) {
-    loom_weights *w = loom_layer_weights(layer, k);
-    const float *eff = loom_weights_effective(w, err);
-    if (!eff) {
+    /* Written straight into the snapshot: at rest nothing is left resident. */
+    if (loom_weights_values_into(loom_layer_weights(layer, k), v + off, err)) {
       free(v);
       return where_error(err, at, s->tensors[k].path);
     }
-    int64_t count = s->tensors[k].rows * s->tensors[k].cols;
-    memcpy(v + off, eff, (size_t)count * sizeof(float));
-    off += count;
+    off += s->tensors[k].rows * s->tensors[k].cols;
   }
   size_t need = (size_t)n * sizeof(float);
   bool keep = need <= *budget;

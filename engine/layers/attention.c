@@ -229,18 +229,32 @@ static int att_forward(loom_layer *l, const loom_ctx *ctx, const float *x, float
                           (long long)batch, (long long)keys);
   int rc = att_reserve(l, s, batch, steps, keys, kv_steps, err);
   if (rc) return rc;
+  /* At rest the four projections come from their packed codes, one after
+   * the other through layer_weight_product (layer-product.c); biases and
+   * norm weights are never quantized. */
+  bool rest = false;
+  for (int i = W_Q; i <= W_O; i++) rest = rest || layer_weight_at_rest(l, i);
   const float *w[ATT_MAX_W] = {NULL};
-  for (int i = 0; i < l->n_weights; i++)
+  for (int i = rest ? W_O + 1 : 0; i < l->n_weights; i++)
     if (!(w[i] = layer_weight_values(l, i, err))) return err ? err->code : LOOM_ERR_INVALID;
   int bi = att_bias_index(l), ni = att_norm_index(l);
   int64_t rows = batch * steps;
-  att_task qkv[3];
-  qkv[0] = projection(x, rows, g.d, w[W_Q], bi >= 0 ? w[bi] : NULL, g.qw, s->q);
   /* Without a cache the key/value buffers hold exactly this call's rows: project into them. */
   float *k_new = cap > 0 ? s->k_new : s->k, *v_new = cap > 0 ? s->v_new : s->v;
-  qkv[1] = projection(x, rows, g.d, w[W_K], bi >= 0 ? w[bi + 1] : NULL, g.kw, k_new);
-  qkv[2] = projection(x, rows, g.d, w[W_V], bi >= 0 ? w[bi + 2] : NULL, g.kw, v_new);
-  run_tasks(pool, qkv, 3);
+  if (rest) {
+    float *out[3] = {s->q, k_new, v_new};
+    const int64_t width[3] = {g.qw, g.kw, g.kw};
+    for (int i = 0; i < 3; i++) {
+      if ((rc = layer_weight_product(l, W_Q + i, pool, x, rows, out[i], err))) return rc;
+      if (bi >= 0) add_bias(out[i], rows, width[i], w[bi + i]);
+    }
+  } else {
+    att_task qkv[3];
+    qkv[0] = projection(x, rows, g.d, w[W_Q], bi >= 0 ? w[bi] : NULL, g.qw, s->q);
+    qkv[1] = projection(x, rows, g.d, w[W_K], bi >= 0 ? w[bi + 1] : NULL, g.kw, k_new);
+    qkv[2] = projection(x, rows, g.d, w[W_V], bi >= 0 ? w[bi + 2] : NULL, g.kw, v_new);
+    run_tasks(pool, qkv, 3);
+  }
   if (ni >= 0) {
     double eps = layer_float(l, P_QK_EPS);
     heads_rmsnorm(s->q, s->q_raw, s->q_rstd, w[ni], rows, g.h, g.hd, eps);
@@ -263,7 +277,11 @@ static int att_forward(loom_layer *l, const loom_ctx *ctx, const float *x, float
   s->keys = keys;
   s->kv_steps = kv_steps;
   att_scores(l, s, pool);
-  loom_sgemm(pool, false, true, rows, g.d, g.qw, s->o, g.qw, w[W_O], g.qw, false, y, g.d);
+  if (rest) {
+    if ((rc = layer_weight_product(l, W_O, pool, s->o, rows, y, err))) return rc;
+  } else {
+    loom_sgemm(pool, false, true, rows, g.d, g.qw, s->o, g.qw, w[W_O], g.qw, false, y, g.d);
+  }
   if (bi >= 0) add_bias(y, rows, g.d, w[bi + 3]);
   if (cap > 0) {
     s->len = keys;

@@ -11,6 +11,7 @@
  * convolution keeps PyTorch's [in, out/groups, k...]: rows are input channels.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/i18n.h"
@@ -249,10 +250,13 @@ static int conv_forward(loom_layer *l, const loom_ctx *ctx, const float *x, floa
   loom_pool *pool = ctx ? ctx->pool : NULL;
   conv_plan plan;
   make_plan(l, &plan);
-  const float *w = layer_weight_values(l, W_WEIGHT, err);
+  /* At rest a dequantized copy for this call only (layer-product.c). */
+  float *owned;
+  const float *w = layer_weight_values_for_call(l, W_WEIGHT, &owned, err);
   if (!w) return err ? err->code : LOOM_ERR_INVALID;
   int rc = is_transposed(l) ? conv_image_from_positions(&plan, pool, w, x, y, batch, err)
                             : conv_positions_from_image(&plan, pool, w, x, y, batch, err);
+  free(owned);
   if (rc) return rc;
   if (l->n_weights > W_BIAS) {
     const float *b = layer_weight_values(l, W_BIAS, err);

@@ -9,9 +9,7 @@
 #include <stdlib.h>
 
 #include "core/i18n.h"
-#include "kernels/gemv.h"
 #include "kernels/matmul.h"
-#include "kernels/qgemm.h"
 #include "layers/registry.h"
 
 enum { P_IN, P_OUT, P_BIAS };
@@ -60,71 +58,13 @@ static int dense_build(loom_layer *l, const loom_shape *in, uint64_t seed, loom_
   return LOOM_OK;
 }
 
-/* At rest (no float32 master: docs/dtypes.md) the product reads the packed
- * codes: the integer kernel for the dtypes it serves (activations quantized
- * to int8 on the fly, within docs/dtypes.md's tolerance); for the others the
- * float GEMV once per input row for a few rows, or, for a batch, loom_sgemm
- * on DENSE_REST_BLOCK_FLOATS of W dequantized at a time (the GEMV decodes the
- * codes again for every row of the batch: 5× slower than the plain forward
- * at batch 64). All give the same bits for any thread count; none keeps a
- * float32 copy of W. float32 rests as its master and takes loom_sgemm as
- * always. docs/kernels.md, "Dense layer at rest". */
-#define DENSE_REST_MIN_BATCH 4
-#define DENSE_REST_BLOCK_FLOATS 65536 /* 256 KiB of dequantized rows, at least one row */
-
-static int dense_rest_blocked(loom_pool *pool, loom_dtype d, const uint8_t *packed, const float *scales,
-                              int64_t nscales, const float *x, float *y, int64_t m, int64_t n_in, int64_t n_out,
-                              loom_error *err) {
-  const int64_t block = n_in < DENSE_REST_BLOCK_FLOATS ? DENSE_REST_BLOCK_FLOATS / n_in : 1;
-  const size_t row_bytes = loom_dtype_row_bytes(d, n_in);
-  float *wb = malloc((size_t)(block < n_out ? block : n_out) * (size_t)n_in * sizeof *wb);
-  if (!wb) return loom_error_set(err, LOOM_ERR_NOMEM, _("out of memory for a block of dequantized weights"));
-  int rc = LOOM_OK;
-  for (int64_t r0 = 0; r0 < n_out && !rc; r0 += block) {
-    const int64_t nb = n_out - r0 < block ? n_out - r0 : block;
-    const bool per_row = nscales > 1; /* else one scale for the tensor, or none */
-    rc = loom_dtype_dequantize(d, packed + (size_t)r0 * row_bytes, nb, n_in, per_row ? scales + r0 : scales,
-                               per_row ? nb : nscales, wb, err);
-    if (!rc) loom_sgemm(pool, false, true, m, nb, n_in, x, n_in, wb, n_in, false, y + r0, n_out);
-  }
-  free(wb);
-  return rc;
-}
-
-static int dense_forward_packed(loom_layer *l, loom_pool *pool, const float *x, float *y, int64_t m, loom_error *err) {
-  const loom_weights *w = l->weights[W_WEIGHT];
-  const loom_dtype d = loom_weights_dtype(w);
-  int64_t n_in = layer_int(l, P_IN), n_out = layer_int(l, P_OUT), nscales;
-  const uint8_t *packed = loom_weights_packed(w, NULL);
-  const float *scales = loom_weights_scales(w, &nscales);
-  /* At rest the codes are the only copy and never stale (weights.c keeps
-   * them valid); a store breaking that must fail here, not read NULL. */
-  if (!packed)
-    return loom_error_set(err, LOOM_ERR_INVALID, _("%s: at rest but without packed codes"), loom_weights_label(w));
-  int rc;
-  if (loom_qgemm_supports(d)) {
-    rc = loom_qgemm_packed(pool, d, packed, n_out, n_in, scales, nscales, m, x, y, err);
-  } else if (m >= DENSE_REST_MIN_BATCH) {
-    rc = dense_rest_blocked(pool, d, packed, scales, nscales, x, y, m, n_in, n_out, err);
-  } else {
-    rc = loom_gemv_packed_batch(pool, d, packed, n_out, n_in, scales, nscales, m, x, y, err);
-  }
-  if (rc) loom_error_prefix(err, "%s", loom_weights_label(w));
-  return rc;
-}
-
 static int dense_forward(loom_layer *l, const loom_ctx *ctx, const float *x, float *y, int64_t batch,
                          loom_error *err) {
-  int64_t n_in = layer_int(l, P_IN), n_out = layer_int(l, P_OUT);
+  int64_t n_out = layer_int(l, P_OUT);
   int64_t m = batch * dense_positions(l);
-  if (!loom_weights_master_resident(l->weights[W_WEIGHT])) {
-    int rc = dense_forward_packed(l, ctx ? ctx->pool : NULL, x, y, m, err);
-    if (rc) return rc;
-  } else {
-    const float *w = layer_weight_values(l, W_WEIGHT, err);
-    if (!w) return err ? err->code : LOOM_ERR_INVALID;
-    loom_sgemm(ctx ? ctx->pool : NULL, false, true, m, n_out, n_in, x, n_in, w, n_in, false, y, n_out);
-  }
+  /* At rest from the packed codes (layer-product.c, docs/kernels.md). */
+  int rc = layer_weight_product(l, W_WEIGHT, ctx ? ctx->pool : NULL, x, m, y, err);
+  if (rc) return rc;
   if (l->n_weights > W_BIAS) {
     const float *b = layer_weight_values(l, W_BIAS, err);
     if (!b) return err ? err->code : LOOM_ERR_INVALID;

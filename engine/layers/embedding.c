@@ -76,12 +76,18 @@ typedef struct embedding_job {
   const float *x, *table, *dy;
   float *y, *dtable;
   int64_t tokens, dim;
+  const loom_layer *rest; /* at rest: each token's row dequantized from its codes */
 } embedding_job;
 
 static void lookup_range(void *arg, int64_t begin, int64_t end) {
   const embedding_job *j = arg;
-  for (int64_t t = begin; t < end; t++)
-    memcpy(j->y + t * j->dim, j->table + (int64_t)j->x[t] * j->dim, (size_t)j->dim * sizeof *j->y);
+  for (int64_t t = begin; t < end; t++) {
+    float *dst = j->y + t * j->dim;
+    if (!j->rest)
+      memcpy(dst, j->table + (int64_t)j->x[t] * j->dim, (size_t)j->dim * sizeof *j->y);
+    else /* the first token's row validated the store (embedding_forward); rows differ only in their codes */
+      (void)layer_weight_row(j->rest, W_WEIGHT, (int64_t)j->x[t], dst, NULL);
+  }
 }
 
 /* Column blocks of the table gradient; tokens in ascending order, so repeated
@@ -103,7 +109,14 @@ static int embedding_forward(loom_layer *l, const loom_ctx *ctx, const float *x,
   int rc = check_indices(l, x, batch, err);
   if (rc) return rc;
   embedding_job j = {.x = x, .y = y, .tokens = batch * l->in_shape.d[0], .dim = layer_int(l, P_DIM)};
-  if (!(j.table = layer_weight_values(l, W_WEIGHT, err))) return err ? err->code : LOOM_ERR_INVALID;
+  /* At rest only the rows looked up are dequantized (layer-product.c): a
+   * vocabulary's table is not copied to float32 for a few tokens. */
+  if (layer_weight_at_rest(l, W_WEIGHT)) {
+    if (j.tokens > 0 && (rc = layer_weight_row(l, W_WEIGHT, (int64_t)x[0], y, err))) return rc;
+    j.rest = l;
+  } else if (!(j.table = layer_weight_values(l, W_WEIGHT, err))) {
+    return err ? err->code : LOOM_ERR_INVALID;
+  }
   loom_pool_for(ctx ? ctx->pool : NULL, j.tokens, 1 + 4096 / j.dim, lookup_range, &j);
   return LOOM_OK;
 }

@@ -39,6 +39,8 @@ typedef struct kmeans_job {
   double inv_t;     /* 1/T */
   bool features;    /* output mode */
   double *g, *p;    /* backward: rows × K gradients at a, and probabilities */
+  float *owned_c;   /* at rest (forward only: a backward has the master) the centres dequantized for
+                     * this call, freed by kmeans_job_done */
   atomic_int out_of_memory;
 } kmeans_job;
 
@@ -176,8 +178,13 @@ static int kmeans_job_init(loom_layer *l, kmeans_job *j, int64_t batch, loom_err
   j->inv_t = 1.0 / layer_float(l, P_TEMPERATURE);
   j->features = layer_int(l, P_OUTPUT) == OUTPUT_FEATURES;
   atomic_init(&j->out_of_memory, 0);
-  j->c = layer_weight_values(l, W_CENTRES, err);
+  j->c = layer_weight_values_for_call(l, W_CENTRES, &j->owned_c, err);
   return j->c ? LOOM_OK : (err ? err->code : LOOM_ERR_INVALID);
+}
+
+static int kmeans_job_done(kmeans_job *j, int rc) {
+  free(j->owned_c);
+  return rc;
 }
 
 static int kmeans_out_of_memory(const loom_layer *l, kmeans_job *j, loom_error *err) {
@@ -193,9 +200,9 @@ static int kmeans_forward(loom_layer *l, const loom_ctx *ctx, const float *x, fl
   int rc = kmeans_job_init(l, &j, batch, err);
   if (rc) return rc;
   rc = rows_check_finite(l, x, batch, rows_per_sample(&l->in_shape), j.f, NULL, 0, err);
-  if (rc) return rc;
+  if (rc) return kmeans_job_done(&j, rc);
   rows_parallel(ctx, j.rows, rows_grain(j.k * j.f), kmeans_forward_range, &j);
-  return kmeans_out_of_memory(l, &j, err);
+  return kmeans_job_done(&j, kmeans_out_of_memory(l, &j, err));
 }
 
 static int kmeans_backward(loom_layer *l, const loom_ctx *ctx, const float *x, const float *y, const float *dy,

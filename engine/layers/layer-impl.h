@@ -88,8 +88,21 @@ int layer_weights_ensure(loom_layer *l, int index, const char *name, int64_t row
                          layer_init init, int64_t fan_in, uint64_t seed, loom_error *err);
 /* Drops weight slots >= n (e.g. bias switched off). */
 void layer_weights_truncate(loom_layer *l, int n);
-/* Effective float32 values of weight `index` at the layer's dtype. */
+/* Effective float32 values of weight `index` at the layer's dtype. At rest
+ * this leaves a dequantized copy resident: layers use the three below. */
 const float *layer_weight_values(loom_layer *l, int index, loom_error *err);
+/* engine/layers/layer-product.c: weight `index` is at rest (its store holds
+ * only packed codes and scales). */
+bool layer_weight_at_rest(const loom_layer *l, int index);
+/* y (m × rows) = x (m × cols) · Wᵀ for weight `index`; at rest from the
+ * packed codes, without a float32 copy of W. */
+int layer_weight_product(loom_layer *l, int index, loom_pool *pool, const float *x, int64_t m, float *y,
+                         loom_error *err);
+/* The values of weight `index` for one call: at rest a dequantized copy
+ * that *owned holds and the caller frees, else the store's (*owned NULL). */
+const float *layer_weight_values_for_call(loom_layer *l, int index, float **owned, loom_error *err);
+/* Row `row` of weight `index` at rest, dequantized into dst (cols values). */
+int layer_weight_row(const loom_layer *l, int index, int64_t row, float *dst, loom_error *err);
 /* Parameter value by index of the spec (no name lookup in hot paths). */
 static inline int64_t layer_int(const loom_layer *l, int index) { return l->values[index].i[0]; }
 static inline double layer_float(const loom_layer *l, int index) { return l->values[index].f; }

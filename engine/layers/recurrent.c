@@ -249,7 +249,9 @@ static void step_cells(loom_layer *l, rec_state *s, int64_t batch, int64_t t) {
   }
 }
 
-static int rec_forward(loom_layer *l, const loom_ctx *ctx, const float *x, float *y, int64_t batch, loom_error *err) {
+/* The forward once the weights' values are at hand (rec_forward). */
+static int rec_forward_values(loom_layer *l, const loom_ctx *ctx, const float *x, float *y, int64_t batch,
+                              const float *w_ih, const float *w_hh, loom_error *err) {
   loom_pool *pool = ctx ? ctx->pool : NULL;
   rec_state *s = get_state(l, err);
   if (!s) return LOOM_ERR_NOMEM;
@@ -267,8 +269,6 @@ static int rec_forward(loom_layer *l, const loom_ctx *ctx, const float *x, float
   s->batch = batch;
   s->steps = steps;
   if ((rc = pick_initial_state(l, s, batch, hsz, err))) return rc;
-  const float *w_ih = layer_weight_values(l, W_IH, err), *w_hh = w_ih ? layer_weight_values(l, W_HH, err) : NULL;
-  if (!w_hh) return err ? err->code : LOOM_ERR_INVALID;
   /* Per sample, never over the batch: a product's tiling (and BLAS's kernel
    * choice) follows its row count, so a sample computed beside others gives
    * the bits it gives alone. */
@@ -303,6 +303,17 @@ static int rec_forward(loom_layer *l, const loom_ctx *ctx, const float *x, float
     s->carry_batch = batch;
   }
   return LOOM_OK;
+}
+
+static int rec_forward(loom_layer *l, const loom_ctx *ctx, const float *x, float *y, int64_t batch, loom_error *err) {
+  /* At rest dequantized copies for this call only (layer-product.c). */
+  float *owned_ih, *owned_hh = NULL;
+  const float *w_ih = layer_weight_values_for_call(l, W_IH, &owned_ih, err);
+  const float *w_hh = w_ih ? layer_weight_values_for_call(l, W_HH, &owned_hh, err) : NULL;
+  int rc = w_hh ? rec_forward_values(l, ctx, x, y, batch, w_ih, w_hh, err) : err ? err->code : LOOM_ERR_INVALID;
+  free(owned_ih);
+  free(owned_hh);
+  return rc;
 }
 
 /* d(pre-activation) of step t from dh (and, for lstm, the running dc). */

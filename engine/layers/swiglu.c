@@ -119,11 +119,13 @@ static int swiglu_forward(loom_layer *l, const loom_ctx *ctx, const float *x, fl
   int rc = reserve(l, rows, err);
   if (rc) return rc;
   swiglu_state *s = l->state;
+  /* The projections through layer_weight_product: at rest from the packed
+   * codes (layer-product.c); the biases are never quantized. */
   const float *w[6] = {NULL};
-  for (int i = 0; i < l->n_weights; i++)
+  for (int i = W_DOWN + 1; i < l->n_weights; i++)
     if (!(w[i] = layer_weight_values(l, i, err))) return err ? err->code : LOOM_ERR_INVALID;
-  loom_sgemm(pool, false, true, rows, hid, d, x, d, w[W_GATE], d, false, s->g, hid);
-  loom_sgemm(pool, false, true, rows, hid, d, x, d, w[W_UP], d, false, s->u, hid);
+  if ((rc = layer_weight_product(l, W_GATE, pool, x, rows, s->g, err))) return rc;
+  if ((rc = layer_weight_product(l, W_UP, pool, x, rows, s->u, err))) return rc;
   bool bias = l->n_weights > W_BDOWN;
   if (bias) {
     add_bias(s->g, w[W_BGATE], rows, hid);
@@ -134,7 +136,7 @@ static int swiglu_forward(loom_layer *l, const loom_ctx *ctx, const float *x, fl
     float g = s->g[i], act = relu2 ? (g > 0.0f ? g * g : 0.0f) : g * sigmoidf(g);
     s->a[i] = act * s->u[i];
   }
-  loom_sgemm(pool, false, true, rows, d, hid, s->a, hid, w[W_DOWN], hid, false, y, d);
+  if ((rc = layer_weight_product(l, W_DOWN, pool, s->a, rows, y, err))) return rc;
   if (bias) add_bias(y, w[W_BDOWN], rows, d);
   return LOOM_OK;
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "kernels/qgemm.h"
+#include "loom/dna.h"
 #include "loom/loom.h"
 #include "loom/layer.h"
 #include "loom/model.h"
@@ -297,6 +298,29 @@ static void test_save_and_clone_at_rest(void) {
   }
 }
 
+/* A DNA snapshot of a net at rest dequantizes into the snapshot itself: no
+ * copy is left in the stores, and the snapshot holds the values the net
+ * computed with before it went to rest (the same bytes, compared whole). */
+static void test_dna_at_rest(void) {
+  loom_error err = {0};
+  loom_net *net = dense_net(LOOM_DTYPE_INT4, 40, 24, true);
+  loom_dna_snapshot *before = loom_dna_snapshot_new(net, 0, &err);
+  g_assert_nonnull(before);
+  g_assert_cmpint(loom_net_to_inference(net, &err), ==, 0);
+  loom_dna_snapshot *after = loom_dna_snapshot_new(net, 0, &err);
+  g_assert_nonnull(after);
+  g_assert_cmpuint(loom_net_resident_bytes(net), ==, loom_net_inference_bytes(net));
+  g_assert_cmpuint(loom_dna_snapshot_bytes(before), ==, loom_dna_snapshot_bytes(after));
+  loom_dna_result *r = loom_dna_compare(before, after, 0.5, &err);
+  g_assert_nonnull(r);
+  g_assert_cmpfloat(loom_dna_result_similarity(r), ==, 1.0);
+  g_assert_cmpfloat(loom_dna_result_matrix(r)[0], ==, 1.0);
+  loom_dna_result_free(r);
+  loom_dna_snapshot_free(before);
+  loom_dna_snapshot_free(after);
+  loom_net_free(net);
+}
+
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/inference/forward-every-dtype", test_forward_every_dtype);
@@ -305,5 +329,6 @@ int main(int argc, char **argv) {
   g_test_add_func("/inference/train-after-inference", test_train_after_inference);
   g_test_add_func("/inference/store-at-rest", test_store_at_rest);
   g_test_add_func("/inference/save-and-clone-at-rest", test_save_and_clone_at_rest);
+  g_test_add_func("/inference/dna-at-rest", test_dna_at_rest);
   return g_test_run();
 }

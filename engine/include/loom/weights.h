@@ -59,6 +59,10 @@ LOOM_API int loom_weights_morph(loom_weights *w, loom_error *err);
  * float64 (their round trip is exact), else dequantize(morph(master)); cached
  * until the next change. NULL + error on a non-finite master. */
 LOOM_API const float *loom_weights_effective(loom_weights *w, loom_error *err);
+/* The same values written into dst (count floats) without keeping a copy in
+ * the store: at rest (no master) they are dequantized from the packed codes,
+ * which loom_weights_effective would leave resident. */
+LOOM_API int loom_weights_values_into(loom_weights *w, float *dst, loom_error *err);
 /* The packed copy after morph (NULL while stale). For float32 it is the master. */
 LOOM_API const uint8_t *loom_weights_packed(const loom_weights *w, size_t *nbytes);
 /* The scales after morph; NULL (and 0) for unscaled dtypes and while stale. */

@@ -32,12 +32,16 @@ onnx_val onnx_weight(onnx_graph *g, loom_layer *l, int index, int rank, const in
               index);
     return none;
   }
-  const float *v = layer_weight_values(l, index, g->err);
+  /* At rest a dequantized copy for the export only: the graph copies it. */
+  float *owned;
+  const float *v = layer_weight_values_for_call(l, index, &owned, g->err);
   if (!v) {
     onnx_fail(g, g->err ? g->err->code : LOOM_ERR_INVALID, "%s", g->err ? g->err->message : "");
     return none;
   }
-  return onnx_const_floats(g, v, rank, dims);
+  onnx_val c = onnx_const_floats(g, v, rank, dims);
+  free(owned);
+  return c;
 }
 
 /* Weight [rows, cols] transposed to [cols, rows], for x·Wᵀ as a MatMul. */
