@@ -24,8 +24,10 @@ static void reorder(float *dst, const float *src, int64_t g, int64_t h, int64_t 
   }
 }
 
-static const float *values(onnx_graph *g, loom_layer *l, int index) {
-  const float *v = g->rc ? NULL : layer_weight_values(l, index, g->err);
+/* At rest a dequantized copy in *owned for the export only (the graph copies it). */
+static const float *values(onnx_graph *g, loom_layer *l, int index, float **owned) {
+  *owned = NULL;
+  const float *v = g->rc ? NULL : layer_weight_values_for_call(l, index, owned, g->err);
   if (!v && !g->rc) onnx_fail(g, g->err ? g->err->code : LOOM_ERR_INVALID, "%s", g->err ? g->err->message : "");
   return v;
 }
@@ -47,9 +49,11 @@ onnx_val onnx_recurrent(onnx_graph *g, loom_layer *l, const char *x) {
   size_t n_w = (size_t)(gc * h * f), n_r = (size_t)(gc * h * h), n_b = (size_t)(2 * gc * h);
   float *buf = malloc((n_w + n_r + n_b) * sizeof *buf);
   if (!buf) return onnx_fail(g, LOOM_ERR_NOMEM, _("out of memory writing the ONNX graph")), y;
-  const float *w_ih = values(g, l, 0), *w_hh = values(g, l, 1);
-  const float *b_ih = bias ? values(g, l, 2) : NULL, *b_hh = bias ? values(g, l, 3) : NULL;
+  float *owned[4] = {NULL};
+  const float *w_ih = values(g, l, 0, &owned[0]), *w_hh = values(g, l, 1, &owned[1]);
+  const float *b_ih = bias ? values(g, l, 2, &owned[2]) : NULL, *b_hh = bias ? values(g, l, 3, &owned[3]) : NULL;
   if (g->rc) {
+    for (int i = 0; i < 4; i++) free(owned[i]);
     free(buf);
     return y;
   }
@@ -61,6 +65,7 @@ onnx_val onnx_recurrent(onnx_graph *g, loom_layer *l, const char *x) {
     reorder(buf + n_w + n_r + gc * h, b_hh, gc, h, 1);
     b = onnx_const_floats(g, buf + n_w + n_r, 2, bdims);
   }
+  for (int i = 0; i < 4; i++) free(owned[i]);
   free(buf);
   int64_t seq[2] = {steps, f};
   loom_shape seq_shape = loom_shape_make(2, seq);
