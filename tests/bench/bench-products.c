@@ -2,12 +2,12 @@
  * Each product of the dense 1024→1024 batch-64 workload (forward X·Wᵀ, input
  * gradient dY·W, weight gradient dW += dYᵀ·X), of the conv2d workload per
  * sample through its im2col shapes (conv-core.c: forward A·cols, input
- * gradient Aᵀ·dpos, weight gradient dA += dpos·colsᵀ) and of bench-train's
- * mlp784, timed through loom_sgemm on one thread and through cblas_sgemm
- * (OpenBLAS pinned to one thread) on the same operands. Runs alternate
- * between the two, so a busy machine slows both alike; the figure is the
- * median time per call, and loom/BLAS is the ratio of speeds (above 1: loom
- * is faster).
+ * gradient Aᵀ·dpos, weight gradient dA += dpos·colsᵀ), of bench-train's
+ * mlp784 and of one or two samples through a 1024 → 1024 layer, timed
+ * through loom_sgemm on one thread and through cblas_sgemm (OpenBLAS pinned
+ * to one thread) on the same operands. Runs alternate between the two, so a
+ * busy machine slows both alike; the figure is the median time per call,
+ * and loom/BLAS is the ratio of speeds (above 1: loom is faster).
  */
 #include "bench-products.h"
 
@@ -37,6 +37,8 @@ static const product products[] = {
   {"mlp784 fwd  X·W1ᵀ", false, true, false, 64, 256, 784},
   {"mlp784 dW   dW1 += dYᵀ·X", true, false, true, 256, 784, 64},
   {"single row  x·Wᵀ (1024²)", false, true, false, 1, 1024, 1024},
+  {"single row  dy·W (1024²)", false, false, false, 1, 1024, 1024},
+  {"two rows    X·Wᵀ (1024²)", false, true, false, 2, 1024, 1024},
 };
 
 typedef struct operands {

@@ -71,6 +71,18 @@ static inline void lt_set_master(loom_layer *l, int index, const float *v, int64
   loom_weights_touch(w);
 }
 
+/* Fills every weight of l with uniform values in [-a, a], norm weights in
+ * [0.5, 1.5] (around their identity 1). */
+static inline void lt_randomize(loom_layer *l, double a, uint64_t seed) {
+  for (int i = 0; i < loom_layer_n_weights(l); i++) {
+    loom_weights *w = loom_layer_weights(l, i);
+    bool norm = strstr(loom_layer_weights_name(l, i), "norm") != NULL;
+    gradcheck_fill_uniform(loom_weights_master(w), loom_weights_count(w), norm ? 0.5 : -a, norm ? 1.5 : a,
+                           seed + (uint64_t)i);
+    loom_weights_touch(w);
+  }
+}
+
 static inline int64_t lt_in_numel(const loom_layer *l) {
   loom_shape s = loom_layer_in_shape(l);
   return loom_shape_numel(&s);

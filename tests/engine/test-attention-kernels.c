@@ -164,13 +164,7 @@ static loom_layer *make_layer(const att_case *c, uint64_t seed) {
   lt_set_bool(l, "qk_norm", c->qk_norm);
   lt_set_enum(l, "rope", c->rope);
   lt_build(l, 2, (const int64_t[]){c->steps, c->d}, seed);
-  for (int i = 0; i < loom_layer_n_weights(l); i++) {
-    loom_weights *w = loom_layer_weights(l, i);
-    bool norm = strstr(loom_layer_weights_name(l, i), "norm") != NULL;
-    gradcheck_fill_uniform(loom_weights_master(w), loom_weights_count(w), norm ? 0.5 : -0.4, norm ? 1.5 : 0.4,
-                           seed + (uint64_t)i);
-    loom_weights_touch(w);
-  }
+  lt_randomize(l, 0.4, seed);
   if (c->pad) { /* sample 1 hides keys 0 and 3 */
     uint8_t mask[2 * 64] = {0};
     mask[c->steps + 0] = mask[c->steps + 3] = 1;

@@ -29,16 +29,6 @@ typedef struct layer_case {
   bool exact_int;   /* bit-equal at the integer formats too (no packed product) */
 } layer_case;
 
-static void randomize(loom_layer *l, uint64_t seed) {
-  for (int i = 0; i < loom_layer_n_weights(l); i++) {
-    loom_weights *w = loom_layer_weights(l, i);
-    bool norm = strstr(loom_layer_weights_name(l, i), "norm") != NULL;
-    gradcheck_fill_uniform(loom_weights_master(w), loom_weights_count(w), norm ? 0.5 : -0.8, norm ? 1.5 : 0.8,
-                           seed + (uint64_t)i);
-    loom_weights_touch(w);
-  }
-}
-
 static loom_layer *conv2d(void) {
   loom_layer *l = lt_new("conv2d");
   lt_set_int(l, "in_channels", 3);
@@ -139,7 +129,7 @@ static void fill_input(const layer_case *c, loom_layer *l, float *x, int64_t n) 
 static void check_case(const layer_case *c, loom_dtype d) {
   loom_error err = {0};
   loom_layer *l = c->make();
-  randomize(l, 40);
+  lt_randomize(l, 0.8, 40);
   g_assert_cmpint(loom_layer_set_dtype(l, d, &err), ==, LOOM_OK);
   const int64_t nx = c->batch * lt_in_numel(l), ny = c->batch * lt_out_numel(l);
   float *x = g_new(float, nx), *y0 = g_new(float, ny), *y1 = g_new(float, ny), *y3 = g_new(float, ny);
@@ -200,7 +190,7 @@ static void test_every_weighted_layer(void) {
 static void test_backward_after_rest(void) {
   loom_error err = {0};
   loom_layer *l = swiglu_positions();
-  randomize(l, 50);
+  lt_randomize(l, 0.8, 50);
   g_assert_cmpint(loom_layer_set_dtype(l, LOOM_DTYPE_INT4, &err), ==, LOOM_OK);
   const int64_t nx = 2 * lt_in_numel(l), ny = 2 * lt_out_numel(l);
   float *x = g_new(float, nx), *y0 = g_new(float, ny), *y1 = g_new(float, ny), *dy = g_new(float, ny),

@@ -12,17 +12,6 @@
 #include "under-tsan.h"
 #include "loom/sequence.h"
 
-/* Fills every weight of l with uniform values in [-a, a] (norm weights around 1). */
-static void randomize(loom_layer *l, double a, uint64_t seed) {
-  for (int i = 0; i < loom_layer_n_weights(l); i++) {
-    loom_weights *w = loom_layer_weights(l, i);
-    bool norm = strstr(loom_layer_weights_name(l, i), "norm") != NULL;
-    gradcheck_fill_uniform(loom_weights_master(w), loom_weights_count(w), norm ? 0.5 : -a, norm ? 1.5 : a,
-                           seed + (uint64_t)i);
-    loom_weights_touch(w);
-  }
-}
-
 static void check_layer(const char *what, loom_layer *l, int64_t batch, uint64_t seed) {
   int64_t n = batch * lt_in_numel(l);
   float *x = g_new(float, n);
@@ -56,7 +45,7 @@ static void test_recurrent_gradients(void) {
     loom_layer *l = recurrent(cases[i].type, cases[i].f, cases[i].h, cases[i].bias, cases[i].output);
     if (cases[i].act) lt_set_enum(l, "nonlinearity", cases[i].act);
     lt_build(l, 2, (const int64_t[]){cases[i].steps, cases[i].f}, 10 + i);
-    randomize(l, 0.6, 20 + i);
+    lt_randomize(l, 0.6, 20 + i);
     char what[64];
     g_snprintf(what, sizeof what, "%s %s %s case %zu", cases[i].type, cases[i].act ? cases[i].act : "",
                cases[i].output, i);
@@ -81,7 +70,7 @@ static void test_initial_state_gradient(void) {
   for (int lstm = 0; lstm < 2; lstm++) {
     loom_layer *l = recurrent(lstm ? "lstm" : "rnn", f, h, true, "sequence");
     lt_build(l, 2, (const int64_t[]){steps, f}, 5);
-    randomize(l, 0.7, 6);
+    lt_randomize(l, 0.7, 6);
     int64_t nx = batch * steps * f, ny = batch * steps * h, ns = batch * h;
     float *x = g_new(float, nx), *y = g_new(float, ny), *r = g_new(float, ny), *s0 = g_new(float, 2 * ns);
     gradcheck_fill_uniform(x, nx, -1, 1, 7);
@@ -137,7 +126,7 @@ static void test_swiglu_gradients(void) {
     lt_set_bool(l, "bias", cases[i].bias);
     lt_set_enum(l, "activation", cases[i].act);
     lt_build(l, cases[i].rank, cases[i].dims, 40 + i);
-    randomize(l, 0.8, 50 + i);
+    lt_randomize(l, 0.8, 50 + i);
     char what[64];
     g_snprintf(what, sizeof what, "swiglu %s case %zu", cases[i].act, i);
     check_layer(what, l, 2, 60 + i);
@@ -165,7 +154,7 @@ static loom_layer *attention(const att_cfg *c, uint64_t seed) {
   lt_set_float(l, "rope_base", 100.0);
   lt_set_int(l, "cache_capacity", c->cache);
   lt_build(l, 2, (const int64_t[]){c->steps, c->d}, seed);
-  randomize(l, 0.7, seed + 100);
+  lt_randomize(l, 0.7, seed + 100);
   return l;
 }
 
@@ -288,7 +277,7 @@ static void test_carry_state(void) {
   for (int lstm = 0; lstm < 2; lstm++) {
     loom_layer *full = recurrent(lstm ? "lstm" : "rnn", f, h, true, "sequence");
     lt_build(full, 2, (const int64_t[]){steps, f}, 300);
-    randomize(full, 0.6, 301);
+    lt_randomize(full, 0.6, 301);
     loom_error err = {0};
     loom_layer *step = loom_layer_clone(full, &err);
     lt_set_bool(step, "carry_state", true);
