@@ -2,9 +2,9 @@
  * Weighted layers computing with a weight store at rest (issue 13, item 3;
  * docs/kernels.md, "Layers at rest"): no float32 copy of the weights may be
  * left resident, so a layer either multiplies by the packed codes directly
- * (layer_weight_product: every X·Wᵀ of dense, swiglu and attention) or takes
+ * (layer_weight_product: every X·Wᵀ of dense, swiglu, attention, rnn, lstm) or takes
  * a dequantized copy for the length of one call (layer_weight_values_for_call:
- * conv, recurrent, kmeans) or dequantizes only the rows it reads (embedding,
+ * conv, kmeans) or dequantizes only the rows it reads (embedding,
  * layer_weight_row). Outside rest the stores' own values serve, as before.
  */
 #include <stdlib.h>
