@@ -6,6 +6,7 @@
 
 #include "core/dtype-internal.h"
 #include "kernels/cpu.h"
+#include "kernels/gemv.h"
 
 static int quantize_float_row(const loom_dtype_traits *t, const float *src, int64_t n, float scale, uint8_t *dst,
                               int64_t *bad) {
@@ -76,6 +77,7 @@ void loom_kernels_fill_ref(loom_kernels *k) {
   k->abs_max = abs_max_ref;
   k->pos_max = pos_max_ref;
   k->dot_acc64 = dot_acc64_ref;
+  k->gemv_reduce64 = loom_gemv_reduce64;
   k->abs_sum = abs_sum_ref;
   k->scale_scan = scale_scan_ref;
   loom_kernels_fill_qgemm_ref(k);

@@ -640,6 +640,7 @@ static void SIMD(fill_codecs)(loom_kernels *k) {
   k->abs_max = SIMD(abs_max);
   k->pos_max = SIMD(pos_max);
   k->dot_acc64 = SIMD(dot_acc64);
+  k->gemv_reduce64 = SIMD(gemv_reduce64);
   k->abs_sum = SIMD(abs_sum);
   k->scale_scan = SIMD(scale_scan);
   for (int d = 0; d < LOOM_DTYPE_COUNT; d++) {

@@ -79,6 +79,9 @@ typedef struct loom_kernels {
    * n < 64 padded with zeros to 64: the fixed summation order of every dot
    * product of the packed GEMV (kernels/gemv.h), the same at every level. */
   void (*dot_acc64)(float *acc, const float *w, const float *x, int64_t n);
+  /* The fixed reduction of those 64 sums, pairs (k, k + w) for w = 32, 16,
+   * …, 1 (loom_gemv_reduce64, kernels/gemv.h); acc is overwritten. */
+  float (*gemv_reduce64)(float *acc);
   /* The same for `groups` × 64 columns of each of `nrows` packed rows
    * (row i at row + i·row_bytes, scale scales[i]) against each of `nx`
    * activation vectors (vector k at x + k·x_stride), the 64 sums of row i

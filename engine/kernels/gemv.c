@@ -56,7 +56,7 @@ static void gemv_rows(void *arg, int64_t begin, int64_t end) {
         j->k->dequantize_row[j->t->id](j->t, row + (size_t)c * (size_t)bits / 8, len, scales[i], j->lut, buf);
         for (int k = 0; k < nx; k++) j->k->dot_acc64(acc[i * nx + k], buf, j->x + k * j->cols + c, len);
       }
-      for (int k = 0; k < nx; k++) j->y[k * j->rows + r0 + i] = loom_gemv_reduce64(acc[i * nx + k]);
+      for (int k = 0; k < nx; k++) j->y[k * j->rows + r0 + i] = j->k->gemv_reduce64(acc[i * nx + k]);
     }
   }
 }
