@@ -6,6 +6,7 @@
  * rounding mode.
  */
 #include <math.h>
+#include <pthread.h>
 
 #include "core/dtype-internal.h"
 
@@ -197,6 +198,23 @@ int loom_float_quantize_row(const loom_dtype_traits *t, const float *src, int64_
 
 void loom_float_build_lut(const loom_dtype_traits *t, float *lut) {
   for (uint32_t c = 0; c < (UINT32_C(1) << t->bits); c++) lut[c] = (float)loom_minifloat_decode(t, c);
+}
+
+/* Every table built once: a GEMV or a dequantize of a single row (an
+ * embedding's token at rest) had rebuilt its 256 entries on every call. */
+static float luts[LOOM_DTYPE_COUNT][256];
+static pthread_once_t luts_once = PTHREAD_ONCE_INIT;
+
+static void build_luts(void) {
+  for (int d = 0; d < LOOM_DTYPE_COUNT; d++) {
+    const loom_dtype_traits *t = loom_dtype_traits_get((loom_dtype)d);
+    if (t && !t->scaled && t->bits <= 8) loom_float_build_lut(t, luts[d]);
+  }
+}
+
+const float *loom_float_lut(const loom_dtype_traits *t) {
+  pthread_once(&luts_once, build_luts);
+  return luts[t->id];
 }
 
 /* float16 -> float32 by bit manipulation: every float16 is a float32, so this

@@ -50,6 +50,8 @@ double loom_dtype_decode_fp4(uint64_t code, float s);
 int loom_float_quantize_row(const loom_dtype_traits *t, const float *src, int64_t n, uint8_t *dst, int64_t *bad);
 /* lut: for formats of <= 8 bits, the decoded values of all 2^bits codes. */
 void loom_float_build_lut(const loom_dtype_traits *t, float *lut);
+/* The same table of an unscaled dtype of <= 8 bits, built once for the process. */
+const float *loom_float_lut(const loom_dtype_traits *t);
 void loom_float_dequantize_row(const loom_dtype_traits *t, const uint8_t *src, int64_t n, const float *lut, float *dst);
 
 /* ---- scaled formats (dtype-int.c) ---- */

@@ -80,8 +80,7 @@ LOOM_API int loom_dtype_dequantize(loom_dtype d, const uint8_t *src, int64_t row
   if (rc) return rc;
   if ((rc = check_scales(t, rows, scales, nscales, err))) return rc;
   const size_t row_bytes = loom_dtype_row_bytes(d, cols);
-  float lut[256];
-  if (!t->scaled && t->bits <= 8) loom_float_build_lut(t, lut);
+  const float *lut = !t->scaled && t->bits <= 8 ? loom_float_lut(t) : NULL;
   const loom_dequantize_row_fn dequantize_row = loom_kernels_get()->dequantize_row[d];
   for (int64_t r = 0; r < rows; r++) {
     const uint8_t *in = src + (size_t)r * row_bytes;

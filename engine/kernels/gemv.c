@@ -81,8 +81,7 @@ int loom_gemv_packed_batch(loom_pool *pool, loom_dtype d, const uint8_t *packed,
   if (t->scaled ? !scales || (nscales != rows && nscales != 1) : nscales != 0)
     return loom_error_set(err, LOOM_ERR_SHAPE, _("%s needs %lld scales (one per row) or 1, got %lld"), t->name,
                           (long long)rows, (long long)nscales);
-  float lut[256];
-  if (!t->scaled && t->bits <= 8) loom_float_build_lut(t, lut);
+  const float *lut = !t->scaled && t->bits <= 8 ? loom_float_lut(t) : NULL;
   gemv_job job = {
     .k = loom_kernels_get(), .t = t, .packed = packed, .row_bytes = loom_dtype_row_bytes(d, cols),
     .cols = cols, .nscales = t->scaled ? nscales : 0, .scales = scales, .lut = lut, .rows = rows,
