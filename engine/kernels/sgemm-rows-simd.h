@@ -1,6 +1,6 @@
 /*
  * Products with few rows of C (FEW_ROWS or fewer: one sample through a layer
- * at inference, a recurrent step, a batch of 2–4), included by
+ * at inference, a recurrent step, a batch of two), included by
  * sgemm-simd.h inside a level's target region. Nothing is packed: with one
  * row, sgemm-simd.h's "m" orientation fills one lane of each vector and the
  * "n" orientation transposes all of B into a panel for a single pass over
@@ -13,8 +13,10 @@
  *   VTRANSPOSE_REGS(r)   r[c] lane i ← r[i] lane c, for vf r[VL]
  */
 
+/* Three and four rows were tried: their accumulators beside the 16 vectors
+ * of a transpose spilled, and the packed product was faster. */
 #define FEW_ROWS 2
-/* Columns of C a task of the pool takes (a multiple of 2·VL) and, where B's
+/* Columns of C a task of the pool takes (a multiple of VL) and, where B's
  * columns are contiguous, the block of C's columns that one pass over B
  * updates: FEW_ROWS rows of it stay in L1 (16 KiB). */
 #define ROWS_TASK_COLS 64
