@@ -21,6 +21,7 @@
 
 #include "kernels/qgemm.h"
 #include "layer-test-util.h"
+#include "loom/sequence.h"
 
 typedef struct layer_case {
   const char *name;
@@ -213,9 +214,61 @@ static void test_backward_after_rest(void) {
   loom_layer_free(l);
 }
 
+/* Decoding token by token at rest through the KV cache (the projections of
+ * one step at a time: m = the batch, 2 here, so the integer GEMV or the
+ * float GEMV): every step within the kernels' tolerance of the whole
+ * sequence computed before rest, nothing left resident. */
+static void test_kv_cache_at_rest(void) {
+  static const loom_dtype dtypes[] = {LOOM_DTYPE_INT8, LOOM_DTYPE_INT4, LOOM_DTYPE_FLOAT16, LOOM_DTYPE_FP8_E5M2};
+  enum { BATCH = 2, STEPS = 6, D = 16 };
+  for (size_t k = 0; k < G_N_ELEMENTS(dtypes); k++) {
+    loom_error err = {0};
+    loom_layer *full = lt_new("attention");
+    lt_set_int(full, "d_model", D);
+    lt_set_int(full, "heads", 4);
+    lt_set_int(full, "kv_heads", 2);
+    lt_set_int(full, "head_dim", 4);
+    lt_set_bool(full, "causal", true);
+    lt_set_bool(full, "bias", true);
+    lt_set_enum(full, "rope", "half");
+    lt_set_int(full, "cache_capacity", STEPS);
+    lt_build(full, 2, (const int64_t[]){STEPS, D}, 8);
+    lt_randomize(full, 0.7, 60);
+    g_assert_cmpint(loom_layer_set_dtype(full, dtypes[k], &err), ==, LOOM_OK);
+    loom_layer *step = loom_layer_clone(full, &err);
+    g_assert_nonnull(step);
+    lt_build(step, 2, (const int64_t[]){1, D}, 1);
+    float x[BATCH * STEPS * D], y[BATCH * STEPS * D], xt[BATCH * D], yt[BATCH * D];
+    gradcheck_fill_uniform(x, BATCH * STEPS * D, -1, 1, 61);
+    lt_forward(full, NULL, x, y, BATCH);
+    g_assert_cmpint(loom_layer_to_inference(step, &err), ==, LOOM_OK);
+    double top = 0;
+    for (int i = 0; i < BATCH * STEPS * D; i++) top = fmax(top, fabs(y[i]));
+    const double bound = (loom_qgemm_supports(dtypes[k]) ? 0.05 : 1e-5) * top + 1e-6;
+    loom_pool *pool = lt_pool(3);
+    loom_ctx ctx = {.pool = pool};
+    for (int64_t t = 0; t < STEPS; t++) {
+      for (int64_t b = 0; b < BATCH; b++) memcpy(xt + b * D, x + (b * STEPS + t) * D, sizeof(float) * D);
+      if (layer_forward(step, &ctx, xt, yt, BATCH, &err)) g_error("step %lld: %s", (long long)t, err.message);
+      g_assert_cmpint(loom_layer_cached_steps(step), ==, t + 1);
+      for (int64_t b = 0; b < BATCH; b++)
+        for (int j = 0; j < D; j++)
+          if (!(fabs((double)yt[b * D + j] - y[(b * STEPS + t) * D + j]) <= bound))
+            g_error("%s: step %lld, sample %lld, feature %d: at rest %.9g, before %.9g (bound %.3g)",
+                    loom_dtype_name(dtypes[k]), (long long)t, (long long)b, j, (double)yt[b * D + j],
+                    (double)y[(b * STEPS + t) * D + j], bound);
+      g_assert_cmpuint(loom_layer_resident_bytes(step), ==, loom_layer_inference_bytes(step));
+    }
+    loom_pool_free(pool);
+    loom_layer_free(step);
+    loom_layer_free(full);
+  }
+}
+
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/inference-layers/every-weighted-layer", test_every_weighted_layer);
   g_test_add_func("/inference-layers/backward-after-rest", test_backward_after_rest);
+  g_test_add_func("/inference-layers/kv-cache-at-rest", test_kv_cache_at_rest);
   return g_test_run();
 }
