@@ -259,7 +259,7 @@ static int rec_forward_values(loom_layer *l, const loom_ctx *ctx, const float *x
   rec_state *s = get_state(l, err);
   if (!s) return LOOM_ERR_NOMEM;
   int64_t f = layer_int(l, P_IN), hsz = layer_int(l, P_HIDDEN), gh = gates(l) * hsz, steps = sequence_steps(l);
-  int64_t rows, n_act, n_h, n_state;
+  int64_t rows = 0, n_act = 0, n_h = 0, n_state = 0; /* set by mul_checked; -O3 cannot see it */
   int rc = mul_checked(l, batch, steps, &rows, err);
   if (!rc) rc = mul_checked(l, rows, gh, &n_act, err);
   if (!rc) rc = mul_checked(l, rows, hsz, &n_h, err);
@@ -448,7 +448,7 @@ int recurrent_set_initial_state(loom_layer *l, const float *h0, const float *c0,
   if (is_lstm(l) && !c0)
     return loom_error_set(err, LOOM_ERR_INVALID, _("%s: an lstm's initial state needs both h0 and c0"),
                           layer_where(l, where, sizeof where));
-  int64_t hsz = layer_int(l, P_HIDDEN), n;
+  int64_t hsz = layer_int(l, P_HIDDEN), n = 0;
   int rc = mul_checked(l, batch, hsz, &n, err);
   if (!rc) rc = grow(l, &s->cap_given, n, (float **[]){&s->given_h, &s->given_c}, 2, err);
   if (rc) return rc;
