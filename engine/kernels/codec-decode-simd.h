@@ -97,14 +97,18 @@ static inline vf half_decode(const uint8_t *p) {
 static inline vf fp8_decode(const bool e4m3, const uint8_t *p) {
 #if VBYTES == 64
   const __m256i c = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(const void *)p));
-  const __m256i mag = _mm256_and_si256(c, _mm256_set1_epi16(0x7f));
-  const __m256i h = e4m3 ? _mm256_or_si256(_mm256_slli_epi16(_mm256_and_si256(c, _mm256_set1_epi16(0x80)), 8),
-                                           _mm256_slli_epi16(mag, 7))
+  /* e4m3: the code shifted 7 bits has the magnitude in place and the sign
+   * at bit 14; adding bit 14 to itself moves it to bit 15. */
+  const __m256i c7 = _mm256_slli_epi16(c, 7);
+  const __m256i h = e4m3 ? _mm256_add_epi16(c7, _mm256_and_si256(c7, _mm256_set1_epi16(0x4000)))
                          : _mm256_slli_epi16(c, 8);
-  const __mmask16 nan = e4m3 ? _mm256_cmpeq_epi16_mask(mag, _mm256_set1_epi16(0x7f))
-                             : _mm256_cmpgt_epu16_mask(mag, _mm256_set1_epi16(0x7c));
+  const __mmask16 nan = e4m3 ? _mm256_cmpeq_epi16_mask(_mm256_and_si256(c, _mm256_set1_epi16(0x7f)),
+                                                       _mm256_set1_epi16(0x7f))
+                             : _mm256_cmpgt_epu16_mask(_mm256_and_si256(c, _mm256_set1_epi16(0x7f)),
+                                                       _mm256_set1_epi16(0x7c));
   __m512 f = _mm512_cvtph_ps(h);
   if (e4m3) f = _mm512_mul_ps(f, _mm512_set1_ps(256.0f));
+  if (__builtin_expect(nan == 0, 1)) return (vf)f; /* weights are finite: NaN codes are rare */
   const __m512i bits = _mm512_castps_si512(f);
   const __m512i quiet = _mm512_or_si512(_mm512_and_si512(bits, _mm512_set1_epi32((int)0x80000000u)),
                                         _mm512_set1_epi32(0x7fc00000));
