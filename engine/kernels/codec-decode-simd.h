@@ -116,11 +116,12 @@ static inline vf fp8_decode(const bool e4m3, const uint8_t *p) {
 #else
   const __m128i c = _mm_cvtepu8_epi16(_mm_loadl_epi64((const __m128i *)(const void *)p));
   const __m128i mag = _mm_and_si128(c, _mm_set1_epi16(0x7f));
-  const __m128i h = e4m3 ? _mm_or_si128(_mm_slli_epi16(_mm_and_si128(c, _mm_set1_epi16(0x80)), 8), _mm_slli_epi16(mag, 7))
-                         : _mm_slli_epi16(c, 8);
+  const __m128i c7 = _mm_slli_epi16(c, 7); /* as above: bit 14 added to itself */
+  const __m128i h = e4m3 ? _mm_add_epi16(c7, _mm_and_si128(c7, _mm_set1_epi16(0x4000))) : _mm_slli_epi16(c, 8);
   const __m128i nan16 = e4m3 ? _mm_cmpeq_epi16(mag, _mm_set1_epi16(0x7f)) : _mm_cmpgt_epi16(mag, _mm_set1_epi16(0x7c));
   __m256 f = _mm256_cvtph_ps(h);
   if (e4m3) f = _mm256_mul_ps(f, _mm256_set1_ps(256.0f));
+  if (__builtin_expect(_mm_movemask_epi8(nan16) == 0, 1)) return (vf)f;
   const __m256 quiet = _mm256_or_ps(_mm256_and_ps(f, _mm256_castsi256_ps(_mm256_set1_epi32((int)0x80000000u))),
                                     _mm256_castsi256_ps(_mm256_set1_epi32(0x7fc00000)));
   return (vf)_mm256_blendv_ps(f, quiet, _mm256_castsi256_ps(_mm256_cvtepi16_epi32(nan16)));
