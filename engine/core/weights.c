@@ -307,6 +307,13 @@ LOOM_API int loom_weights_morph(loom_weights *w, loom_error *err) {
   return 0;
 }
 
+/* The packed codes dequantized into dst (count floats), an error naming the store. */
+static int dequantize_codes(const loom_weights *w, float *dst, loom_error *err) {
+  int rc = loom_dtype_dequantize(w->dtype, w->packed, w->rows, w->cols, w->scales, w->nscales, dst, err);
+  if (rc) loom_error_prefix(err, "%s", w->label);
+  return rc;
+}
+
 LOOM_API const float *loom_weights_effective(loom_weights *w, loom_error *err) {
   if (loom_weights_morph(w, err)) return NULL;
   /* float32 -> float64 -> float32 is exact: both compute with the master. */
@@ -316,10 +323,7 @@ LOOM_API const float *loom_weights_effective(loom_weights *w, loom_error *err) {
       loom_error_set(err, LOOM_ERR_NOMEM, _("%s: out of memory"), w->label);
       return NULL;
     }
-    if (loom_dtype_dequantize(w->dtype, w->packed, w->rows, w->cols, w->scales, w->nscales, w->effective, err)) {
-      loom_error_prefix(err, "%s", w->label);
-      return NULL;
-    }
+    if (dequantize_codes(w, w->effective, err)) return NULL;
     w->effective_valid = true;
   }
   return w->effective;
@@ -334,9 +338,7 @@ LOOM_API int loom_weights_values_into(loom_weights *w, float *dst, loom_error *e
   }
   if (!w->cache_valid)
     return loom_error_set(err, LOOM_ERR_INVALID, _("%s: at rest but without packed codes"), w->label);
-  int rc = loom_dtype_dequantize(w->dtype, w->packed, w->rows, w->cols, w->scales, w->nscales, dst, err);
-  if (rc) loom_error_prefix(err, "%s", w->label);
-  return rc;
+  return dequantize_codes(w, dst, err);
 }
 
 LOOM_API const uint8_t *loom_weights_packed(const loom_weights *w, size_t *nbytes) {
@@ -477,10 +479,9 @@ LOOM_API int loom_weights_ensure_master(loom_weights *w, loom_error *err) {
   /* Exact by construction: the values the store computed with at rest are
    * these dequantized codes, and the cache stays valid for them (as after
    * loom_weights_load_packed), so nothing is re-quantized. */
-  int rc = loom_dtype_dequantize(w->dtype, w->packed, w->rows, w->cols, w->scales, w->nscales, master, err);
+  int rc = dequantize_codes(w, master, err);
   if (rc) {
     free(master);
-    loom_error_prefix(err, "%s", w->label);
     return rc;
   }
   w->master = master;

@@ -277,11 +277,7 @@ static int att_forward(loom_layer *l, const loom_ctx *ctx, const float *x, float
   s->keys = keys;
   s->kv_steps = kv_steps;
   att_scores(l, s, pool);
-  if (rest) {
-    if ((rc = layer_weight_product(l, W_O, pool, s->o, rows, y, err))) return rc;
-  } else {
-    loom_sgemm(pool, false, true, rows, g.d, g.qw, s->o, g.qw, w[W_O], g.qw, false, y, g.d);
-  }
+  if ((rc = layer_weight_product(l, W_O, pool, s->o, rows, y, err))) return rc;
   if (bi >= 0) add_bias(y, rows, g.d, w[bi + 3]);
   if (cap > 0) {
     s->len = keys;

@@ -249,12 +249,12 @@ static void step_cells(loom_layer *l, rec_state *s, int64_t batch, int64_t t) {
   }
 }
 
-/* The forward with the weights' values at hand, or with w_ih and w_hh NULL
- * at rest: then both products read the packed codes (layer_weight_product,
- * layer-product.c), the recurrent one a GEMV of one row per sample and step
+/* The input projection goes through layer_weight_product (layer-product.c:
+ * at rest from the packed codes). The recurrent one with W_hh's values at
+ * hand, or with w_hh NULL at rest: then a GEMV of one row per sample and step
  * into `hh` (gh floats), added to the pre-activations. */
 static int rec_forward_values(loom_layer *l, const loom_ctx *ctx, const float *x, float *y, int64_t batch,
-                              const float *w_ih, const float *w_hh, float *hh, loom_error *err) {
+                              const float *w_hh, float *hh, loom_error *err) {
   loom_pool *pool = ctx ? ctx->pool : NULL;
   rec_state *s = get_state(l, err);
   if (!s) return LOOM_ERR_NOMEM;
@@ -275,12 +275,8 @@ static int rec_forward_values(loom_layer *l, const loom_ctx *ctx, const float *x
   /* Per sample, never over the batch: a product's tiling (and BLAS's kernel
    * choice) follows its row count, so a sample computed beside others gives
    * the bits it gives alone. */
-  for (int64_t b = 0; b < batch; b++) {
-    if (w_ih)
-      loom_sgemm(pool, false, true, steps, gh, f, x + b * steps * f, f, w_ih, f, false, s->act + b * steps * gh, gh);
-    else if ((rc = layer_weight_product(l, W_IH, pool, x + b * steps * f, steps, s->act + b * steps * gh, err)))
-      return rc;
-  }
+  for (int64_t b = 0; b < batch; b++)
+    if ((rc = layer_weight_product(l, W_IH, pool, x + b * steps * f, steps, s->act + b * steps * gh, err))) return rc;
   if (l->n_weights > W_BHH) {
     const float *b_ih = layer_weight_values(l, W_BIH, err), *b_hh = b_ih ? layer_weight_values(l, W_BHH, err) : NULL;
     if (!b_hh) return err ? err->code : LOOM_ERR_INVALID;
@@ -319,8 +315,8 @@ static int rec_forward_values(loom_layer *l, const loom_ctx *ctx, const float *x
 }
 
 static int rec_forward(loom_layer *l, const loom_ctx *ctx, const float *x, float *y, int64_t batch, loom_error *err) {
-  if (layer_weight_at_rest(l, W_IH) || layer_weight_at_rest(l, W_HH)) {
-    /* At rest: no float32 copy of either matrix (layer-product.c). */
+  if (layer_weight_at_rest(l, W_HH)) {
+    /* At rest: no float32 copy of W_hh (layer-product.c). */
     const int64_t gh = gates(l) * layer_int(l, P_HIDDEN);
     float *hh = malloc((size_t)gh * sizeof *hh);
     if (!hh) {
@@ -328,13 +324,13 @@ static int rec_forward(loom_layer *l, const loom_ctx *ctx, const float *x, float
       return loom_error_set(err, LOOM_ERR_NOMEM, _("%s: out of memory for a row buffer of %lld values"),
                             layer_where(l, where, sizeof where), (long long)gh);
     }
-    int rc = rec_forward_values(l, ctx, x, y, batch, NULL, NULL, hh, err);
+    int rc = rec_forward_values(l, ctx, x, y, batch, NULL, hh, err);
     free(hh);
     return rc;
   }
-  const float *w_ih = layer_weight_values(l, W_IH, err), *w_hh = w_ih ? layer_weight_values(l, W_HH, err) : NULL;
+  const float *w_hh = layer_weight_values(l, W_HH, err);
   if (!w_hh) return err ? err->code : LOOM_ERR_INVALID;
-  return rec_forward_values(l, ctx, x, y, batch, w_ih, w_hh, NULL, err);
+  return rec_forward_values(l, ctx, x, y, batch, w_hh, NULL, err);
 }
 
 /* d(pre-activation) of step t from dh (and, for lstm, the running dc). */
