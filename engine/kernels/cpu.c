@@ -85,10 +85,12 @@ static void init(void) {
     tables[LOOM_KERNELS_AVX2] = tables[LOOM_KERNELS_REF];
     loom_kernels_fill_avx2(&tables[LOOM_KERNELS_AVX2]);
     loom_kernels_fill_qgemm_avx2(&tables[LOOM_KERNELS_AVX2]);
+    loom_kernels_fill_act_avx2(&tables[LOOM_KERNELS_AVX2]);
     available[LOOM_KERNELS_AVX2] = true;
     if (f->avx512f && f->avx512bw && f->avx512vl && f->avx512dq) {
       tables[LOOM_KERNELS_AVX512] = tables[LOOM_KERNELS_AVX2];
       loom_kernels_fill_avx512(&tables[LOOM_KERNELS_AVX512]);
+      loom_kernels_fill_act_avx512(&tables[LOOM_KERNELS_AVX512]);
       if (f->avx512vnni) loom_kernels_fill_vnni(&tables[LOOM_KERNELS_AVX512]);
       available[LOOM_KERNELS_AVX512] = true;
     }

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "kernels/act.h"
 #include "loom/dtype.h"
 
 typedef struct loom_cpu_features {
@@ -105,6 +106,9 @@ typedef struct loom_kernels {
   /* True where qgemm_rows reads the activations of 8-bit codes also in
    * tiles (xt, kernels/qgemm.h) from batch LOOM_QGEMM_PANEL_MIN_BATCH. */
   bool qgemm_tiles;
+  /* Element-wise activations in double with the lanes the reference must
+   * redo marked (kernels/act.h). NULL at the reference level. */
+  loom_act_fn_kernel act;
 } loom_kernels;
 
 /* The CPU's features (read once). */
@@ -134,6 +138,9 @@ void loom_kernels_fill_ref(loom_kernels *k);
 #define LOOM_KERNELS_X86 1
 void loom_kernels_fill_avx2(loom_kernels *k);
 void loom_kernels_fill_avx512(loom_kernels *k);
+/* act-avx2.c, act-avx512.c: the activations of kernels/act.h. */
+void loom_kernels_fill_act_avx2(loom_kernels *k);
+void loom_kernels_fill_act_avx512(loom_kernels *k);
 /* The scaled formats' codecs in AVX-512 intrinsics (codec-scaled-avx512.c),
  * on top of the generic ones of the AVX-512 level. */
 void loom_kernels_fill_scaled_avx512(loom_kernels *k);

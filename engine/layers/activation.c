@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/i18n.h"
+#include "kernels/cpu.h"
 #include "layers/registry.h"
 
 typedef enum {
@@ -154,10 +155,50 @@ static void relu_backward(const float *x, const float *dy, float *dx, int64_t be
   for (; i < end; i++) dx[i] = x[i] > 0 ? dy[i] : dy[i] * 0.0f;
 }
 
+static float act_backward_one(const act_job *j, int64_t i) {
+  return (float)((double)j->dy[i] * act_derivative(j, j->x[i], j->y ? j->y[i] : 0.0));
+}
+
+/* The kinds the vector levels compute (kernels/act.h): the same bits, the
+ * lanes near a float32 rounding boundary redone here. */
+static bool act_vector_fn(act_kind kind, loom_act_fn *fn) {
+  switch (kind) {
+  case ACT_SIGMOID: *fn = LOOM_ACT_SIGMOID; return true;
+  case ACT_SILU: *fn = LOOM_ACT_SILU; return true;
+  case ACT_TANH: *fn = LOOM_ACT_TANH; return true;
+  case ACT_ELU: *fn = LOOM_ACT_ELU; return true;
+  default: return false;
+  }
+}
+
+static void act_vector_range(const act_job *j, loom_act_fn fn, loom_act_fn_kernel kernel, bool backward,
+                             int64_t begin, int64_t end) {
+  uint64_t redo[LOOM_ACT_BLOCK / 64];
+  for (int64_t b = begin; b < end; b += LOOM_ACT_BLOCK) {
+    const int64_t n = end - b < LOOM_ACT_BLOCK ? end - b : LOOM_ACT_BLOCK;
+    float *out = backward ? j->dx + b : j->y + b;
+    if (kernel(fn, j->p0, j->x + b, backward ? j->dy + b : NULL, out, n, redo) == 0) continue;
+    for (int64_t w = 0; w < (n + 63) / 64; w++)
+      for (uint64_t bits = redo[w]; bits; bits &= bits - 1) {
+        const int64_t i = b + w * 64 + __builtin_ctzll(bits);
+        if (backward)
+          j->dx[i] = act_backward_one(j, i);
+        else
+          j->y[i] = (float)act_value(j, j->x[i]);
+      }
+  }
+}
+
 static void act_forward_range(void *arg, int64_t begin, int64_t end) {
   const act_job *j = arg;
   if (j->kind == ACT_RELU) {
     relu_forward(j->x, j->y, begin, end);
+    return;
+  }
+  loom_act_fn fn;
+  const loom_act_fn_kernel kernel = loom_kernels_get()->act;
+  if (kernel && act_vector_fn(j->kind, &fn)) {
+    act_vector_range(j, fn, kernel, false, begin, end);
     return;
   }
   for (int64_t i = begin; i < end; i++) j->y[i] = (float)act_value(j, j->x[i]);
@@ -169,8 +210,13 @@ static void act_backward_range(void *arg, int64_t begin, int64_t end) {
     relu_backward(j->x, j->dy, j->dx, begin, end);
     return;
   }
-  for (int64_t i = begin; i < end; i++)
-    j->dx[i] = (float)((double)j->dy[i] * act_derivative(j, j->x[i], j->y ? j->y[i] : 0.0));
+  loom_act_fn fn;
+  const loom_act_fn_kernel kernel = loom_kernels_get()->act;
+  if (kernel && act_vector_fn(j->kind, &fn)) {
+    act_vector_range(j, fn, kernel, true, begin, end);
+    return;
+  }
+  for (int64_t i = begin; i < end; i++) j->dx[i] = act_backward_one(j, i);
 }
 
 static act_job act_setup(const loom_layer *l) {
