@@ -3,7 +3,10 @@
  * implementation. Formulas and derivatives follow PyTorch exactly (see
  * docs/network.md); each value is computed in double and rounded once to
  * float32, so the result is the correctly rounded float of the formula up to
- * libm's accuracy. The output shape is the input shape.
+ * libm's accuracy. The output shape is the input shape. At the vector kernel
+ * levels sigmoid, silu, tanh and elu go through loom_kernels.act
+ * (kernels/act.h) with the same bits: the lanes it cannot vouch for are
+ * computed here again.
  */
 #include <math.h>
 #include <stdio.h>
