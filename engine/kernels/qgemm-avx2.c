@@ -1,16 +1,39 @@
 /*
  * The integer product (kernels/qgemm.h) for the AVX2 level, for CPUs without
- * AVX-512 VNNI. AVX2 multiplies unsigned by signed bytes with vpmaddubsw,
- * which adds pairs of products into 16 bits with saturation; the weights
- * are therefore fed as fields of at most 4 bits (u ≤ 15: a pair is at most
- * 2 · 15 · 127 = 3810), then vpmaddwd widens the pairs to 32-bit lanes. As in
- * the VNNI kernel (qgemm-vnni.c), signed codes are made unsigned by XOR
- * 2^(n−1) and corrected with Σ xq; an 8-bit code u is split into its nibbles,
- * Σ u·x = Σ lo·x + 16 · Σ hi·x, both against the same activation bytes.
- * Narrow fields pair with the permuted activations (xp, qgemm.h).
+ * AVX-512 VNNI (AMD Zen 2 and 3, Intel client cores). AVX2 multiplies
+ * unsigned by signed bytes with vpmaddubsw, which adds pairs of products
+ * into 16 bits *with saturation*, and vpmaddwd widens pairs of 16-bit lanes
+ * into 32 bits. Every sum stays exact:
  *
- * One weight row against one activation row at a time: a fallback, not
- * tuned. The sums are exact, so the bits are those of every other level.
+ * - 8-bit codes: vpmaddubsw(|v|, sign(x, v)), v the code as a signed byte
+ *   (int8 as it is, uint8 XOR 0x80 = u − 128, corrected with 128 · Σ xq).
+ *   |v| ≤ 128 and |x| ≤ 127, so a pair is at most 32512 and never
+ *   saturates; each pair is widened at once.
+ * - Narrower codes: each field moved to the low bits of its byte (u ≤ 15;
+ *   signed and ternary fields XOR 2^(n−1), u = q + 2^(n−1), corrected with
+ *   Σ xq as in the VNNI kernel; binary bits u give q = 1 − 2u) and
+ *   multiplied against the permuted activations (xp, qgemm.h). The 16-bit
+ *   products of several 32-byte halves of code blocks are added in 16-bit
+ *   lanes before one vpmaddwd widens them: flush_every() halves, each
+ *   adding at most m · 2 · (2^n − 1) · 127 to a lane (m = 8 / n fields a
+ *   byte), stay below 2^15 (4 halves of 7620 at 4 bits, 8 of 3048 at 2, 16
+ *   of 2032 at 1; the 2-bit GEMV's second sum, see half(), 4 of 6096).
+ * - The 32-bit lanes are widened to 64 bits after each CHUNK of code bytes
+ *   of a row: a lane gains at most 65024 per half, 128 halves a chunk, and
+ *   the 8 lanes of a row sum to less than 2^31.
+ *
+ * An integer sum has no order, so the bits are those of every other level.
+ *
+ * The GEMV (batch 1) takes gr rows at a time, each activation vector loaded
+ * once per half for all of them (8-bit) or read from L1 by each row's
+ * multiply (narrow codes, where registers hold the fields instead), with a
+ * software prefetch as in qgemm-vnni-gemv.c: where a group of rows spans at
+ * most NEAR bytes the group AHEAD_BYTES ahead, otherwise PREFETCH bytes
+ * ahead in each row; into L2 beyond L2_BYTES of weights, into L1 below. The
+ * GEMM multiplies a tile of rb weight rows × BB_MAX activation rows: each
+ * code vector is loaded and decoded once for the tile's activation rows,
+ * each activation vector loaded once for its weight rows (docs/qgemm.md,
+ * *The AVX2 level*).
  */
 #include "kernels/cpu.h"
 #include "kernels/qgemm.h"
@@ -24,89 +47,378 @@
 #include <immintrin.h>
 
 #define ALWAYS_INLINE inline __attribute__((always_inline))
-/* Bytes of codes between widenings to 64 bits: a lane gains at most
- * 8 · 2 · 3810 per 64 bytes, 4096 / 64 times, far below 2^31. */
-enum { CHUNK = 4096 };
 
-static ALWAYS_INLINE __m256i field_dot(__m256i acc, __m256i u, __m256i x) {
-  return _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(u, x), _mm256_set1_epi16(1)));
+enum { CHUNK = 4096, RB_MAX = 4, BB_MAX = 4, PREFETCH = 1024, NEAR = 16384, AHEAD_BYTES = 8192 };
+#define L2_BYTES ((int64_t)4 << 20)
+
+/* Halves of code blocks whose 16-bit products a lane can add (see above). */
+static ALWAYS_INLINE int flush_every(int bits, int bb) {
+  return bits == 4 ? 4 : bits == 2 ? (bb == 1 ? 4 : 8) : 16; /* 2-bit GEMV: half()'s second sum, 6096 a half */
 }
 
-static ALWAYS_INLINE int64_t lanes_sum(__m256i v) {
-  int32_t l[8];
-  _mm256_storeu_si256((__m256i *)(void *)l, v);
-  int64_t s = 0;
-  for (int i = 0; i < 8; i++) s += l[i];
-  return s;
+/* What the kernel multiplies: the code byte XOR flip; and how the sum of
+ * those values times xq becomes Σ q · xq. */
+typedef struct {
+  uint8_t flip;
+  int64_t times;  /* isum = times · d + offset · Σ xq */
+  int64_t offset;
+} code_map;
+
+static code_map map_of(const loom_dtype_traits *t) {
+  const int bits = t->bits;
+  switch (t->kind) {
+  case LOOM_DTYPE_KIND_BINARY: return (code_map){0, -2, 1};
+  case LOOM_DTYPE_KIND_UNSIGNED:
+    return bits == 8 ? (code_map){0x80, 1, 128} : (code_map){0, 1, 0};
+  default: { /* signed, ternary */
+    if (bits == 8) return (code_map){0, 1, 0};
+    uint8_t flip = 0;
+    for (int f = 0; f < 8; f += bits) flip |= (uint8_t)(1u << (f + bits - 1));
+    return (code_map){flip, 1, -(INT64_C(1) << (bits - 1))};
+  }
+  }
 }
 
-/* Σ u·xq over one row (u the flipped fields). */
-static ALWAYS_INLINE int64_t row_dot(const int bits, const uint8_t *row, int64_t rb, const int8_t *xp,
-                                     uint8_t flip) {
-  const int m = 8 / bits;
-  const __m256i flipv = _mm256_set1_epi8((char)flip);
-  const __m256i low = _mm256_set1_epi8((char)(bits == 8 ? 0x0f : (1 << bits) - 1));
-  int64_t total = 0;
-  for (int64_t o0 = 0; o0 < rb; o0 += CHUNK) {
-    const int64_t o1 = rb - o0 < CHUNK ? rb : o0 + CHUNK;
-    __m256i acc = _mm256_setzero_si256(), acc_hi = _mm256_setzero_si256();
-    for (int64_t o = o0; o < o1; o += 64) {
-      uint8_t tail[64];
-      const uint8_t *p = row + o;
-      if (rb - o < 64) { /* the row's last block: zeros beyond it meet zero activations */
-        memset(tail, 0, sizeof tail);
-        memcpy(tail, p, (size_t)(rb - o));
-        p = tail;
+/* Lane i of the result: the sum of the 8 lanes of v_i, widened. Exact: a
+ * chunk's lanes sum to less than 2^31 (see the top). */
+static ALWAYS_INLINE __m256i sum4(__m256i a, __m256i b, __m256i c, __m256i d) {
+  const __m256i abcd = _mm256_hadd_epi32(_mm256_hadd_epi32(a, b), _mm256_hadd_epi32(c, d));
+  return _mm256_cvtepi32_epi64(_mm_add_epi32(_mm256_castsi256_si128(abcd), _mm256_extracti128_si256(abcd, 1)));
+}
+
+/*
+ * One 32-byte half of a block of codes of rb rows against bb activation
+ * rows. w[r]: the half's codes of row r, already XORed. x[b]: the
+ * activations paired with field 0 of the half (field k at x[b] + k·64).
+ */
+static ALWAYS_INLINE void half(const int bits, const int rb, const int bb, const __m256i *w,
+                               const int8_t *const *x, __m256i acc16[RB_MAX][BB_MAX],
+                               __m256i acc32[RB_MAX][BB_MAX]) {
+  const __m256i ones = _mm256_set1_epi16(1);
+  if (bits == 8) {
+    __m256i mag[RB_MAX];
+#pragma GCC unroll 4
+    for (int r = 0; r < rb; r++) mag[r] = _mm256_abs_epi8(w[r]);
+#pragma GCC unroll 4
+    for (int b = 0; b < bb; b++) {
+      const __m256i xv = _mm256_loadu_si256((const __m256i *)(const void *)x[b]);
+#pragma GCC unroll 4
+      for (int r = 0; r < rb; r++) {
+        const __m256i pairs = _mm256_maddubs_epi16(mag[r], _mm256_sign_epi8(xv, w[r]));
+        acc32[r][b] = _mm256_add_epi32(acc32[r][b], _mm256_madd_epi16(pairs, ones));
       }
-      const int64_t xo = o * m; /* the block's first column */
-      for (int h = 0; h < 2; h++) {
-        const __m256i w = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(const void *)(p + 32 * h)), flipv);
-        if (bits == 8) {
-          const __m256i x = _mm256_loadu_si256((const __m256i *)(const void *)(xp + xo + 32 * h));
-          acc = field_dot(acc, _mm256_and_si256(w, low), x);
-          acc_hi = field_dot(acc_hi, _mm256_and_si256(_mm256_srli_epi16(w, 4), low), x);
-        } else {
+    }
+    return;
+  }
+  if (bits == 2 && bb == 1) {
+    /* 2-bit codes against one activation row: fields 1 and 3 stay at 4×
+     * their value (u ≤ 3 · 4, a pair at most 3048) in a second 16-bit sum,
+     * acc16[r][1], divided by 4 when flushed: one shift a half instead of
+     * three. */
+    const __m256i f0 = _mm256_set1_epi8(0x03), f1 = _mm256_set1_epi8(0x0c);
+#pragma GCC unroll 4
+    for (int r = 0; r < rb; r++) {
+      const __m256i w4 = _mm256_srli_epi16(w[r], 4);
+#define X(k) _mm256_loadu_si256((const __m256i *)(const void *)(x[0] + (k) * 64))
+      const __m256i a = _mm256_add_epi16(_mm256_maddubs_epi16(_mm256_and_si256(w[r], f0), X(0)),
+                                         _mm256_maddubs_epi16(_mm256_and_si256(w4, f0), X(2)));
+      const __m256i b = _mm256_add_epi16(_mm256_maddubs_epi16(_mm256_and_si256(w[r], f1), X(1)),
+                                         _mm256_maddubs_epi16(_mm256_and_si256(w4, f1), X(3)));
+#undef X
+      acc16[r][0] = _mm256_add_epi16(acc16[r][0], a);
+      acc16[r][1] = _mm256_add_epi16(acc16[r][1], b);
+    }
+    return;
+  }
+  const int m = 8 / bits;
+  const __m256i low = _mm256_set1_epi8((char)((1 << bits) - 1));
+#pragma GCC unroll 4
+  for (int r = 0; r < rb; r++) {
+    __m256i f[8];
 #pragma GCC unroll 8
-          for (int k = 0; k < m; k++) {
-            const __m256i x = _mm256_loadu_si256((const __m256i *)(const void *)(xp + xo + k * 64 + 32 * h));
-            const __m256i u = _mm256_and_si256(k ? _mm256_srli_epi16(w, k * bits) : w, low);
-            acc = field_dot(acc, u, x);
-          }
+    for (int k = 0; k < m; k++) f[k] = _mm256_and_si256(k ? _mm256_srli_epi16(w[r], k * bits) : w[r], low);
+#pragma GCC unroll 4
+    for (int b = 0; b < bb; b++)
+#pragma GCC unroll 8
+      for (int k = 0; k < m; k++)
+        acc16[r][b] = _mm256_add_epi16(
+            acc16[r][b], _mm256_maddubs_epi16(f[k], _mm256_loadu_si256((const __m256i *)(const void *)(x[b] + k * 64))));
+  }
+}
+
+static ALWAYS_INLINE void flush(const int bits, const int rb, const int bb, __m256i acc16[RB_MAX][BB_MAX],
+                                __m256i acc32[RB_MAX][BB_MAX]) {
+  const __m256i ones = _mm256_set1_epi16(1);
+  if (bits == 2 && bb == 1) { /* half()'s second sum: 4 × the fields' sums, exactly */
+#pragma GCC unroll 4
+    for (int r = 0; r < rb; r++) {
+      const __m256i sum = _mm256_add_epi16(acc16[r][0], _mm256_srai_epi16(acc16[r][1], 2));
+      acc32[r][0] = _mm256_add_epi32(acc32[r][0], _mm256_madd_epi16(sum, ones));
+      acc16[r][0] = acc16[r][1] = _mm256_setzero_si256();
+    }
+    return;
+  }
+#pragma GCC unroll 4
+  for (int r = 0; r < rb; r++)
+#pragma GCC unroll 4
+    for (int b = 0; b < bb; b++) {
+      acc32[r][b] = _mm256_add_epi32(acc32[r][b], _mm256_madd_epi16(acc16[r][b], ones));
+      acc16[r][b] = _mm256_setzero_si256();
+    }
+}
+
+/* Prefetch of the GEMV (see the top): none, the group ahead into L1 or L2,
+ * or PREFETCH bytes ahead in each row into L1 or L2. */
+enum { PF_NONE, PF_NEAR_L1, PF_NEAR_L2, PF_ROW_L1, PF_ROW_L2 };
+
+/*
+ * Σ v · xq of rows rowp[0 .. rb) against activation rows xb[0 .. bb) (each
+ * a row of xp) into dot[r · bb + b] (whole quads written: dot has room for
+ * RB_MAX · BB_MAX). rbytes: code bytes a row.
+ */
+static ALWAYS_INLINE void tile(const int bits, const int rb, const int bb, const int pf,
+                               const uint8_t *const *rowp, const int8_t *const *xb, int64_t rbytes,
+                               const uint8_t *pfp, uint8_t flip, int64_t *dot) {
+  const int m = 8 / bits, every = flush_every(bits, bb);
+  const __m256i flipv = _mm256_set1_epi8((char)flip);
+  const int nq = (rb * bb + 3) / 4;
+  __m256i d[RB_MAX * BB_MAX / 4];
+  for (int q = 0; q < nq; q++) d[q] = _mm256_setzero_si256();
+  for (int64_t o0 = 0; o0 < rbytes; o0 += CHUNK) {
+    const int64_t o1 = rbytes - o0 < CHUNK ? rbytes : o0 + CHUNK;
+    __m256i acc16[RB_MAX][BB_MAX], acc32[RB_MAX][BB_MAX];
+#pragma GCC unroll 4
+    for (int r = 0; r < rb; r++)
+#pragma GCC unroll 4
+      for (int b = 0; b < BB_MAX; b++) acc16[r][b] = acc32[r][b] = _mm256_setzero_si256();
+    int pending = 0;
+    for (int64_t o = o0; o < o1; o += 64) {
+      _Alignas(32) uint8_t tail[RB_MAX][64];
+      const uint8_t *p[RB_MAX];
+      const bool last = rbytes - o < 64;
+#pragma GCC unroll 4
+      for (int r = 0; r < rb; r++) {
+        p[r] = rowp[r] + o;
+        if (last) { /* the row's last block: zeros beyond it meet zero activations */
+          memset(tail[r], 0, 64);
+          memcpy(tail[r], p[r], (size_t)(rbytes - o));
+          p[r] = tail[r];
+        }
+        if (pf != PF_NONE) {
+          const char *ahead =
+              (const char *)(pf == PF_NEAR_L1 || pf == PF_NEAR_L2 ? pfp + o * rb + r * 64 : rowp[r] + o + PREFETCH);
+          if (pf == PF_NEAR_L2 || pf == PF_ROW_L2)
+            _mm_prefetch(ahead, _MM_HINT_T1);
+          else
+            _mm_prefetch(ahead, _MM_HINT_T0);
+        }
+      }
+#pragma GCC unroll 2
+      for (int h = 0; h < 2; h++) {
+        __m256i w[RB_MAX];
+        const int8_t *x[BB_MAX];
+#pragma GCC unroll 4
+        for (int r = 0; r < rb; r++)
+          w[r] = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(const void *)(p[r] + 32 * h)), flipv);
+#pragma GCC unroll 4
+        for (int b = 0; b < bb; b++) x[b] = xb[b] + o * m + 32 * h;
+        half(bits, rb, bb, w, x, acc16, acc32);
+        if (bits < 8 && ++pending == every) {
+          flush(bits, rb, bb, acc16, acc32);
+          pending = 0;
         }
       }
     }
-    total += lanes_sum(acc) + 16 * lanes_sum(acc_hi);
+    if (bits < 8) flush(bits, rb, bb, acc16, acc32);
+    __m256i v[RB_MAX * BB_MAX];
+#pragma GCC unroll 16
+    for (int i = 0; i < nq * 4; i++) v[i] = i < rb * bb ? acc32[i / bb][i % bb] : _mm256_setzero_si256();
+#pragma GCC unroll 4
+    for (int q = 0; q < nq; q++) d[q] = _mm256_add_epi64(d[q], sum4(v[4 * q], v[4 * q + 1], v[4 * q + 2], v[4 * q + 3]));
   }
-  return total;
+  for (int q = 0; q < nq; q++) _mm256_storeu_si256((__m256i *)(void *)(dot + 4 * q), d[q]);
 }
 
-static ALWAYS_INLINE void rows_bits(const int bits, const loom_qgemm_job *j, int64_t r0, int64_t r1) {
-  const loom_dtype_kind kind = j->t->kind;
-  const bool offset = kind == LOOM_DTYPE_KIND_SIGNED || kind == LOOM_DTYPE_KIND_TERNARY;
-  uint8_t flip = 0;
-  for (int f = 0; offset && f < 8; f += bits) flip |= (uint8_t)(1u << (f + bits - 1));
-  for (int64_t r = r0; r < r1; r++) {
-    const uint8_t *row = j->packed + (size_t)r * j->row_bytes;
-    for (int64_t b = 0; b < j->batch; b++) {
-      const int64_t d = row_dot(bits, row, (int64_t)j->row_bytes, j->xp + b * j->xstride, flip), s = j->xsum[b];
-      const int64_t isum = kind == LOOM_DTYPE_KIND_BINARY ? s - 2 * d : offset ? d - s * (INT64_C(1) << (bits - 1)) : d;
-      j->y[b * j->rows + r] = j->bad[b] ? NAN : loom_qgemm_finish(j, b, r, isum);
+static ALWAYS_INLINE void store(const loom_qgemm_job *j, const code_map *cm, int64_t r, int64_t b, int64_t d) {
+  const int64_t isum = cm->times * d + cm->offset * j->xsum[b];
+  j->y[b * j->rows + r] = j->bad[b] ? NAN : loom_qgemm_finish(j, b, r, isum);
+}
+
+/* int64 to double, exact for |v| < 2^51: v + 1.5 · 2^52 in the mantissa of
+ * a double whose exponent makes its last bit a unit. */
+static ALWAYS_INLINE __m256d exact_pd(__m256i v) {
+  const __m256d magic = _mm256_set1_pd(0x1.8p52);
+  return _mm256_sub_pd(_mm256_castsi256_pd(_mm256_add_epi64(v, _mm256_castpd_si256(magic))), magic);
+}
+
+/* The outputs of rows r .. r + n of activation row 0 from their sums d
+ * (n ≤ 4): loom_qgemm_finish's operations, 4 rows at a time. */
+static ALWAYS_INLINE void finish4(const loom_qgemm_job *j, const code_map *cm, int64_t r, int n, const int64_t *d) {
+  const __m256i dv = _mm256_loadu_si256((const __m256i *)(const void *)d);
+  const __m256i td = cm->times == 1 ? dv : _mm256_sub_epi64(_mm256_setzero_si256(), _mm256_add_epi64(dv, dv));
+  const __m256i isum = _mm256_add_epi64(td, _mm256_set1_epi64x(cm->offset * j->xsum[0]));
+  const __m128i lanes = _mm_setr_epi32(0, 1, 2, 3), mask = _mm_cmplt_epi32(lanes, _mm_set1_epi32(n));
+  const __m128 sw = j->nscales == 1 ? _mm_set1_ps(j->scales[0]) : _mm_maskload_ps(j->scales + r, mask);
+  const __m256d f = _mm256_mul_pd(_mm256_cvtps_pd(sw), _mm256_set1_pd((double)j->sx[0]));
+  __m128 y = _mm256_cvtpd_ps(_mm256_mul_pd(exact_pd(isum), f));
+  if (j->bad[0]) y = _mm_set1_ps(NAN);
+  _mm_maskstore_ps(j->y + r, mask, y);
+}
+
+enum { SPAN = 64 };
+
+/* The GEMV: groups of gr rows, a short last group repeating its last row;
+ * the sums of a span of rows finished 4 at a time after it. */
+static ALWAYS_INLINE void gemv_bits(const int bits, const int gr, const loom_qgemm_job *j, int64_t r0, int64_t r1) {
+  const code_map cm = map_of(j->t);
+  const int64_t rbytes = (int64_t)j->row_bytes;
+  const bool to_l2 = rbytes > 0 && j->rows > L2_BYTES / rbytes;
+  const bool near = gr * rbytes <= NEAR;
+  const int pf = near ? (to_l2 ? PF_NEAR_L2 : PF_NEAR_L1) : (to_l2 ? PF_ROW_L2 : PF_ROW_L1);
+  const int64_t ahead = gr * rbytes >= AHEAD_BYTES ? 1 : (AHEAD_BYTES + gr * rbytes - 1) / (gr * rbytes);
+  /* exact_pd's range: |isum| ≤ 2 · 255 · 127 · cols (or Σ xq for binary) */
+  const bool vector_finish = j->cols < (INT64_C(1) << 32);
+  const int8_t *xb[1] = {j->xp};
+  _Alignas(32) int64_t dot[SPAN + RB_MAX * BB_MAX];
+  for (int64_t s0 = r0; s0 < r1; s0 += SPAN) {
+    const int64_t s1 = r1 - s0 < SPAN ? r1 : s0 + SPAN;
+    for (int64_t r = s0; r < s1; r += gr) {
+      const uint8_t *rowp[RB_MAX];
+      const int n = s1 - r < gr ? (int)(s1 - r) : gr;
+      for (int g = 0; g < gr; g++) rowp[g] = j->packed + (size_t)(r + (g < n ? g : n - 1)) * j->row_bytes;
+      const uint8_t *pfp = j->packed + (size_t)(r + ahead * gr) * j->row_bytes;
+      int64_t *d = dot + (r - s0);
+      if (n < gr)
+        tile(bits, gr, 1, PF_NONE, rowp, xb, rbytes, NULL, cm.flip, d);
+      else if (pf == PF_NEAR_L1)
+        tile(bits, gr, 1, PF_NEAR_L1, rowp, xb, rbytes, pfp, cm.flip, d);
+      else if (pf == PF_NEAR_L2)
+        tile(bits, gr, 1, PF_NEAR_L2, rowp, xb, rbytes, pfp, cm.flip, d);
+      else if (pf == PF_ROW_L1)
+        tile(bits, gr, 1, PF_ROW_L1, rowp, xb, rbytes, NULL, cm.flip, d);
+      else
+        tile(bits, gr, 1, PF_ROW_L2, rowp, xb, rbytes, NULL, cm.flip, d);
+    }
+    for (int64_t r = s0; r < s1; r += 4) {
+      const int n = s1 - r < 4 ? (int)(s1 - r) : 4;
+      if (vector_finish)
+        finish4(j, &cm, r, n, dot + (r - s0));
+      else
+        for (int g = 0; g < n; g++) store(j, &cm, r + g, 0, dot[r - s0 + g]);
     }
   }
 }
 
+/* The GEMM: tiles of rb weight rows × BB_MAX activation rows, the last
+ * activation rows in a tile of their own count; a short last group of
+ * weight rows repeats its last row. */
+static ALWAYS_INLINE void gemm_bits(const int bits, const int rb, const loom_qgemm_job *j, int64_t r0, int64_t r1) {
+  const code_map cm = map_of(j->t);
+  const int64_t rbytes = (int64_t)j->row_bytes;
+  int64_t dot[RB_MAX * BB_MAX];
+  for (int64_t r = r0; r < r1; r += rb) {
+    const uint8_t *rowp[RB_MAX];
+    const int n = r1 - r < rb ? (int)(r1 - r) : rb;
+    for (int g = 0; g < rb; g++) rowp[g] = j->packed + (size_t)(r + (g < n ? g : n - 1)) * j->row_bytes;
+    for (int64_t b = 0; b < j->batch; b += BB_MAX) {
+      const int bb = j->batch - b < BB_MAX ? (int)(j->batch - b) : BB_MAX;
+      const int8_t *xb[BB_MAX];
+      for (int i = 0; i < bb; i++) xb[i] = j->xp + (b + i) * j->xstride;
+      switch (bb) {
+      case 1: tile(bits, rb, 1, PF_NONE, rowp, xb, rbytes, NULL, cm.flip, dot); break;
+      case 2: tile(bits, rb, 2, PF_NONE, rowp, xb, rbytes, NULL, cm.flip, dot); break;
+      case 3: tile(bits, rb, 3, PF_NONE, rowp, xb, rbytes, NULL, cm.flip, dot); break;
+      default: tile(bits, rb, BB_MAX, PF_NONE, rowp, xb, rbytes, NULL, cm.flip, dot); break;
+      }
+      for (int g = 0; g < n; g++)
+        for (int i = 0; i < bb; i++) store(j, &cm, r + g, b + i, dot[g * bb + i]);
+    }
+  }
+}
+
+/* One function per width (GEMV rows a group, GEMM weight rows a tile): the
+ * narrow fields take registers that wider tiles would spill. */
+#define ROWS_FN(BITS, GR, RB)                                                                               \
+  static void rows_##BITS(const loom_qgemm_job *j, int64_t r0, int64_t r1) {                               \
+    if (j->batch == 1)                                                                                      \
+      gemv_bits(BITS, GR, j, r0, r1);                                                                       \
+    else                                                                                                    \
+      gemm_bits(BITS, RB, j, r0, r1);                                                                       \
+  }
+ROWS_FN(1, 1, 1)
+ROWS_FN(2, 2, 1)
+ROWS_FN(4, 2, 1)
+ROWS_FN(8, 4, 2)
+
 static void qgemm_rows_avx2(const loom_qgemm_job *j, int64_t r0, int64_t r1) {
   switch (j->t->bits) {
-  case 1: rows_bits(1, j, r0, r1); break;
-  case 2: rows_bits(2, j, r0, r1); break;
-  case 4: rows_bits(4, j, r0, r1); break;
-  default: rows_bits(8, j, r0, r1); break;
+  case 1: rows_1(j, r0, r1); break;
+  case 2: rows_2(j, r0, r1); break;
+  case 4: rows_4(j, r0, r1); break;
+  default: rows_8(j, r0, r1); break;
   }
+}
+
+/*
+ * The activations' preparation (cpu.h, qgemm_prepare): Σ xq from vpsadbw of
+ * the codes + 128 (exact in 64-bit lanes), and xp for 4- and 2-bit weights
+ * from in-lane byte shuffles and cross-lane permutations (as the AVX-512
+ * version in qgemm-vnni-gemv.c); binary keeps the reference's byte loop.
+ * len is a whole number of 64-byte blocks of codes (qgemm.h: xstride).
+ */
+static void qgemm_prepare_avx2(int bits, const int8_t *xq, int8_t *xp, int64_t len, int64_t *xsum) {
+  const __m256i bias = _mm256_set1_epi8((char)0x80);
+  __m256i s = _mm256_setzero_si256();
+  for (int64_t c = 0; c < len; c += 32)
+    s = _mm256_add_epi64(s, _mm256_sad_epu8(_mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(const void *)(xq + c)), bias),
+                                            _mm256_setzero_si256()));
+  const __m128i s2 = _mm_add_epi64(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
+  *xsum = _mm_cvtsi128_si64(s2) + _mm_extract_epi64(s2, 1) - 128 * len;
+#define LOAD(o) _mm256_loadu_si256((const __m256i *)(const void *)(xq + c0 + (o)))
+#define STORE(o, v) _mm256_storeu_si256((__m256i *)(void *)(xp + c0 + (o)), (v))
+  if (bits == 4) { /* xp[c0 + k·64 + j] = xq[c0 + 2j + k] */
+    /* per 16 bytes: the 8 even bytes, then the 8 odd ones; then per 32
+     * bytes the 16 even ones in the low lane, the odd ones in the high */
+    const __m256i even_odd = _mm256_broadcastsi128_si256(
+        _mm_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15));
+    for (int64_t c0 = 0; c0 < len; c0 += 128) {
+      __m256i v[4];
+      for (int i = 0; i < 4; i++)
+        v[i] = _mm256_permute4x64_epi64(_mm256_shuffle_epi8(LOAD(32 * i), even_odd), _MM_SHUFFLE(3, 1, 2, 0));
+      STORE(0, _mm256_permute2x128_si256(v[0], v[1], 0x20));
+      STORE(32, _mm256_permute2x128_si256(v[2], v[3], 0x20));
+      STORE(64, _mm256_permute2x128_si256(v[0], v[1], 0x31));
+      STORE(96, _mm256_permute2x128_si256(v[2], v[3], 0x31));
+    }
+  } else if (bits == 2) { /* xp[c0 + k·64 + j] = xq[c0 + 4j + k] */
+    /* per 16 bytes a 4 × 4 transpose (dword k: field k of 4 columns); per
+     * 32 bytes quadword k: field k of 8 columns */
+    const __m256i t4 = _mm256_broadcastsi128_si256(_mm_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15));
+    const __m256i td = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+    for (int64_t c0 = 0; c0 < len; c0 += 256)
+      for (int h = 0; h < 2; h++) { /* columns 32h … 32h + 31 of each field */
+        __m256i v[4];
+        for (int i = 0; i < 4; i++)
+          v[i] = _mm256_permutevar8x32_epi32(_mm256_shuffle_epi8(LOAD(128 * h + 32 * i), t4), td);
+        const __m256i lo01 = _mm256_unpacklo_epi64(v[0], v[1]), lo23 = _mm256_unpacklo_epi64(v[2], v[3]);
+        const __m256i hi01 = _mm256_unpackhi_epi64(v[0], v[1]), hi23 = _mm256_unpackhi_epi64(v[2], v[3]);
+        STORE(0 * 64 + 32 * h, _mm256_permute2x128_si256(lo01, lo23, 0x20));
+        STORE(1 * 64 + 32 * h, _mm256_permute2x128_si256(hi01, hi23, 0x20));
+        STORE(2 * 64 + 32 * h, _mm256_permute2x128_si256(lo01, lo23, 0x31));
+        STORE(3 * 64 + 32 * h, _mm256_permute2x128_si256(hi01, hi23, 0x31));
+      }
+  } else if (bits == 1) {
+    int64_t ignored;
+    loom_qgemm_prepare_ref(1, xq, xp, len, &ignored);
+  }
+#undef LOAD
+#undef STORE
 }
 
 void loom_kernels_fill_qgemm_avx2(loom_kernels *k) {
   for (int d = 0; d < LOOM_DTYPE_COUNT; d++)
     if (loom_qgemm_supports((loom_dtype)d)) k->qgemm_rows[d] = qgemm_rows_avx2;
+  k->qgemm_prepare = qgemm_prepare_avx2;
 }
 #pragma GCC pop_options
 #endif

@@ -1,9 +1,10 @@
 /*
  * bench-gemv's integer part (kernels/qgemm.h): the GEMV of every dtype the
  * integer product serves against the read probe, and a batch-64 GEMM against
- * the VNNI peak computed in the same run:
+ * the peak of the best kernel level computed in the same run:
  *
- *   peak = vpdpbusd zmm per second × 64 multiply-adds each,
+ *   peak = vpdpbusd zmm per second × 64 multiply-adds each (VNNI), or
+ *          (vpmaddubsw + vpmaddwd + vpaddd) ymm per second × 32 (AVX2),
  *
  * the rate measured on 16 independent register-only vpdpbusd chains (the
  * most the core sustains), the best of short trials interleaved with the
@@ -208,13 +209,44 @@ __attribute__((target("avx512f,avx512vnni"))) static double vnni_per_s(void) {
   }
   return best;
 }
+
+/* Without VNNI (the AVX2 level), the exact int8 multiply-add of 32 byte
+ * pairs is a vpmaddubsw (pairs of u8 · s8 into 16 bits), a vpmaddwd (pairs
+ * of those into 32 bits) and a vpaddd; triples per second over 6 independent
+ * chains, the best of short trials. The multiplies read loop-invariant
+ * registers and only the adds form chains, so this is the multiply units'
+ * bound (Zen 3: two 256-bit integer multiply pipes, one triple a cycle). */
+__attribute__((target("avx2"))) static double avx2_triples_per_s(void) {
+  const int64_t n = 200000;
+  double best = 0;
+  for (int trial = 0; trial < 20; trial++) {
+    __m256i a0 = _mm256_set1_epi32(trial), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0;
+    __m256i t0, t1, t2, t3, t4, t5;
+    const __m256i u = _mm256_set1_epi8(1), s = _mm256_set1_epi8(-1), ones = _mm256_set1_epi16(1);
+    const double start = bench_now_s();
+    for (int64_t i = 0; i < n; i++) {
+#define MUL(T, A) "vpmaddubsw %[s], %[u], %[" #T "]\n\tvpmaddwd %[ones], %[" #T "], %[" #T "]\n\t" \
+                  "vpaddd %[" #T "], %[" #A "], %[" #A "]\n\t"
+      __asm__ volatile(MUL(t0, a0) MUL(t1, a1) MUL(t2, a2) MUL(t3, a3) MUL(t4, a4) MUL(t5, a5)
+                       : [a0] "+x"(a0), [a1] "+x"(a1), [a2] "+x"(a2), [a3] "+x"(a3), [a4] "+x"(a4), [a5] "+x"(a5),
+                         [t0] "=&x"(t0), [t1] "=&x"(t1), [t2] "=&x"(t2), [t3] "=&x"(t3), [t4] "=&x"(t4),
+                         [t5] "=&x"(t5)
+                       : [s] "x"(s), [u] "x"(u), [ones] "x"(ones));
+#undef MUL
+    }
+    const double rate = (double)n * 6 / (bench_now_s() - start);
+    best = rate > best ? rate : best;
+  }
+  return best;
+}
 #endif
 
 int bench_qgemm_batch(int runs, bool all_levels) {
   enum { BATCH = 64 };
   const int64_t rows = 4096, cols = 4096;
   const loom_kernel_level best = loom_kernels_best_level();
-  const bool vnni = loom_cpu_features_get()->avx512vnni;
+  const bool vnni = loom_cpu_features_get()->avx512vnni, avx2 = loom_cpu_features_get()->avx2;
+  const bool has_peak = vnni || avx2;
   double *t = malloc((size_t)runs * sizeof *t), *tf = malloc((size_t)runs * sizeof *tf);
   double *hz = malloc((size_t)runs * sizeof *hz), *ipc = malloc((size_t)runs * sizeof *ipc);
   float *x = malloc((size_t)(BATCH * cols) * sizeof *x), *y = malloc((size_t)(BATCH * rows) * sizeof *y);
@@ -238,22 +270,27 @@ int bench_qgemm_batch(int runs, bool all_levels) {
   for (int k = 0; k < runs; k++) {
     hz[k] = clock_hz();
 #if defined(__x86_64__) && defined(__GNUC__)
-    ipc[k] = vnni ? vnni_per_s() : 0;
+    ipc[k] = vnni ? vnni_per_s() : avx2 ? avx2_triples_per_s() : 0;
 #else
     ipc[k] = 0;
 #endif
     clock = hz[k] > clock ? hz[k] : clock;
     rate = ipc[k] > rate ? ipc[k] : rate;
   }
-  const double peak = rate * 64;
+  const double peak = rate * (vnni ? 64 : 32);
   printf("\ninteger GEMM, batch %d, %lld x %lld, 1 thread, %d runs: median and best\n", BATCH, (long long)rows,
          (long long)cols, runs);
   if (vnni)
     printf("VNNI peak = %.2f G vpdpbusd zmm/s (16 independent chains) x 64 multiply-adds = %.1f GMAC/s\n"
            "          = %.2f per cycle at %.2f GHz (a chain of dependent adds)\n",
            rate / 1e9, peak / 1e9, rate / clock, clock / 1e9);
+  else if (avx2)
+    printf("AVX2 peak (no AVX-512 VNNI on this CPU) = %.2f G (vpmaddubsw + vpmaddwd + vpaddd) ymm/s\n"
+           "          (6 independent chains) x 32 multiply-adds = %.1f GMAC/s\n"
+           "          = %.2f per cycle at %.2f GHz (a chain of dependent adds)\n",
+           rate / 1e9, peak / 1e9, rate / clock, clock / 1e9);
   else
-    printf("no AVX-512 VNNI on this CPU: no peak to compare with\n");
+    printf("neither AVX-512 VNNI nor AVX2 on this CPU: no peak to compare with\n");
   printf("%-9s %8s %12s %10s %12s %10s %14s\n", "dtype", "level", "GMAC/s", "×peak", "best GMAC/s", "×peak",
          "×f32 sgemm");
   static const loom_dtype dts[] = {LOOM_DTYPE_INT8, LOOM_DTYPE_INT4, LOOM_DTYPE_TERNARY};
@@ -286,7 +323,7 @@ int bench_qgemm_batch(int runs, bool all_levels) {
       const double g = macs / bench_median(t, lruns), gbest = macs / t[0]; /* sorted by the median */
       const double gf = macs / bench_median(tf, lruns);
       printf("%-9s %8s %12.1f %10.3f %12.1f %10.3f %14.2f\n", loom_dtype_name(d), loom_kernel_level_name(l),
-             g / 1e9, vnni ? g / peak : 0.0, gbest / 1e9, vnni ? gbest / peak : 0.0, g / gf);
+             g / 1e9, has_peak ? g / peak : 0.0, gbest / 1e9, has_peak ? gbest / peak : 0.0, g / gf);
       fflush(stdout);
     }
   }
