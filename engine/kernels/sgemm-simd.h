@@ -35,6 +35,14 @@
 
 #define MR (VL * VMAX)
 #define NR 6
+/* The level's choices for scalar operands strided along k (sgemm-avx2.c
+ * sets them; measured on a 32 KiB, 8-way L1). */
+#ifndef SGEMM_STRIDED_SCALAR
+#define SGEMM_STRIDED_SCALAR 0.0
+#endif
+#ifndef SGEMM_RESIDENT
+#define SGEMM_RESIDENT 0
+#endif
 /* k steps per block: one block of a panel (KC × MR floats) stays in L1 while
  * the scalar operand's columns stream past it. */
 #define KC (8192 / MR)
@@ -168,11 +176,20 @@ typedef struct {
   float *c;
   int64_t ldc;
   /* One slice per thread: a 64-byte header (the panel packed there, −1 for
-   * none) and one panel of k × MR floats. */
+   * none; when resident, [0] is 1 once every panel is packed and [1] the
+   * block of the scalar operand packed, −1 for none) and one panel of k ×
+   * MR floats, or when resident every panel and one block of the scalar
+   * operand. */
   unsigned char *slices;
   size_t slice_bytes;
   bool parallel; /* the tiles run on the pool's threads: slice by thread */
   int64_t s_blocks, s_groups; /* block b: groups [b·G/B, (b+1)·G/B) of NR columns */
+  /* Scalar operand strided along k and the panels small: every panel packed
+   * in each thread's slice, tiles block-major, and each block of the scalar
+   * operand copied once into rows of sbw floats (docs/sgemm.md, *Rows a
+   * power of two apart*). */
+  bool resident;
+  int64_t panels, sbw;
 } SIMD(job);
 
 /* Panel q (lanes [q·MR, q·MR + MR)) over all of the chunk's k into dst, k-major,
@@ -233,20 +250,44 @@ static void SIMD(tile_range)(void *arg, int64_t begin, int64_t end) {
   int index = j->parallel ? loom_pool_thread_index() : 0;
   unsigned char *slice = j->slices + (size_t)(index < 0 ? 0 : index) * j->slice_bytes;
   int64_t *holds = (int64_t *)(void *)slice;
-  float *panel = (float *)(void *)(slice + 64);
+  float *panels = (float *)(void *)(slice + 64);
+  float *sblock = panels + j->panels * j->k * MR; /* resident only */
   for (int64_t t = begin; t < end; t++) {
-    int64_t q = t / j->s_blocks, sb = t % j->s_blocks;
+    int64_t q = j->resident ? t % j->panels : t / j->s_blocks;
+    int64_t sb = j->resident ? t / j->panels : t % j->s_blocks;
     int64_t uq = q * MR, nu = j->u - uq < MR ? j->u - uq : MR;
     int nv = (int)((nu + VL - 1) / VL);
     int64_t w = nv * VL;
     int64_t s0 = sb * j->s_groups / j->s_blocks * NR, s1 = (sb + 1) * j->s_groups / j->s_blocks * NR;
     if (s1 > j->s) s1 = j->s;
-    if (*holds != q) {
+    float *panel = panels;
+    SIMD(micro_args) g = {.w = w, .sc_p = j->sc_p, .sc_s = j->sc_s};
+    const float *ssrc = j->ssrc;
+    int64_t s_origin = 0; /* the column of the scalar operand at ssrc */
+    if (j->resident) {
+      if (holds[0] != 1) {
+        for (int64_t i = 0; i < j->panels; i++) SIMD(pack_panel)(j, i, panels + i * j->k * MR);
+        holds[0] = 1;
+      }
+      panel = panels + q * j->k * MR;
+      if (holds[1] != sb) { /* rows of the block, sbw floats apart */
+        const int64_t width = s1 - s0, whole = width / VL * VL;
+        for (int64_t p = 0; p < j->k; p++) {
+          const float *from = j->ssrc + p * j->sc_p + s0;
+          float *to = sblock + p * j->sbw;
+          for (int64_t c = 0; c < whole; c += VL) VSTORE(to + c, VLOAD(from + c));
+          if (whole < width) VSTOREN(to + whole, VLOADN(from + whole, (int)(width - whole)), (int)(width - whole));
+        }
+        holds[1] = sb;
+      }
+      ssrc = sblock;
+      s_origin = s0;
+      g.sc_p = j->sbw;
+    } else if (*holds != q) {
       SIMD(pack_panel)(j, q, panel);
       *holds = q;
     }
-    SIMD(micro_args) g = {.w = w, .sc_p = j->sc_p, .sc_s = j->sc_s};
-    bool kcontig = j->sc_p == 1;
+    bool kcontig = g.sc_p == 1;
     float *crow0 = NULL; /* "m": C at (first row of the panel, s0) */
     if (j->m_lanes) {
       crow0 = j->c + uq * j->ldc + s0;
@@ -272,7 +313,7 @@ static void SIMD(tile_range)(void *arg, int64_t begin, int64_t end) {
       g.load = j->load_c || p0 > 0;
       for (int64_t s = s0; s < s1; s += NR) {
         int nr = (int)(s1 - s < NR ? s1 - s : NR);
-        g.sc = j->ssrc + p0 * j->sc_p + s * j->sc_s;
+        g.sc = ssrc + p0 * g.sc_p + (s - s_origin) * g.sc_s;
         g.ct = j->m_lanes ? tile + (s - s0) * MR : j->c + s * j->ldc + uq;
         SIMD(micro_table)[kcontig][nv - 1][nr - 1](&g);
       }
@@ -285,7 +326,11 @@ static void SIMD(tile_range)(void *arg, int64_t begin, int64_t end) {
 
 /* Rough cycles of one orientation, for choosing between them: vector
  * multiply-adds (two a cycle), packing (a transpose costs more than a copy)
- * and, for the "m" orientation, the transposition of C through the tile. */
+ * and, for the "m" orientation, the transposition of C through the tile;
+ * and where the level says so (SGEMM_STRIDED_SCALAR, cycles per step of k
+ * of one micro call), reading a scalar operand that steps along k by whole
+ * rows: each step a line of its own, and rows a multiple of 4 KiB apart
+ * share one set of the L1 cache. */
 static double SIMD(cost)(bool m_lanes, const loom_sgemm_args *a) {
   int64_t u = m_lanes ? a->m : a->n, s = m_lanes ? a->n : a->m;
   double vecs = (double)((u + VL - 1) / VL);
@@ -293,7 +338,10 @@ static double SIMD(cost)(bool m_lanes, const loom_sgemm_args *a) {
   bool transpose_pack = m_lanes ? !a->trans_a : a->trans_b;
   double pack = (double)u * (double)a->k * (transpose_pack ? 1.0 : 0.25);
   double out = m_lanes ? (double)a->m * (double)a->n * (a->accumulate ? 2.0 : 1.0) : 0.0;
-  return fma + pack + out;
+  bool strided = m_lanes ? !a->trans_b : a->trans_a;
+  double calls = (double)((u + MR - 1) / MR) * (double)((s + NR - 1) / NR);
+  double scalar = strided ? calls * (double)a->k * SGEMM_STRIDED_SCALAR : 0.0;
+  return fma + pack + out + scalar;
 }
 
 /* Floats of packed panels of all threads together: bounds the scratch
@@ -301,6 +349,8 @@ static double SIMD(cost)(bool m_lanes, const loom_sgemm_args *a) {
  * product of its own that goes on from C: the chain over k of every element
  * of C is the same, through memory between chunks as between blocks of KC. */
 #define PACK_BUDGET ((int64_t)1 << 22)
+/* Floats of one thread's slice in the resident case: 512 KiB. */
+#define RESIDENT_FLOATS ((int64_t)1 << 17)
 
 #include "kernels/sgemm-rows-simd.h"
 
@@ -337,18 +387,26 @@ bool SIMD(loom_sgemm_level)(loom_pool *pool, const loom_sgemm_args *a) {
   const int64_t threads = loom_pool_size(pool);
   j.parallel = threads > 1 && loom_pool_thread_index() < 0;
   const int64_t slices = j.parallel ? threads : 1;
+  const int64_t max_groups = (m_lanes ? SB_M : SB_N) / NR, panels = (j.u + MR - 1) / MR;
+  /* Resident (see SIMD(job)) where the scalar operand steps along k by
+   * whole rows and every panel and one block fit RESIDENT_FLOATS: rows a
+   * multiple of 4 KiB apart share one set of the L1 cache, and each micro
+   * call read one from each of KC of them. */
+  j.panels = panels;
+  j.sbw = max_groups * NR;
+  j.resident = SGEMM_RESIDENT && j.sc_p != 1 && (panels * MR + j.sbw) * a->k <= RESIDENT_FLOATS;
   int64_t kchunk = PACK_BUDGET / (MR * slices) / KC * KC;
   if (kchunk < KC) kchunk = KC;
-  if (kchunk > a->k) kchunk = a->k;
-  j.slice_bytes = 64 + (size_t)(kchunk * MR) * sizeof(float);
+  if (kchunk > a->k || j.resident) kchunk = a->k;
+  j.slice_bytes = 64 + (size_t)(j.resident ? (panels * MR + j.sbw) * kchunk : kchunk * MR) * sizeof(float);
   j.slices = loom_scratch(LOOM_SCRATCH_SGEMM_PANELS, (size_t)slices * j.slice_bytes);
   if (!j.slices) return false;
+  if (!j.resident) j.panels = 0; /* tile_range's block of the scalar operand follows the one panel */
   /* Blocks of the scalar operand within one group of NR of each other, at
    * most SB columns each (the "m" orientation's tile is SB_M wide). With few
    * tiles, a block count that gives every thread as many: the pool hands
    * each thread an equal share of tiles (pool.c), so equal tiles are equal
    * work. */
-  const int64_t max_groups = (m_lanes ? SB_M : SB_N) / NR, panels = (j.u + MR - 1) / MR;
   j.s_groups = (j.s + NR - 1) / NR;
   j.s_blocks = (j.s_groups + max_groups - 1) / max_groups;
   if (j.parallel && panels * j.s_blocks < 4 * threads)
@@ -359,7 +417,10 @@ bool SIMD(loom_sgemm_level)(loom_pool *pool, const loom_sgemm_args *a) {
     j.vsrc = vsrc + k0 * j.v_p;
     j.ssrc = ssrc + k0 * j.sc_p;
     j.load_c = a->accumulate || k0 > 0;
-    for (int64_t i = 0; i < slices; i++) *(int64_t *)(void *)(j.slices + (size_t)i * j.slice_bytes) = -1;
+    for (int64_t i = 0; i < slices; i++) {
+      int64_t *holds = (int64_t *)(void *)(j.slices + (size_t)i * j.slice_bytes);
+      holds[0] = holds[1] = -1;
+    }
     loom_pool_for(pool, panels * j.s_blocks, 1, SIMD(tile_range), &j);
   }
   return true;
@@ -374,4 +435,7 @@ bool SIMD(loom_sgemm_level)(loom_pool *pool, const loom_sgemm_args *a) {
 #undef MICRO_NR
 #undef MICRO_ROW
 #undef PACK_BUDGET
+#undef RESIDENT_FLOATS
+#undef SGEMM_STRIDED_SCALAR
+#undef SGEMM_RESIDENT
 #undef FEW_ROWS
