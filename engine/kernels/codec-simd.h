@@ -388,12 +388,40 @@ static inline vih scaled_code_wide(vfh x, double s, double lo, double hi) {
   return __builtin_convertvector(q, vih); /* two's complement: the low 32 bits */
 }
 
-static inline vu scaled_codes_double(vf x, bool wide, double s, double lo, double hi) {
+/*
+ * The 32-bit formats without a division (the AVX-512 level's code32 in
+ * codec-scaled-avx512.c, restated): v = x · (1/s) in double is within
+ * |x/s| · 2^-52 ≤ (hi + 1) · 2^-52 of x / s, so where every lane of v lies
+ * farther than `far` = (hi + 1) · 2^-51 from a half-integer, rne(clamp(v)) is
+ * the code (no half-integer between v and x / s; hi is an integer, so the
+ * clamp agrees). Only a half with a lane that close (about one in 2^18)
+ * takes scaled_code_wide's exact quotient and fma signs.
+ */
+static ALWAYS_INLINE vih scaled_code_wide_fast(vfh x, double s, double inv, double lo, double hi, double far) {
+  const vdn xd = __builtin_convertvector(x, vdn);
+  vdn v = xd * inv;
+  v = sel_dn((vqn)(v > lo), v, (vdn){0} + lo);
+  v = sel_dn((vqn)(v < hi), v, (vdn){0} + hi);
+  const vdn y = v + 0x1.8p52, q0 = y - 0x1.8p52; /* rne_vec, keeping the sum */
+  const vdn dist = (vdn)((vqn)(v - q0) & INT64_MAX); /* exact: q0 is the integer nearest v */
+  const vqn near = (vqn)(dist >= 0.5 - far);
+#if VBYTES == 64
+  if (_mm512_test_epi64_mask((__m512i)near, (__m512i)near)) return scaled_code_wide(x, s, lo, hi);
+#else
+  if (_mm256_movemask_pd((__m256d)near)) return scaled_code_wide(x, s, lo, hi);
+#endif
+  /* |q0| < 2^51: y's low 32 bits are q0's two's complement ones (a
+   * conversion of q0 would go through 64-bit integers lane by lane here) */
+  return __builtin_convertvector((vqn)y, vih);
+}
+
+static ALWAYS_INLINE vu scaled_codes_double(vf x, bool wide, double s, double lo, double hi) {
   vfh half[2];
   vih code[2];
   memcpy(half, &x, sizeof x);
+  const double inv = 1.0 / s, far = (hi + 1) * 0x1p-51;
   for (int h = 0; h < 2; h++)
-    code[h] = wide ? scaled_code_wide(half[h], s, lo, hi) : scaled_code_small(half[h], s, lo, hi);
+    code[h] = wide ? scaled_code_wide_fast(half[h], s, inv, lo, hi, far) : scaled_code_small(half[h], s, lo, hi);
   vu c;
   memcpy(&c, code, sizeof c);
   return c;
@@ -451,6 +479,38 @@ static inline vu scaled_codes_float(vf x, float s, float inv, float lo, float hi
   return (vu)q;
 }
 
+/*
+ * The 16-bit codes, branch-free (the AVX-512 level's code16 in
+ * codec-scaled-avx512.c, restated): their quotients reach 2^16, where v is
+ * off by up to 2^-7 and a lane lies within `near` of a half-integer about
+ * once a vector, so scaled_codes_float's correction would nearly always
+ * run. q0 = rne(clamp(v)) by the add of 1.5 · 2^23 (the sum's low bit is
+ * q0's), and d = v − q0 (exact) points to the only half-integer that x / s
+ * can have crossed, m = q0 ± 1/2. t = m · s − x from one fma, its sign
+ * flipped when d < 0: the code moves to m ± 1/2 when t < 0, or t = 0 (a tie)
+ * and q0 is odd. t is a multiple of the smallest subnormal (s ≥ 2^-125, m a
+ * multiple of 1/2), so its single rounding keeps its sign and zero-ness, and
+ * "t < 0, or t ≤ 0 if odd" is t < (q0 odd ? the smallest subnormal : +0),
+ * the threshold's bits being q0's low bit. q0 = hi may move to hi + 1: the
+ * clamp after brings it back.
+ */
+static inline vu scaled_codes16(vf x, float s, float inv, float lo, float hi) {
+  vf v = x * inv;
+  v = (vf)sel_u((vi)(v > lo), (vu)v, (vu)((vf){0} + lo));
+  v = (vf)sel_u((vi)(v < hi), (vu)v, (vu)((vf){0} + hi));
+  const vf y = v + 0x1.8p23f;
+  const vf q0 = y - 0x1.8p23f;
+  const vu sign = (vu)(v - q0) & 0x80000000u;
+  const vf h = (vf)(sign | (vu)((vf){0} + 0.5f)); /* ±1/2 with the sign of d */
+  const vf m = q0 + h;
+  const vf t = (vf)((vu)VFMA(m, (vf){0} + s, -x) ^ sign);
+  const vf odd = (vf)((vu)y & 1u);
+  const vf q = (vf)sel_u((vi)(t < odd), (vu)(m + h), (vu)q0);
+  vi c = __builtin_convertvector(q, vi); /* an integer: exact */
+  const vi qhi = (vi){0} + (int32_t)hi;
+  return (vu)sel_u(c > qhi, (vu)qhi, (vu)c);
+}
+
 typedef enum { SCALED_BINARY, SCALED_FLOAT, SCALED_DOUBLE, SCALED_WIDE } scaled_path;
 
 /* Returns true when the row holds a NaN: the check rides along with the
@@ -461,8 +521,15 @@ static ALWAYS_INLINE bool quantize_scaled_bits(const int bits, const scaled_path
   const float inv = 1.0f / scale, near = (float)((hi + 1) * 0x1p-22);
   float tail[VL] = {0};
   vi nan = {0};
+  /* A morph scans the next row as soon as this one is encoded: fetching it
+   * now keeps memory busy meanwhile (as the AVX-512 level's
+   * quantize_small_rows does for 16- and 32-bit codes; a prefetch beyond the
+   * array never faults). At the AVX2 level on Zen 3 it raised every width's
+   * morph (docs/kernels.md, *The AVX2 level's morph*). */
+  const char *next = (const char *)(src + n);
   for (int64_t i = 0; i < n; i += VL) {
     const bool last = i + VL > n;
+    if ((i * 4) % 64 == 0) _mm_prefetch(next + 4 * i, _MM_HINT_T0);
     vf x;
     if (last) {
       memcpy(tail, src + i, (size_t)(n - i) * sizeof *tail);
@@ -474,7 +541,10 @@ static ALWAYS_INLINE bool quantize_scaled_bits(const int bits, const scaled_path
     vu codes;
     switch (path) {
     case SCALED_BINARY: codes = (vu)(x < 0.0f); break; /* sign(w), sign(0) = +1 */
-    case SCALED_FLOAT: codes = scaled_codes_float(x, scale, inv, (float)lo, (float)hi, near); break;
+    case SCALED_FLOAT:
+      codes = bits == 16 ? scaled_codes16(x, scale, inv, (float)lo, (float)hi)
+                         : scaled_codes_float(x, scale, inv, (float)lo, (float)hi, near);
+      break;
     default: codes = scaled_codes_double(x, path == SCALED_WIDE, scale, lo, hi); break;
     }
     codes &= mask;

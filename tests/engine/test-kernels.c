@@ -69,6 +69,16 @@ static float *probe_values(const loom_dtype_traits *t, float scale, int64_t *cou
       f = (float)(q * scale);
       g_array_append_val(v, f);
     }
+    /* Ties of codes below 2^20, which a float32 holds exactly at these
+     * scales: the 32-bit formats' quotients are mostly far larger, so the
+     * draw above seldom puts their near-tie correction to work. */
+    for (int k = 0; k < 400; k++) {
+      const double q = (double)(xorshift(seed) % (UINT32_C(1) << 21)) - 0x1p20;
+      float f = (float)((q + 0.5) * scale);
+      g_array_append_val(v, f);
+      f = nextafterf(f, -INFINITY);
+      g_array_append_val(v, f);
+    }
   } else if (!t->scaled && t->bits <= 16) {
     for (int k = 0; k < 2000; k++) {
       uint32_t c = xorshift(seed) & (uint32_t)loom_code_mask(t->bits);
@@ -269,6 +279,36 @@ static void check_scans(const loom_kernels *fast) {
  * magnitude, beside it, and around the quotient where the AVX-512 64-bit
  * encoder hands a lane to the reference's integer division (qmax + 1 − 2^14).
  */
+/*
+ * The 32-bit formats' quotient x · (1/s) in double is off by up to
+ * |x/s| · 2^-52, so for quotients near 2^31 its rounding can land on the
+ * wrong side of a half-integer that x / s is within about 2^-21 of. Such
+ * inputs are rare (one in about 2 · 10^7 random draws found these, by an
+ * exact fma comparison): the correction must settle each of them, in every
+ * lane position.
+ */
+static void check_wide_near_ties(const loom_kernels *fast) {
+  const loom_kernels *ref = loom_kernels_for(LOOM_KERNELS_REF);
+  static const struct {
+    float scale, x;
+  } cases[] = {
+    {0x1.df0976p+10f, 0x1.19815cp+41f}, {0x1.2cf5ecp+14f, 0x1.86d53p+44f}, {0x1.e6840cp+17f, 0x1.9ab262p+48f},
+    {0x1.b5d9acp+3f, 0x1.667fp+34f},    {0x1.efad98p-12f, 0x1.acd58ep+19f}, {0x1.46825cp-6f, 0x1.61a736p+24f},
+  };
+  static const loom_dtype wide[] = {LOOM_DTYPE_INT32, LOOM_DTYPE_UINT32};
+  float x[17];
+  for (size_t d = 0; d < G_N_ELEMENTS(wide); d++)
+    for (size_t c = 0; c < G_N_ELEMENTS(cases); c++)
+      for (int at = 0; at < 17; at++) {
+        for (int i = 0; i < 17; i++) x[i] = i == at ? cases[c].x : (float)i * cases[c].scale;
+        compare_quantize(fast, ref, loom_dtype_traits_get(wide[d]), x, 17, 17, cases[c].scale);
+        if (wide[d] == LOOM_DTYPE_INT32) {
+          x[at] = -cases[c].x;
+          compare_quantize(fast, ref, loom_dtype_traits_get(wide[d]), x, 17, 17, cases[c].scale);
+        }
+      }
+}
+
 static void check_morph_scales(const loom_kernels *fast) {
   const loom_kernels *ref = loom_kernels_for(LOOM_KERNELS_REF);
   uint64_t seed = 0x2545f4914f6cdd1du;
@@ -331,6 +371,7 @@ static void test_levels(void) {
     check_level(k);
     check_scans(k);
     check_morph_scales(k);
+    check_wide_near_ties(k);
     tested++;
   }
   if (!tested) g_test_skip("no vector kernel level on this machine");
