@@ -1,0 +1,339 @@
+/*
+ * The scaled formats' row codecs (integer, ternary, binary) of codec-simd.h,
+ * included by it where they stood: the same per-level copy, the same
+ * definitions in scope (VL, the vector types, sel_u, ALWAYS_INLINE, ...).
+ * Not a normal header. At the AVX-512 level codec-scaled-avx512.c replaces
+ * the quantizers for scales of at least 2^-125.
+ */
+
+/* ---- scaled formats ---- */
+
+/* rne by the magic constant 1.5 · 2^52, as core's rne_small. */
+#define rne_vec(v) (((v) + 0x1.8p52) - 0x1.8p52)
+
+/*
+ * q = clamp(rne(x / s), lo, qmax) for qmax < 2^28, on VL / 2 lanes: the
+ * reference's double quotient, clamp and rne (dtype-int.c explains why the
+ * double quotient is exact enough there).
+ */
+static inline vih scaled_code_small(vfh x, double s, double lo, double hi) {
+  vdn v = __builtin_convertvector(x, vdn) / s;
+  v = sel_dn((vqn)(v > lo), v, (vdn){0} + lo);
+  v = sel_dn((vqn)(v < hi), v, (vdn){0} + hi);
+  return __builtin_convertvector(rne_vec(v), vih);
+}
+
+/*
+ * The 32-bit formats need rne(x / s) exactly where the double quotient is
+ * not enough (quotients up to 2^32: see dtype-int.c). Its rne, q0, is off by
+ * at most one; the sign of (q0 ± 1/2)·s − x, computed by one fma whose
+ * single rounding keeps the sign and zero-ness of the exact value, says
+ * whether x / s lies above, at or below each half-way point.
+ */
+static inline vih scaled_code_wide(vfh x, double s, double lo, double hi) {
+  const vdn xd = __builtin_convertvector(x, vdn);
+  vdn v = xd / s;
+  v = sel_dn((vqn)(v > lo), v, (vdn){0} + lo);
+  v = sel_dn((vqn)(v < hi), v, (vdn){0} + hi);
+  const vdn q0 = rne_vec(v);
+  vdn t_hi, t_lo;
+  for (int l = 0; l < VL / 2; l++) {
+    t_hi[l] = __builtin_fma(q0[l] + 0.5, s, -xd[l]);
+    t_lo[l] = __builtin_fma(q0[l] - 0.5, s, -xd[l]);
+  }
+  vqn q = __builtin_convertvector(q0, vqn);
+  const vqn odd = (q & 1) != 0;
+  const vqn up = (t_hi < 0) | ((t_hi == 0) & odd);
+  const vqn down = (t_lo > 0) | ((t_lo == 0) & odd);
+  q = q - up + down; /* masks are -1: subtracting adds one */
+  const vqn qlo = (vqn){0} + (int64_t)lo, qhi = (vqn){0} + (int64_t)hi;
+  q = sel_q(q < qlo, qlo, q);
+  q = sel_q(q > qhi, qhi, q);
+  return __builtin_convertvector(q, vih); /* two's complement: the low 32 bits */
+}
+
+/*
+ * The 32-bit formats without a division (the AVX-512 level's code32 in
+ * codec-scaled-avx512.c, restated): v = x · (1/s) in double is within
+ * |x/s| · 2^-52 ≤ (hi + 1) · 2^-52 of x / s, so where every lane of v lies
+ * farther than `far` = (hi + 1) · 2^-51 from a half-integer, rne(clamp(v)) is
+ * the code (no half-integer between v and x / s; hi is an integer, so the
+ * clamp agrees). Only a half with a lane that close (about one in 2^18)
+ * takes scaled_code_wide's exact quotient and fma signs.
+ */
+static ALWAYS_INLINE vih scaled_code_wide_fast(vfh x, double s, double inv, double lo, double hi, double far) {
+  const vdn xd = __builtin_convertvector(x, vdn);
+  vdn v = xd * inv;
+  v = sel_dn((vqn)(v > lo), v, (vdn){0} + lo);
+  v = sel_dn((vqn)(v < hi), v, (vdn){0} + hi);
+  const vdn y = v + 0x1.8p52, q0 = y - 0x1.8p52; /* rne_vec, keeping the sum */
+  const vdn dist = (vdn)((vqn)(v - q0) & INT64_MAX); /* exact: q0 is the integer nearest v */
+  const vqn near = (vqn)(dist >= 0.5 - far);
+#if VBYTES == 64
+  if (_mm512_test_epi64_mask((__m512i)near, (__m512i)near)) return scaled_code_wide(x, s, lo, hi);
+#else
+  if (_mm256_movemask_pd((__m256d)near)) return scaled_code_wide(x, s, lo, hi);
+#endif
+  /* |q0| < 2^51: y's low 32 bits are q0's two's complement ones (a
+   * conversion of q0 would go through 64-bit integers lane by lane here) */
+  return __builtin_convertvector((vqn)y, vih);
+}
+
+static ALWAYS_INLINE vu scaled_codes_double(vf x, bool wide, double s, double lo, double hi) {
+  vfh half[2];
+  vih code[2];
+  memcpy(half, &x, sizeof x);
+  const double inv = 1.0 / s, far = (hi + 1) * 0x1p-51;
+  for (int h = 0; h < 2; h++)
+    code[h] = wide ? scaled_code_wide_fast(half[h], s, inv, lo, hi, far) : scaled_code_small(half[h], s, lo, hi);
+  vu c;
+  memcpy(&c, code, sizeof c);
+  return c;
+}
+
+#if VBYTES == 64
+#define VFMA(a, b, c) ((vf)_mm512_fmadd_ps((a), (b), (c)))
+#else
+#define VFMA(a, b, c) ((vf)_mm256_fmadd_ps((a), (b), (c)))
+#endif
+
+/*
+ * The same q for codes of up to 16 bits without a division (the hot loop of
+ * int8, int4, ternary...): v = x · (1/s) in float32 is within 2^-7 of x / s
+ * there, so its rne, q0, is off by at most one, and the sign of
+ * (q0 ± 1/2)·s − x from one fma decides, as in scaled_code_wide. That sign
+ * is exact while every nonzero value of it is at least the smallest
+ * subnormal, which holds for s >= 2^-125; smaller scales take the double
+ * quotient. Bounds of at most 2^16 keep q0 ± 1/2 exact in float32.
+ */
+/* True when any lane of the mask m (lanes 0 or -1) is set. */
+static inline bool any_lane(vi m) {
+#if VBYTES == 64
+  return _mm512_movepi32_mask((__m512i)m) != 0;
+#else
+  return _mm256_movemask_ps((__m256)m) != 0;
+#endif
+}
+
+/*
+ * Most lanes need no correction: |v − x/s| ≤ |x/s| · 2^-23 (two float32
+ * roundings), which is below `near` = (hi + 1) · 2^-22 wherever the clamp
+ * leaves v unchanged, so when v is farther than `near` from every
+ * half-integer, rne(v) = rne(x / s) — no half-integer lies between them.
+ * v − q0 is exact (q0 is the integer nearest v; Sterbenz), so the test is
+ * too. Only a vector with a lane that close to a tie (rare outside
+ * exact ties) takes the fma correction above. This halves the work of the
+ * integer morph's hot loop.
+ */
+static inline vu scaled_codes_float(vf x, float s, float inv, float lo, float hi, float near) {
+  vf v = x * inv;
+  v = (vf)sel_u((vi)(v > lo), (vu)v, (vu)((vf){0} + lo));
+  v = (vf)sel_u((vi)(v < hi), (vu)v, (vu)((vf){0} + hi));
+  const vf q0 = (v + 0x1.8p23f) - 0x1.8p23f;
+  const vu dist = (vu)(v - q0) & 0x7fffffffu;
+  if (!any_lane((vi)((vf)dist >= 0.5f - near))) return (vu)__builtin_convertvector(q0, vi);
+  const vf sv = (vf){0} + s;
+  const vf t_hi = VFMA(q0 + 0.5f, sv, -x), t_lo = VFMA(q0 - 0.5f, sv, -x);
+  vi q = __builtin_convertvector(q0, vi);
+  const vi odd = (q & 1) != 0;
+  q = q - ((t_hi < 0) | ((t_hi == 0) & odd)) + ((t_lo > 0) | ((t_lo == 0) & odd));
+  const vi qlo = (vi){0} + (int32_t)lo, qhi = (vi){0} + (int32_t)hi;
+  q = (vi)sel_u(q < qlo, (vu)qlo, (vu)q);
+  q = (vi)sel_u(q > qhi, (vu)qhi, (vu)q);
+  return (vu)q;
+}
+
+/*
+ * The 16-bit codes, branch-free (the AVX-512 level's code16 in
+ * codec-scaled-avx512.c, restated): their quotients reach 2^16, where v is
+ * off by up to 2^-7 and a lane lies within `near` of a half-integer about
+ * once a vector, so scaled_codes_float's correction would nearly always
+ * run. q0 = rne(clamp(v)) by the add of 1.5 · 2^23 (the sum's low bit is
+ * q0's), and d = v − q0 (exact) points to the only half-integer that x / s
+ * can have crossed, m = q0 ± 1/2. t = m · s − x from one fma, its sign
+ * flipped when d < 0: the code moves to m ± 1/2 when t < 0, or t = 0 (a tie)
+ * and q0 is odd. t is a multiple of the smallest subnormal (s ≥ 2^-125, m a
+ * multiple of 1/2), so its single rounding keeps its sign and zero-ness, and
+ * "t < 0, or t ≤ 0 if odd" is t < (q0 odd ? the smallest subnormal : +0),
+ * the threshold's bits being q0's low bit. q0 = hi may move to hi + 1: the
+ * clamp after brings it back.
+ */
+static inline vu scaled_codes16(vf x, float s, float inv, float lo, float hi) {
+  vf v = x * inv;
+  v = (vf)sel_u((vi)(v > lo), (vu)v, (vu)((vf){0} + lo));
+  v = (vf)sel_u((vi)(v < hi), (vu)v, (vu)((vf){0} + hi));
+  const vf y = v + 0x1.8p23f;
+  const vf q0 = y - 0x1.8p23f;
+  const vu sign = (vu)(v - q0) & 0x80000000u;
+  const vf h = (vf)(sign | (vu)((vf){0} + 0.5f)); /* ±1/2 with the sign of d */
+  const vf m = q0 + h;
+  const vf t = (vf)((vu)VFMA(m, (vf){0} + s, -x) ^ sign);
+  const vf odd = (vf)((vu)y & 1u);
+  const vf q = (vf)sel_u((vi)(t < odd), (vu)(m + h), (vu)q0);
+  vi c = __builtin_convertvector(q, vi); /* an integer: exact */
+  const vi qhi = (vi){0} + (int32_t)hi;
+  return (vu)sel_u(c > qhi, (vu)qhi, (vu)c);
+}
+
+typedef enum { SCALED_BINARY, SCALED_FLOAT, SCALED_DOUBLE, SCALED_WIDE } scaled_path;
+
+/* Returns true when the row holds a NaN: the check rides along with the
+ * encoding (the codes are then not used) instead of a pass of its own. */
+static ALWAYS_INLINE bool quantize_scaled_bits(const int bits, const scaled_path path, const float *src, int64_t n,
+                                               float scale, double lo, double hi, uint8_t *dst) {
+  const uint32_t mask = (uint32_t)loom_code_mask(bits);
+  const float inv = 1.0f / scale, near = (float)((hi + 1) * 0x1p-22);
+  float tail[VL] = {0};
+  vi nan = {0};
+  /* A morph scans the next row as soon as this one is encoded: fetching it
+   * now keeps memory busy meanwhile (as the AVX-512 level's
+   * quantize_small_rows does for 16- and 32-bit codes; a prefetch beyond the
+   * array never faults). At the AVX2 level on Zen 3 it raised every width's
+   * morph (docs/kernels.md, *The AVX2 level's morph*). */
+  const char *next = (const char *)(src + n);
+  for (int64_t i = 0; i < n; i += VL) {
+    const bool last = i + VL > n;
+    if ((i * 4) % 64 == 0) _mm_prefetch(next + 4 * i, _MM_HINT_T0);
+    vf x;
+    if (last) {
+      memcpy(tail, src + i, (size_t)(n - i) * sizeof *tail);
+      x = load_f(tail);
+    } else {
+      x = load_f(src + i);
+    }
+    nan |= (vi)(x != x);
+    vu codes;
+    switch (path) {
+    case SCALED_BINARY: codes = (vu)(x < 0.0f); break; /* sign(w), sign(0) = +1 */
+    case SCALED_FLOAT:
+      codes = bits == 16 ? scaled_codes16(x, scale, inv, (float)lo, (float)hi)
+                         : scaled_codes_float(x, scale, inv, (float)lo, (float)hi, near);
+      break;
+    default: codes = scaled_codes_double(x, path == SCALED_WIDE, scale, lo, hi); break;
+    }
+    codes &= mask;
+    uint8_t *out = dst + i * bits / 8;
+    if (last) {
+      uint8_t buf[64];
+      store_codes(bits, codes, buf);
+      memcpy(out, buf, (size_t)(((n - i) * bits + 7) / 8));
+    } else {
+      store_codes(bits, codes, out);
+    }
+  }
+  int any = 0;
+  for (int l = 0; l < VL; l++) any |= nan[l];
+  return any != 0;
+}
+
+#define QUANTIZE_SCALED_CASE(B)                                                  \
+  case B:                                                                        \
+    if (path == SCALED_FLOAT)                                                    \
+      nan = quantize_scaled_bits(B, SCALED_FLOAT, src, n, scale, lo, hi, dst);   \
+    else                                                                         \
+      nan = quantize_scaled_bits(B, SCALED_DOUBLE, src, n, scale, lo, hi, dst);  \
+    break;
+
+static int SIMD(quantize_scaled)(const loom_dtype_traits *t, const float *src, int64_t n, float scale, uint8_t *dst,
+                                 int64_t *bad) {
+  if (!(scale >= 0) || isinf(scale)) {
+    *bad = 0;
+    return LOOM_ERR_INVALID;
+  }
+  const int bits = t->bits;
+  const bool binary = t->kind == LOOM_DTYPE_KIND_BINARY;
+  if (!binary && scale == 0) {
+    if (find_nan(src, n, bad)) return LOOM_ERR_NONFINITE;
+    memset(dst, 0, ((size_t)n * (size_t)bits + 7) / 8);
+    return 0;
+  }
+  bool nan;
+  const double hi = (double)t->qmax, lo = t->kind == LOOM_DTYPE_KIND_UNSIGNED ? 0.0 : -hi;
+  const scaled_path path = t->qmax <= 65535 && scale >= 0x1p-125f ? SCALED_FLOAT : SCALED_DOUBLE;
+  switch (bits) {
+  case 1: nan = quantize_scaled_bits(1, SCALED_BINARY, src, n, scale, lo, hi, dst); break;
+  QUANTIZE_SCALED_CASE(2)
+  QUANTIZE_SCALED_CASE(4)
+  QUANTIZE_SCALED_CASE(8)
+  QUANTIZE_SCALED_CASE(16)
+  default: nan = quantize_scaled_bits(32, SCALED_WIDE, src, n, scale, lo, hi, dst); break;
+  }
+  return nan && find_nan(src, n, bad) ? LOOM_ERR_NONFINITE : 0;
+}
+
+/*
+ * value = (float)(q · s in double). For |q| <= 2^24, q·s in float32 is the
+ * same single rounding of the exact product (the double product is exact),
+ * so codes of up to 16 bits multiply in float32; 32-bit codes go through
+ * double as the reference does.
+ */
+static ALWAYS_INLINE void dequantize_scaled_bits(const int bits, const bool is_signed, const bool binary,
+                                                 const uint8_t *src, int64_t n, float scale, float *dst) {
+  const int ext = 32 - bits; /* sign extension by shifting up and back */
+  uint8_t in[64] = {0};
+#if VBYTES == 64
+  /* Codes of at most 4 bits have at most 16 values: each one's float (the
+   * same product as below) is computed once per row, and a code picks its
+   * lane of that table (vpermps) instead of being sign-extended, converted
+   * and multiplied. Signed int4 dequantized at 0.84–0.89 × memcpy this way
+   * round and uint4, without the sign extension, at 1.15–1.2 (bench-dtype
+   * on a Sapphire Rapids). */
+  _Alignas(64) float table[16] = {0};
+  if (bits <= 4) {
+    for (int k = 0; k < (1 << bits); k++) {
+      const int q = binary ? 1 - 2 * k : is_signed && k >= (1 << (bits - 1)) ? k - (1 << bits) : k;
+      table[k] = (float)q * scale;
+    }
+  }
+  const __m512 lut = _mm512_load_ps(table);
+#endif
+  for (int64_t i = 0; i < n; i += VL) {
+    const bool last = i + VL > n;
+    const uint8_t *p = src + i * bits / 8;
+    if (last) {
+      memcpy(in, p, (size_t)(((n - i) * bits + 7) / 8));
+      p = in;
+    }
+    const vu c = load_codes(bits, p);
+    vf v;
+#if VBYTES == 64
+    if (bits <= 4) {
+      v = (vf)_mm512_permutexvar_ps((__m512i)c, lut);
+    } else
+#endif
+    if (binary) {
+      v = __builtin_convertvector(1 - 2 * (vi)c, vf) * scale;
+    } else if (bits == 32) {
+      const vd q = is_signed ? __builtin_convertvector((vi)c, vd) : __builtin_convertvector(c, vd);
+      v = __builtin_convertvector(q * (double)scale, vf);
+    } else {
+      const vi q = is_signed ? ((vi)(c << ext)) >> ext : (vi)c;
+      v = __builtin_convertvector(q, vf) * scale;
+    }
+    if (last)
+      memcpy(dst + i, &v, (size_t)(n - i) * sizeof *dst);
+    else
+      memcpy(dst + i, &v, sizeof v);
+  }
+}
+
+#define DEQUANTIZE_SCALED_CASE(B)                                                \
+  case B:                                                                        \
+    if (is_signed)                                                               \
+      dequantize_scaled_bits(B, true, false, src, n, scale, dst);                \
+    else                                                                         \
+      dequantize_scaled_bits(B, false, false, src, n, scale, dst);               \
+    break;
+
+static void SIMD(dequantize_scaled)(const loom_dtype_traits *t, const uint8_t *src, int64_t n, float scale,
+                                    const float *lut, float *dst) {
+  const bool is_signed = t->kind != LOOM_DTYPE_KIND_UNSIGNED; /* ternary decodes as int2 */
+  switch (t->bits) {
+  case 1: dequantize_scaled_bits(1, true, true, src, n, scale, dst); break;
+  DEQUANTIZE_SCALED_CASE(2)
+  DEQUANTIZE_SCALED_CASE(4)
+  DEQUANTIZE_SCALED_CASE(8)
+  DEQUANTIZE_SCALED_CASE(16)
+  default: DEQUANTIZE_SCALED_CASE(32)
+  }
+}
