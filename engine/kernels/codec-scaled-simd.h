@@ -79,16 +79,25 @@ static ALWAYS_INLINE vih scaled_code_wide_fast(vfh x, double s, double inv, doub
   return __builtin_convertvector((vqn)y, vih);
 }
 
-static ALWAYS_INLINE vu scaled_codes_double(vf x, bool wide, double s, double lo, double hi) {
-  vfh half[2];
+/* The halves split and joined in registers: through memory (a memcpy of
+ * the array of halves) the joined vector's load waited on two narrower
+ * stores it could not be forwarded from, most of the 32-bit morph's time. */
+static ALWAYS_INLINE vu scaled_codes_double(vf x, bool wide, double s, double inv, double far, double lo,
+                                            double hi) {
+#if VBYTES == 64
+  const vfh half[2] = {(vfh)_mm512_castps512_ps256((__m512)x), (vfh)_mm512_extractf32x8_ps((__m512)x, 1)};
+#else
+  const vfh half[2] = {(vfh)_mm256_castps256_ps128((__m256)x), (vfh)_mm256_extractf128_ps((__m256)x, 1)};
+#endif
   vih code[2];
-  memcpy(half, &x, sizeof x);
-  const double inv = 1.0 / s, far = (hi + 1) * 0x1p-51;
+#pragma GCC unroll 2
   for (int h = 0; h < 2; h++)
     code[h] = wide ? scaled_code_wide_fast(half[h], s, inv, lo, hi, far) : scaled_code_small(half[h], s, lo, hi);
-  vu c;
-  memcpy(&c, code, sizeof c);
-  return c;
+#if VBYTES == 64
+  return (vu)_mm512_inserti64x4(_mm512_castsi256_si512((__m256i)code[0]), (__m256i)code[1], 1);
+#else
+  return (vu)_mm256_set_m128i((__m128i)code[1], (__m128i)code[0]);
+#endif
 }
 
 #if VBYTES == 64
@@ -183,6 +192,7 @@ static ALWAYS_INLINE bool quantize_scaled_bits(const int bits, const scaled_path
                                                float scale, double lo, double hi, uint8_t *dst) {
   const uint32_t mask = (uint32_t)loom_code_mask(bits);
   const float inv = 1.0f / scale, near = (float)((hi + 1) * 0x1p-22);
+  const double dinv = 1.0 / scale, far = (hi + 1) * 0x1p-51; /* scaled_code_wide_fast */
   float tail[VL] = {0};
   vi nan = {0};
   /* A morph scans the next row as soon as this one is encoded: fetching it
@@ -209,7 +219,7 @@ static ALWAYS_INLINE bool quantize_scaled_bits(const int bits, const scaled_path
       codes = bits == 16 ? scaled_codes16(x, scale, inv, (float)lo, (float)hi)
                          : scaled_codes_float(x, scale, inv, (float)lo, (float)hi, near);
       break;
-    default: codes = scaled_codes_double(x, path == SCALED_WIDE, scale, lo, hi); break;
+    default: codes = scaled_codes_double(x, path == SCALED_WIDE, scale, dinv, far, lo, hi); break;
     }
     codes &= mask;
     uint8_t *out = dst + i * bits / 8;
