@@ -370,7 +370,10 @@ static void SIMD(fill_codecs)(loom_kernels *k) {
       k->dequantize_row[d] = SIMD(dequantize_minifloat);
       break;
     default:
-      if (t->bits == 64) break; /* codes beyond 2^52: the reference's integer division stays */
+      if (t->bits == 64) { /* codes beyond 2^52: the reference's integer division stays */
+        k->dequantize_row[d] = SIMD(dequantize_scaled64);
+        break;
+      }
       k->quantize_row[d] = SIMD(quantize_scaled);
       k->dequantize_row[d] = SIMD(dequantize_scaled);
       break;
