@@ -239,6 +239,63 @@ static void SIMD(pack_panel)(const SIMD(job) * j, int64_t q, float *dst) {
   }
 }
 
+/* Resident (see SIMD(job)): every panel packed in this thread's slice, and
+ * block sb of the scalar operand (columns [s0, s1)) copied into rows of sbw
+ * floats at sblock. */
+static void SIMD(resident_prepare)(const SIMD(job) * j, int64_t *holds, float *panels, float *sblock, int64_t sb,
+                                   int64_t s0, int64_t s1) {
+  if (holds[0] != 1) {
+    for (int64_t i = 0; i < j->panels; i++) SIMD(pack_panel)(j, i, panels + i * j->k * MR);
+    holds[0] = 1;
+  }
+  if (holds[1] != sb) {
+    const int64_t width = s1 - s0, whole = width / VL * VL;
+    for (int64_t p = 0; p < j->k; p++) {
+      const float *from = j->ssrc + p * j->sc_p + s0;
+      float *to = sblock + p * j->sbw;
+      for (int64_t c = 0; c < whole; c += VL) VSTORE(to + c, VLOAD(from + c));
+      if (whole < width) VSTOREN(to + whole, VLOADN(from + whole, (int)(width - whole)), (int)(width - whole));
+    }
+    holds[1] = sb;
+  }
+}
+
+/* The "n" orientation when resident: a tile is a block of rows of C, taken
+ * NR rows at a time across every panel, so each row of C is read and written
+ * from start to end (streams the hardware prefetchers follow) rather than a
+ * panel's 16 or 64 floats of rows 4 KiB apart at a time. */
+static void SIMD(rows_range)(void *arg, int64_t begin, int64_t end) {
+  const SIMD(job) *j = arg;
+  int index = j->parallel ? loom_pool_thread_index() : 0;
+  unsigned char *slice = j->slices + (size_t)(index < 0 ? 0 : index) * j->slice_bytes;
+  int64_t *holds = (int64_t *)(void *)slice;
+  float *panels = (float *)(void *)(slice + 64);
+  float *sblock = panels + j->panels * j->k * MR;
+  for (int64_t sb = begin; sb < end; sb++) {
+    int64_t s0 = sb * j->s_groups / j->s_blocks * NR, s1 = (sb + 1) * j->s_groups / j->s_blocks * NR;
+    if (s1 > j->s) s1 = j->s;
+    SIMD(resident_prepare)(j, holds, panels, sblock, sb, s0, s1);
+    SIMD(micro_args) g = {.sc_p = j->sbw, .sc_s = 1, .ct_s = j->ldc};
+    for (int64_t p0 = 0; p0 < j->k; p0 += KC) {
+      g.kc = j->k - p0 < KC ? j->k - p0 : KC;
+      g.load = j->load_c || p0 > 0;
+      for (int64_t s = s0; s < s1; s += NR) {
+        const int nr = (int)(s1 - s < NR ? s1 - s : NR);
+        g.sc = sblock + p0 * j->sbw + (s - s0);
+        for (int64_t q = 0; q < j->panels; q++) {
+          const int64_t uq = q * MR, nu = j->u - uq < MR ? j->u - uq : MR;
+          const int nv = (int)((nu + VL - 1) / VL);
+          g.w = nv * VL;
+          g.lanes = (int)(nu - (nv - 1) * VL);
+          g.pv = panels + q * j->k * MR + p0 * g.w;
+          g.ct = j->c + s * j->ldc + uq;
+          SIMD(micro_table)[0][nv - 1][nr - 1](&g);
+        }
+      }
+    }
+  }
+}
+
 /* Tiles (panel, block of columns of the scalar operand), panel-major. Each
  * thread packs the panel of its tile into its own slice when the slice does
  * not hold it yet: the pool gives a thread consecutive tiles (pool.c), so it
@@ -265,21 +322,8 @@ static void SIMD(tile_range)(void *arg, int64_t begin, int64_t end) {
     const float *ssrc = j->ssrc;
     int64_t s_origin = 0; /* the column of the scalar operand at ssrc */
     if (j->resident) {
-      if (holds[0] != 1) {
-        for (int64_t i = 0; i < j->panels; i++) SIMD(pack_panel)(j, i, panels + i * j->k * MR);
-        holds[0] = 1;
-      }
+      SIMD(resident_prepare)(j, holds, panels, sblock, sb, s0, s1);
       panel = panels + q * j->k * MR;
-      if (holds[1] != sb) { /* rows of the block, sbw floats apart */
-        const int64_t width = s1 - s0, whole = width / VL * VL;
-        for (int64_t p = 0; p < j->k; p++) {
-          const float *from = j->ssrc + p * j->sc_p + s0;
-          float *to = sblock + p * j->sbw;
-          for (int64_t c = 0; c < whole; c += VL) VSTORE(to + c, VLOAD(from + c));
-          if (whole < width) VSTOREN(to + whole, VLOADN(from + whole, (int)(width - whole)), (int)(width - whole));
-        }
-        holds[1] = sb;
-      }
       ssrc = sblock;
       s_origin = s0;
       g.sc_p = j->sbw;
@@ -409,8 +453,11 @@ bool SIMD(loom_sgemm_level)(loom_pool *pool, const loom_sgemm_args *a) {
    * work. */
   j.s_groups = (j.s + NR - 1) / NR;
   j.s_blocks = (j.s_groups + max_groups - 1) / max_groups;
-  if (j.parallel && panels * j.s_blocks < 4 * threads)
-    while ((panels * j.s_blocks) % threads != 0 && j.s_blocks < j.s_groups) j.s_blocks++;
+  /* resident "n" orientation: tiles are blocks of rows (rows_range) */
+  const bool by_rows = j.resident && !m_lanes;
+  const int64_t per_block = by_rows ? 1 : panels;
+  if (j.parallel && per_block * j.s_blocks < (by_rows ? 16 : 4) * threads)
+    while ((per_block * j.s_blocks) % threads != 0 && j.s_blocks < j.s_groups) j.s_blocks++;
   const float *vsrc = j.vsrc, *ssrc = j.ssrc;
   for (int64_t k0 = 0; k0 < a->k; k0 += kchunk) {
     j.k = a->k - k0 < kchunk ? a->k - k0 : kchunk;
@@ -421,7 +468,7 @@ bool SIMD(loom_sgemm_level)(loom_pool *pool, const loom_sgemm_args *a) {
       int64_t *holds = (int64_t *)(void *)(j.slices + (size_t)i * j.slice_bytes);
       holds[0] = holds[1] = -1;
     }
-    loom_pool_for(pool, panels * j.s_blocks, 1, SIMD(tile_range), &j);
+    loom_pool_for(pool, per_block * j.s_blocks, 1, by_rows ? SIMD(rows_range) : SIMD(tile_range), &j);
   }
   return true;
 }
