@@ -52,6 +52,7 @@ static inline vih scaled_code_wide(vfh x, double s, double lo, double hi) {
   return __builtin_convertvector(q, vih); /* two's complement: the low 32 bits */
 }
 
+#if VBYTES == 32
 /*
  * The 32-bit formats without a division (the AVX-512 level's code32 in
  * codec-scaled-avx512.c, restated): v = x · (1/s) in double is within
@@ -59,7 +60,9 @@ static inline vih scaled_code_wide(vfh x, double s, double lo, double hi) {
  * farther than `far` = (hi + 1) · 2^-51 from a half-integer, rne(clamp(v)) is
  * the code (no half-integer between v and x / s; hi is an integer, so the
  * clamp agrees). Only a half with a lane that close (about one in 2^18)
- * takes scaled_code_wide's exact quotient and fma signs.
+ * takes scaled_code_wide's exact quotient and fma signs. AVX2 only: the
+ * AVX-512 level has its own encoders (codec-scaled-avx512.c) and reaches
+ * this file's only for scales below 2^-125, below.
  */
 static ALWAYS_INLINE vih scaled_code_wide_fast(vfh x, double s, double inv, double lo, double hi, double far) {
   const vdn xd = __builtin_convertvector(x, vdn);
@@ -69,11 +72,7 @@ static ALWAYS_INLINE vih scaled_code_wide_fast(vfh x, double s, double inv, doub
   const vdn y = v + 0x1.8p52, q0 = y - 0x1.8p52; /* rne_vec, keeping the sum */
   const vdn dist = (vdn)((vqn)(v - q0) & INT64_MAX); /* exact: q0 is the integer nearest v */
   const vqn near = (vqn)(dist >= 0.5 - far);
-#if VBYTES == 64
-  if (_mm512_test_epi64_mask((__m512i)near, (__m512i)near)) return scaled_code_wide(x, s, lo, hi);
-#else
   if (_mm256_movemask_pd((__m256d)near)) return scaled_code_wide(x, s, lo, hi);
-#endif
   /* |q0| < 2^51: y's low 32 bits are q0's two's complement ones (a
    * conversion of q0 would go through 64-bit integers lane by lane here) */
   return __builtin_convertvector((vqn)y, vih);
@@ -84,21 +83,29 @@ static ALWAYS_INLINE vih scaled_code_wide_fast(vfh x, double s, double inv, doub
  * stores it could not be forwarded from, most of the 32-bit morph's time. */
 static ALWAYS_INLINE vu scaled_codes_double(vf x, bool wide, double s, double inv, double far, double lo,
                                             double hi) {
-#if VBYTES == 64
-  const vfh half[2] = {(vfh)_mm512_castps512_ps256((__m512)x), (vfh)_mm512_extractf32x8_ps((__m512)x, 1)};
-#else
   const vfh half[2] = {(vfh)_mm256_castps256_ps128((__m256)x), (vfh)_mm256_extractf128_ps((__m256)x, 1)};
-#endif
   vih code[2];
 #pragma GCC unroll 2
   for (int h = 0; h < 2; h++)
     code[h] = wide ? scaled_code_wide_fast(half[h], s, inv, lo, hi, far) : scaled_code_small(half[h], s, lo, hi);
-#if VBYTES == 64
-  return (vu)_mm512_inserti64x4(_mm512_castsi256_si512((__m256i)code[0]), (__m256i)code[1], 1);
-#else
   return (vu)_mm256_set_m128i((__m128i)code[1], (__m128i)code[0]);
-#endif
 }
+#else
+/* The AVX-512 level (scales below 2^-125 only): the exact quotient for
+ * every lane, as before the AVX2 path above. */
+static ALWAYS_INLINE vu scaled_codes_double(vf x, bool wide, double s, double inv, double far, double lo,
+                                            double hi) {
+  (void)inv, (void)far;
+  vfh half[2];
+  vih code[2];
+  memcpy(half, &x, sizeof x);
+  for (int h = 0; h < 2; h++)
+    code[h] = wide ? scaled_code_wide(half[h], s, lo, hi) : scaled_code_small(half[h], s, lo, hi);
+  vu c;
+  memcpy(&c, code, sizeof c);
+  return c;
+}
+#endif
 
 #if VBYTES == 64
 #define VFMA(a, b, c) ((vf)_mm512_fmadd_ps((a), (b), (c)))
