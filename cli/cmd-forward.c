@@ -188,7 +188,12 @@ int cmd_forward(int argc, char **argv) {
   int device = -1;
   if (device_text) {
     loom_error err = {0};
-    if (loom_gpu_parse_device(device_text, &use_gpu, &device, &err))
+    const int rc = loom_gpu_parse_device(device_text, &use_gpu, &device, &err);
+    /* A build without Vulkan refuses "vulkan" as unsupported; with
+     * --inference the options' conflict is the error, as in any build. */
+    if (rc == LOOM_ERR_UNSUPPORTED && inference)
+      use_gpu = true;
+    else if (rc)
       return cli_usage_error("forward", "%s", err.message);
   }
   /* The device uploads its own copy of the weights: resting them here would save nothing. */
