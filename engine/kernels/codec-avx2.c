@@ -1,4 +1,5 @@
-/* The vector codecs of codec-simd.h for the AVX2 level (AVX2, FMA, F16C). */
+/* The vector codecs of codec-simd.h for the AVX2 level (AVX2, FMA, F16C), and
+ * the 32- and 64-bit formats' encoders of codec-wide-avx2.c. */
 #include <math.h>
 
 #include "core/dtype-internal.h"
@@ -12,6 +13,9 @@
 #define SIMD(name) name##_avx2
 #include "kernels/codec-simd.h"
 
-void loom_kernels_fill_avx2(loom_kernels *k) { fill_codecs_avx2(k); }
+void loom_kernels_fill_avx2(loom_kernels *k) {
+  fill_codecs_avx2(k);
+  loom_kernels_fill_wide_avx2(k);
+}
 #pragma GCC pop_options
 #endif

@@ -18,6 +18,8 @@
 #pragma GCC target("avx2,fma,f16c,bmi,bmi2,avx512f,avx512bw,avx512vl,avx512dq")
 #include <immintrin.h>
 
+#include "kernels/codec-scan-maxima.h"
+
 /* The codec-simd.h versions, for the cases handled there. */
 static loom_quantize_row_fn fallback_quantize[LOOM_DTYPE_COUNT];
 
@@ -384,43 +386,6 @@ static __attribute__((noinline)) __mmask8 encode8_64_rest(const loom_dtype_trait
   return nan;
 }
 
-/* scale_scan's two maxima (cpu.h) over 8 values of a row being scanned:
- * max |bits| (NaN and ±inf included: at least 0x7f800000 exactly when one
- * is there) and max bits as signed integers (max(0, max v) for floats). */
-typedef struct {
-  __m256i amax, pmax;
-} scan_maxima;
-
-static inline __attribute__((always_inline)) void scan8(scan_maxima *m, __m256i u) {
-  m->amax = _mm256_max_epu32(m->amax, _mm256_and_si256(u, _mm256_set1_epi32(0x7fffffff)));
-  m->pmax = _mm256_max_epi32(m->pmax, u);
-}
-
-/* The maxima as scale_scan reports them: true when the row is not finite. */
-static bool scan_result(const scan_maxima *m, const float *v, int64_t from, int64_t n, bool is_unsigned,
-                        double *stat) {
-  uint32_t a[8], q[8], am = 0;
-  int32_t pm = 0;
-  _mm256_storeu_si256((__m256i *)a, m->amax);
-  _mm256_storeu_si256((__m256i *)q, m->pmax);
-  for (int l = 0; l < 8; l++) {
-    am = a[l] > am ? a[l] : am;
-    pm = (int32_t)q[l] > pm ? (int32_t)q[l] : pm;
-  }
-  for (int64_t i = from; i < n; i++) {
-    uint32_t u;
-    memcpy(&u, v + i, sizeof u);
-    am = (u & 0x7fffffffu) > am ? u & 0x7fffffffu : am;
-    pm = (int32_t)u > pm ? (int32_t)u : pm;
-  }
-  if (am >= 0x7f800000u) return true;
-  const uint32_t bits = is_unsigned ? (uint32_t)pm : am;
-  float f;
-  memcpy(&f, &bits, sizeof f);
-  *stat = f;
-  return false;
-}
-
 /* The codes of a row; with `scan`, the next row's scale_scan in the same
  * loop (8 of its values beside each 8 encoded: the scan's loads go to
  * memory while this row's arithmetic runs, instead of a pass of their own). */
@@ -439,7 +404,7 @@ static inline __attribute__((always_inline)) bool quantize64(const loom_dtype_tr
   const uintptr_t next = (uintptr_t)(src + n); /* as in quantize_small_rows */
   for (; i + 8 <= n; i += 8) {
     if (scan) {
-      scan8(&sm, _mm256_loadu_si256((const __m256i *)(const void *)(scan + i)));
+      sm = scan8(sm, _mm256_loadu_si256((const __m256i *)(const void *)(scan + i)));
       /* 4 KiB ahead in the scanned row (and on into the row after it, which
        * the next call scans): 9.3–9.7 → 9.0–9.1 ms a morph of 4096 × 4096 */
       if (!(i & 8)) _mm_prefetch((const char *)((uintptr_t)scan + sizeof *scan * (uintptr_t)(i + 1024)), _MM_HINT_T0);
@@ -453,7 +418,7 @@ static inline __attribute__((always_inline)) bool quantize64(const loom_dtype_tr
     else
       nan |= encode8_64_rest(t, is_unsigned, src + i, 8, scale, &p, dst + 8 * i);
   }
-  if (scan) *scan_nonfinite = scan_result(&sm, scan, i, n, is_unsigned, scan_stat);
+  if (scan) *scan_nonfinite = scan_result(sm, scan, i, n, is_unsigned, scan_stat);
   if (i < n) {
     float tail[8] = {0};
     memcpy(tail, src + i, (size_t)(n - i) * sizeof *tail);
@@ -520,7 +485,7 @@ static int quantize_scan64(const loom_dtype_traits *t, const float *src, int64_t
   if (!(scale > 0) || isinf(scale)) {
     const int rc = quantize_scaled(t, src, n, scale, dst, bad);
     scan_maxima sm = {_mm256_setzero_si256(), _mm256_setzero_si256()};
-    *next_nonfinite = scan_result(&sm, next, 0, n, is_unsigned, next_stat);
+    *next_nonfinite = scan_result(sm, next, 0, n, is_unsigned, next_stat);
     return rc;
   }
   const bool nan = is_unsigned ? quantize64(t, true, src, n, scale, dst, next, next_nonfinite, next_stat)

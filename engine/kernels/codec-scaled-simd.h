@@ -2,8 +2,10 @@
  * The scaled formats' row codecs (integer, ternary, binary) of codec-simd.h,
  * included by it where they stood: the same per-level copy, the same
  * definitions in scope (VL, the vector types, sel_u, ALWAYS_INLINE, ...).
- * Not a normal header. At the AVX-512 level codec-scaled-avx512.c replaces
- * the quantizers for scales of at least 2^-125.
+ * Not a normal header. The encoders here serve codes of up to 16 bits (the
+ * 32- and 64-bit formats have their own: codec-wide-avx2.c at the AVX2
+ * level, codec-scaled-avx512.c at the AVX-512 level, which also replaces
+ * these for scales of at least 2^-125).
  */
 
 /* ---- scaled formats ---- */
@@ -23,89 +25,26 @@ static inline vih scaled_code_small(vfh x, double s, double lo, double hi) {
   return __builtin_convertvector(rne_vec(v), vih);
 }
 
-/*
- * The 32-bit formats need rne(x / s) exactly where the double quotient is
- * not enough (quotients up to 2^32: see dtype-int.c). Its rne, q0, is off by
- * at most one; the sign of (q0 ± 1/2)·s − x, computed by one fma whose
- * single rounding keeps the sign and zero-ness of the exact value, says
- * whether x / s lies above, at or below each half-way point.
- */
-static inline vih scaled_code_wide(vfh x, double s, double lo, double hi) {
-  const vdn xd = __builtin_convertvector(x, vdn);
-  vdn v = xd / s;
-  v = sel_dn((vqn)(v > lo), v, (vdn){0} + lo);
-  v = sel_dn((vqn)(v < hi), v, (vdn){0} + hi);
-  const vdn q0 = rne_vec(v);
-  vdn t_hi, t_lo;
-  for (int l = 0; l < VL / 2; l++) {
-    t_hi[l] = __builtin_fma(q0[l] + 0.5, s, -xd[l]);
-    t_lo[l] = __builtin_fma(q0[l] - 0.5, s, -xd[l]);
-  }
-  vqn q = __builtin_convertvector(q0, vqn);
-  const vqn odd = (q & 1) != 0;
-  const vqn up = (t_hi < 0) | ((t_hi == 0) & odd);
-  const vqn down = (t_lo > 0) | ((t_lo == 0) & odd);
-  q = q - up + down; /* masks are -1: subtracting adds one */
-  const vqn qlo = (vqn){0} + (int64_t)lo, qhi = (vqn){0} + (int64_t)hi;
-  q = sel_q(q < qlo, qlo, q);
-  q = sel_q(q > qhi, qhi, q);
-  return __builtin_convertvector(q, vih); /* two's complement: the low 32 bits */
-}
-
+/* The halves split and joined in registers at the AVX2 level: through
+ * memory (a memcpy of the array of halves) the joined vector's load waits on
+ * two narrower stores it cannot be forwarded from. */
+static ALWAYS_INLINE vu scaled_codes_double(vf x, double s, double lo, double hi) {
 #if VBYTES == 32
-/*
- * The 32-bit formats without a division (the AVX-512 level's code32 in
- * codec-scaled-avx512.c, restated): v = x · (1/s) in double is within
- * |x/s| · 2^-52 ≤ (hi + 1) · 2^-52 of x / s, so where every lane of v lies
- * farther than `far` = (hi + 1) · 2^-51 from a half-integer, rne(clamp(v)) is
- * the code (no half-integer between v and x / s; hi is an integer, so the
- * clamp agrees). Only a half with a lane that close (about one in 2^18)
- * takes scaled_code_wide's exact quotient and fma signs. AVX2 only: the
- * AVX-512 level has its own encoders (codec-scaled-avx512.c) and reaches
- * this file's only for scales below 2^-125, below.
- */
-static ALWAYS_INLINE vih scaled_code_wide_fast(vfh x, double s, double inv, double lo, double hi, double far) {
-  const vdn xd = __builtin_convertvector(x, vdn);
-  vdn v = xd * inv;
-  v = sel_dn((vqn)(v > lo), v, (vdn){0} + lo);
-  v = sel_dn((vqn)(v < hi), v, (vdn){0} + hi);
-  const vdn y = v + 0x1.8p52, q0 = y - 0x1.8p52; /* rne_vec, keeping the sum */
-  const vdn dist = (vdn)((vqn)(v - q0) & INT64_MAX); /* exact: q0 is the integer nearest v */
-  const vqn near = (vqn)(dist >= 0.5 - far);
-  if (_mm256_movemask_pd((__m256d)near)) return scaled_code_wide(x, s, lo, hi);
-  /* |q0| < 2^51: y's low 32 bits are q0's two's complement ones (a
-   * conversion of q0 would go through 64-bit integers lane by lane here) */
-  return __builtin_convertvector((vqn)y, vih);
-}
-
-/* The halves split and joined in registers: through memory (a memcpy of
- * the array of halves) the joined vector's load waited on two narrower
- * stores it could not be forwarded from, most of the 32-bit morph's time. */
-static ALWAYS_INLINE vu scaled_codes_double(vf x, bool wide, double s, double inv, double far, double lo,
-                                            double hi) {
   const vfh half[2] = {(vfh)_mm256_castps256_ps128((__m256)x), (vfh)_mm256_extractf128_ps((__m256)x, 1)};
   vih code[2];
 #pragma GCC unroll 2
-  for (int h = 0; h < 2; h++)
-    code[h] = wide ? scaled_code_wide_fast(half[h], s, inv, lo, hi, far) : scaled_code_small(half[h], s, lo, hi);
+  for (int h = 0; h < 2; h++) code[h] = scaled_code_small(half[h], s, lo, hi);
   return (vu)_mm256_set_m128i((__m128i)code[1], (__m128i)code[0]);
-}
 #else
-/* The AVX-512 level (scales below 2^-125 only): the exact quotient for
- * every lane, as before the AVX2 path above. */
-static ALWAYS_INLINE vu scaled_codes_double(vf x, bool wide, double s, double inv, double far, double lo,
-                                            double hi) {
-  (void)inv, (void)far;
   vfh half[2];
   vih code[2];
   memcpy(half, &x, sizeof x);
-  for (int h = 0; h < 2; h++)
-    code[h] = wide ? scaled_code_wide(half[h], s, lo, hi) : scaled_code_small(half[h], s, lo, hi);
+  for (int h = 0; h < 2; h++) code[h] = scaled_code_small(half[h], s, lo, hi);
   vu c;
   memcpy(&c, code, sizeof c);
   return c;
-}
 #endif
+}
 
 #if VBYTES == 64
 #define VFMA(a, b, c) ((vf)_mm512_fmadd_ps((a), (b), (c)))
@@ -117,7 +56,8 @@ static ALWAYS_INLINE vu scaled_codes_double(vf x, bool wide, double s, double in
  * The same q for codes of up to 16 bits without a division (the hot loop of
  * int8, int4, ternary...): v = x · (1/s) in float32 is within 2^-7 of x / s
  * there, so its rne, q0, is off by at most one, and the sign of
- * (q0 ± 1/2)·s − x from one fma decides, as in scaled_code_wide. That sign
+ * (q0 ± 1/2)·s − x from one fma decides (as for the wide formats, in
+ * codec-wide-avx2.c and codec-scaled-avx512.c). That sign
  * is exact while every nonzero value of it is at least the smallest
  * subnormal, which holds for s >= 2^-125; smaller scales take the double
  * quotient. Bounds of at most 2^16 keep q0 ± 1/2 exact in float32.
@@ -191,7 +131,7 @@ static inline vu scaled_codes16(vf x, float s, float inv, float lo, float hi) {
   return (vu)sel_u(c > qhi, (vu)qhi, (vu)c);
 }
 
-typedef enum { SCALED_BINARY, SCALED_FLOAT, SCALED_DOUBLE, SCALED_WIDE } scaled_path;
+typedef enum { SCALED_BINARY, SCALED_FLOAT, SCALED_DOUBLE } scaled_path;
 
 /* Returns true when the row holds a NaN: the check rides along with the
  * encoding (the codes are then not used) instead of a pass of its own. */
@@ -199,7 +139,6 @@ static ALWAYS_INLINE bool quantize_scaled_bits(const int bits, const scaled_path
                                                float scale, double lo, double hi, uint8_t *dst) {
   const uint32_t mask = (uint32_t)loom_code_mask(bits);
   const float inv = 1.0f / scale, near = (float)((hi + 1) * 0x1p-22);
-  const double dinv = 1.0 / scale, far = (hi + 1) * 0x1p-51; /* scaled_code_wide_fast */
   float tail[VL] = {0};
   vi nan = {0};
   /* A morph scans the next row as soon as this one is encoded: fetching it
@@ -226,7 +165,7 @@ static ALWAYS_INLINE bool quantize_scaled_bits(const int bits, const scaled_path
       codes = bits == 16 ? scaled_codes16(x, scale, inv, (float)lo, (float)hi)
                          : scaled_codes_float(x, scale, inv, (float)lo, (float)hi, near);
       break;
-    default: codes = scaled_codes_double(x, path == SCALED_WIDE, scale, dinv, far, lo, hi); break;
+    default: codes = scaled_codes_double(x, scale, lo, hi); break;
     }
     codes &= mask;
     uint8_t *out = dst + i * bits / 8;
@@ -272,8 +211,7 @@ static int SIMD(quantize_scaled)(const loom_dtype_traits *t, const float *src, i
   QUANTIZE_SCALED_CASE(2)
   QUANTIZE_SCALED_CASE(4)
   QUANTIZE_SCALED_CASE(8)
-  QUANTIZE_SCALED_CASE(16)
-  default: nan = quantize_scaled_bits(32, SCALED_WIDE, src, n, scale, lo, hi, dst); break;
+  default: QUANTIZE_SCALED_CASE(16) /* fill_codecs installs this for codes of at most 16 bits */
   }
   return nan && find_nan(src, n, bad) ? LOOM_ERR_NONFINITE : 0;
 }

@@ -144,6 +144,9 @@ void loom_kernels_fill_act_avx512(loom_kernels *k);
 /* The scaled formats' codecs in AVX-512 intrinsics (codec-scaled-avx512.c),
  * on top of the generic ones of the AVX-512 level. */
 void loom_kernels_fill_scaled_avx512(loom_kernels *k);
+/* The 32- and 64-bit formats' encoders in AVX2 intrinsics
+ * (codec-wide-avx2.c), on top of the generic codecs of the AVX2 level. */
+void loom_kernels_fill_wide_avx2(loom_kernels *k);
 /* The integer products for the AVX2 level (qgemm-avx2.c). */
 void loom_kernels_fill_qgemm_avx2(loom_kernels *k);
 /* AVX-512 VNNI (vpdpbusd) on top of the AVX-512 level, where the CPU has it. */

@@ -246,6 +246,7 @@ static void test_scan_rides_on_encode(void) {
     float *m = loom_weights_master(w);
     for (int64_t c = 0; c < cols; c++) m[3 * cols + c] = 0; /* scale 0 */
     m[2 * cols + 7] = -1e30f;                               /* a row's largest value, negative */
+    m[1 * cols + 32] = 3e29f;                               /* one in the tail after the vectors */
     loom_weights_touch(w);
     loom_weights_set_label(w, "layer (0,0,0,0) weight");
     g_assert_cmpint(loom_weights_set_dtype(w, dts[d], NULL), ==, 0);

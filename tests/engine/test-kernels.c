@@ -285,7 +285,9 @@ static void check_scans(const loom_kernels *fast) {
  * wrong side of a half-integer that x / s is within about 2^-21 of. Such
  * inputs are rare (one in about 2 · 10^7 random draws found these, by an
  * exact fma comparison): the correction must settle each of them, in every
- * lane position.
+ * lane position. The AVX2 level's 64-bit encoder (codec-scaled64-avx2.c)
+ * computes the low 32 bits of its codes the same way, so they go through it
+ * too.
  */
 static void check_wide_near_ties(const loom_kernels *fast) {
   const loom_kernels *ref = loom_kernels_for(LOOM_KERNELS_REF);
@@ -295,16 +297,51 @@ static void check_wide_near_ties(const loom_kernels *fast) {
     {0x1.df0976p+10f, 0x1.19815cp+41f}, {0x1.2cf5ecp+14f, 0x1.86d53p+44f}, {0x1.e6840cp+17f, 0x1.9ab262p+48f},
     {0x1.b5d9acp+3f, 0x1.667fp+34f},    {0x1.efad98p-12f, 0x1.acd58ep+19f}, {0x1.46825cp-6f, 0x1.61a736p+24f},
   };
-  static const loom_dtype wide[] = {LOOM_DTYPE_INT32, LOOM_DTYPE_UINT32};
+  static const loom_dtype wide[] = {LOOM_DTYPE_INT32, LOOM_DTYPE_UINT32, LOOM_DTYPE_INT64, LOOM_DTYPE_UINT64};
   float x[17];
   for (size_t d = 0; d < G_N_ELEMENTS(wide); d++)
     for (size_t c = 0; c < G_N_ELEMENTS(cases); c++)
       for (int at = 0; at < 17; at++) {
         for (int i = 0; i < 17; i++) x[i] = i == at ? cases[c].x : (float)i * cases[c].scale;
         compare_quantize(fast, ref, loom_dtype_traits_get(wide[d]), x, 17, 17, cases[c].scale);
-        if (wide[d] == LOOM_DTYPE_INT32) {
+        if (loom_dtype_traits_get(wide[d])->kind == LOOM_DTYPE_KIND_SIGNED) {
           x[at] = -cases[c].x;
           compare_quantize(fast, ref, loom_dtype_traits_get(wide[d]), x, 17, 17, cases[c].scale);
+        }
+      }
+}
+
+/*
+ * Exact ties of the 64-bit formats. Their codes go through x · (1/s) in
+ * double, which for quotients below 2^23 (where ties exist) usually rounds
+ * back onto the tie itself, so that rne already picks the even code and the
+ * encoders' tie rule goes unused. These scales (odd mantissas near 2^11 and
+ * 2^10, whose inverses round far from 1/s) and quotients (just below a power
+ * of two) are ones where it does not: the product lands on the odd side,
+ * above the tie (the first two) or below it (the others), found by a search
+ * over x = (k + 1/2) · s with double arithmetic. Each in every lane
+ * position, and negated for int64.
+ */
+static void check_wide64_ties(const loom_kernels *fast) {
+  const loom_kernels *ref = loom_kernels_for(LOOM_KERNELS_REF);
+  static const struct {
+    int mantissa, k;
+  } cases[] = {{1019, 8191}, {2045, 4061}, {2029, 4094}, {2031, 4090}, {2039, 4074}};
+  static const loom_dtype wide[] = {LOOM_DTYPE_INT64, LOOM_DTYPE_UINT64};
+  float x[17];
+  for (size_t d = 0; d < G_N_ELEMENTS(wide); d++)
+    for (size_t c = 0; c < G_N_ELEMENTS(cases); c++)
+      for (int e = -40; e <= 20; e += 30) {
+        const float scale = ldexpf((float)cases[c].mantissa, e);
+        const float tie = (float)(((double)cases[c].k + 0.5) * (double)scale); /* exact: 24 bits */
+        g_assert_cmpfloat((double)tie / (double)scale, ==, (double)cases[c].k + 0.5);
+        for (int at = 0; at < 17; at++) {
+          for (int i = 0; i < 17; i++) x[i] = i == at ? tie : (float)i * scale;
+          compare_quantize(fast, ref, loom_dtype_traits_get(wide[d]), x, 17, 17, scale);
+          if (wide[d] == LOOM_DTYPE_INT64) {
+            x[at] = -tie;
+            compare_quantize(fast, ref, loom_dtype_traits_get(wide[d]), x, 17, 17, scale);
+          }
         }
       }
 }
@@ -372,6 +409,7 @@ static void test_levels(void) {
     check_scans(k);
     check_morph_scales(k);
     check_wide_near_ties(k);
+    check_wide64_ties(k);
     tested++;
   }
   if (!tested) g_test_skip("no vector kernel level on this machine");

@@ -1,0 +1,57 @@
+/*
+ * scale_scan's statistic (cpu.h) gathered 8 values at a time inside another
+ * loop: the 64-bit encoders (codec-scaled-avx512.c, codec-wide-avx2.c)
+ * scan the next row of a morph while they encode this one. AVX2 integer
+ * operations only; included by files compiled for AVX2 or above, inside
+ * their target pragma and after <immintrin.h>.
+ */
+#ifndef LOOM_KERNELS_CODEC_SCAN_MAXIMA_H
+#define LOOM_KERNELS_CODEC_SCAN_MAXIMA_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+/* scale_scan's two maxima (cpu.h) over 8 values of a row being scanned:
+ * max |bits| (NaN and ±inf included: at least 0x7f800000 exactly when one
+ * is there) and max bits as signed integers (max(0, max v) for floats). */
+typedef struct {
+  __m256i amax, pmax;
+} scan_maxima;
+
+/* By value, not through a pointer: the maxima then stay in registers
+ * across the encode loop instead of making a chain of stores and loads
+ * (the AVX2 encoder's loop had spilled them, at a store-forwarding latency
+ * an iteration). */
+static inline __attribute__((always_inline)) scan_maxima scan8(scan_maxima m, __m256i u) {
+  m.amax = _mm256_max_epu32(m.amax, _mm256_and_si256(u, _mm256_set1_epi32(0x7fffffff)));
+  m.pmax = _mm256_max_epi32(m.pmax, u);
+  return m;
+}
+
+/* The maxima as scale_scan reports them: true when the row is not finite. */
+static bool scan_result(const scan_maxima m, const float *v, int64_t from, int64_t n, bool is_unsigned,
+                        double *stat) {
+  uint32_t a[8], q[8], am = 0;
+  int32_t pm = 0;
+  _mm256_storeu_si256((__m256i *)a, m.amax);
+  _mm256_storeu_si256((__m256i *)q, m.pmax);
+  for (int l = 0; l < 8; l++) {
+    am = a[l] > am ? a[l] : am;
+    pm = (int32_t)q[l] > pm ? (int32_t)q[l] : pm;
+  }
+  for (int64_t i = from; i < n; i++) {
+    uint32_t u;
+    memcpy(&u, v + i, sizeof u);
+    am = (u & 0x7fffffffu) > am ? u & 0x7fffffffu : am;
+    pm = (int32_t)u > pm ? (int32_t)u : pm;
+  }
+  if (am >= 0x7f800000u) return true;
+  const uint32_t bits = is_unsigned ? (uint32_t)pm : am;
+  float f;
+  memcpy(&f, &bits, sizeof f);
+  *stat = f;
+  return false;
+}
+
+#endif

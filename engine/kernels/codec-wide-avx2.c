@@ -1,0 +1,366 @@
+/*
+ * The wide formats' morph at the AVX2 level, in intrinsics: int32 and
+ * uint32, whose codes go beyond a float's mantissa, and int64 and uint64,
+ * beyond a double's. The generic codecs of codec-simd.h computed these
+ * through GCC's vector extensions (32-bit: 0.41 of memcpy) or not at all
+ * (64-bit: the reference's integer division, 0.02); codec-scaled-avx512.c's
+ * encoders need AVX-512DQ's conversions between doubles and 64-bit
+ * integers, which AVX2 lacks, so here every integer is read from the bits
+ * of a double instead (below). Same bits as the reference (core/dtype-int.c:
+ * the double quotient, and for 32 and 64 bits loom_rne_div_exact's long
+ * division); why each step is exact is said where it is taken.
+ * docs/kernels.md has the figures.
+ */
+#include <math.h>
+#include <stdint.h>
+
+#include "core/dtype-internal.h"
+#include "kernels/cpu.h"
+
+#if defined(LOOM_KERNELS_X86)
+#pragma GCC push_options
+#pragma GCC target("avx2,fma,f16c,bmi,bmi2")
+#include <immintrin.h>
+
+#include "kernels/codec-scan-maxima.h"
+
+/* The codec-simd.h versions, for the scales handled there. */
+static loom_quantize_row_fn fallback_quantize[LOOM_DTYPE_COUNT];
+
+static int64_t first_nan(const float *src, int64_t n) {
+  for (int64_t i = 0; i < n; i++)
+    if (isnan(src[i])) return i;
+  return -1;
+}
+
+/* ---- 32-bit codes ---- */
+
+/*
+ * q = clamp(rne(x / s), lo, hi) with |q| < 2^32. w = clamp(x · (1/s)) is
+ * within 2^32 · 2^-52 = 2^-20 of x / s wherever the clamp leaves it alone
+ * (and where it does not, w = lo or hi is the code: x / s lies beyond it or
+ * within 2^-20 of it). So where w lies farther than 2^-19 from a
+ * half-integer, rne(w), the add of 1.5 · 2^52, is the code, read from the
+ * sum's low 32 bits in two's complement; w − rne(w) is exact. Nearer lanes
+ * (about one in 2^18 at the top of the range, exact ties included) are
+ * settled out of line. The clamp is max(lo, w) then min(hi, ·), which pass
+ * a NaN on (they return their second operand when one is NaN), so a NaN
+ * lane fails the distance test and is told there too.
+ */
+typedef struct {
+  __m256d s, inv, lo, hi;
+} wide32_params;
+
+static inline __attribute__((always_inline)) __m256d clamped_quotient(const float *in, const wide32_params *p) {
+  const __m256d w = _mm256_mul_pd(_mm256_cvtps_pd(_mm_loadu_ps(in)), p->inv);
+  return _mm256_min_pd(p->hi, _mm256_max_pd(p->lo, w));
+}
+
+/* The sums with 1.5 · 2^52 of 8 values, and whether every lane is clear of
+ * a half-integer. */
+static inline __attribute__((always_inline)) bool sums8(const float *in, const wide32_params *p, __m256d y[2]) {
+  const __m256d magic = _mm256_set1_pd(0x1.8p52), abs_mask = _mm256_castsi256_pd(_mm256_set1_epi64x(INT64_MAX));
+  const __m256d far = _mm256_set1_pd(0.5 - 0x1p-19);
+  __m256d clear[2];
+#pragma GCC unroll 2
+  for (int h = 0; h < 2; h++) {
+    const __m256d w = clamped_quotient(in + 4 * h, p);
+    y[h] = _mm256_add_pd(w, magic);
+    const __m256d dist = _mm256_and_pd(_mm256_sub_pd(w, _mm256_sub_pd(y[h], magic)), abs_mask);
+    clear[h] = _mm256_cmp_pd(dist, far, _CMP_LT_OQ); /* NaN: false */
+  }
+  return _mm256_movemask_pd(_mm256_and_pd(clear[0], clear[1])) == 15;
+}
+
+/* The low 32 bits of each lane of y[0] then y[1]: 8 codes in order. */
+static inline __attribute__((always_inline)) __m256i codes32_of(const __m256d y[2]) {
+  const __m256 packed = _mm256_shuffle_ps(_mm256_castpd_ps(y[0]), _mm256_castpd_ps(y[1]), _MM_SHUFFLE(2, 0, 2, 0));
+  return _mm256_permute4x64_epi64(_mm256_castps_si256(packed), _MM_SHUFFLE(3, 1, 2, 0));
+}
+
+/* Eight values with a lane near a tie (or NaN), or a row's last few (len <
+ * 8, the rest of `in` zero), out of line: q0 = rne(w) is off by at most one,
+ * and the signs of (q0 ± 1/2)·s − x from one fma each (its single rounding
+ * keeps the sign and zero-ness of the exact value) settle each lane, ties
+ * going to the even code; the clamp follows. Returns true when a lane is
+ * NaN. */
+static __attribute__((noinline)) bool encode8_32_rest(const float *in, int64_t len, const wide32_params *p,
+                                                      uint8_t *dst) {
+  const __m256d magic = _mm256_set1_pd(0x1.8p52), half = _mm256_set1_pd(0.5), zero = _mm256_setzero_pd();
+  __m256d y[2];
+  bool nan = false;
+  for (int h = 0; h < 2; h++) {
+    const __m256d x = _mm256_cvtps_pd(_mm_loadu_ps(in + 4 * h));
+    nan |= _mm256_movemask_pd(_mm256_cmp_pd(x, x, _CMP_UNORD_Q)) != 0;
+    const __m256d q0 = _mm256_sub_pd(_mm256_add_pd(clamped_quotient(in + 4 * h, p), magic), magic);
+    const __m256d t_hi = _mm256_fmsub_pd(_mm256_add_pd(q0, half), p->s, x);
+    const __m256d t_lo = _mm256_fmsub_pd(_mm256_sub_pd(q0, half), p->s, x);
+    /* q0 is odd where q0 / 2 is not an integer */
+    const __m256d hq = _mm256_mul_pd(q0, half);
+    const __m256d odd = _mm256_cmp_pd(_mm256_round_pd(hq, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC), hq, _CMP_NEQ_OQ);
+    const __m256d up = _mm256_or_pd(_mm256_cmp_pd(t_hi, zero, _CMP_LT_OQ),
+                                    _mm256_and_pd(_mm256_cmp_pd(t_hi, zero, _CMP_EQ_OQ), odd));
+    const __m256d down = _mm256_or_pd(_mm256_cmp_pd(t_lo, zero, _CMP_GT_OQ),
+                                      _mm256_and_pd(_mm256_cmp_pd(t_lo, zero, _CMP_EQ_OQ), odd));
+    const __m256d one = _mm256_set1_pd(1.0);
+    __m256d q = _mm256_add_pd(q0, _mm256_sub_pd(_mm256_and_pd(up, one), _mm256_and_pd(down, one)));
+    q = _mm256_min_pd(p->hi, _mm256_max_pd(p->lo, q));
+    y[h] = _mm256_add_pd(q, magic);
+  }
+  uint32_t code[8];
+  _mm256_storeu_si256((__m256i *)(void *)code, codes32_of(y));
+  memcpy(dst, code, (size_t)len * sizeof *code);
+  return nan;
+}
+
+static bool quantize32(const bool is_unsigned, const float *src, int64_t n, float scale, uint8_t *dst) {
+  const double hi = is_unsigned ? (double)UINT32_MAX : (double)INT32_MAX;
+  const wide32_params p = {
+    .s = _mm256_set1_pd(scale),
+    .inv = _mm256_set1_pd(1.0 / (double)scale),
+    .lo = _mm256_set1_pd(is_unsigned ? 0.0 : -hi),
+    .hi = _mm256_set1_pd(hi),
+  };
+  bool nan = false;
+  int64_t i = 0;
+  /* the next row, which a morph scans next (as codec-simd.h's encoders) */
+  const uintptr_t next = (uintptr_t)(src + n);
+  for (; i + 8 <= n; i += 8) {
+    if (!(i & 8)) _mm_prefetch((const char *)(next + sizeof *src * (uintptr_t)i), _MM_HINT_T0);
+    __m256d y[2];
+    if (__builtin_expect(sums8(src + i, &p, y), 1))
+      _mm256_storeu_si256((__m256i *)(void *)(dst + 4 * i), codes32_of(y));
+    else
+      nan |= encode8_32_rest(src + i, 8, &p, dst + 4 * i);
+  }
+  if (i < n) {
+    float tail[8] = {0};
+    memcpy(tail, src + i, (size_t)(n - i) * sizeof *tail);
+    nan |= encode8_32_rest(tail, n - i, &p, dst + 4 * i);
+  }
+  return nan;
+}
+
+static int quantize_scaled32(const loom_dtype_traits *t, const float *src, int64_t n, float scale, uint8_t *dst,
+                             int64_t *bad) {
+  /* Invalid and zero scales as before. */
+  if (!(scale > 0) || isinf(scale)) return fallback_quantize[t->id](t, src, n, scale, dst, bad);
+  if (quantize32(t->kind == LOOM_DTYPE_KIND_UNSIGNED, src, n, scale, dst)) {
+    *bad = first_nan(src, n);
+    return LOOM_ERR_NONFINITE;
+  }
+  return 0;
+}
+
+/* ---- 64-bit codes ---- */
+
+/*
+ * rne(x / s) in two parts, each small enough for a double. z = x · (2^-32 /
+ * s) + 1.5 · 2^52 (one fma; the product in it is exact) rounds x / s / 2^32
+ * to an integer h, within a few units of the last place: x / s − h · 2^32
+ * lies within 2^31 + 2^13 of 0. Its numerator r = x − h · (2^32 · s) is
+ * exact from one fma (x and h · 2^32 · s are multiples of a power of two
+ * that |r| exceeds by less than 2^27; h = 0 leaves r = x). Then rne(x / s)
+ * = h · 2^32 + rne(r / s), and r / s, below 2^32, is the 32-bit formats'
+ * problem: w = r · (1/s) is within 2^-20 of it, so where w lies farther
+ * than 2^-19 from a half-integer, rne(w) (the add of 1.5 · 2^52) is
+ * rne(r / s); nearer lanes (about one in 2^18, exact ties included) are
+ * settled out of line by the signs of two fmas.
+ *
+ * Both integers are read from the bits of their sums with 1.5 · 2^52, whose
+ * low 51 bits hold them in two's complement: bits(z) << 32 is h · 2^32
+ * (the constant's low 32 bits are zero), so the code is (bits(z) << 32) +
+ * bits(y) − bits(1.5 · 2^52) modulo 2^64, for either sign. Everything is odd
+ * in x (rne and the products are symmetric), so signed codes need no sign
+ * handling; unsigned ones clamp negatives to 0 first. A lane with |h| ≥
+ * 2^31 (signed) or h ≥ 2^32 (unsigned), a quotient within about 2^31 of
+ * qmax + 1 or beyond, might reach the clamp; below, the code is at most
+ * qmax − 2^30. Those lanes (a row's largest values, ±inf, NaN, quotients of
+ * a tiny scale) go through the reference's integer division, one lane at a
+ * time, which also tells the NaN lanes. The AVX-512 level
+ * (codec-scaled-avx512.c) converts Q = rne(x · (1/s)) in one instruction
+ * and corrects it; AVX2 has no such conversion, and this way takes 17
+ * vector operations per four values where a port of that one took 27.
+ */
+typedef struct {
+  __m256d s, s32, inv, inv32, hmax;
+} wide64_params;
+
+typedef struct {
+  __m256d r, w;  /* r as above; w = r · (1/s) */
+  __m256i z, y;  /* the bits of the two sums */
+  __m256i in_range, fast; /* lanes in range; and clear of a tie */
+} quotients4;
+
+static inline __attribute__((always_inline)) quotients4 quotients64(const bool is_unsigned, const float *in,
+                                                                     const wide64_params *p) {
+  const __m256d magic = _mm256_set1_pd(0x1.8p52), abs_mask = _mm256_castsi256_pd(_mm256_set1_epi64x(INT64_MAX));
+  quotients4 b;
+  const __m256d x = _mm256_cvtps_pd(_mm_loadu_ps(in));
+  /* unsigned: negatives clamp to 0, as an input of 0; max(0, x) returns x
+   * when x is NaN, so a NaN goes on to the slow lanes */
+  const __m256d a = is_unsigned ? _mm256_max_pd(_mm256_setzero_pd(), x) : x;
+  const __m256d z = _mm256_fmadd_pd(a, p->inv32, magic);
+  const __m256d h = _mm256_sub_pd(z, magic);
+  b.r = _mm256_fnmadd_pd(h, p->s32, a);
+  b.w = _mm256_mul_pd(b.r, p->inv);
+  const __m256d y = _mm256_add_pd(b.w, magic);
+  const __m256d dist = _mm256_and_pd(_mm256_sub_pd(b.w, _mm256_sub_pd(y, magic)), abs_mask); /* exact */
+  /* NaN: false */
+  const __m256d in_range = _mm256_cmp_pd(is_unsigned ? h : _mm256_and_pd(h, abs_mask), p->hmax, _CMP_LT_OQ);
+  b.in_range = _mm256_castpd_si256(in_range);
+  b.fast = _mm256_castpd_si256(_mm256_and_pd(in_range, _mm256_cmp_pd(dist, _mm256_set1_pd(0.5 - 0x1p-19), _CMP_LT_OQ)));
+  b.z = _mm256_castpd_si256(z);
+  b.y = _mm256_castpd_si256(y);
+  return b;
+}
+
+/* h · 2^32 + rne(w) */
+static inline __attribute__((always_inline)) __m256i code_of(const quotients4 *b) {
+  return _mm256_add_epi64(_mm256_slli_epi64(b->z, 32),
+                          _mm256_sub_epi64(b->y, _mm256_set1_epi64x(INT64_C(0x4338000000000000))));
+}
+
+/* The lanes of `slow` by the reference; the NaN lanes' mask is returned. */
+static unsigned settle64_lanes(const loom_dtype_traits *t, const bool is_unsigned, const float *in, float scale,
+                               unsigned slow, uint64_t code[4]) {
+  unsigned nan = 0;
+  for (unsigned bits = slow; bits; bits &= bits - 1) {
+    const int l = __builtin_ctz(bits);
+    if (isnan(in[l])) {
+      nan |= 1u << l; /* the row fails: the code does not matter */
+      continue;
+    }
+    bool negative;
+    const uint64_t mag = loom_rne_div_exact(in[l], scale, t->qmax, !is_unsigned, &negative);
+    code[l] = negative ? UINT64_C(0) - mag : mag;
+  }
+  return nan;
+}
+
+/* Four values with a lane near a tie or out of the fast range, or a row's
+ * last few (len < 4, the rest of `in` zero), computed again out of line.
+ * c0 = rne(w) is off by at most one, and the signs of (c0 ± 1/2)·s − r from
+ * one fma each (a single rounding keeps the sign and zero-ness of the exact
+ * value) settle every lane, ties going to the even code, as for the narrow
+ * codes. Returns the NaN lanes' mask. */
+static __attribute__((noinline)) unsigned encode4_64_rest(const loom_dtype_traits *t, const bool is_unsigned,
+                                                          const float *in, int64_t len, float scale,
+                                                          const wide64_params *p, uint8_t *dst) {
+  const quotients4 b = quotients64(is_unsigned, in, p);
+  const __m256d half = _mm256_set1_pd(0.5), zero = _mm256_setzero_pd();
+  const __m256d c0 = _mm256_sub_pd(_mm256_castsi256_pd(b.y), _mm256_set1_pd(0x1.8p52));
+  __m256i m = code_of(&b);
+  const __m256d t_hi = _mm256_fmsub_pd(_mm256_add_pd(c0, half), p->s, b.r);
+  const __m256d t_lo = _mm256_fmsub_pd(_mm256_sub_pd(c0, half), p->s, b.r);
+  const __m256i one = _mm256_set1_epi64x(1);
+  const __m256d odd = _mm256_castsi256_pd(_mm256_cmpeq_epi64(_mm256_and_si256(m, one), one));
+  const __m256d up = _mm256_or_pd(_mm256_cmp_pd(t_hi, zero, _CMP_LT_OQ),
+                                  _mm256_and_pd(_mm256_cmp_pd(t_hi, zero, _CMP_EQ_OQ), odd));
+  const __m256d down = _mm256_or_pd(_mm256_cmp_pd(t_lo, zero, _CMP_GT_OQ),
+                                    _mm256_and_pd(_mm256_cmp_pd(t_lo, zero, _CMP_EQ_OQ), odd));
+  /* the masks are −1 where set */
+  m = _mm256_add_epi64(_mm256_sub_epi64(m, _mm256_castpd_si256(up)), _mm256_castpd_si256(down));
+  uint64_t code[4];
+  _mm256_storeu_si256((__m256i *)(void *)code, m);
+  const unsigned slow = 15u & ~(unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(b.in_range));
+  const unsigned nan = slow ? settle64_lanes(t, is_unsigned, in, scale, slow, code) : 0;
+  memcpy(dst, code, (size_t)len * sizeof *code);
+  return nan;
+}
+
+/* The codes of a row; with `scan`, the next row's scale_scan in the same
+ * loop (8 of its values beside each 8 encoded), as codec-scaled-avx512.c's
+ * quantize64 does. */
+static inline __attribute__((always_inline)) bool quantize64(const loom_dtype_traits *t, const bool is_unsigned,
+                                                              const float *src, int64_t n, float scale, uint8_t *dst,
+                                                              const float *scan, bool *scan_nonfinite,
+                                                              double *scan_stat) {
+  const wide64_params p = {
+    .s = _mm256_set1_pd(scale),
+    .s32 = _mm256_set1_pd((double)scale * 0x1p32),
+    .inv = _mm256_set1_pd(1.0 / (double)scale),
+    .inv32 = _mm256_set1_pd(0x1p-32 / (double)scale),
+    .hmax = _mm256_set1_pd(is_unsigned ? 0x1p32 - 0.5 : 0x1p31 - 0.5),
+  };
+  const __m256i ones = _mm256_set1_epi64x(-1);
+  scan_maxima sm = {_mm256_setzero_si256(), _mm256_setzero_si256()};
+  unsigned nan = 0;
+  int64_t i = 0;
+  const uintptr_t next = (uintptr_t)(src + n);
+  for (; i + 8 <= n; i += 8) {
+    if (scan) {
+      sm = scan8(sm, _mm256_loadu_si256((const __m256i *)(const void *)(scan + i)));
+      if (!(i & 8)) _mm_prefetch((const char *)((uintptr_t)scan + sizeof *scan * (uintptr_t)(i + 1024)), _MM_HINT_T0);
+    } else if (!(i & 8)) {
+      _mm_prefetch((const char *)(next + sizeof *src * (uintptr_t)i), _MM_HINT_T0);
+    }
+#pragma GCC unroll 2
+    for (int h = 0; h < 8; h += 4) {
+      const quotients4 b = quotients64(is_unsigned, src + i + h, &p);
+      if (__builtin_expect(_mm256_testc_si256(b.fast, ones), 1))
+        _mm256_storeu_si256((__m256i *)(void *)(dst + 8 * (i + h)), code_of(&b));
+      else
+        nan |= encode4_64_rest(t, is_unsigned, src + i + h, 4, scale, &p, dst + 8 * (i + h));
+    }
+  }
+  if (scan) *scan_nonfinite = scan_result(sm, scan, i, n, is_unsigned, scan_stat);
+  for (; i < n; i += 4) {
+    float tail[4] = {0};
+    const int64_t len = n - i < 4 ? n - i : 4;
+    memcpy(tail, src + i, (size_t)len * sizeof *tail);
+    nan |= encode4_64_rest(t, is_unsigned, tail, len, scale, &p, dst + 8 * i);
+  }
+  return nan != 0;
+}
+
+static int quantize_scaled64(const loom_dtype_traits *t, const float *src, int64_t n, float scale, uint8_t *dst,
+                             int64_t *bad) {
+  /* Invalid and zero scales as before. */
+  if (!(scale > 0) || isinf(scale)) return fallback_quantize[t->id](t, src, n, scale, dst, bad);
+  const bool is_unsigned = t->kind == LOOM_DTYPE_KIND_UNSIGNED;
+  const bool nan = is_unsigned ? quantize64(t, true, src, n, scale, dst, NULL, NULL, NULL)
+                               : quantize64(t, false, src, n, scale, dst, NULL, NULL, NULL);
+  if (nan) {
+    *bad = first_nan(src, n);
+    return LOOM_ERR_NONFINITE;
+  }
+  return 0;
+}
+
+/* cpu.h, quantize_row_scan: the encode with the next row's scan riding
+ * along. Scales the fast path does not take go through quantize_scaled64
+ * and a scan of their own. */
+static int quantize_scan64(const loom_dtype_traits *t, const float *src, int64_t n, float scale, uint8_t *dst,
+                           int64_t *bad, const float *next, bool *next_nonfinite, double *next_stat) {
+  const bool is_unsigned = t->kind == LOOM_DTYPE_KIND_UNSIGNED;
+  if (!(scale > 0) || isinf(scale)) {
+    const int rc = quantize_scaled64(t, src, n, scale, dst, bad);
+    scan_maxima sm = {_mm256_setzero_si256(), _mm256_setzero_si256()};
+    *next_nonfinite = scan_result(sm, next, 0, n, is_unsigned, next_stat);
+    return rc;
+  }
+  const bool nan = is_unsigned ? quantize64(t, true, src, n, scale, dst, next, next_nonfinite, next_stat)
+                               : quantize64(t, false, src, n, scale, dst, next, next_nonfinite, next_stat);
+  if (nan) {
+    *bad = first_nan(src, n);
+    return LOOM_ERR_NONFINITE;
+  }
+  return 0;
+}
+
+void loom_kernels_fill_wide_avx2(loom_kernels *k) {
+  for (int d = 0; d < LOOM_DTYPE_COUNT; d++) {
+    const loom_dtype_traits *t = loom_dtype_traits_get((loom_dtype)d);
+    if (!t->scaled || t->bits < 32) continue;
+    fallback_quantize[d] = k->quantize_row[d];
+    if (t->bits == 32) {
+      k->quantize_row[d] = quantize_scaled32;
+      continue;
+    }
+    k->quantize_row[d] = quantize_scaled64;
+    k->quantize_row_scan[d] = quantize_scan64;
+  }
+}
+#pragma GCC pop_options
+#endif
