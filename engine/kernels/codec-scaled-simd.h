@@ -292,34 +292,3 @@ static void SIMD(dequantize_scaled)(const loom_dtype_traits *t, const uint8_t *s
   default: DEQUANTIZE_SCALED_CASE(32)
   }
 }
-
-/*
- * The 64-bit codes' decode, as the reference: value = (float)((double)q ·
- * s). The conversion of q, correctly rounded as the reference's cast, is q =
- * hi · 2^32 + lo with both halves exact in double (each through the bits of
- * 2^52 + its value) and their sum rounded once. (At the AVX-512 level
- * codec-scaled-avx512.c replaces it.)
- */
-typedef uint64_t vuqn __attribute__((vector_size(VBYTES)));
-
-static void SIMD(dequantize_scaled64)(const loom_dtype_traits *t, const uint8_t *src, int64_t n, float scale,
-                                      const float *lut, float *dst) {
-  (void)lut;
-  const bool is_signed = t->kind != LOOM_DTYPE_KIND_UNSIGNED;
-  const double s = scale;
-  int64_t i = 0;
-  for (; i + VL / 2 <= n; i += VL / 2) {
-    vqn u;
-    memcpy(&u, src + 8 * i, sizeof u);
-    const vqn hi = is_signed ? u >> 32 : (vqn)((vuqn)u >> 32); /* |hi| < 2^32 */
-    const vdn dhi = (vdn)(hi + 0x4338000000000000) - 0x1.8p52;  /* exact below 2^51 */
-    const vdn dlo = (vdn)((u & 0xffffffff) | 0x4330000000000000) - 0x1p52;
-    const vfh v = __builtin_convertvector((dhi * 0x1p32 + dlo) * s, vfh);
-    memcpy(dst + i, &v, sizeof v);
-  }
-  for (; i < n; i++) {
-    uint64_t u;
-    memcpy(&u, src + 8 * i, sizeof u);
-    dst[i] = (float)((is_signed ? (double)(int64_t)u : (double)u) * s);
-  }
-}

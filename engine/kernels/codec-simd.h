@@ -370,9 +370,10 @@ static void SIMD(fill_codecs)(loom_kernels *k) {
       k->dequantize_row[d] = SIMD(dequantize_minifloat);
       break;
     default:
-      k->dequantize_row[d] = t->bits == 64 ? SIMD(dequantize_scaled64) : SIMD(dequantize_scaled);
-      /* The 32- and 64-bit formats' encoders are each level's own
-       * (codec-wide-avx2.c, codec-scaled-avx512.c), on top of the reference's. */
+      /* The 32- and 64-bit formats' encoders and the 64-bit decode are
+       * each level's own (codec-wide-avx2.c, codec-scaled-avx512.c), on
+       * top of the reference's. */
+      if (t->bits <= 32) k->dequantize_row[d] = SIMD(dequantize_scaled);
       if (t->bits <= 16) k->quantize_row[d] = SIMD(quantize_scaled);
       break;
     }
