@@ -62,6 +62,26 @@ static ALWAYS_INLINE vu scaled_codes_double(vf x, double s, double lo, double hi
  * subnormal, which holds for s >= 2^-125; smaller scales take the double
  * quotient. Bounds of at most 2^16 keep q0 ± 1/2 exact in float32.
  */
+/* The float32 encoders' constants, made once a row: built inside the
+ * loop from scalars, GCC recomputed and broadcast them every vector (half
+ * the 16-bit morph's instructions). */
+typedef struct {
+  vf s, inv, lo, hi, far;
+  vi qlo, qhi;
+} float_consts;
+
+static inline float_consts float_consts_of(float s, float inv, float lo, float hi, float near) {
+  return (float_consts){
+    .s = (vf){0} + s,
+    .inv = (vf){0} + inv,
+    .lo = (vf){0} + lo,
+    .hi = (vf){0} + hi,
+    .far = (vf){0} + (0.5f - near),
+    .qlo = (vi){0} + (int32_t)lo,
+    .qhi = (vi){0} + (int32_t)hi,
+  };
+}
+
 /* True when any lane of the mask m (lanes 0 or -1) is set. */
 static inline bool any_lane(vi m) {
 #if VBYTES == 64
@@ -81,21 +101,19 @@ static inline bool any_lane(vi m) {
  * exact ties) takes the fma correction above. This halves the work of the
  * integer morph's hot loop.
  */
-static inline vu scaled_codes_float(vf x, float s, float inv, float lo, float hi, float near) {
-  vf v = x * inv;
-  v = (vf)sel_u((vi)(v > lo), (vu)v, (vu)((vf){0} + lo));
-  v = (vf)sel_u((vi)(v < hi), (vu)v, (vu)((vf){0} + hi));
+static inline vu scaled_codes_float(vf x, const float_consts *c) {
+  vf v = x * c->inv;
+  v = (vf)sel_u((vi)(v > c->lo), (vu)v, (vu)c->lo);
+  v = (vf)sel_u((vi)(v < c->hi), (vu)v, (vu)c->hi);
   const vf q0 = (v + 0x1.8p23f) - 0x1.8p23f;
   const vu dist = (vu)(v - q0) & 0x7fffffffu;
-  if (!any_lane((vi)((vf)dist >= 0.5f - near))) return (vu)__builtin_convertvector(q0, vi);
-  const vf sv = (vf){0} + s;
-  const vf t_hi = VFMA(q0 + 0.5f, sv, -x), t_lo = VFMA(q0 - 0.5f, sv, -x);
+  if (!any_lane((vi)((vf)dist >= c->far))) return (vu)__builtin_convertvector(q0, vi);
+  const vf t_hi = VFMA(q0 + 0.5f, c->s, -x), t_lo = VFMA(q0 - 0.5f, c->s, -x);
   vi q = __builtin_convertvector(q0, vi);
   const vi odd = (q & 1) != 0;
   q = q - ((t_hi < 0) | ((t_hi == 0) & odd)) + ((t_lo > 0) | ((t_lo == 0) & odd));
-  const vi qlo = (vi){0} + (int32_t)lo, qhi = (vi){0} + (int32_t)hi;
-  q = (vi)sel_u(q < qlo, (vu)qlo, (vu)q);
-  q = (vi)sel_u(q > qhi, (vu)qhi, (vu)q);
+  q = (vi)sel_u(q < c->qlo, (vu)c->qlo, (vu)q);
+  q = (vi)sel_u(q > c->qhi, (vu)c->qhi, (vu)q);
   return (vu)q;
 }
 
@@ -114,32 +132,41 @@ static inline vu scaled_codes_float(vf x, float s, float inv, float lo, float hi
  * the threshold's bits being q0's low bit. q0 = hi may move to hi + 1: the
  * clamp after brings it back.
  */
-static inline vu scaled_codes16(vf x, float s, float inv, float lo, float hi) {
-  vf v = x * inv;
-  v = (vf)sel_u((vi)(v > lo), (vu)v, (vu)((vf){0} + lo));
-  v = (vf)sel_u((vi)(v < hi), (vu)v, (vu)((vf){0} + hi));
+static inline vu scaled_codes16(vf x, const float_consts *c) {
+  vf v = x * c->inv;
+  v = (vf)sel_u((vi)(v > c->lo), (vu)v, (vu)c->lo);
+  v = (vf)sel_u((vi)(v < c->hi), (vu)v, (vu)c->hi);
   const vf y = v + 0x1.8p23f;
   const vf q0 = y - 0x1.8p23f;
   const vu sign = (vu)(v - q0) & 0x80000000u;
   const vf h = (vf)(sign | (vu)((vf){0} + 0.5f)); /* ±1/2 with the sign of d */
   const vf m = q0 + h;
-  const vf t = (vf)((vu)VFMA(m, (vf){0} + s, -x) ^ sign);
+  const vf t = (vf)((vu)VFMA(m, c->s, -x) ^ sign);
   const vf odd = (vf)((vu)y & 1u);
   const vf q = (vf)sel_u((vi)(t < odd), (vu)(m + h), (vu)q0);
-  vi c = __builtin_convertvector(q, vi); /* an integer: exact */
-  const vi qhi = (vi){0} + (int32_t)hi;
-  return (vu)sel_u(c > qhi, (vu)qhi, (vu)c);
+  const vi code = __builtin_convertvector(q, vi); /* an integer: exact */
+  return (vu)sel_u(code > c->qhi, (vu)c->qhi, (vu)code);
 }
 
 typedef enum { SCALED_BINARY, SCALED_FLOAT, SCALED_DOUBLE } scaled_path;
+
+/* The codes of one vector of values. */
+static ALWAYS_INLINE vu scaled_codes(const int bits, const scaled_path path, vf x, const float_consts *c,
+                                     float scale, double lo, double hi) {
+  switch (path) {
+  case SCALED_BINARY: return (vu)(x < 0.0f); /* sign(w), sign(0) = +1 */
+  case SCALED_FLOAT: return bits == 16 ? scaled_codes16(x, c) : scaled_codes_float(x, c);
+  default: return scaled_codes_double(x, scale, lo, hi);
+  }
+}
 
 /* Returns true when the row holds a NaN: the check rides along with the
  * encoding (the codes are then not used) instead of a pass of its own. */
 static ALWAYS_INLINE bool quantize_scaled_bits(const int bits, const scaled_path path, const float *src, int64_t n,
                                                float scale, double lo, double hi, uint8_t *dst) {
-  const uint32_t mask = (uint32_t)loom_code_mask(bits);
-  const float inv = 1.0f / scale, near = (float)((hi + 1) * 0x1p-22);
-  float tail[VL] = {0};
+  const vu mask = (vu){0} + (uint32_t)loom_code_mask(bits);
+  const float_consts c =
+    float_consts_of(scale, 1.0f / scale, (float)lo, (float)hi, (float)((hi + 1) * 0x1p-22));
   vi nan = {0};
   /* A morph scans the next row as soon as this one is encoded: fetching it
    * now keeps memory busy meanwhile (as the AVX-512 level's
@@ -147,35 +174,21 @@ static ALWAYS_INLINE bool quantize_scaled_bits(const int bits, const scaled_path
    * array never faults). At the AVX2 level on Zen 3 it raised every width's
    * morph (docs/kernels.md, *The AVX2 level's morph*). */
   const char *next = (const char *)(src + n);
-  for (int64_t i = 0; i < n; i += VL) {
-    const bool last = i + VL > n;
+  int64_t i = 0;
+  for (; i + VL <= n; i += VL) {
     if ((i * 4) % 64 == 0) _mm_prefetch(next + 4 * i, _MM_HINT_T0);
-    vf x;
-    if (last) {
-      memcpy(tail, src + i, (size_t)(n - i) * sizeof *tail);
-      x = load_f(tail);
-    } else {
-      x = load_f(src + i);
-    }
+    const vf x = load_f(src + i);
     nan |= (vi)(x != x);
-    vu codes;
-    switch (path) {
-    case SCALED_BINARY: codes = (vu)(x < 0.0f); break; /* sign(w), sign(0) = +1 */
-    case SCALED_FLOAT:
-      codes = bits == 16 ? scaled_codes16(x, scale, inv, (float)lo, (float)hi)
-                         : scaled_codes_float(x, scale, inv, (float)lo, (float)hi, near);
-      break;
-    default: codes = scaled_codes_double(x, scale, lo, hi); break;
-    }
-    codes &= mask;
-    uint8_t *out = dst + i * bits / 8;
-    if (last) {
-      uint8_t buf[64];
-      store_codes(bits, codes, buf);
-      memcpy(out, buf, (size_t)(((n - i) * bits + 7) / 8));
-    } else {
-      store_codes(bits, codes, out);
-    }
+    store_codes(bits, scaled_codes(bits, path, x, &c, scale, lo, hi) & mask, dst + i * bits / 8);
+  }
+  if (i < n) {
+    float tail[VL] = {0};
+    uint8_t buf[64];
+    memcpy(tail, src + i, (size_t)(n - i) * sizeof *tail);
+    const vf x = load_f(tail);
+    nan |= (vi)(x != x);
+    store_codes(bits, scaled_codes(bits, path, x, &c, scale, lo, hi) & mask, buf);
+    memcpy(dst + i * bits / 8, buf, (size_t)(((n - i) * bits + 7) / 8));
   }
   int any = 0;
   for (int l = 0; l < VL; l++) any |= nan[l];

@@ -45,7 +45,16 @@ static inline vu iota(void) {
   return v;
 }
 
-static inline vu sel_u(vi m, vu a, vu b) { return ((vu)m & a) | (~(vu)m & b); }
+static inline vu sel_u(vi m, vu a, vu b) {
+#if VBYTES == 32
+  /* Every m here is a comparison's result (lanes all ones or all zeros),
+   * so blendv's reading of each lane's top bit selects alike; GCC made
+   * three logic operations of the expression below at this level. */
+  return (vu)_mm256_blendv_ps((__m256)b, (__m256)a, (__m256)m);
+#else
+  return ((vu)m & a) | (~(vu)m & b);
+#endif
+}
 /* Macros, not functions, for the double-width vectors: under AVX2 a function
  * returning a 64-byte vector would draw GCC's ABI note (-Wpsabi). */
 #define sel_q(m, a, b) (((m) & (a)) | (~(m) & (b)))
