@@ -214,6 +214,7 @@ static torch_figures run_torch(int threads, int runs) {
 }
 
 int main(int argc, char **argv) {
+  bench_blas_one_thread(argv);
   int threads, runs;
   bool cpu_time = bench_take_flag(&argc, argv, "--cpu-time");
   if (!bench_parse_args(argc, argv, 64, &threads, &runs)) return 2;

@@ -16,6 +16,7 @@
 #include "kernels/cpu.h"
 
 int main(int argc, char **argv) {
+  bench_blas_one_thread(argv);
   int threads, runs;
   bool cpu_time = false;
   for (int i = 1; i < argc; i++)

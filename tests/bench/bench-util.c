@@ -87,3 +87,11 @@ void bench_run_torch(bench_torch *t, const char *script, int threads, int runs,
   g_free(cmd);
   g_free(path);
 }
+
+void bench_blas_one_thread(char **argv) {
+  if (g_getenv("OPENBLAS_NUM_THREADS")) return;
+  g_setenv("OPENBLAS_NUM_THREADS", "1", TRUE);
+  fflush(stdout);
+  execv("/proc/self/exe", argv);
+  fprintf(stderr, "%s: could not run again with OPENBLAS_NUM_THREADS=1; OpenBLAS's threads stay\n", argv[0]);
+}

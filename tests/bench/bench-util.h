@@ -13,6 +13,14 @@ double bench_now_s(void);
  * benchmarks only. */
 void bench_use_thread_cpu_time(bool on);
 
+/* OpenBLAS (Debian's pthread build) starts its worker threads when the
+ * library loads, and with them alive loom's 2-thread products ran at 1.2-1.6
+ * times their 1-thread speed between OpenBLAS calls pinned to one thread,
+ * against 1.75-1.95 without them. Call first in main: unless
+ * OPENBLAS_NUM_THREADS is set, sets it to 1 and executes the program again
+ * (if that fails, it goes on as it is). */
+void bench_blas_one_thread(char **argv);
+
 /* qsort comparator for doubles, ascending. */
 int bench_cmp_double(const void *a, const void *b);
 
