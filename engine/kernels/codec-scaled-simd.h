@@ -235,6 +235,29 @@ static int SIMD(quantize_scaled)(const loom_dtype_traits *t, const float *src, i
  * so codes of up to 16 bits multiply in float32; 32-bit codes go through
  * double as the reference does.
  */
+#if VBYTES == 64
+#define LUT_ARG , lut
+#define LUT_PARAM , __m512 lut
+#else
+#define LUT_ARG
+#define LUT_PARAM
+#endif
+
+/* The values of one vector of codes c. */
+static ALWAYS_INLINE vf decode_scaled(const int bits, const bool is_signed, const bool binary, vu c, float scale,
+                                      int ext LUT_PARAM) {
+#if VBYTES == 64
+  if (bits <= 4) return (vf)_mm512_permutexvar_ps((__m512i)c, lut);
+#endif
+  if (binary) return __builtin_convertvector(1 - 2 * (vi)c, vf) * scale;
+  if (bits == 32) {
+    const vd q = is_signed ? __builtin_convertvector((vi)c, vd) : __builtin_convertvector(c, vd);
+    return __builtin_convertvector(q * (double)scale, vf);
+  }
+  const vi q = is_signed ? ((vi)(c << ext)) >> ext : (vi)c;
+  return __builtin_convertvector(q, vf) * scale;
+}
+
 static ALWAYS_INLINE void dequantize_scaled_bits(const int bits, const bool is_signed, const bool binary,
                                                  const uint8_t *src, int64_t n, float scale, float *dst) {
   const int ext = 32 - bits; /* sign extension by shifting up and back */
@@ -255,33 +278,15 @@ static ALWAYS_INLINE void dequantize_scaled_bits(const int bits, const bool is_s
   }
   const __m512 lut = _mm512_load_ps(table);
 #endif
-  for (int64_t i = 0; i < n; i += VL) {
-    const bool last = i + VL > n;
-    const uint8_t *p = src + i * bits / 8;
-    if (last) {
-      memcpy(in, p, (size_t)(((n - i) * bits + 7) / 8));
-      p = in;
-    }
-    const vu c = load_codes(bits, p);
-    vf v;
-#if VBYTES == 64
-    if (bits <= 4) {
-      v = (vf)_mm512_permutexvar_ps((__m512i)c, lut);
-    } else
-#endif
-    if (binary) {
-      v = __builtin_convertvector(1 - 2 * (vi)c, vf) * scale;
-    } else if (bits == 32) {
-      const vd q = is_signed ? __builtin_convertvector((vi)c, vd) : __builtin_convertvector(c, vd);
-      v = __builtin_convertvector(q * (double)scale, vf);
-    } else {
-      const vi q = is_signed ? ((vi)(c << ext)) >> ext : (vi)c;
-      v = __builtin_convertvector(q, vf) * scale;
-    }
-    if (last)
-      memcpy(dst + i, &v, (size_t)(n - i) * sizeof *dst);
-    else
-      memcpy(dst + i, &v, sizeof v);
+  int64_t i = 0;
+  for (; i + VL <= n; i += VL) {
+    const vf v = decode_scaled(bits, is_signed, binary, load_codes(bits, src + i * bits / 8), scale, ext LUT_ARG);
+    memcpy(dst + i, &v, sizeof v);
+  }
+  if (i < n) { /* the tail out of the loop: its copies are calls */
+    memcpy(in, src + i * bits / 8, (size_t)(((n - i) * bits + 7) / 8));
+    const vf v = decode_scaled(bits, is_signed, binary, load_codes(bits, in), scale, ext LUT_ARG);
+    memcpy(dst + i, &v, (size_t)(n - i) * sizeof *dst);
   }
 }
 
