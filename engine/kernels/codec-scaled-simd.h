@@ -280,6 +280,7 @@ static ALWAYS_INLINE void dequantize_scaled_bits(const int bits, const bool is_s
 #endif
   int64_t i = 0;
   for (; i + VL <= n; i += VL) {
+    if (bits == 32 && (4 * i) % 64 == 0) DECODE_PREFETCH(src + 4 * i);
     const vf v = decode_scaled(bits, is_signed, binary, load_codes(bits, src + i * bits / 8), scale, ext LUT_ARG);
     memcpy(dst + i, &v, sizeof v);
   }

@@ -58,6 +58,16 @@ static inline vu sel_u(vi m, vu a, vu b) {
 /* Macros, not functions, for the double-width vectors: under AVX2 a function
  * returning a 64-byte vector would draw GCC's ABI note (-Wpsabi). */
 #define sel_q(m, a, b) (((m) & (a)) | (~(m) & (b)))
+
+/* The 32-bit formats' decode (and codec-wide-avx2.c's 64-bit one) fetch
+ * their codes 1 KiB ahead at the AVX2 level: on Zen 3 their decode and the
+ * stream from memory overlapped poorly without it (docs/kernels.md; float64
+ * measured slower with it). */
+#if VBYTES == 32
+#define DECODE_PREFETCH(p) _mm_prefetch((const char *)(p) + 1024, _MM_HINT_T0)
+#else
+#define DECODE_PREFETCH(p) ((void)0)
+#endif
 #define sel_dn(m, a, b) ((vdn)sel_q((m), (vqn)(a), (vqn)(b)))
 
 static inline vf load_f(const float *p) {

@@ -382,7 +382,10 @@ static inline __attribute__((always_inline)) void dequantize64_rows(const bool i
                                                                     int64_t n, float scale, float *dst) {
   const __m256d s = _mm256_set1_pd(scale);
   int64_t i = 0;
-  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(dst + i, decode8(src + 8 * i, s, is_signed));
+  for (; i + 8 <= n; i += 8) {
+    _mm_prefetch((const char *)(src + 8 * i + 1024), _MM_HINT_T0); /* as codec-simd.h's DECODE_PREFETCH */
+    _mm256_storeu_ps(dst + i, decode8(src + 8 * i, s, is_signed));
+  }
   if (i < n) {
     uint64_t in[8] = {0};
     float out[8];
