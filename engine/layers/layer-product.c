@@ -40,9 +40,12 @@ static int dequantize_rows(const loom_weights *w, const uint8_t *packed, int64_t
 
 /* For the float formats and a batch: loom_sgemm on REST_BLOCK_FLOATS of W
  * dequantized at a time (the GEMV decodes the codes again for every row of
- * the batch: 5× slower than the plain forward at batch 64). */
+ * the batch: 5× slower than the plain forward at batch 64). 1 MiB: with
+ * 256 KiB (64 rows of 1024) the products of the blocks of a 1024 → 1024
+ * layer at batch 64 took 1.69 ms against 1.42 for the whole, with 1 MiB
+ * 1.47 (Zen 3, docs/kernels.md, *Layers at rest*). */
 #define REST_MIN_BATCH 4
-#define REST_BLOCK_FLOATS 65536 /* 256 KiB of dequantized rows, at least one row */
+#define REST_BLOCK_FLOATS 262144 /* 1 MiB of dequantized rows, at least one row */
 
 static int product_in_blocks(const loom_weights *w, const uint8_t *packed, loom_pool *pool, const float *x,
                              int64_t m, float *y, loom_error *err) {

@@ -120,12 +120,13 @@ static void test_forward_every_dtype(void) {
   }
 }
 
-/* A batch at a float format takes dequantized blocks of rows (dense.c: 65536
- * floats, 13 rows of 5003 here, so 29 rows make three blocks, the last one
- * short, with per-row and per-tensor scales): the same values as the plain
- * forward up to loom_sgemm's rounding, the same bits for any thread count. */
+/* A batch at a float format takes dequantized blocks of rows
+ * (layer-product.c: 262144 floats, 13 rows of 20011 here, so 29 rows make
+ * three blocks, the last one short, with per-row and per-tensor scales): the
+ * same values as the plain forward up to loom_sgemm's rounding, the same bits
+ * for any thread count. */
 static void test_forward_blocks(void) {
-  enum { IN = 5003, OUT = 29, B = 4 };
+  enum { IN = 20011, OUT = 29, B = 4 };
   const loom_dtype dts[] = {LOOM_DTYPE_FP8_E5M2, LOOM_DTYPE_BFLOAT16, LOOM_DTYPE_INT16, LOOM_DTYPE_UINT32};
   float *x = g_new(float, B * IN), y0[B * OUT], y1[B * OUT], y2[B * OUT];
   for (int i = 0; i < B * IN; i++) x[i] = (float)((i * 7919) % 83 - 41) / 17.0f;
