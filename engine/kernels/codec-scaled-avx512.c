@@ -18,16 +18,10 @@
 #pragma GCC target("avx2,fma,f16c,bmi,bmi2,avx512f,avx512bw,avx512vl,avx512dq")
 #include <immintrin.h>
 
-#include "kernels/codec-scan-maxima.h"
+#include "kernels/codec-wide-shared.h"
 
 /* The codec-simd.h versions, for the cases handled there. */
 static loom_quantize_row_fn fallback_quantize[LOOM_DTYPE_COUNT];
-
-static int64_t first_nan(const float *src, int64_t n) {
-  for (int64_t i = 0; i < n; i++)
-    if (isnan(src[i])) return i;
-  return -1;
-}
 
 /* ---- codes of up to 16 bits: float32 arithmetic ---- */
 
@@ -274,8 +268,6 @@ static bool quantize32(bool is_unsigned, const float *src, int64_t n, const wide
 
 /* ---- 64-bit codes ---- */
 
-
-
 /*
  * rne(x / s) for the 64-bit formats, whose codes go beyond the 53 bits of a
  * double. With Q = rne(x · (1/s)) in double (within |x/s| · 2^-51 of the
@@ -302,23 +294,6 @@ static bool quantize32(bool is_unsigned, const float *src, int64_t n, const wide
 typedef struct {
   __m512d s, inv, limit;
 } wide64_params;
-
-/* The lanes of `slow` by the reference; the NaN lanes' mask is returned. */
-static __mmask8 settle64_lanes(const loom_dtype_traits *t, const bool is_unsigned, const float *in, float scale,
-                               __mmask8 slow, uint64_t code[8]) {
-  __mmask8 nan = 0;
-  for (unsigned bits = slow; bits; bits &= bits - 1) {
-    const int l = __builtin_ctz(bits);
-    if (isnan(in[l])) {
-      nan |= (__mmask8)(1u << l); /* the row fails: the code does not matter */
-      continue;
-    }
-    bool negative;
-    const uint64_t mag = loom_rne_div_exact(in[l], scale, t->qmax, !is_unsigned, &negative);
-    code[l] = negative ? UINT64_C(0) - mag : mag;
-  }
-  return nan;
-}
 
 typedef struct {
   __m512d r;
@@ -381,7 +356,7 @@ static __attribute__((noinline)) __mmask8 encode8_64_rest(const loom_dtype_trait
   m = _mm512_mask_sub_epi64(m, down, m, one);
   uint64_t code[8];
   _mm512_storeu_si512(code, m);
-  const __mmask8 nan = b.slow ? settle64_lanes(t, is_unsigned, in, scale, b.slow, code) : 0;
+  const __mmask8 nan = b.slow ? (__mmask8)settle64_lanes(t, is_unsigned, in, scale, b.slow, code) : 0;
   memcpy(dst, code, (size_t)len * sizeof *code);
   return nan;
 }

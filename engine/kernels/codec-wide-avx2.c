@@ -23,16 +23,10 @@
 #pragma GCC target("avx2,fma,f16c,bmi,bmi2")
 #include <immintrin.h>
 
-#include "kernels/codec-scan-maxima.h"
+#include "kernels/codec-wide-shared.h"
 
 /* The codec-simd.h versions, for the scales handled there. */
 static loom_quantize_row_fn fallback_quantize[LOOM_DTYPE_COUNT];
-
-static int64_t first_nan(const float *src, int64_t n) {
-  for (int64_t i = 0; i < n; i++)
-    if (isnan(src[i])) return i;
-  return -1;
-}
 
 /* ---- 32-bit codes ---- */
 
@@ -220,23 +214,6 @@ static inline __attribute__((always_inline)) quotients4 quotients64(const bool i
 static inline __attribute__((always_inline)) __m256i code_of(const quotients4 *b) {
   return _mm256_add_epi64(_mm256_slli_epi64(b->z, 32),
                           _mm256_sub_epi64(b->y, _mm256_set1_epi64x(INT64_C(0x4338000000000000))));
-}
-
-/* The lanes of `slow` by the reference; the NaN lanes' mask is returned. */
-static unsigned settle64_lanes(const loom_dtype_traits *t, const bool is_unsigned, const float *in, float scale,
-                               unsigned slow, uint64_t code[4]) {
-  unsigned nan = 0;
-  for (unsigned bits = slow; bits; bits &= bits - 1) {
-    const int l = __builtin_ctz(bits);
-    if (isnan(in[l])) {
-      nan |= 1u << l; /* the row fails: the code does not matter */
-      continue;
-    }
-    bool negative;
-    const uint64_t mag = loom_rne_div_exact(in[l], scale, t->qmax, !is_unsigned, &negative);
-    code[l] = negative ? UINT64_C(0) - mag : mag;
-  }
-  return nan;
 }
 
 /* Four values with a lane near a tie or out of the fast range, or a row's

@@ -1,16 +1,47 @@
 /*
- * scale_scan's statistic (cpu.h) gathered 8 values at a time inside another
- * loop: the 64-bit encoders (codec-scaled-avx512.c, codec-wide-avx2.c)
- * scan the next row of a morph while they encode this one. AVX2 integer
- * operations only; included by files compiled for AVX2 or above, inside
- * their target pragma and after <immintrin.h>.
+ * What the wide formats' encoders of the AVX2 and AVX-512 levels
+ * (codec-wide-avx2.c, codec-scaled-avx512.c) share: scale_scan's statistic
+ * (cpu.h) gathered 8 values at a time inside the encode loop (the 64-bit
+ * encoders scan the next row of a morph while they encode this one), the
+ * lanes they hand to the reference's division, the NaN search. AVX2
+ * integer operations only; included by files compiled for AVX2 or above,
+ * inside their target pragma and after <immintrin.h>.
  */
-#ifndef LOOM_KERNELS_CODEC_SCAN_MAXIMA_H
-#define LOOM_KERNELS_CODEC_SCAN_MAXIMA_H
+#ifndef LOOM_KERNELS_CODEC_WIDE_SHARED_H
+#define LOOM_KERNELS_CODEC_WIDE_SHARED_H
 
+#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
+
+#include "core/dtype-internal.h"
+
+/* The first NaN's column, -1 for none. */
+static int64_t first_nan(const float *src, int64_t n) {
+  for (int64_t i = 0; i < n; i++)
+    if (isnan(src[i])) return i;
+  return -1;
+}
+
+/* The 64-bit codes of the lanes of `slow` (bit l: in[l]) by the reference's
+ * division; the NaN lanes' mask is returned (the row fails: their codes do
+ * not matter). */
+static unsigned settle64_lanes(const loom_dtype_traits *t, const bool is_unsigned, const float *in, float scale,
+                               unsigned slow, uint64_t *code) {
+  unsigned nan = 0;
+  for (unsigned bits = slow; bits; bits &= bits - 1) {
+    const int l = __builtin_ctz(bits);
+    if (isnan(in[l])) {
+      nan |= 1u << l;
+      continue;
+    }
+    bool negative;
+    const uint64_t mag = loom_rne_div_exact(in[l], scale, t->qmax, !is_unsigned, &negative);
+    code[l] = negative ? UINT64_C(0) - mag : mag;
+  }
+  return nan;
+}
 
 /* scale_scan's two maxima (cpu.h) over 8 values of a row being scanned:
  * max |bits| (NaN and ±inf included: at least 0x7f800000 exactly when one
