@@ -390,8 +390,9 @@ static void SIMD(fill_codecs)(loom_kernels *k) {
       break;
     default:
       /* The 32- and 64-bit formats' encoders and the 64-bit decode are
-       * each level's own (codec-wide-avx2.c, codec-scaled-avx512.c), on
-       * top of the reference's. */
+       * each level's own (codec-wide-avx2.c, codec-scaled-avx512.c),
+       * filled after these into a table that starts as the level below's
+       * (cpu.c). */
       if (t->bits <= 32) k->dequantize_row[d] = SIMD(dequantize_scaled);
       if (t->bits <= 16) k->quantize_row[d] = SIMD(quantize_scaled);
       break;
