@@ -140,11 +140,7 @@ static int quantize_scaled32(const loom_dtype_traits *t, const float *src, int64
                              int64_t *bad) {
   /* Invalid and zero scales as before. */
   if (!(scale > 0) || isinf(scale)) return fallback_quantize[t->id](t, src, n, scale, dst, bad);
-  if (quantize32(t->kind == LOOM_DTYPE_KIND_UNSIGNED, src, n, scale, dst)) {
-    *bad = first_nan(src, n);
-    return LOOM_ERR_NONFINITE;
-  }
-  return 0;
+  return nan_answer(quantize32(t->kind == LOOM_DTYPE_KIND_UNSIGNED, src, n, scale, dst), src, n, bad);
 }
 
 /* ---- 64-bit codes ---- */
@@ -299,11 +295,7 @@ static int quantize_scaled64(const loom_dtype_traits *t, const float *src, int64
   const bool is_unsigned = t->kind == LOOM_DTYPE_KIND_UNSIGNED;
   const bool nan = is_unsigned ? quantize64(t, true, src, n, scale, dst, NULL, NULL, NULL)
                                : quantize64(t, false, src, n, scale, dst, NULL, NULL, NULL);
-  if (nan) {
-    *bad = first_nan(src, n);
-    return LOOM_ERR_NONFINITE;
-  }
-  return 0;
+  return nan_answer(nan, src, n, bad);
 }
 
 /* cpu.h, quantize_row_scan: the encode with the next row's scan riding
@@ -314,17 +306,12 @@ static int quantize_scan64(const loom_dtype_traits *t, const float *src, int64_t
   const bool is_unsigned = t->kind == LOOM_DTYPE_KIND_UNSIGNED;
   if (!(scale > 0) || isinf(scale)) {
     const int rc = quantize_scaled64(t, src, n, scale, dst, bad);
-    scan_maxima sm = {_mm256_setzero_si256(), _mm256_setzero_si256()};
-    *next_nonfinite = scan_result(sm, next, 0, n, is_unsigned, next_stat);
+    *next_nonfinite = scan_alone(next, n, is_unsigned, next_stat);
     return rc;
   }
   const bool nan = is_unsigned ? quantize64(t, true, src, n, scale, dst, next, next_nonfinite, next_stat)
                                : quantize64(t, false, src, n, scale, dst, next, next_nonfinite, next_stat);
-  if (nan) {
-    *bad = first_nan(src, n);
-    return LOOM_ERR_NONFINITE;
-  }
-  return 0;
+  return nan_answer(nan, src, n, bad);
 }
 
 /* ---- 64-bit decode: (float)((double)q · s), as the reference ---- */

@@ -24,6 +24,14 @@ static int64_t first_nan(const float *src, int64_t n) {
   return -1;
 }
 
+/* An encoder's answer for a row: LOOM_ERR_NONFINITE, *bad its first NaN's
+ * column, when the row held a NaN (its codes then do not matter). */
+static int nan_answer(bool nan, const float *src, int64_t n, int64_t *bad) {
+  if (!nan) return 0;
+  *bad = first_nan(src, n);
+  return LOOM_ERR_NONFINITE;
+}
+
 /* The 64-bit codes of the lanes of `slow` (bit l: in[l]) by the reference's
  * division; the NaN lanes' mask is returned (the row fails: their codes do
  * not matter). */
@@ -83,6 +91,13 @@ static bool scan_result(const scan_maxima m, const float *v, int64_t from, int64
   memcpy(&f, &bits, sizeof f);
   *stat = f;
   return false;
+}
+
+/* The next row's scan on its own, for the scales the fused encoders hand
+ * to an encoder without it. */
+static bool scan_alone(const float *next, int64_t n, bool is_unsigned, double *stat) {
+  const scan_maxima none = {_mm256_setzero_si256(), _mm256_setzero_si256()};
+  return scan_result(none, next, 0, n, is_unsigned, stat);
 }
 
 #endif
