@@ -239,20 +239,41 @@ static void SIMD(pack_panel)(const SIMD(job) * j, int64_t q, float *dst) {
   }
 }
 
+/* This thread's slice (see SIMD(job)): its header, its panel or panels,
+ * and when resident the block of the scalar operand after them. */
+typedef struct {
+  int64_t *holds;
+  float *panels, *sblock;
+} SIMD(slice);
+
+static SIMD(slice) SIMD(slice_of)(const SIMD(job) * j) {
+  const int index = j->parallel ? loom_pool_thread_index() : 0;
+  unsigned char *slice = j->slices + (size_t)(index < 0 ? 0 : index) * j->slice_bytes;
+  float *panels = (float *)(void *)(slice + 64);
+  return (SIMD(slice)){(int64_t *)(void *)slice, panels, panels + j->panels * j->k * MR};
+}
+
+/* Columns [*s0, *s1) of the scalar operand: its block sb. */
+static void SIMD(block_cols)(const SIMD(job) * j, int64_t sb, int64_t *s0, int64_t *s1) {
+  *s0 = sb * j->s_groups / j->s_blocks * NR;
+  *s1 = (sb + 1) * j->s_groups / j->s_blocks * NR;
+  if (*s1 > j->s) *s1 = j->s;
+}
+
 /* Resident (see SIMD(job)): every panel packed in this thread's slice, and
  * block sb of the scalar operand (columns [s0, s1)) copied into rows of sbw
- * floats at sblock. */
-static void SIMD(resident_prepare)(const SIMD(job) * j, int64_t *holds, float *panels, float *sblock, int64_t sb,
-                                   int64_t s0, int64_t s1) {
+ * floats after them. */
+static void SIMD(resident_prepare)(const SIMD(job) * j, const SIMD(slice) * sl, int64_t sb, int64_t s0, int64_t s1) {
+  int64_t *holds = sl->holds;
   if (holds[0] != 1) {
-    for (int64_t i = 0; i < j->panels; i++) SIMD(pack_panel)(j, i, panels + i * j->k * MR);
+    for (int64_t i = 0; i < j->panels; i++) SIMD(pack_panel)(j, i, sl->panels + i * j->k * MR);
     holds[0] = 1;
   }
   if (holds[1] != sb) {
     const int64_t width = s1 - s0, whole = width / VL * VL;
     for (int64_t p = 0; p < j->k; p++) {
       const float *from = j->ssrc + p * j->sc_p + s0;
-      float *to = sblock + p * j->sbw;
+      float *to = sl->sblock + p * j->sbw;
       for (int64_t c = 0; c < whole; c += VL) VSTORE(to + c, VLOAD(from + c));
       if (whole < width) VSTOREN(to + whole, VLOADN(from + whole, (int)(width - whole)), (int)(width - whole));
     }
@@ -266,28 +287,24 @@ static void SIMD(resident_prepare)(const SIMD(job) * j, int64_t *holds, float *p
  * panel's 16 or 64 floats of rows 4 KiB apart at a time. */
 static void SIMD(rows_range)(void *arg, int64_t begin, int64_t end) {
   const SIMD(job) *j = arg;
-  int index = j->parallel ? loom_pool_thread_index() : 0;
-  unsigned char *slice = j->slices + (size_t)(index < 0 ? 0 : index) * j->slice_bytes;
-  int64_t *holds = (int64_t *)(void *)slice;
-  float *panels = (float *)(void *)(slice + 64);
-  float *sblock = panels + j->panels * j->k * MR;
+  const SIMD(slice) sl = SIMD(slice_of)(j);
   for (int64_t sb = begin; sb < end; sb++) {
-    int64_t s0 = sb * j->s_groups / j->s_blocks * NR, s1 = (sb + 1) * j->s_groups / j->s_blocks * NR;
-    if (s1 > j->s) s1 = j->s;
-    SIMD(resident_prepare)(j, holds, panels, sblock, sb, s0, s1);
+    int64_t s0, s1;
+    SIMD(block_cols)(j, sb, &s0, &s1);
+    SIMD(resident_prepare)(j, &sl, sb, s0, s1);
     SIMD(micro_args) g = {.sc_p = j->sbw, .sc_s = 1, .ct_s = j->ldc};
     for (int64_t p0 = 0; p0 < j->k; p0 += KC) {
       g.kc = j->k - p0 < KC ? j->k - p0 : KC;
       g.load = j->load_c || p0 > 0;
       for (int64_t s = s0; s < s1; s += NR) {
         const int nr = (int)(s1 - s < NR ? s1 - s : NR);
-        g.sc = sblock + p0 * j->sbw + (s - s0);
+        g.sc = sl.sblock + p0 * j->sbw + (s - s0);
         for (int64_t q = 0; q < j->panels; q++) {
           const int64_t uq = q * MR, nu = j->u - uq < MR ? j->u - uq : MR;
           const int nv = (int)((nu + VL - 1) / VL);
           g.w = nv * VL;
           g.lanes = (int)(nu - (nv - 1) * VL);
-          g.pv = panels + q * j->k * MR + p0 * g.w;
+          g.pv = sl.panels + q * j->k * MR + p0 * g.w;
           g.ct = j->c + s * j->ldc + uq;
           SIMD(micro_table)[0][nv - 1][nr - 1](&g);
         }
@@ -304,27 +321,24 @@ static void SIMD(rows_range)(void *arg, int64_t begin, int64_t end) {
 static void SIMD(tile_range)(void *arg, int64_t begin, int64_t end) {
   const SIMD(job) *j = arg;
   _Alignas(64) float tile[SB_M * MR];
-  int index = j->parallel ? loom_pool_thread_index() : 0;
-  unsigned char *slice = j->slices + (size_t)(index < 0 ? 0 : index) * j->slice_bytes;
-  int64_t *holds = (int64_t *)(void *)slice;
-  float *panels = (float *)(void *)(slice + 64);
-  float *sblock = panels + j->panels * j->k * MR; /* resident only */
+  const SIMD(slice) sl = SIMD(slice_of)(j);
+  int64_t *holds = sl.holds;
   for (int64_t t = begin; t < end; t++) {
     int64_t q = j->resident ? t % j->panels : t / j->s_blocks;
     int64_t sb = j->resident ? t / j->panels : t % j->s_blocks;
     int64_t uq = q * MR, nu = j->u - uq < MR ? j->u - uq : MR;
     int nv = (int)((nu + VL - 1) / VL);
     int64_t w = nv * VL;
-    int64_t s0 = sb * j->s_groups / j->s_blocks * NR, s1 = (sb + 1) * j->s_groups / j->s_blocks * NR;
-    if (s1 > j->s) s1 = j->s;
-    float *panel = panels;
+    int64_t s0, s1;
+    SIMD(block_cols)(j, sb, &s0, &s1);
+    float *panel = sl.panels;
     SIMD(micro_args) g = {.w = w, .sc_p = j->sc_p, .sc_s = j->sc_s};
     const float *ssrc = j->ssrc;
     int64_t s_origin = 0; /* the column of the scalar operand at ssrc */
     if (j->resident) {
-      SIMD(resident_prepare)(j, holds, panels, sblock, sb, s0, s1);
-      panel = panels + q * j->k * MR;
-      ssrc = sblock;
+      SIMD(resident_prepare)(j, &sl, sb, s0, s1);
+      panel = sl.panels + q * j->k * MR;
+      ssrc = sl.sblock;
       s_origin = s0;
       g.sc_p = j->sbw;
     } else if (*holds != q) {
