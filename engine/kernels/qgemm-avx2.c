@@ -29,7 +29,8 @@
  * multiply (narrow codes, where registers hold the fields instead), with a
  * software prefetch as in qgemm-vnni-gemv.c: where a group of rows spans at
  * most NEAR bytes the group AHEAD_BYTES ahead, otherwise PREFETCH bytes
- * ahead in each row; into L2 beyond L2_BYTES of weights, into L1 below. The
+ * ahead in each row; into L2 beyond L2_BYTES of weights, into L1 below
+ * (tile_gemv for the 4- and 2-bit codes, tile() for the others). The
  * GEMM multiplies a tile of rb weight rows × BB_MAX activation rows: each
  * code vector is loaded and decoded once for the tile's activation rows,
  * each activation vector loaded once for its weight rows (docs/qgemm.md,
@@ -239,6 +240,101 @@ static ALWAYS_INLINE void tile(const int bits, const int rb, const int bb, const
   for (int q = 0; q < nq; q++) _mm256_storeu_si256((__m256i *)(void *)(dot + 4 * q), d[q]);
 }
 
+/*
+ * The GEMV's tile for 4- and 2-bit codes, two rows against one activation
+ * row, written out with its sums in named variables: through tile()'s arrays
+ * GCC kept the 2-bit sums in memory (a store and a load of each every half,
+ * perf annotate), and both widths paid a test and a branch a block for the
+ * row's end and another for the flush. Here the loop takes 128 code bytes
+ * of each row, the 4 halves between two flushes (flush_every(bits, 1)), and
+ * the row's rest, if any, runs once after it from zero-padded copies. The
+ * sums and their flushes are tile()'s, so the bits are too.
+ */
+static ALWAYS_INLINE void half_gemv(const int bits, const __m256i w, const int8_t *x, __m256i *lo, __m256i *hi) {
+#define X(k) _mm256_loadu_si256((const __m256i *)(const void *)(x + (k) * 64))
+  if (bits == 4) {
+    const __m256i f = _mm256_set1_epi8(0x0f);
+    *lo = _mm256_add_epi16(*lo, _mm256_add_epi16(_mm256_maddubs_epi16(_mm256_and_si256(w, f), X(0)),
+                                                 _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(w, 4), f), X(1))));
+    __asm__("" : "+x"(*lo));
+  } else { /* as half() with one activation row: fields 1 and 3 at 4× their value in hi */
+    const __m256i f0 = _mm256_set1_epi8(0x03), f1 = _mm256_set1_epi8(0x0c);
+    const __m256i w4 = _mm256_srli_epi16(w, 4);
+    *lo = _mm256_add_epi16(*lo, _mm256_add_epi16(_mm256_maddubs_epi16(_mm256_and_si256(w, f0), X(0)),
+                                                 _mm256_maddubs_epi16(_mm256_and_si256(w4, f0), X(2))));
+    *hi = _mm256_add_epi16(*hi, _mm256_add_epi16(_mm256_maddubs_epi16(_mm256_and_si256(w, f1), X(1)),
+                                                 _mm256_maddubs_epi16(_mm256_and_si256(w4, f1), X(3))));
+    /* Integer adds reassociate: without this GCC summed all the halves'
+     * products between two flushes in one tree, every product live at
+     * once, and spilled them. */
+    __asm__("" : "+x"(*lo), "+x"(*hi));
+  }
+#undef X
+}
+
+/* nh halves (at most flush_every(bits, 1)) of both rows from p0 and p1,
+ * then the flush. */
+static ALWAYS_INLINE void step_gemv(const int bits, const int nh, const uint8_t *p0, const uint8_t *p1,
+                                    const int8_t *x, __m256i flipv, __m256i *acc0, __m256i *acc1) {
+  const int m = 8 / bits;
+  __m256i lo0 = _mm256_setzero_si256(), hi0 = lo0, lo1 = lo0, hi1 = lo0;
+#pragma GCC unroll 4
+  for (int h = 0; h < nh; h++) {
+    const int8_t *xh = x + (h / 2) * 64 * m + (h % 2) * 32;
+    half_gemv(bits, _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(const void *)(p0 + 32 * h)), flipv), xh,
+              &lo0, &hi0);
+    half_gemv(bits, _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(const void *)(p1 + 32 * h)), flipv), xh,
+              &lo1, &hi1);
+  }
+  const __m256i ones = _mm256_set1_epi16(1);
+  if (bits == 2) {
+    lo0 = _mm256_add_epi16(lo0, _mm256_srai_epi16(hi0, 2));
+    lo1 = _mm256_add_epi16(lo1, _mm256_srai_epi16(hi1, 2));
+  }
+  *acc0 = _mm256_add_epi32(*acc0, _mm256_madd_epi16(lo0, ones));
+  *acc1 = _mm256_add_epi32(*acc1, _mm256_madd_epi16(lo1, ones));
+}
+
+static ALWAYS_INLINE void tile_gemv(const int bits, const int pf, const uint8_t *const *rowp, const int8_t *xrow,
+                                    int64_t rbytes, const uint8_t *pfp, uint8_t flip, int64_t *dot) {
+  const int m = 8 / bits;
+  const __m256i flipv = _mm256_set1_epi8((char)flip);
+  const uint8_t *p0 = rowp[0], *p1 = rowp[1];
+  __m128i d = _mm_setzero_si128();
+  for (int64_t o0 = 0; o0 < rbytes; o0 += CHUNK) {
+    const int64_t o1 = rbytes - o0 < CHUNK ? rbytes : o0 + CHUNK;
+    __m256i acc0 = _mm256_setzero_si256(), acc1 = acc0;
+    int64_t o = o0;
+    for (; o + 128 <= o1; o += 128) {
+      if (pf != PF_NONE)
+        for (int l = 0; l < 4; l++) {
+          const char *ahead = (const char *)(pf == PF_NEAR_L1 || pf == PF_NEAR_L2
+                                                 ? pfp + 2 * o + 64 * l
+                                                 : (l < 2 ? p0 : p1) + o + PREFETCH + 64 * (l % 2));
+          if (pf == PF_NEAR_L2 || pf == PF_ROW_L2)
+            _mm_prefetch(ahead, _MM_HINT_T1);
+          else
+            _mm_prefetch(ahead, _MM_HINT_T0);
+        }
+      step_gemv(bits, 4, p0 + o, p1 + o, xrow + m * o, flipv, &acc0, &acc1);
+    }
+    if (o < o1) { /* the row's last 1 to 127 bytes: zeros beyond them meet zero activations */
+      _Alignas(32) uint8_t t0[128] = {0}, t1[128] = {0};
+      memcpy(t0, p0 + o, (size_t)(o1 - o));
+      memcpy(t1, p1 + o, (size_t)(o1 - o));
+      if (o1 - o > 64) /* xp holds whole 64-byte blocks of codes, so one or two */
+        step_gemv(bits, 4, t0, t1, xrow + m * o, flipv, &acc0, &acc1);
+      else
+        step_gemv(bits, 2, t0, t1, xrow + m * o, flipv, &acc0, &acc1);
+    }
+    /* lanes 0 and 1: the 8 lanes of each row's sums, exact (see the top) */
+    const __m256i h = _mm256_hadd_epi32(acc0, acc1);
+    const __m128i q = _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
+    d = _mm_add_epi64(d, _mm_cvtepi32_epi64(_mm_hadd_epi32(q, q)));
+  }
+  _mm_storeu_si128((__m128i *)(void *)dot, d);
+}
+
 static ALWAYS_INLINE void store(const loom_qgemm_job *j, const code_map *cm, int64_t r, int64_t b, int64_t d) {
   const int64_t isum = cm->times * d + cm->offset * j->xsum[b];
   j->y[b * j->rows + r] = j->bad[b] ? NAN : loom_qgemm_finish(j, b, r, isum);
@@ -288,16 +384,24 @@ static ALWAYS_INLINE void gemv_bits(const int bits, const int gr, const loom_qge
       for (int g = 0; g < gr; g++) rowp[g] = j->packed + (size_t)(r + (g < n ? g : n - 1)) * j->row_bytes;
       const uint8_t *pfp = j->packed + (size_t)(r + ahead * gr) * j->row_bytes;
       int64_t *d = dot + (r - s0);
+#define GEMV_TILE(PF, PFP)                                                                                  \
+  do {                                                                                                      \
+    if ((bits == 2 || bits == 4) && gr == 2)                                                                \
+      tile_gemv(bits, PF, rowp, j->xp, rbytes, PFP, cm.flip, d);                                            \
+    else                                                                                                    \
+      tile(bits, gr, 1, PF, rowp, xb, rbytes, PFP, cm.flip, d);                                             \
+  } while (0)
       if (n < gr)
-        tile(bits, gr, 1, PF_NONE, rowp, xb, rbytes, NULL, cm.flip, d);
+        GEMV_TILE(PF_NONE, NULL);
       else if (pf == PF_NEAR_L1)
-        tile(bits, gr, 1, PF_NEAR_L1, rowp, xb, rbytes, pfp, cm.flip, d);
+        GEMV_TILE(PF_NEAR_L1, pfp);
       else if (pf == PF_NEAR_L2)
-        tile(bits, gr, 1, PF_NEAR_L2, rowp, xb, rbytes, pfp, cm.flip, d);
+        GEMV_TILE(PF_NEAR_L2, pfp);
       else if (pf == PF_ROW_L1)
-        tile(bits, gr, 1, PF_ROW_L1, rowp, xb, rbytes, NULL, cm.flip, d);
+        GEMV_TILE(PF_ROW_L1, NULL);
       else
-        tile(bits, gr, 1, PF_ROW_L2, rowp, xb, rbytes, NULL, cm.flip, d);
+        GEMV_TILE(PF_ROW_L2, NULL);
+#undef GEMV_TILE
     }
     for (int64_t r = s0; r < s1; r += 4) {
       const int n = s1 - r < 4 ? (int)(s1 - r) : 4;

@@ -34,7 +34,9 @@
 #include "under-tsan.h"
 
 static const int64_t row_counts[] = {1, 3, 17};
-static const int64_t col_counts[] = {1, 3, 17, 63, 64, 65, 255, 256, 257, 511, 513, 4095};
+/* 200: 100 bytes of 4-bit codes, a row's rest of 65 to 127 bytes after the
+ * GEMV's 128-byte steps (qgemm-avx2.c) */
+static const int64_t col_counts[] = {1, 3, 17, 63, 64, 65, 200, 255, 256, 257, 511, 513, 4095};
 static const int64_t batches[] = {1, 3, 5};
 
 static uint32_t xorshift(uint64_t *s) {
