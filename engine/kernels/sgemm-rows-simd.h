@@ -89,17 +89,27 @@ static void SIMD(rows_kcontig_2)(const loom_sgemm_args *a, int64_t j0) { SIMD(ro
  * B with its columns contiguous (B[p][j] at b[p·ldb + j]: dY·W): for each
  * step of k, each row of C's block takes A[i][p] times row p of B, so B
  * streams past row by row and the block of C, the accumulators, stays in
- * L1. C's block is zeroed first unless accumulating: fma(x, y, +0) is the
- * chain's first step from 0.
+ * L1: in a buffer on the stack, copied into C at the end. Updated in C
+ * itself, the cache line where two threads' blocks of a row meet (C's rows
+ * are not 64-byte aligned in general) was written by both at every step of
+ * k: on the 2-vCPU development VM that made two threads 1.2–2.8 times
+ * slower than one (bench-sgemm, *single row dy·W*). The buffer starts from
+ * C when accumulating, else from zeros: fma(x, y, +0) is the chain's first
+ * step from 0.
  */
 static inline __attribute__((always_inline)) void SIMD(rows_axpy)(const loom_sgemm_args *a, int64_t j0, int64_t j1,
                                                                    const int m) {
-  const int64_t w = j1 - j0, wv = w - w % VL;
+  const int64_t w = j1 - j0, wv = w - w % VL, wpad = (w + VL - 1) / VL * VL; /* m · wpad ≤ ROWS_AXPY_FLOATS */
   const int rest = (int)(w - wv);
-  float *crow[FEW_ROWS];
+  _Alignas(64) float block[ROWS_AXPY_FLOATS];
+  float *acc[FEW_ROWS];
   for (int i = 0; i < m; i++) {
-    crow[i] = a->c + i * a->ldc + j0;
-    if (!a->accumulate) memset(crow[i], 0, (size_t)w * sizeof(float));
+    acc[i] = block + i * wpad;
+    memset(acc[i] + wv, 0, (size_t)VL * sizeof(float)); /* the lanes past w: fma of zeros, never copied */
+    if (a->accumulate)
+      memcpy(acc[i], a->c + i * a->ldc + j0, (size_t)w * sizeof(float));
+    else
+      memset(acc[i], 0, (size_t)w * sizeof(float));
   }
   for (int64_t p = 0; p < a->k; p++) {
     const float *brow = a->b + p * a->ldb + j0;
@@ -112,19 +122,20 @@ static inline __attribute__((always_inline)) void SIMD(rows_axpy)(const loom_sge
       for (int v = 0; v < 4; v++) {
         const vf b = VLOAD(brow + j + v * VL);
 #pragma GCC unroll 2
-        for (int i = 0; i < m; i++) VSTORE(crow[i] + j + v * VL, VFMA(x[i], b, VLOAD(crow[i] + j + v * VL)));
+        for (int i = 0; i < m; i++) VSTORE(acc[i] + j + v * VL, VFMA(x[i], b, VLOAD(acc[i] + j + v * VL)));
       }
     for (; j < wv; j += VL) {
       const vf b = VLOAD(brow + j);
 #pragma GCC unroll 2
-      for (int i = 0; i < m; i++) VSTORE(crow[i] + j, VFMA(x[i], b, VLOAD(crow[i] + j)));
+      for (int i = 0; i < m; i++) VSTORE(acc[i] + j, VFMA(x[i], b, VLOAD(acc[i] + j)));
     }
     if (rest) {
       const vf b = VLOADN(brow + wv, rest);
 #pragma GCC unroll 2
-      for (int i = 0; i < m; i++) VSTOREN(crow[i] + wv, VFMA(x[i], b, VLOADN(crow[i] + wv, rest)), rest);
+      for (int i = 0; i < m; i++) VSTORE(acc[i] + wv, VFMA(x[i], b, VLOAD(acc[i] + wv)));
     }
   }
+  for (int i = 0; i < m; i++) memcpy(a->c + i * a->ldc + j0, acc[i], (size_t)w * sizeof(float));
 }
 
 static void SIMD(rows_axpy_1)(const loom_sgemm_args *a, int64_t j0, int64_t j1) { SIMD(rows_axpy)(a, j0, j1, 1); }
