@@ -105,7 +105,7 @@ static inline __attribute__((always_inline)) void SIMD(rows_axpy)(const loom_sge
   float *acc[FEW_ROWS];
   for (int i = 0; i < m; i++) {
     acc[i] = block + i * wpad;
-    memset(acc[i] + wv, 0, (size_t)VL * sizeof(float)); /* the lanes past w: fma of zeros, never copied */
+    memset(acc[i] + wv, 0, (size_t)(wpad - wv) * sizeof(float)); /* lanes past w: fma of zeros, never copied */
     if (a->accumulate)
       memcpy(acc[i], a->c + i * a->ldc + j0, (size_t)w * sizeof(float));
     else

@@ -226,7 +226,7 @@ static void test_batch_independent(void) { for_each_level(check_batches, NULL); 
  * leading dimensions; the operands hold exact zeros of both signs, and C
  * starts at −0 in places, so that a multiply-add the chain does not have
  * (a padded step, fma(x, 0, −0) = +0) changes a bit. Then a pool of 2 and 7
- * threads on wide products. */
+ * threads on wide products, and wider ones on one thread. */
 static void signed_zeros(float *v, int64_t rows, int64_t cols, int64_t ld, uint64_t seed) {
   for (int64_t r = 0; r < rows; r++)
     for (int64_t c = 0; c < cols; c++) {
@@ -262,6 +262,18 @@ static void check_few_rows(const char *level, void *data) {
       float *want = reference(&x);
       assert_pools_give(&x, want, threads, G_N_ELEMENTS(threads), level);
       g_free(want);
+      mats_free(&x);
+    }
+  /* Wider than one task of the dy·W form (ROWS_AXPY_FLOATS / m columns,
+   * whose block fills its whole stack buffer) on one thread, and a short
+   * last task. */
+  for (int64_t m = 1; m <= 2; m++)
+    for (int combo = 0; combo < 8; combo++) {
+      mats x = mats_new(combo & 1, combo & 2, combo & 4, m, 2 * 4096 + 37, 17, combo % 2 ? 3 : 0, 140 + (uint64_t)combo);
+      float *want = reference(&x), *got = product(&x, NULL);
+      assert_same(&x, want, got, level);
+      g_free(want);
+      g_free(got);
       mats_free(&x);
     }
 }
