@@ -87,6 +87,18 @@ static inline vf half_decode(const uint8_t *p) {
 #endif
 }
 
+/* VL float16 codes at p with F16C's conversion alone: a signalling NaN
+ * comes out quiet (its sign and payload kept). For the GEMV only: its fused
+ * multiply-add quiets a signalling NaN operand anyway and keeps the same
+ * sign and payload, so its results have half_decode's bits. */
+static inline vf half_decode_quieted(const uint8_t *p) {
+#if VBYTES == 64
+  return (vf)_mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)p));
+#else
+  return (vf)_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)p));
+#endif
+}
+
 /* VL fp8 codes at p through the same conversion. An fp8-e5m2 code is the
  * top byte of the float16 of the same value; an fp8-e4m3 code's magnitude
  * moved 7 bits up reads as a float16 of 2^-8 times its value, normal or

@@ -66,7 +66,7 @@ static ALWAYS_INLINE vf decode_block(const int bits, const int kind, const uint8
     if (kind == -3) return load_f((const float *)(const void *)p);
     /* -11 float16, -12 fp8-e5m2, -13 fp8-e4m3 through F16C's conversion,
      * -14 fp4 from its table of magnitudes */
-    if (kind == -11) return half_decode(p);
+    if (kind == -11) return half_decode_quieted(p);
     if (kind == -12 || kind == -13) return fp8_decode(kind == -13, p);
     return fp4_lookup(mf, load_codes(4, p));
   }
