@@ -106,7 +106,7 @@ static inline vf half_decode_quieted(const uint8_t *p) {
  * is float16's 15 less 8), so the conversion times 256 is exact. NaN codes
  * (e5m2 magnitudes above 0x7c, e4m3's 0x7f) give the canonical quiet NaN
  * with the code's sign, as mf_decode_vec does. */
-static inline vf fp8_decode(const bool e4m3, const uint8_t *p) {
+static inline vf fp8_decode(const bool e4m3, const bool times256, const uint8_t *p) {
 #if VBYTES == 64
   const __m256i c = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(const void *)p));
   /* e4m3: the code shifted 7 bits has the magnitude in place and the sign
@@ -119,7 +119,7 @@ static inline vf fp8_decode(const bool e4m3, const uint8_t *p) {
                              : _mm256_cmpgt_epu16_mask(_mm256_and_si256(c, _mm256_set1_epi16(0x7f)),
                                                        _mm256_set1_epi16(0x7c));
   __m512 f = _mm512_cvtph_ps(h);
-  if (e4m3) f = _mm512_mul_ps(f, _mm512_set1_ps(256.0f));
+  if (e4m3 && times256) f = _mm512_mul_ps(f, _mm512_set1_ps(256.0f));
   if (__builtin_expect(nan == 0, 1)) return (vf)f; /* weights are finite: NaN codes are rare */
   const __m512i bits = _mm512_castps_si512(f);
   const __m512i quiet = _mm512_or_si512(_mm512_and_si512(bits, _mm512_set1_epi32((int)0x80000000u)),
@@ -132,11 +132,52 @@ static inline vf fp8_decode(const bool e4m3, const uint8_t *p) {
   const __m128i h = e4m3 ? _mm_add_epi16(c7, _mm_and_si128(c7, _mm_set1_epi16(0x4000))) : _mm_slli_epi16(c, 8);
   const __m128i nan16 = e4m3 ? _mm_cmpeq_epi16(mag, _mm_set1_epi16(0x7f)) : _mm_cmpgt_epi16(mag, _mm_set1_epi16(0x7c));
   __m256 f = _mm256_cvtph_ps(h);
-  if (e4m3) f = _mm256_mul_ps(f, _mm256_set1_ps(256.0f));
+  if (e4m3 && times256) f = _mm256_mul_ps(f, _mm256_set1_ps(256.0f));
   if (__builtin_expect(_mm_movemask_epi8(nan16) == 0, 1)) return (vf)f;
   const __m256 quiet = _mm256_or_ps(_mm256_and_ps(f, _mm256_castsi256_ps(_mm256_set1_epi32((int)0x80000000u))),
                                     _mm256_castsi256_ps(_mm256_set1_epi32(0x7fc00000)));
   return (vf)_mm256_blendv_ps(f, quiet, _mm256_castsi256_ps(_mm256_cvtepi16_epi32(nan16)));
+#endif
+}
+
+/* Whether none of the fp8 codes of groups × 64 bytes at p is a NaN code
+ * (e4m3 magnitude 0x7f, e5m2 magnitudes above 0x7c): the largest magnitude
+ * tells. The GEMV tests a row first (gemv-simd.h) and decodes a row
+ * without NaN codes, every row of finite weights, by fp8_decode_finite. */
+static inline bool fp8_codes_finite(const bool e4m3, const uint8_t *p, int64_t groups) {
+#if VBYTES == 64
+  const __m512i m = _mm512_set1_epi8(0x7f);
+  __m512i top = _mm512_setzero_si512();
+  for (int64_t g = 0; g < groups; g++) top = _mm512_max_epu8(top, _mm512_and_si512(_mm512_loadu_si512((const void *)(p + 64 * g)), m));
+  const __m256i t = _mm256_max_epu8(_mm512_castsi512_si256(top), _mm512_extracti64x4_epi64(top, 1));
+#else
+  const __m256i m = _mm256_set1_epi8(0x7f);
+  __m256i t = _mm256_setzero_si256();
+  for (int64_t g = 0; g < groups; g++) {
+    t = _mm256_max_epu8(t, _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(const void *)(p + 64 * g)), m));
+    t = _mm256_max_epu8(t, _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(const void *)(p + 64 * g + 32)), m));
+  }
+#endif
+  /* bytes at most 0x7f: a signed compare is the unsigned one */
+  const __m256i nan = e4m3 ? _mm256_cmpeq_epi8(t, _mm256_set1_epi8(0x7f)) : _mm256_cmpgt_epi8(t, _mm256_set1_epi8(0x7c));
+  return _mm256_testz_si256(nan, nan);
+}
+
+/* fp8_decode for codes without a NaN code, for the GEMV: an e4m3 code's
+ * float16 reading without the × 256 (the GEMV takes 256 times the
+ * activations instead, gemv.c). The code moves to the top byte of a 16-bit
+ * lane (an e5m2 code is then its float16); for e4m3 an arithmetic shift
+ * right by one puts the magnitude 7 bits up and copies the sign into bit
+ * 14, which the mask clears: fp8_decode's half, in one operation fewer. */
+static inline vf fp8_decode_finite(const bool e4m3, const uint8_t *p) {
+#if VBYTES == 64
+  const __m256i u = _mm256_slli_epi16(_mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(const void *)p)), 8);
+  const __m256i h = e4m3 ? _mm256_and_si256(_mm256_srai_epi16(u, 1), _mm256_set1_epi16((short)0xbfff)) : u;
+  return (vf)_mm512_cvtph_ps(h);
+#else
+  const __m128i u = _mm_unpacklo_epi8(_mm_setzero_si128(), _mm_loadl_epi64((const __m128i *)(const void *)p));
+  const __m128i h = e4m3 ? _mm_and_si128(_mm_srai_epi16(u, 1), _mm_set1_epi16((short)0xbfff)) : u;
+  return (vf)_mm256_cvtph_ps(h);
 #endif
 }
 
@@ -179,13 +220,13 @@ static ALWAYS_INLINE void dequantize_via_half(const int bytes, const bool e4m3, 
                                               float *dst) {
   int64_t i = 0;
   for (; i + VL <= n; i += VL) {
-    const vf v = bytes == 2 ? half_decode(src + 2 * i) : fp8_decode(e4m3, src + i);
+    const vf v = bytes == 2 ? half_decode(src + 2 * i) : fp8_decode(e4m3, true, src + i);
     memcpy(dst + i, &v, sizeof v);
   }
   if (i < n) {
     uint8_t in[2 * VL] = {0};
     memcpy(in, src + bytes * i, (size_t)((n - i) * bytes));
-    const vf v = bytes == 2 ? half_decode(in) : fp8_decode(e4m3, in);
+    const vf v = bytes == 2 ? half_decode(in) : fp8_decode(e4m3, true, in);
     memcpy(dst + i, &v, (size_t)(n - i) * sizeof *dst);
   }
 }

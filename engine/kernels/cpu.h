@@ -91,7 +91,11 @@ typedef struct loom_kernels {
    * exactly dequantize_row then dot_acc64, without the buffer. A level may
    * take the rows together (each activation vector loaded once for all of
    * them) or the vectors together (each row decoded once for all of them).
-   * NULL where a level has none (gemv.c then decodes a block at a time). */
+   * NULL where a level has none (gemv.c then decodes a block at a time).
+   * For fp8-e4m3, x holds 256 times the activations and the kernel takes
+   * each weight as w / 256, its float16 reading: the products are the same
+   * exact numbers, one multiply a vector fewer (gemv.c scales x, or decodes
+   * a block at a time where 256 · x would overflow). */
   void (*gemv_acc64[LOOM_DTYPE_COUNT])(const loom_dtype_traits *t, const uint8_t *row, size_t row_bytes, int nrows,
                                        int64_t groups, const float *scales, const float *x, int64_t x_stride, int nx,
                                        float *acc);

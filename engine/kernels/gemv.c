@@ -5,12 +5,14 @@
  */
 #include "kernels/gemv.h"
 
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
 #include "core/dtype-internal.h"
 #include "core/i18n.h"
 #include "kernels/cpu.h"
+#include "kernels/scratch.h"
 
 float loom_gemv_reduce64(float *acc) {
   for (int w = 32; w >= 1; w /= 2)
@@ -25,7 +27,8 @@ typedef struct {
   size_t row_bytes;
   int64_t cols, nscales;
   const float *scales, *x, *lut;
-  int nx;       /* activation vectors, cols floats apart; y of vector k at y + k·rows */
+  const float *xf; /* the activations for gemv_acc64 (256 · x for fp8-e4m3, cpu.h); NULL: no fused kernel */
+  int nx;          /* activation vectors, cols floats apart; y of vector k at y + k·rows */
   int64_t rows;
   float *y;
 } gemv_job;
@@ -45,8 +48,8 @@ static void gemv_rows(void *arg, int64_t begin, int64_t end) {
     memset(acc, 0, (size_t)(nr * nx) * sizeof acc[0]); /* only the sums in use: 3 KiB for 4 rows was a cost */
     for (int i = 0; i < nr; i++) scales[i] = j->nscales == 0 ? 1.0f : j->scales[j->nscales == 1 ? 0 : r0 + i];
     int64_t c0 = 0;
-    if (j->k->gemv_acc64[j->t->id]) { /* whole groups of 64 fused, the rest below */
-      j->k->gemv_acc64[j->t->id](j->t, rows, j->row_bytes, nr, j->cols / 64, scales, j->x, j->cols, nx, acc[0]);
+    if (j->xf) { /* whole groups of 64 fused, the rest below */
+      j->k->gemv_acc64[j->t->id](j->t, rows, j->row_bytes, nr, j->cols / 64, scales, j->xf, j->cols, nx, acc[0]);
       c0 = j->cols / 64 * 64;
     }
     for (int i = 0; i < nr; i++) {
@@ -59,6 +62,18 @@ static void gemv_rows(void *arg, int64_t begin, int64_t end) {
       for (int k = 0; k < nx; k++) j->y[k * j->rows + r0 + i] = j->k->gemv_reduce64(acc[i * nx + k]);
     }
   }
+}
+
+/* out = 256 · x, exactly, unless a finite |x| exceeds 2^120, where the
+ * product could overflow: false then, and the caller decodes a block at a
+ * time instead. */
+static bool scale_activations(const float *x, int64_t n, float *out) {
+  bool ok = true;
+  for (int64_t i = 0; i < n; i++) {
+    ok &= !(fabsf(x[i]) > 0x1p120f && fabsf(x[i]) <= FLT_MAX);
+    out[i] = x[i] * 256.0f;
+  }
+  return ok;
 }
 
 int loom_gemv_packed(loom_pool *pool, loom_dtype d, const uint8_t *packed, int64_t rows, int64_t cols,
@@ -89,10 +104,22 @@ int loom_gemv_packed_batch(loom_pool *pool, loom_dtype d, const uint8_t *packed,
   /* About 256 KiB of weights per range: enough work to be worth a thread. */
   const int64_t per_row = (int64_t)job.row_bytes + 1;
   const int64_t grain = per_row >= (INT64_C(1) << 18) ? 1 : (INT64_C(1) << 18) / per_row;
+  const bool fused = job.k->gemv_acc64[d] != NULL;
+  const bool times256 = fused && d == LOOM_DTYPE_FP8_E4M3 && cols >= 64;
+  float *scaled = NULL;
+  if (times256) {
+    if ((size_t)cols > SIZE_MAX / sizeof(float) / LOOM_GEMV_INPUTS ||
+        !(scaled = loom_scratch(LOOM_SCRATCH_GEMV_ACTIVATIONS, (size_t)cols * LOOM_GEMV_INPUTS * sizeof(float))))
+      return loom_error_set(err, LOOM_ERR_NOMEM, _("out of memory for the activations of a %lld-column product"),
+                            (long long)cols);
+  }
   for (int64_t k = 0; k < m; k += LOOM_GEMV_INPUTS) {
     job.nx = (int)(m - k < LOOM_GEMV_INPUTS ? m - k : LOOM_GEMV_INPUTS);
     job.x = x + k * cols;
     job.y = y + k * rows;
+    job.xf = fused ? job.x : NULL;
+    if (times256 && !scale_activations(job.x, (int64_t)job.nx * cols, scaled)) job.xf = NULL;
+    else if (times256) job.xf = scaled;
     loom_pool_for(pool, rows, grain, gemv_rows, &job);
   }
   return 0;

@@ -16,6 +16,7 @@ typedef enum {
   LOOM_SCRATCH_QGEMM_ACTIVATIONS, /* loom_qgemm_packed's quantized activations (qgemm.c) */
   LOOM_SCRATCH_QGEMM_PANELS,      /* the VNNI GEMM's weight panels (qgemm-vnni-panel.c) */
   LOOM_SCRATCH_TRAIN_SUMS,        /* the trainer's per-block sums of squares (trainer-check.c) */
+  LOOM_SCRATCH_GEMV_ACTIVATIONS,  /* the packed GEMV's scaled activations (gemv.c) */
   LOOM_SCRATCH_SLOTS
 } loom_scratch_slot;
 

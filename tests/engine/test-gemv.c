@@ -158,6 +158,50 @@ static void test_specials(void) {
   loom_pool_free(pool);
 }
 
+/* fp8-e4m3's fused GEMV multiplies 256 · x (cpu.h): with activations above
+ * 2^120, where that would overflow, gemv.c decodes a block at a time, and
+ * every level keeps the reference's bits, one vector or three at once. */
+static void test_e4m3_large_activations(void) {
+  enum { ROWS = 5, COLS = 300, M = 3 };
+  const loom_dtype d = LOOM_DTYPE_FP8_E4M3;
+  loom_pool *pool = loom_pool_new(2, NULL);
+  g_assert_nonnull(pool);
+  const loom_kernel_level was = loom_kernels_get()->level;
+  uint64_t seed = 99;
+  float w[ROWS * COLS], x[M * COLS], ref[M * ROWS], y[M * ROWS];
+  uint8_t packed[ROWS * COLS];
+  for (int k = 0; k < ROWS * COLS; k++) w[k] = uniform(&seed) * 4.0f;
+  g_assert_cmpint(loom_dtype_quantize(d, w, ROWS, COLS, NULL, 0, packed, NULL), ==, 0);
+  for (int large = 0; large < 2; large++) {
+    for (int k = 0; k < M * COLS; k++) x[k] = uniform(&seed);
+    if (large) {
+      x[7] = 0x1.8p121f; /* 256 · x is infinite; w · x is not */
+      x[COLS + 100] = -0x1p122f;
+      x[2 * COLS + 299] = 0x1p124f;
+    }
+    g_assert_true(loom_kernels_force(LOOM_KERNELS_REF));
+    g_assert_cmpint(loom_gemv_packed_batch(NULL, d, packed, ROWS, COLS, NULL, 0, M, x, ref, NULL), ==, 0);
+    for (int i = 0; i < M * ROWS; i++) g_assert_true(isfinite(ref[i]));
+    for (int l = 0; l <= (int)loom_kernels_best_level(); l++) {
+      g_assert_true(loom_kernels_force((loom_kernel_level)l));
+      for (int p = 0; p < 2; p++) {
+        memset(y, 0, sizeof y);
+        g_assert_cmpint(loom_gemv_packed_batch(p ? pool : NULL, d, packed, ROWS, COLS, NULL, 0, M, x, y, NULL), ==, 0);
+        if (memcmp(y, ref, sizeof y) != 0)
+          g_error("fp8-e4m3 %s activations at level %s: not the reference's bits", large ? "large" : "plain",
+                  loom_kernel_level_name(l));
+        memset(y, 0, sizeof y);
+        g_assert_cmpint(loom_gemv_packed(p ? pool : NULL, d, packed, ROWS, COLS, NULL, 0, x, y, NULL), ==, 0);
+        if (memcmp(y, ref, ROWS * sizeof *y) != 0)
+          g_error("fp8-e4m3 %s activations, one vector, at level %s: not the reference's bits",
+                  large ? "large" : "plain", loom_kernel_level_name(l));
+      }
+    }
+  }
+  g_assert_true(loom_kernels_force(was));
+  loom_pool_free(pool);
+}
+
 /* Several activation vectors (loom_gemv_packed_batch): each output vector
  * gets the bits of loom_gemv_packed on its vector alone, at every dtype and
  * level, for 2, 3, 5 and 7 vectors (groups of 3 and their rest), rows in
@@ -223,5 +267,6 @@ int main(int argc, char **argv) {
   g_test_add_func("/gemv/every-dtype", test_every_dtype);
   g_test_add_func("/gemv/errors", test_errors);
   g_test_add_func("/gemv/specials", test_specials);
+  g_test_add_func("/gemv/e4m3-large-activations", test_e4m3_large_activations);
   return g_test_run();
 }
