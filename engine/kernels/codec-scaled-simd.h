@@ -258,6 +258,15 @@ static ALWAYS_INLINE vf decode_scaled(const int bits, const bool is_signed, cons
   return __builtin_convertvector(q, vf) * scale;
 }
 
+/* The values of the VL codes at p: decode_scaled's, 8- and 16-bit signed
+ * codes sign-extended by their load. */
+static ALWAYS_INLINE vf decode_scaled_at(const int bits, const bool is_signed, const bool binary, const uint8_t *p,
+                                         float scale, int ext LUT_PARAM) {
+  if ((bits == 8 || bits == 16) && is_signed && !binary)
+    return __builtin_convertvector(load_codes_signed(bits, p), vf) * scale;
+  return decode_scaled(bits, is_signed, binary, load_codes(bits, p), scale, ext LUT_ARG);
+}
+
 static ALWAYS_INLINE void dequantize_scaled_bits(const int bits, const bool is_signed, const bool binary,
                                                  const uint8_t *src, int64_t n, float scale, float *dst) {
   const int ext = 32 - bits; /* sign extension by shifting up and back */
@@ -281,12 +290,12 @@ static ALWAYS_INLINE void dequantize_scaled_bits(const int bits, const bool is_s
   int64_t i = 0;
   for (; i + VL <= n; i += VL) {
     if (bits == 32 && (4 * i) % 64 == 0) DECODE_PREFETCH(src + 4 * i);
-    const vf v = decode_scaled(bits, is_signed, binary, load_codes(bits, src + i * bits / 8), scale, ext LUT_ARG);
+    const vf v = decode_scaled_at(bits, is_signed, binary, src + i * bits / 8, scale, ext LUT_ARG);
     memcpy(dst + i, &v, sizeof v);
   }
   if (i < n) { /* the tail out of the loop: its copies are calls */
     memcpy(in, src + i * bits / 8, (size_t)(((n - i) * bits + 7) / 8));
-    const vf v = decode_scaled(bits, is_signed, binary, load_codes(bits, in), scale, ext LUT_ARG);
+    const vf v = decode_scaled_at(bits, is_signed, binary, in, scale, ext LUT_ARG);
     memcpy(dst + i, &v, (size_t)(n - i) * sizeof *dst);
   }
 }

@@ -173,6 +173,19 @@ static inline vu load_codes(int bits, const uint8_t *src) {
   }
 }
 
+/* VL 8- or 16-bit two's complement codes at src, sign-extended by the load
+ * (load_codes, then a shift left and an arithmetic shift right, gives the
+ * same lanes in two operations more). */
+static inline vi load_codes_signed(int bits, const uint8_t *src) {
+#if VBYTES == 64
+  return bits == 16 ? (vi)_mm512_cvtepi16_epi32(_mm256_loadu_si256((const __m256i *)(const void *)src))
+                    : (vi)_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(const void *)src));
+#else
+  return bits == 16 ? (vi)_mm256_cvtepi16_epi32(_mm_loadu_si128((const __m128i *)(const void *)src))
+                    : (vi)_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)src));
+#endif
+}
+
 /* A row's tail (fewer than VL values) goes through zero-padded buffers. Zero
  * encodes to code 0 in every format, so the padding bits come out zero. */
 

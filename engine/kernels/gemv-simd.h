@@ -76,6 +76,8 @@ static ALWAYS_INLINE vf decode_block(const int bits, const int kind, const uint8
     if (kind == -12 || kind == -13) return finite ? fp8_decode_finite(kind == -13, p) : fp8_decode(kind == -13, false, p);
     return fp4_lookup(mf, load_codes(4, p));
   }
+  if ((bits == 8 || bits == 16) && kind == LOOM_DTYPE_KIND_SIGNED)
+    return __builtin_convertvector(load_codes_signed(bits, p), vf) * scale;
   const vu c = load_codes(bits, p);
   if (kind == LOOM_DTYPE_KIND_BINARY) return __builtin_convertvector(1 - 2 * (vi)c, vf) * scale;
   const int ext = 32 - bits;
