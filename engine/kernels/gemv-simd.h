@@ -76,6 +76,11 @@ static ALWAYS_INLINE vf decode_block(const int bits, const int kind, const uint8
     if (kind == -12 || kind == -13) return finite ? fp8_decode_finite(kind == -13, p) : fp8_decode(kind == -13, false, p);
     return fp4_lookup(mf, load_codes(4, p));
   }
+  if (bits == 32) { /* int32, uint32: the product in double, rounded to float after (decode_scaled) */
+    const vu c = load_codes(32, p);
+    const vd q = kind != LOOM_DTYPE_KIND_UNSIGNED ? __builtin_convertvector((vi)c, vd) : __builtin_convertvector(c, vd);
+    return __builtin_convertvector(q * (double)scale, vf);
+  }
   if ((bits == 8 || bits == 16) && kind == LOOM_DTYPE_KIND_SIGNED)
     return __builtin_convertvector(load_codes_signed(bits, p), vf) * scale;
   const vu c = load_codes(bits, p);
@@ -183,7 +188,8 @@ static void SIMD(gemv_acc64)(const loom_dtype_traits *t, const uint8_t *row, siz
     case 2: uns ? GEMV_CASE(2, LOOM_DTYPE_KIND_UNSIGNED) : GEMV_CASE(2, LOOM_DTYPE_KIND_SIGNED); break;
     case 4: uns ? GEMV_CASE(4, LOOM_DTYPE_KIND_UNSIGNED) : GEMV_CASE(4, LOOM_DTYPE_KIND_SIGNED); break;
     case 8: uns ? GEMV_CASE(8, LOOM_DTYPE_KIND_UNSIGNED) : GEMV_CASE(8, LOOM_DTYPE_KIND_SIGNED); break;
-    default: uns ? GEMV_CASE(16, LOOM_DTYPE_KIND_UNSIGNED) : GEMV_CASE(16, LOOM_DTYPE_KIND_SIGNED); break;
+    case 16: uns ? GEMV_CASE(16, LOOM_DTYPE_KIND_UNSIGNED) : GEMV_CASE(16, LOOM_DTYPE_KIND_SIGNED); break;
+    default: uns ? GEMV_CASE(32, LOOM_DTYPE_KIND_UNSIGNED) : GEMV_CASE(32, LOOM_DTYPE_KIND_SIGNED); break;
     }
   }
 }
