@@ -421,6 +421,6 @@ static void SIMD(fill_codecs)(loom_kernels *k) {
   k->scale_scan = SIMD(scale_scan);
   for (int d = 0; d < LOOM_DTYPE_COUNT; d++) {
     const loom_dtype_traits *t = loom_dtype_traits_get((loom_dtype)d);
-    if (t->bits <= 32) k->gemv_acc64[d] = SIMD(gemv_acc64);
+    if (t->bits <= 32 || d == LOOM_DTYPE_FLOAT64) k->gemv_acc64[d] = SIMD(gemv_acc64);
   }
 }

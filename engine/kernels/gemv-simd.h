@@ -69,6 +69,11 @@ static ALWAYS_INLINE vf decode_block(const int bits, const int kind, const uint8
   if (kind < 0) { /* float formats */
     if (kind == -2) return (vf)(load_codes(16, p) << 16);
     if (kind == -3) return load_f((const float *)(const void *)p);
+    if (kind == -4) { /* float64: rounded to float32, as its row codec */
+      vd d;
+      memcpy(&d, p, sizeof d);
+      return __builtin_convertvector(d, vf);
+    }
     /* -11 float16, -12 fp8-e5m2, -13 fp8-e4m3 through F16C's conversion,
      * -14 fp4 from its table of magnitudes; `finite`: an fp8 group without
      * NaN codes (gemv_groups) */
@@ -176,6 +181,7 @@ static void SIMD(gemv_acc64)(const loom_dtype_traits *t, const uint8_t *row, siz
   if (t->id == LOOM_DTYPE_FP4) fp4_magnitudes(&mf);
   const bool uns = t->kind == LOOM_DTYPE_KIND_UNSIGNED;
   switch (t->id) {
+  case LOOM_DTYPE_FLOAT64: GEMV_CASE(64, -4); break;
   case LOOM_DTYPE_FLOAT32: GEMV_CASE(32, -3); break;
   case LOOM_DTYPE_BFLOAT16: GEMV_CASE(16, -2); break;
   case LOOM_DTYPE_FLOAT16: GEMV_CASE(16, -11); break;
