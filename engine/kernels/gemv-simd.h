@@ -11,7 +11,8 @@
 static void SIMD(dot_acc64)(float *acc, const float *w, const float *x, int64_t n) {
   enum { NV = 64 / VL };
   vf a[NV];
-  memcpy(a, acc, sizeof a);
+#pragma GCC unroll 8 /* a vector at a time: see gemv_reduce64 */
+  for (int v = 0; v < NV; v++) a[v] = load_f(acc + v * VL);
   int64_t j = 0;
   for (; j + 64 <= n; j += 64)
 #pragma GCC unroll 8 /* the accumulators stay in registers */
@@ -22,7 +23,8 @@ static void SIMD(dot_acc64)(float *acc, const float *w, const float *x, int64_t 
     memcpy(xt, x + j, (size_t)(n - j) * sizeof *xt);
     for (int v = 0; v < NV; v++) a[v] = VFMA(load_f(wt + v * VL), load_f(xt + v * VL), a[v]);
   }
-  memcpy(acc, a, sizeof a);
+#pragma GCC unroll 8
+  for (int v = 0; v < NV; v++) memcpy(acc + v * VL, &a[v], sizeof a[v]);
 }
 
 /* loom_gemv_reduce64's pairs in registers: the first stages a vector at a
