@@ -141,9 +141,11 @@ static ALWAYS_INLINE void half(const int bits, const int rb, const int bb, const
 #pragma GCC unroll 4
     for (int b = 0; b < bb; b++) {
 #pragma GCC unroll 8
-      for (int k = 0; k < m; k++)
+      for (int k = 0; k < m; k++) {
         acc16[r][b] = _mm256_add_epi16(
             acc16[r][b], _mm256_maddubs_epi16(f[k], _mm256_loadu_si256((const __m256i *)(const void *)(x[b] + k * 64))));
+        if (bits == 1 && bb > 1) __asm__("" : "+x"(acc16[r][b]));
+      }
       if (bits == 2) /* no sum tree across halves (see half_gemv); 4-bit GEMMs ran slower without theirs */
         __asm__("" : "+x"(acc16[r][b]));
     }
