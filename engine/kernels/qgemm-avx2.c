@@ -184,7 +184,7 @@ enum { PF_NONE, PF_NEAR_L1, PF_NEAR_L2, PF_ROW_L1, PF_ROW_L2 };
  */
 static ALWAYS_INLINE void tile(const int bits, const int rb, const int bb, const int pf,
                                const uint8_t *const *rowp, const int8_t *const *xb, int64_t rbytes,
-                               const uint8_t *pfp, uint8_t flip, int64_t *dot) {
+                               const uint8_t *end, const uint8_t *pfp, uint8_t flip, int64_t *dot) {
   const int m = 8 / bits, every = flush_every(bits, bb);
   const __m256i flipv = _mm256_set1_epi8((char)flip);
   const int nq = (rb * bb + 3) / 4;
@@ -205,7 +205,12 @@ static ALWAYS_INLINE void tile(const int bits, const int rb, const int bb, const
 #pragma GCC unroll 4
       for (int r = 0; r < rb; r++) {
         p[r] = rowp[r] + o;
-        if (last) { /* the row's last block: zeros beyond it meet zero activations */
+        /* A row's last block reads on into the next row, whose codes meet
+         * zero activations (xp is zero beyond cols); only a block that
+         * would read past the codes' end takes a zero-padded copy: copied
+         * for every short row, a GEMM of 64-column rows had spent a fifth
+         * of its time on the copies' failed store forwarding. */
+        if (last && p[r] + 64 > end) {
           memset(tail[r], 0, 64);
           memcpy(tail[r], p[r], (size_t)(rbytes - o));
           p[r] = tail[r];
@@ -366,6 +371,34 @@ static ALWAYS_INLINE void finish4(const loom_qgemm_job *j, const code_map *cm, i
   _mm_maskstore_ps(j->y + r, mask, y);
 }
 
+/* The outputs of weight row r for activation rows b .. b + 3 from their
+ * sums d: loom_qgemm_finish's operations, 4 at a time (the scalar finish of
+ * every output had been a quarter of a GEMM of 64-column rows). Every
+ * operand is loaded as a vector where it lies (a vector load of scalars
+ * just stored would miss the store forwarding); offset · Σ xq is a
+ * multiply of the low 32 bits, exact since |Σ xq| ≤ 127 · cols < 2^31. */
+static ALWAYS_INLINE void finish_batch4(const loom_qgemm_job *j, const code_map *cm, int64_t r, int64_t b,
+                                        const int64_t *d) {
+  uint32_t bad4;
+  memcpy(&bad4, j->bad + b, sizeof bad4);
+  if (bad4) { /* a row of NaN or infinite activations: rare */
+    for (int i = 0; i < 4; i++) store(j, cm, r, b + i, d[i]);
+    return;
+  }
+  const __m256i dv = _mm256_loadu_si256((const __m256i *)(const void *)d);
+  const __m256i td = cm->times == 1 ? dv : _mm256_sub_epi64(_mm256_setzero_si256(), _mm256_add_epi64(dv, dv));
+  const __m256i xs = _mm256_loadu_si256((const __m256i *)(const void *)(j->xsum + b));
+  const __m256i isum = _mm256_add_epi64(td, _mm256_mul_epi32(xs, _mm256_set1_epi64x(cm->offset)));
+  const float sw = j->scales[j->nscales == 1 ? 0 : r];
+  const __m256d f = _mm256_mul_pd(_mm256_set1_pd((double)sw), _mm256_cvtps_pd(_mm_loadu_ps(j->sx + b)));
+  const __m128 y = _mm256_cvtpd_ps(_mm256_mul_pd(exact_pd(isum), f));
+  float *out = j->y + b * j->rows + r;
+  _mm_store_ss(out, y);
+  _mm_store_ss(out + j->rows, _mm_shuffle_ps(y, y, 1));
+  _mm_store_ss(out + 2 * j->rows, _mm_shuffle_ps(y, y, 2));
+  _mm_store_ss(out + 3 * j->rows, _mm_shuffle_ps(y, y, 3));
+}
+
 enum { SPAN = 64 };
 
 /* The GEMV: groups of gr rows, a short last group repeating its last row;
@@ -373,6 +406,7 @@ enum { SPAN = 64 };
 static ALWAYS_INLINE void gemv_bits(const int bits, const int gr, const loom_qgemm_job *j, int64_t r0, int64_t r1) {
   const code_map cm = map_of(j->t);
   const int64_t rbytes = (int64_t)j->row_bytes;
+  const uint8_t *end = j->packed + (size_t)j->rows * j->row_bytes;
   const bool to_l2 = rbytes > 0 && j->rows > L2_BYTES / rbytes;
   const bool near = gr * rbytes <= NEAR;
   const int pf = near ? (to_l2 ? PF_NEAR_L2 : PF_NEAR_L1) : (to_l2 ? PF_ROW_L2 : PF_ROW_L1);
@@ -394,7 +428,7 @@ static ALWAYS_INLINE void gemv_bits(const int bits, const int gr, const loom_qge
     if ((bits == 2 || bits == 4) && gr == 2)                                                                \
       tile_gemv(bits, PF, rowp, j->xp, rbytes, PFP, cm.flip, d);                                            \
     else                                                                                                    \
-      tile(bits, gr, 1, PF, rowp, xb, rbytes, PFP, cm.flip, d);                                             \
+      tile(bits, gr, 1, PF, rowp, xb, rbytes, end, PFP, cm.flip, d);                                             \
   } while (0)
       if (n < gr)
         GEMV_TILE(PF_NONE, NULL);
@@ -424,7 +458,10 @@ static ALWAYS_INLINE void gemv_bits(const int bits, const int gr, const loom_qge
 static ALWAYS_INLINE void gemm_bits(const int bits, const int rb, const loom_qgemm_job *j, int64_t r0, int64_t r1) {
   const code_map cm = map_of(j->t);
   const int64_t rbytes = (int64_t)j->row_bytes;
-  int64_t dot[RB_MAX * BB_MAX];
+  const uint8_t *end = j->packed + (size_t)j->rows * j->row_bytes;
+  /* finish_batch4's ranges: exact_pd's, and Σ xq within 32 bits */
+  const bool vector_finish = j->cols < (INT64_C(1) << 24);
+  _Alignas(32) int64_t dot[RB_MAX * BB_MAX];
   for (int64_t r = r0; r < r1; r += rb) {
     const uint8_t *rowp[RB_MAX];
     const int n = r1 - r < rb ? (int)(r1 - r) : rb;
@@ -434,13 +471,17 @@ static ALWAYS_INLINE void gemm_bits(const int bits, const int rb, const loom_qge
       const int8_t *xb[BB_MAX];
       for (int i = 0; i < bb; i++) xb[i] = j->xp + (b + i) * j->xstride;
       switch (bb) {
-      case 1: tile(bits, rb, 1, PF_NONE, rowp, xb, rbytes, NULL, cm.flip, dot); break;
-      case 2: tile(bits, rb, 2, PF_NONE, rowp, xb, rbytes, NULL, cm.flip, dot); break;
-      case 3: tile(bits, rb, 3, PF_NONE, rowp, xb, rbytes, NULL, cm.flip, dot); break;
-      default: tile(bits, rb, BB_MAX, PF_NONE, rowp, xb, rbytes, NULL, cm.flip, dot); break;
+      case 1: tile(bits, rb, 1, PF_NONE, rowp, xb, rbytes, end, NULL, cm.flip, dot); break;
+      case 2: tile(bits, rb, 2, PF_NONE, rowp, xb, rbytes, end, NULL, cm.flip, dot); break;
+      case 3: tile(bits, rb, 3, PF_NONE, rowp, xb, rbytes, end, NULL, cm.flip, dot); break;
+      default: tile(bits, rb, BB_MAX, PF_NONE, rowp, xb, rbytes, end, NULL, cm.flip, dot); break;
       }
-      for (int g = 0; g < n; g++)
-        for (int i = 0; i < bb; i++) store(j, &cm, r + g, b + i, dot[g * bb + i]);
+      for (int g = 0; g < n; g++) {
+        if (bb == BB_MAX && vector_finish)
+          finish_batch4(j, &cm, r + g, b, dot + g * bb);
+        else
+          for (int i = 0; i < bb; i++) store(j, &cm, r + g, b + i, dot[g * bb + i]);
+      }
     }
   }
 }
