@@ -306,7 +306,8 @@ static ALWAYS_INLINE void step_gemv(const int bits, const int nh, const uint8_t 
 }
 
 static ALWAYS_INLINE void tile_gemv(const int bits, const int pf, const uint8_t *const *rowp, const int8_t *xrow,
-                                    int64_t rbytes, const uint8_t *pfp, uint8_t flip, int64_t *dot) {
+                                    int64_t rbytes, const uint8_t *end, const uint8_t *pfp, uint8_t flip,
+                                    int64_t *dot) {
   const int m = 8 / bits;
   const __m256i flipv = _mm256_set1_epi8((char)flip);
   const uint8_t *p0 = rowp[0], *p1 = rowp[1];
@@ -328,14 +329,22 @@ static ALWAYS_INLINE void tile_gemv(const int bits, const int pf, const uint8_t 
         }
       step_gemv(bits, 4, p0 + o, p1 + o, xrow + m * o, flipv, &acc0, &acc1);
     }
-    if (o < o1) { /* the row's last 1 to 127 bytes: zeros beyond them meet zero activations */
-      _Alignas(32) uint8_t t0[128] = {0}, t1[128] = {0};
-      memcpy(t0, p0 + o, (size_t)(o1 - o));
-      memcpy(t1, p1 + o, (size_t)(o1 - o));
-      if (o1 - o > 64) /* xp holds whole 64-byte blocks of codes, so one or two */
-        step_gemv(bits, 4, t0, t1, xrow + m * o, flipv, &acc0, &acc1);
+    if (o < o1) { /* the row's last 1 to 127 bytes, read on into the next row as in tile() */
+      const int nh = o1 - o > 64 ? 4 : 2; /* xp holds whole 64-byte blocks of codes, so one or two */
+      const uint8_t *q0 = p0 + o, *q1 = p1 + o;
+      _Alignas(32) uint8_t t0[128], t1[128];
+      if (q0 + 32 * nh > end || q1 + 32 * nh > end) { /* past the codes' end: zero-padded copies */
+        memset(t0, 0, sizeof t0);
+        memset(t1, 0, sizeof t1);
+        memcpy(t0, q0, (size_t)(o1 - o));
+        memcpy(t1, q1, (size_t)(o1 - o));
+        q0 = t0;
+        q1 = t1;
+      }
+      if (nh == 4)
+        step_gemv(bits, 4, q0, q1, xrow + m * o, flipv, &acc0, &acc1);
       else
-        step_gemv(bits, 2, t0, t1, xrow + m * o, flipv, &acc0, &acc1);
+        step_gemv(bits, 2, q0, q1, xrow + m * o, flipv, &acc0, &acc1);
     }
     /* lanes 0 and 1: the 8 lanes of each row's sums, exact (see the top) */
     const __m256i h = _mm256_hadd_epi32(acc0, acc1);
@@ -426,7 +435,7 @@ static ALWAYS_INLINE void gemv_bits(const int bits, const int gr, const loom_qge
 #define GEMV_TILE(PF, PFP)                                                                                  \
   do {                                                                                                      \
     if ((bits == 2 || bits == 4) && gr == 2)                                                                \
-      tile_gemv(bits, PF, rowp, j->xp, rbytes, PFP, cm.flip, d);                                            \
+      tile_gemv(bits, PF, rowp, j->xp, rbytes, end, PFP, cm.flip, d);                                            \
     else                                                                                                    \
       tile(bits, gr, 1, PF, rowp, xb, rbytes, end, PFP, cm.flip, d);                                             \
   } while (0)
