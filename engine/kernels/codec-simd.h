@@ -76,6 +76,18 @@ static inline vf load_f(const float *p) {
   return v;
 }
 
+/* The first n floats at p (none where n ≤ 0), zeros in the other lanes;
+ * nothing past them is read. */
+static inline vf load_f_first(const float *p, int64_t n) {
+  if (n <= 0) return (vf){0};
+#if VBYTES == 64
+  return (vf)_mm512_maskz_loadu_ps((__mmask16)((1u << n) - 1u), p);
+#else
+  const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  return (vf)_mm256_maskload_ps(p, _mm256_cmpgt_epi32(_mm256_set1_epi32((int)n), lanes));
+#endif
+}
+
 /* ---- packing VL codes (low bits of each lane) to bytes and back ---- */
 
 /* VL codes (each < 2^16) narrowed to 16 or 8 bits. GCC lowers these

@@ -17,11 +17,15 @@ static void SIMD(dot_acc64)(float *acc, const float *w, const float *x, int64_t 
   for (; j + 64 <= n; j += 64)
 #pragma GCC unroll 8 /* the accumulators stay in registers */
     for (int v = 0; v < NV; v++) a[v] = VFMA(load_f(w + j + v * VL), load_f(x + j + v * VL), a[v]);
-  if (j < n) {
-    float wt[64] = {0}, xt[64] = {0};
-    memcpy(wt, w + j, (size_t)(n - j) * sizeof *wt);
-    memcpy(xt, x + j, (size_t)(n - j) * sizeof *xt);
-    for (int v = 0; v < NV; v++) a[v] = VFMA(load_f(wt + v * VL), load_f(xt + v * VL), a[v]);
+  if (j < n) { /* the last group, padded with zeros by masked loads (copies into zeroed buffers missed the
+                 store forwarding at every vector) */
+#pragma GCC unroll 8
+    for (int v = 0; v < NV; v++) {
+      const int64_t left = n - j - v * VL;
+      const vf wv = left >= VL ? load_f(w + j + v * VL) : load_f_first(w + j + v * VL, left);
+      const vf xv = left >= VL ? load_f(x + j + v * VL) : load_f_first(x + j + v * VL, left);
+      a[v] = VFMA(wv, xv, a[v]);
+    }
   }
 #pragma GCC unroll 8
   for (int v = 0; v < NV; v++) memcpy(acc + v * VL, &a[v], sizeof a[v]);
