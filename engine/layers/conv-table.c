@@ -10,6 +10,13 @@
  * follow the list. (An AVX-512 vgatherdps for the gather measured no
  * faster than this plain loop on the development machine, and was not kept.)
  *
+ * Where each row of positions reads one run of consecutive image values at
+ * each kernel offset (stride and dilation 1 along rows of at most 8
+ * positions, the digits CNN's), the AVX2 and AVX-512 levels take a row's
+ * gather or scatter as one masked vector (conv-table-avx2.c) instead of the
+ * list's float at a time: the gather had been a fifth of a training step of
+ * that CNN at the AVX2 level.
+ *
  * At the AVX-512 level the list is also cut into chunks of 16 column
  * elements (conv-table.h), each reading at most four aligned vectors of the
  * image: a gather is then a few masked loads and permutes a chunk
@@ -50,6 +57,32 @@ static void fill_offsets(const conv_plan *p, int32_t *e) {
               const bool in = id >= 0 && id < p->img[0] && ih >= 0 && ih < p->img[1] && iw >= 0 && iw < p->img[2];
               *e++ = in ? (int32_t)((id * p->img[1] + ih) * p->img[2] + iw) : -1;
             }
+}
+
+/* The segments of every kernel offset and row of positions, where rows have
+ * at most CONV_SEG_MAX positions and every row's offsets are consecutive
+ * between its first and last image value (as with stride and dilation 1
+ * along it); none otherwise. Checked against the list itself. */
+static void make_segs(const conv_plan *p, conv_table *t) {
+  const int64_t w = p->pos[2], rows = p->pos[0] * p->pos[1];
+  if (w > CONV_SEG_MAX || !(t->segs = calloc((size_t)(p->taps * rows), sizeof *t->segs))) return;
+  for (int64_t k = 0; k < p->taps; k++)
+    for (int64_t r = 0; r < rows; r++) {
+      const int32_t *e = t->offsets + k * p->n_pos + r * w;
+      conv_seg *g = t->segs + k * rows + r;
+      int64_t lo = 0;
+      while (lo < w && e[lo] < 0) lo++;
+      if (lo == w) continue; /* all padding: lo = hi = 0 */
+      int64_t hi = lo;
+      while (hi < w && e[hi] >= 0 && e[hi] == e[lo] + (hi - lo)) hi++;
+      for (int64_t i = hi; i < w; i++)
+        if (e[i] >= 0) { /* not one run of consecutive offsets */
+          free(t->segs);
+          t->segs = NULL;
+          return;
+        }
+      *g = (conv_seg){.base = (int32_t)(e[lo] - lo), .lo = (uint8_t)lo, .hi = (uint8_t)hi};
+    }
 }
 
 /* One chunk from the `len` offsets at e; an image of at most four vectors
@@ -113,11 +146,15 @@ static conv_table *table_build(const conv_plan *p, int64_t block_rows, bool chun
   }
   fill_offsets(p, t->offsets);
   t->block_rows = block_rows;
+#if defined(LOOM_KERNELS_X86)
+  make_segs(p, t); /* whatever the level: it may be forced after the table is cached */
+#endif
   if (chunks) make_chunks(p, t);
   return t;
 }
 
 static void table_destroy(conv_table *t) {
+  free(t->segs);
   free(t->chunks);
   free(t->offsets);
   free(t);
@@ -227,6 +264,10 @@ void conv_gather_table(const conv_plan *p, const conv_table *t, const float *img
     conv_gather_chunks_avx512(p, t, img, out, row_stride, b);
     return;
   }
+  if (t->segs && loom_kernels_get()->level >= LOOM_KERNELS_AVX2) {
+    conv_gather_segs_avx2(p, t, img, out, row_stride, r0, r1);
+    return;
+  }
 #endif
   const int64_t q0 = r0 * p->pos[2], q = (r1 - r0) * p->pos[2];
   for (int64_t k = 0; k < p->taps; k++) conv_list_gather(t->offsets + k * p->n_pos + q0, q, img, out + k * row_stride);
@@ -239,6 +280,10 @@ void conv_scatter_table(const conv_plan *p, const conv_table *t, const float *co
   const int64_t b = chunk_block(p, t, r0, r1);
   if (b >= 0) {
     conv_scatter_chunks_avx512(p, t, col, col_ld, b, img);
+    return;
+  }
+  if (t->segs && loom_kernels_get()->level >= LOOM_KERNELS_AVX2) {
+    conv_scatter_segs_avx2(p, t, col, col_ld, r0, r1, img);
     return;
   }
 #endif

@@ -41,8 +41,18 @@ typedef struct conv_chunk {
   uint8_t inv[CONV_CHUNK_QUARTERS][CONV_CHUNK];
 } conv_chunk;
 
+/* One row of at most CONV_SEG_MAX positions at one kernel offset, where its
+ * offsets are consecutive (stride and dilation 1 along the row): position i
+ * reads image value base + i for i in [lo, hi), padding elsewhere. */
+#define CONV_SEG_MAX 8
+typedef struct conv_seg {
+  int32_t base; /* may be negative: the positions before lo read nothing */
+  uint8_t lo, hi;
+} conv_seg;
+
 struct conv_table {
   int32_t *offsets;    /* taps × n_pos: image offset or −1 */
+  conv_seg *segs;      /* NULL, or taps × rows of positions (conv-table-avx2.c) */
   conv_chunk *chunks;  /* NULL, or taps × n_blocks × per_block */
   int64_t block_rows;  /* rows of positions of a block of the product that made it */
   int64_t n_blocks, per_block;
@@ -62,6 +72,13 @@ static inline void conv_list_scatter(const int32_t *e, int64_t n, const float *c
 }
 
 #if defined(LOOM_KERNELS_X86)
+/* conv-table-avx2.c: the gather and scatter of rows [r0, r1) of positions
+ * from their segments, a row a masked vector; the same values and the same
+ * additions as the lists. */
+void conv_gather_segs_avx2(const conv_plan *p, const conv_table *t, const float *img, float *out, int64_t row_stride,
+                           int64_t r0, int64_t r1);
+void conv_scatter_segs_avx2(const conv_plan *p, const conv_table *t, const float *col, int64_t col_ld, int64_t r0,
+                            int64_t r1, float *img);
 /* conv-table-avx512.c: the gather and scatter of one block of rows from its
  * chunks; the same values and the same additions as the lists. */
 void conv_gather_chunks_avx512(const conv_plan *p, const conv_table *t, const float *img, float *out,
