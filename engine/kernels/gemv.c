@@ -117,9 +117,10 @@ int loom_gemv_packed_batch(loom_pool *pool, loom_dtype d, const uint8_t *packed,
     job.nx = (int)(m - k < LOOM_GEMV_INPUTS ? m - k : LOOM_GEMV_INPUTS);
     job.x = x + k * cols;
     job.y = y + k * rows;
-    job.xf = fused ? job.x : NULL;
-    if (times256 && !scale_activations(job.x, (int64_t)job.nx * cols, scaled)) job.xf = NULL;
-    else if (times256) job.xf = scaled;
+    if (!times256)
+      job.xf = fused ? job.x : NULL;
+    else /* where 256 · x could overflow, blocks a row at a time */
+      job.xf = scale_activations(job.x, (int64_t)job.nx * cols, scaled) ? scaled : NULL;
     loom_pool_for(pool, rows, grain, gemv_rows, &job);
   }
   return 0;
