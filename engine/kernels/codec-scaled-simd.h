@@ -243,6 +243,13 @@ static int SIMD(quantize_scaled)(const loom_dtype_traits *t, const float *src, i
 #define LUT_PARAM
 #endif
 
+/* 32-bit codes c: the product in double, rounded to float after, as the
+ * reference (also the packed GEMV's decode, gemv-simd.h). */
+static ALWAYS_INLINE vf decode_scaled32(const bool is_signed, vu c, float scale) {
+  const vd q = is_signed ? __builtin_convertvector((vi)c, vd) : __builtin_convertvector(c, vd);
+  return __builtin_convertvector(q * (double)scale, vf);
+}
+
 /* The values of one vector of codes c. */
 static ALWAYS_INLINE vf decode_scaled(const int bits, const bool is_signed, const bool binary, vu c, float scale,
                                       int ext LUT_PARAM) {
@@ -250,10 +257,7 @@ static ALWAYS_INLINE vf decode_scaled(const int bits, const bool is_signed, cons
   if (bits <= 4) return (vf)_mm512_permutexvar_ps((__m512i)c, lut);
 #endif
   if (binary) return __builtin_convertvector(1 - 2 * (vi)c, vf) * scale;
-  if (bits == 32) {
-    const vd q = is_signed ? __builtin_convertvector((vi)c, vd) : __builtin_convertvector(c, vd);
-    return __builtin_convertvector(q * (double)scale, vf);
-  }
+  if (bits == 32) return decode_scaled32(is_signed, c, scale);
   const vi q = is_signed ? ((vi)(c << ext)) >> ext : (vi)c;
   return __builtin_convertvector(q, vf) * scale;
 }

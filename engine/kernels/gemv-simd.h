@@ -87,11 +87,7 @@ static ALWAYS_INLINE vf decode_block(const int bits, const int kind, const uint8
     if (kind == -12 || kind == -13) return finite ? fp8_decode_finite(kind == -13, p) : fp8_decode(kind == -13, false, p);
     return fp4_lookup(mf, load_codes(4, p));
   }
-  if (bits == 32) { /* int32, uint32: the product in double, rounded to float after (decode_scaled) */
-    const vu c = load_codes(32, p);
-    const vd q = kind != LOOM_DTYPE_KIND_UNSIGNED ? __builtin_convertvector((vi)c, vd) : __builtin_convertvector(c, vd);
-    return __builtin_convertvector(q * (double)scale, vf);
-  }
+  if (bits == 32) return decode_scaled32(kind != LOOM_DTYPE_KIND_UNSIGNED, load_codes(32, p), scale); /* int32, uint32 */
   if ((bits == 8 || bits == 16) && kind == LOOM_DTYPE_KIND_SIGNED)
     return __builtin_convertvector(load_codes_signed(bits, p), vf) * scale;
   const vu c = load_codes(bits, p);
