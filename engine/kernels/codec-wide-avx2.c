@@ -298,21 +298,7 @@ static int quantize_scaled64(const loom_dtype_traits *t, const float *src, int64
   return nan_answer(nan, src, n, bad);
 }
 
-/* cpu.h, quantize_row_scan: the encode with the next row's scan riding
- * along. Scales the fast path does not take go through quantize_scaled64
- * and a scan of their own. */
-static int quantize_scan64(const loom_dtype_traits *t, const float *src, int64_t n, float scale, uint8_t *dst,
-                           int64_t *bad, const float *next, bool *next_nonfinite, double *next_stat) {
-  const bool is_unsigned = t->kind == LOOM_DTYPE_KIND_UNSIGNED;
-  if (!(scale > 0) || isinf(scale)) {
-    const int rc = quantize_scaled64(t, src, n, scale, dst, bad);
-    *next_nonfinite = scan_alone(next, n, is_unsigned, next_stat);
-    return rc;
-  }
-  const bool nan = is_unsigned ? quantize64(t, true, src, n, scale, dst, next, next_nonfinite, next_stat)
-                               : quantize64(t, false, src, n, scale, dst, next, next_nonfinite, next_stat);
-  return nan_answer(nan, src, n, bad);
-}
+WIDE_QUANTIZE_SCAN64(quantize_scan64, quantize64, quantize_scaled64)
 
 /* ---- 64-bit decode: (float)((double)q · s), as the reference ---- */
 

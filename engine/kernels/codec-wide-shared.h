@@ -100,4 +100,23 @@ static bool scan_alone(const float *next, int64_t n, bool is_unsigned, double *s
   return scan_result(none, next, 0, n, is_unsigned, stat);
 }
 
+/* cpu.h, quantize_row_scan for the 64-bit formats over a level's own
+ * (static) QUANTIZE64(t, is_unsigned, src, n, scale, dst, next,
+ * next_nonfinite, next_stat): the encode with the next row's scan riding
+ * along. Scales the fast path does not take go through SLOW, the level's
+ * whole-row encoder, and a scan of their own. */
+#define WIDE_QUANTIZE_SCAN64(NAME, QUANTIZE64, SLOW)                                                           \
+  static int NAME(const loom_dtype_traits *t, const float *src, int64_t n, float scale, uint8_t *dst, int64_t *bad, \
+                  const float *next, bool *next_nonfinite, double *next_stat) {                                \
+    const bool is_unsigned = t->kind == LOOM_DTYPE_KIND_UNSIGNED;                                              \
+    if (!(scale > 0) || isinf(scale)) {                                                                        \
+      const int rc = SLOW(t, src, n, scale, dst, bad);                                                         \
+      *next_nonfinite = scan_alone(next, n, is_unsigned, next_stat);                                           \
+      return rc;                                                                                               \
+    }                                                                                                          \
+    const bool nan = is_unsigned ? QUANTIZE64(t, true, src, n, scale, dst, next, next_nonfinite, next_stat)    \
+                                 : QUANTIZE64(t, false, src, n, scale, dst, next, next_nonfinite, next_stat);  \
+    return nan_answer(nan, src, n, bad);                                                                       \
+  }
+
 #endif
