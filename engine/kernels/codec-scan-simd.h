@@ -19,6 +19,22 @@
 #define MAX_I(a, b) ((vi)_mm256_max_epi32((__m256i)(a), (__m256i)(b)))
 #endif
 
+/* The largest lane. The scans' accumulators are first combined into one
+ * vector by MAX_U/MAX_I with constant indices: reduced lane by lane from
+ * arrays indexed in a loop, they were kept in memory and zeroed there by
+ * `rep stos`, which cost more than the whole scan of a row of 32 values
+ * (the integer product's activation rows, kernels/qgemm.c). */
+static inline uint32_t lanes_max_u(vu a) {
+  uint32_t m = 0;
+  for (int l = 0; l < VL; l++) m = a[l] > m ? a[l] : m;
+  return m;
+}
+
+static inline int32_t lanes_max_i(vi a, int32_t m) {
+  for (int l = 0; l < VL; l++) m = a[l] > m ? a[l] : m;
+  return m;
+}
+
 static bool SIMD(any_nonfinite)(const float *values, int64_t n) {
   vu acc = {0};
   int64_t i = 0;
@@ -38,8 +54,11 @@ static float SIMD(abs_max)(const float *v, int64_t n) {
   int64_t i = 0;
   /* Four independent maxima first: one chain of compare-and-select per
    * vector ran at a quarter of the load rate. A maximum has no order. */
-  vu a4[4] = {{0}, {0}, {0}, {0}};
+  vu a4[4];
+#pragma GCC unroll 4
+  for (int k = 0; k < 4; k++) a4[k] = (vu){0};
   for (; i + 4 * VL <= n; i += 4 * VL)
+#pragma GCC unroll 4
     for (int k = 0; k < 4; k++) {
       vu u;
       memcpy(&u, v + i + k * VL, sizeof u);
@@ -47,6 +66,7 @@ static float SIMD(abs_max)(const float *v, int64_t n) {
       u = sel_u((vi)(u > 0x7f800000u), (vu){0}, u);
       a4[k] = sel_u((vi)(u > a4[k]), u, a4[k]);
     }
+#pragma GCC unroll 4
   for (int k = 0; k < 4; k++) acc = sel_u((vi)(a4[k] > acc), a4[k], acc);
   for (; i + VL <= n; i += VL) {
     vu u;
@@ -71,12 +91,16 @@ static float SIMD(abs_max)(const float *v, int64_t n) {
 static float SIMD(pos_max)(const float *v, int64_t n) {
   vf acc = {0};
   int64_t i = 0;
-  vf a4[4] = {{0}, {0}, {0}, {0}}; /* independent chains, as in abs_max */
+  vf a4[4]; /* independent chains, as in abs_max */
+#pragma GCC unroll 4
+  for (int k = 0; k < 4; k++) a4[k] = (vf){0};
   for (; i + 4 * VL <= n; i += 4 * VL)
+#pragma GCC unroll 4
     for (int k = 0; k < 4; k++) {
       const vf x = load_f(v + i + k * VL);
       a4[k] = (vf)sel_u((vi)(x > a4[k]), (vu)x, (vu)a4[k]);
     }
+#pragma GCC unroll 4
   for (int k = 0; k < 4; k++) acc = (vf)sel_u((vi)(a4[k] > acc), (vu)a4[k], (vu)acc);
   for (; i + VL <= n; i += VL) {
     const vf x = load_f(v + i);
@@ -165,8 +189,13 @@ static bool SIMD(scale_scan)(const float *v, int64_t n, loom_dtype_kind kind, do
     *stat = abs_sum_scan(v, n, &nonfinite);
     return nonfinite;
   }
-  vu amax[4] = {{0}, {0}, {0}, {0}};
-  vi pmax[4] = {{0}, {0}, {0}, {0}};
+  vu amax[4];
+  vi pmax[4];
+#pragma GCC unroll 4
+  for (int k = 0; k < 4; k++) {
+    amax[k] = (vu){0};
+    pmax[k] = (vi){0};
+  }
   int64_t i = 0;
   for (; i + 4 * VL <= n; i += 4 * VL)
 #pragma GCC unroll 4 /* the accumulators stay in registers */
@@ -184,13 +213,8 @@ static bool SIMD(scale_scan)(const float *v, int64_t n, loom_dtype_kind kind, do
     amax[0] = MAX_U(a, amax[0]);
     pmax[0] = MAX_I(u, pmax[0]);
   }
-  uint32_t am = 0;
-  int32_t pm = 0;
-  for (int k = 0; k < 4; k++)
-    for (int l = 0; l < VL; l++) {
-      am = amax[k][l] > am ? amax[k][l] : am;
-      pm = pmax[k][l] > pm ? pmax[k][l] : pm;
-    }
+  uint32_t am = lanes_max_u(MAX_U(MAX_U(amax[0], amax[1]), MAX_U(amax[2], amax[3])));
+  int32_t pm = lanes_max_i(MAX_I(MAX_I(pmax[0], pmax[1]), MAX_I(pmax[2], pmax[3])), 0);
   for (; i < n; i++) {
     uint32_t u;
     memcpy(&u, v + i, sizeof u);
