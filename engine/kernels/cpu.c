@@ -85,6 +85,7 @@ static void init(void) {
     tables[LOOM_KERNELS_AVX2] = tables[LOOM_KERNELS_REF];
     loom_kernels_fill_avx2(&tables[LOOM_KERNELS_AVX2]);
     loom_kernels_fill_qgemm_avx2(&tables[LOOM_KERNELS_AVX2]);
+    loom_kernels_fill_qgemm_short_avx2(&tables[LOOM_KERNELS_AVX2]);
     loom_kernels_fill_act_avx2(&tables[LOOM_KERNELS_AVX2]);
     available[LOOM_KERNELS_AVX2] = true;
     if (f->avx512f && f->avx512bw && f->avx512vl && f->avx512dq) {

@@ -41,6 +41,7 @@ typedef void (*loom_dequantize_row_fn)(const loom_dtype_traits *t, const uint8_t
                                        const float *lut, float *dst);
 struct loom_qgemm_job; /* kernels/qgemm.h */
 typedef void (*loom_qgemm_rows_fn)(const struct loom_qgemm_job *job, int64_t r0, int64_t r1);
+typedef void (*loom_qgemm_short_fn)(const struct loom_qgemm_job *job, int64_t r0, int64_t r1, int64_t b0, int64_t b1);
 
 /* Rows and activation vectors one call of loom_kernels.gemv_acc64 takes at
  * most. */
@@ -103,10 +104,23 @@ typedef struct loom_kernels {
    * activations (kernels/qgemm.h): exact integer sums, so every level gives
    * the same bits. NULL for the dtypes it does not serve. */
   loom_qgemm_rows_fn qgemm_rows[LOOM_DTYPE_COUNT];
+  /* The integer product's activations (kernels/qgemm.h): row b of x
+   * (cols values) to int8 codes by the int8 weight rule at xq + b · xstride,
+   * zero from cols to xstride; sx[b] its scale; bad[b] 1, codes zero and
+   * sx[b] 0 where the row holds NaN or ±inf. The bits of scale_scan,
+   * loom_scaled_scale_of_stat and quantize_row[LOOM_DTYPE_INT8] row by row
+   * (what qgemm.c does where this is NULL). */
+  void (*qgemm_quantize)(const float *x, int64_t batch, int64_t cols, int8_t *xq, int64_t xstride, float *sx,
+                         uint8_t *bad);
   /* The integer product's activation row prepared once per call
    * (kernels/qgemm.h): *xsum = Σ xq[0, len), and for bits < 8 xp, the
    * permuted copy; len a multiple of 512 / bits. */
   void (*qgemm_prepare)(int bits, const int8_t *xq, int8_t *xp, int64_t len, int64_t *xsum);
+  /* Rows [r0, r1) × activation rows [b0, b1) of the same product for the
+   * shapes loom_qgemm_takes_short (qgemm.h) picks, from xq alone: xp is
+   * not made and xstride is cols rounded up to 64. NULL where a level has
+   * none. */
+  loom_qgemm_short_fn qgemm_short;
   /* True where qgemm_rows reads the activations of 8-bit codes also in
    * tiles (xt, kernels/qgemm.h) from batch LOOM_QGEMM_PANEL_MIN_BATCH. */
   bool qgemm_tiles;
@@ -153,6 +167,7 @@ void loom_kernels_fill_scaled_avx512(loom_kernels *k);
 void loom_kernels_fill_wide_avx2(loom_kernels *k);
 /* The integer products for the AVX2 level (qgemm-avx2.c). */
 void loom_kernels_fill_qgemm_avx2(loom_kernels *k);
+void loom_kernels_fill_qgemm_short_avx2(loom_kernels *k);
 /* AVX-512 VNNI (vpdpbusd) on top of the AVX-512 level, where the CPU has it. */
 void loom_kernels_fill_vnni(loom_kernels *k);
 /* qgemm-vnni-gemv.c: the VNNI GEMV (batch 1) and the vector preparation of

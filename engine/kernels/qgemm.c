@@ -99,13 +99,33 @@ static void qgemm_range(void *arg, int64_t begin, int64_t end) {
   loom_kernels_get()->qgemm_rows[j->t->id](j, begin, end);
 }
 
+/* The short-row product's items: tile t of SHORT_TILE_ROWS weight rows ×
+ * chunk c of SHORT_CHUNK activation rows is item t · chunks + c, so a tile
+ * with few rows and a large batch still splits over the pool. */
+enum { SHORT_TILE_ROWS = 16, SHORT_CHUNK = 64 };
+
+static void qgemm_short_range(void *arg, int64_t begin, int64_t end) {
+  const loom_qgemm_job *j = arg;
+  const int64_t chunks = (j->batch + SHORT_CHUNK - 1) / SHORT_CHUNK;
+  const loom_qgemm_short_fn fn = loom_kernels_get()->qgemm_short;
+  for (int64_t i = begin; i < end; i++) {
+    const int64_t r0 = i / chunks * SHORT_TILE_ROWS, b0 = i % chunks * SHORT_CHUNK;
+    fn(j, r0, j->rows - r0 < SHORT_TILE_ROWS ? j->rows : r0 + SHORT_TILE_ROWS, b0,
+       j->batch - b0 < SHORT_CHUNK ? j->batch : b0 + SHORT_CHUNK);
+  }
+}
+
 /* Row b of x to int8 codes with the int8 weight rule (the kernel table's
- * codec, so the same bits at every level); false when it is not finite. */
+ * codec, so the same bits at every level); false when it is not finite.
+ * One pass finds both (the morph's row scan: loom_dtype_compute_scale's
+ * max |x|), a second encodes. */
 static bool quantize_activations(const loom_kernels *k, const loom_dtype_traits *i8, const float *x, int64_t cols,
                                  int8_t *xq, float *sx) {
   *sx = 0;
-  if (k->any_nonfinite(x, cols)) return false;
-  *sx = loom_dtype_compute_scale(LOOM_DTYPE_INT8, x, cols);
+  if (loom_scaled_row_scale(i8, x, cols, sx)) {
+    *sx = 0;
+    return false;
+  }
   if (*sx == 0) return true; /* all zeros: xq stays zero */
   int64_t bad;
   return k->quantize_row[LOOM_DTYPE_INT8](i8, x, cols, *sx, (uint8_t *)xq, &bad) == 0;
@@ -126,8 +146,15 @@ int loom_qgemm_packed(loom_pool *pool, loom_dtype d, const uint8_t *packed, int6
     return loom_error_set(err, LOOM_ERR_SHAPE, _("%s needs %lld scales (one per row) or 1, got %lld"), t->name,
                           (long long)rows, (long long)nscales);
   if (rows == 0 || batch == 0) return 0;
-  /* Whole 64-byte blocks of codes: the vector kernels read x a block at a time. */
-  const int64_t per_block = 512 / t->bits;
+  const loom_kernels *k = loom_kernels_get();
+  /* Short rows at a batch: the level's panel product (kernels/cpu.h), which
+   * reads xq alone in groups of 4 columns. Otherwise whole 64-byte blocks
+   * of codes: the vector kernels read x a block at a time. */
+  /* (The VNNI level keeps its panel GEMM for 8-bit rows of more than 128
+   * columns: not measured against the short-row product.) */
+  const bool short_rows = k->qgemm_short && loom_qgemm_takes_short(t->bits, cols, batch) &&
+                          !(k->qgemm_tiles && t->bits == 8 && cols > 128);
+  const int64_t per_block = short_rows ? 64 : 512 / t->bits;
   const int64_t xstride = (cols + per_block - 1) / per_block * per_block;
   if (xstride > 0 && batch > INT64_MAX / 4 / xstride)
     return loom_error_set(err, LOOM_ERR_NOMEM, _("out of memory for %lld activation values"), (long long)batch);
@@ -137,24 +164,30 @@ int loom_qgemm_packed(loom_pool *pool, loom_dtype d, const uint8_t *packed, int6
   const size_t o_sx = ((size_t)batch * sizeof(int64_t) + 63) / 64 * 64;
   const size_t o_bad = o_sx + ((size_t)batch * sizeof(float) + 63) / 64 * 64;
   const size_t o_xq = o_bad + ((size_t)batch + 63) / 64 * 64, o_xp = o_xq + xbytes;
-  const loom_kernels *k = loom_kernels_get();
-  const bool tiles = k->qgemm_tiles && t->bits == 8 && batch >= LOOM_QGEMM_PANEL_MIN_BATCH;
-  unsigned char *buf = loom_scratch(LOOM_SCRATCH_QGEMM_ACTIVATIONS, o_xp + (m > 1 || tiles ? xbytes : 0));
+  const bool tiles = !short_rows && k->qgemm_tiles && t->bits == 8 && batch >= LOOM_QGEMM_PANEL_MIN_BATCH;
+  unsigned char *buf = loom_scratch(LOOM_SCRATCH_QGEMM_ACTIVATIONS, o_xp + ((m > 1 && !short_rows) || tiles ? xbytes : 0));
   if (!buf)
     return loom_error_set(err, LOOM_ERR_NOMEM, _("out of memory for %lld activation values"),
                           (long long)(batch * cols));
   int64_t *xsum = (int64_t *)(void *)buf;
   float *sx = (float *)(void *)(buf + o_sx);
   uint8_t *bad = buf + o_bad;
-  int8_t *xq = (int8_t *)(buf + o_xq), *xp = m > 1 ? (int8_t *)(buf + o_xp) : xq;
+  int8_t *xq = (int8_t *)(buf + o_xq), *xp = m > 1 && !short_rows ? (int8_t *)(buf + o_xp) : xq;
   const loom_dtype_traits *i8 = loom_dtype_traits_get(LOOM_DTYPE_INT8);
-  for (int64_t b = 0; b < batch; b++) {
-    int8_t *q = xq + b * xstride, *p = xp + b * xstride;
-    memset(q, 0, (size_t)xstride);
-    bad[b] = !quantize_activations(k, i8, x + b * cols, cols, q, &sx[b]);
-    if (bad[b]) memset(q, 0, (size_t)cols);
-    k->qgemm_prepare(t->bits, q, p, xstride, &xsum[b]);
+  if (k->qgemm_quantize) {
+    k->qgemm_quantize(x, batch, cols, xq, xstride, sx, bad);
+  } else {
+    for (int64_t b = 0; b < batch; b++) {
+      int8_t *q = xq + b * xstride;
+      memset(q, 0, (size_t)xstride);
+      bad[b] = !quantize_activations(k, i8, x + b * cols, cols, q, &sx[b]);
+      if (bad[b]) memset(q, 0, (size_t)cols);
+    }
   }
+  /* Σ xq, and xp where the row kernels read it (the short-row product
+   * reads xq alone: as 8-bit codes, only the sum is made) */
+  for (int64_t b = 0; b < batch; b++)
+    k->qgemm_prepare(short_rows ? 8 : t->bits, xq + b * xstride, xp + b * xstride, xstride, &xsum[b]);
   int8_t *xt = tiles ? (int8_t *)(buf + o_xp) : NULL;
   if (xt) interleave_tiles(xq, xt, batch, xstride);
   loom_qgemm_job job = {
@@ -162,6 +195,12 @@ int loom_qgemm_packed(loom_pool *pool, loom_dtype d, const uint8_t *packed, int6
     .batch = batch, .scales = scales, .nscales = nscales, .xq = xq, .xp = xp, .xt = xt, .xstride = xstride,
     .sx = sx, .xsum = xsum, .bad = bad, .y = y,
   };
+  if (short_rows) { /* items of about 2^18 products a range */
+    const int64_t items = (rows + SHORT_TILE_ROWS - 1) / SHORT_TILE_ROWS * ((batch + SHORT_CHUNK - 1) / SHORT_CHUNK);
+    const int64_t per_item = SHORT_TILE_ROWS * SHORT_CHUNK * ((cols + 3) / 4 * 4);
+    loom_pool_for(pool, items, ((INT64_C(1) << 18) + per_item - 1) / per_item, qgemm_short_range, &job);
+    return 0;
+  }
   /* About 256 KiB of weights per range, in whole groups of 4 rows (the
    * vector kernels' row block). */
   const int64_t per_row = (int64_t)job.row_bytes + 1;

@@ -199,18 +199,65 @@ static void test_panel(gconstpointer data) {
   if (!sanitized) check(d, 11, 4096 * 3 + 5, 64, true, true, pools, 1, &seed);
 }
 
+/* The short-row product (qgemm-short.c, loom_qgemm_takes_short) against
+ * the reference: tiles of 16 weight rows in panels of 8 (rows that fill
+ * none, end inside one or inside the second), groups of 4 columns (columns
+ * that end inside a group, inside a 32-column chunk of the panel's decode,
+ * a last row whose chunk would read past the codes), 1 to 7 activation rows
+ * (tiles of 4 for 8-bit codes, 3 for the others, and their short ones),
+ * chunks of 64 activation rows split over the pool, both sides of each
+ * threshold, and binary codes' GEMV. */
+static void test_short(gconstpointer data) {
+  const loom_dtype d = (loom_dtype)GPOINTER_TO_INT(data);
+  uint64_t seed = 0x51ed27c3a8b1f00du ^ (uint64_t)d;
+  const int bits = loom_dtype_traits_get(d)->bits;
+  const bool sanitized = g_getenv("LOOM_TEST_SANITIZED") != NULL;
+  static const int64_t rows[] = {1, 7, 8, 9, 16, 17, 42};
+  static const int64_t cols[] = {1, 2, 3, 4, 5, 31, 32, 33, 42, 100, 127, 128};
+  for (size_t ri = 0; ri < G_N_ELEMENTS(rows); ri++)
+    for (size_t ci = 0; ci < G_N_ELEMENTS(cols); ci++) {
+      if (sanitized && (ri + ci) % 3 != 0) continue;
+      const int64_t batch = 2 + (int64_t)((ri + ci) % 6);
+      g_assert_true(loom_qgemm_takes_short(bits, cols[ci], batch));
+      check(d, rows[ri], cols[ci], batch, (ri + ci) % 2 == 0, false, pools, 1, &seed);
+    }
+  /* the wider rows, from a batch of 16 */
+  static const int64_t wide[] = {129, 200, 255, 511, 512};
+  for (size_t ci = 0; ci < G_N_ELEMENTS(wide); ci++) {
+    g_assert_true(loom_qgemm_takes_short(bits, wide[ci], 16 + (int64_t)ci));
+    check(d, 17 + 8 * (int64_t)ci, wide[ci], 16 + (int64_t)ci, ci % 2 == 1, false, pools, 3, &seed);
+  }
+  /* either side of each threshold: the row kernels there */
+  g_assert_false(loom_qgemm_takes_short(bits, 129, 15));
+  g_assert_false(loom_qgemm_takes_short(bits, 513, 64));
+  g_assert_true(loom_qgemm_takes_short(bits, 128, 1) == (bits == 1));
+  g_assert_false(loom_qgemm_takes_short(bits, 129, 1));
+  check(d, 9, 129, 15, false, false, pools, 1, &seed);
+  check(d, 9, 513, 16, false, false, pools, 1, &seed);
+  /* binary's GEMV of short rows: the short-row product too */
+  check(d, 19, 128, 1, false, false, pools, 1, &seed);
+  check(d, 9, 5, 1, true, false, pools, 1, &seed);
+  /* several chunks of activation rows and tiles of weight rows over the pool */
+  check(d, 50, 64, 200, false, false, pools, 3, &seed);
+  check(d, 33, 512, 131, true, true, pools, 3, &seed);
+}
+
 /* Every weight at its largest code of one sign and every activation at
  * ±127, over several 4096-byte chunks of codes: the largest partial sums. */
 static void test_extremes(void) {
   for (int d = 0; d < LOOM_DTYPE_COUNT; d++) {
     if (!loom_qgemm_supports((loom_dtype)d)) continue;
-    const int64_t cols = 4096 * 8 / loom_dtype_traits_get((loom_dtype)d)->bits * 3 + 5;
+    const int64_t long_cols = 4096 * 8 / loom_dtype_traits_get((loom_dtype)d)->bits * 3 + 5;
     for (int sw = -1; sw <= 1; sw += 2)
       for (int sx = -1; sx <= 1; sx += 2)
-        for (int64_t batch = 1; batch <= 17; batch += batch == 1 ? 4 : 12) {
+        for (int64_t batch = 1; batch <= 17; batch += batch == 1 ? 4 : 12)
+          for (int shape = 0; shape < 2; shape++) {
           /* 17: the panel GEMM, which only 8-bit codes take (and the
-           * others' 1-bit to 4-bit rows are long: they would only add time) */
-          if (batch == 17 && loom_dtype_traits_get((loom_dtype)d)->bits != 8) continue;
+           * others' 1-bit to 4-bit rows are long: they would only add time);
+           * shape 1: the short-row product's widest rows (qgemm-short.c) */
+          if (batch == 17 && shape == 0 && loom_dtype_traits_get((loom_dtype)d)->bits != 8) continue;
+          if (shape == 1 && batch < 17) continue;
+          const int64_t cols = shape ? LOOM_QGEMM_SHORT_MAX_COLS : long_cols;
           uint64_t seed = 1;
           problem p;
           problem_make(&p, (loom_dtype)d, 9, cols, batch, false, false, &seed);
@@ -233,6 +280,33 @@ static void test_extremes(void) {
           problem_free(&p);
         }
   }
+}
+
+/* Activations so small that their int8 scale is below 2^-125 (the
+ * encoder's double path) or subnormal, on the short-row product and the
+ * row kernels: every level gives the reference's bits. */
+static void test_tiny_activations(void) {
+  static const float magnitudes[] = {1e-36f, 3e-39f, 1e-44f};
+  static const int64_t cols[] = {42, 300};
+  for (size_t mi = 0; mi < G_N_ELEMENTS(magnitudes); mi++)
+    for (size_t ci = 0; ci < G_N_ELEMENTS(cols); ci++)
+      for (int64_t batch = 1; batch <= 17; batch += 16) {
+        uint64_t seed = 11 + mi;
+        problem p;
+        problem_make(&p, LOOM_DTYPE_INT4, 19, cols[ci], batch, false, false, &seed);
+        for (int64_t i = 0; i < batch * p.cols; i++) p.x[i] *= magnitudes[mi];
+        g_assert_true(loom_kernels_force(LOOM_KERNELS_REF));
+        g_assert_cmpint(run(&p, NULL, p.ref), ==, 0);
+        for (int l = 0; l <= (int)loom_kernels_best_level(); l++) {
+          g_assert_true(loom_kernels_force((loom_kernel_level)l));
+          memset(p.y, 0xff, (size_t)(batch * p.rows) * sizeof *p.y);
+          g_assert_cmpint(run(&p, NULL, p.y), ==, 0);
+          if (memcmp(p.y, p.ref, (size_t)(batch * p.rows) * sizeof *p.y) != 0)
+            g_error("activations of %g, %lld columns, batch %lld at level %s: not the reference's bits",
+                    (double)magnitudes[mi], (long long)cols[ci], (long long)batch, loom_kernel_level_name(l));
+        }
+        problem_free(&p);
+      }
 }
 
 /* Zero and non-finite activation rows, and what is refused. */
@@ -271,10 +345,11 @@ static void test_edges(void) {
   }
   problem_free(&p);
   /* The panel GEMM (int8, a batch past its threshold): zeros, NaN, ±inf. */
-  problem_make(&p, LOOM_DTYPE_INT8, 35, 70, LOOM_QGEMM_PANEL_MIN_BATCH + 3, false, false, &seed);
+  /* (170 columns: the short-row product below VNNI, the panel GEMM there) */
+  problem_make(&p, LOOM_DTYPE_INT8, 35, 170, LOOM_QGEMM_PANEL_MIN_BATCH + 3, false, false, &seed);
   for (int64_t c = 0; c < p.cols; c++) p.x[c] = 0.0f;
   p.x[p.cols + 9] = NAN;
-  p.x[5 * p.cols + 69] = INFINITY;
+  p.x[5 * p.cols + 169] = INFINITY;
   p.x[9 * p.cols] = -INFINITY;
   g_assert_true(loom_kernels_force(LOOM_KERNELS_REF));
   g_assert_cmpint(run(&p, NULL, p.ref), ==, 0);
@@ -320,7 +395,14 @@ int main(int argc, char **argv) {
     g_test_add_data_func(path, GINT_TO_POINTER(panel_dtypes[i]), test_panel);
     g_free(path);
   }
+  for (int d = 0; d < LOOM_DTYPE_COUNT; d++) {
+    if (!loom_qgemm_supports((loom_dtype)d)) continue;
+    char *path = g_strdup_printf("/qgemm/short/%s", loom_dtype_name((loom_dtype)d));
+    g_test_add_data_func(path, GINT_TO_POINTER(d), test_short);
+    g_free(path);
+  }
   g_test_add_func("/qgemm/edges", test_edges);
+  g_test_add_func("/qgemm/tiny-activations", test_tiny_activations);
   if (!UNDER_TSAN) g_test_add_func("/qgemm/extremes", test_extremes); /* serial only */
   const int rc = g_test_run();
   loom_pool_free(pools[1]);
