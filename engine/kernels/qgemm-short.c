@@ -57,23 +57,24 @@ enum { MR = 2, NB8 = 4, NBN = 3 };
 
 static ALWAYS_INLINE int flush_groups(int bits) { return bits == 4 ? 8 : bits == 2 ? 32 : 128; }
 
-/* What is multiplied (qgemm-avx2.c's code_map): the code byte XOR flip, and
- * isum = times · d + offset · Σ xq. */
+/* What is multiplied (qgemm-avx2.c's code_map): the code byte XOR flip,
+ * and isum = times · d + offset · Σ xq, times −2 for binary codes (the only
+ * 1-bit ones: finish8 knows it from the width) and 1 otherwise. */
 typedef struct {
   uint8_t flip;
-  int32_t times, offset;
+  int32_t offset;
 } short_map;
 
 static short_map map_of(const loom_dtype_traits *t) {
   const int bits = t->bits;
   switch (t->kind) {
-  case LOOM_DTYPE_KIND_BINARY: return (short_map){0, -2, 1};
-  case LOOM_DTYPE_KIND_UNSIGNED: return bits == 8 ? (short_map){0x80, 1, 128} : (short_map){0, 1, 0};
+  case LOOM_DTYPE_KIND_BINARY: return (short_map){0, 1};
+  case LOOM_DTYPE_KIND_UNSIGNED: return bits == 8 ? (short_map){0x80, 128} : (short_map){0, 0};
   default: { /* signed, ternary */
-    if (bits == 8) return (short_map){0, 1, 0};
+    if (bits == 8) return (short_map){0, 0};
     uint8_t flip = 0;
     for (int f = 0; f < 8; f += bits) flip |= (uint8_t)(1u << (f + bits - 1));
-    return (short_map){flip, 1, -(1 << (bits - 1))};
+    return (short_map){flip, -(1 << (bits - 1))};
   }
   }
 }
@@ -196,30 +197,54 @@ static ALWAYS_INLINE void product(const int bits, const int nb, const uint8_t *p
   }
 }
 
-/* Outputs y[b, r .. r + n) (n ≤ 8) from the 8 sums d: loom_qgemm_finish's
- * operations with isum = times · d + offset · Σ xq[b] (in int32: see the
- * top). sw: the 8 rows' scales in double. */
-static ALWAYS_INLINE void finish8(const loom_qgemm_job *j, const short_map *mp, int64_t r, int n, int64_t b,
-                                  __m256i d, const __m256d sw[2]) {
-  float *out = j->y + b * j->rows + r;
-  __m256 y;
-  if (j->bad[b]) {
-    y = _mm256_set1_ps(NAN);
-  } else {
-    const __m256i td = mp->times == 1 ? d : _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_add_epi32(d, d));
-    const __m256i isum = _mm256_add_epi32(td, _mm256_set1_epi32((int32_t)(mp->offset * j->xsum[b])));
-    const __m256d sx = _mm256_set1_pd((double)j->sx[b]);
-    const __m128 lo = _mm256_cvtpd_ps(_mm256_mul_pd(_mm256_cvtepi32_pd(_mm256_castsi256_si128(isum)),
-                                                    _mm256_mul_pd(sw[0], sx)));
-    const __m128 hi = _mm256_cvtpd_ps(_mm256_mul_pd(_mm256_cvtepi32_pd(_mm256_extracti128_si256(isum, 1)),
-                                                    _mm256_mul_pd(sw[1], sx)));
-    y = _mm256_set_m128(hi, lo);
-  }
+/* The 8 outputs of 8 sums d: loom_qgemm_finish's operations with isum =
+ * times · d + offset · Σ xq[b] (in int32: see the top). off: offset · Σ xq[b];
+ * sw: the 8 rows' scales and sx the activation row's, in double. */
+static ALWAYS_INLINE __m256 finish8(const int bits, __m256i d, __m256i off, const __m256d sw[2], __m256d sx) {
+  const __m256i td = bits != 1 ? d : _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_add_epi32(d, d));
+  const __m256i isum = _mm256_add_epi32(td, off);
+  const __m128 lo = _mm256_cvtpd_ps(_mm256_mul_pd(_mm256_cvtepi32_pd(_mm256_castsi256_si128(isum)),
+                                                  _mm256_mul_pd(sw[0], sx)));
+  const __m128 hi = _mm256_cvtpd_ps(_mm256_mul_pd(_mm256_cvtepi32_pd(_mm256_extracti128_si256(isum, 1)),
+                                                  _mm256_mul_pd(sw[1], sx)));
+  return _mm256_set_m128(hi, lo);
+}
+
+/* The first n (≤ 8) of 8 outputs. */
+static ALWAYS_INLINE void store8(float *out, int n, __m256 y) {
   if (n == 8) {
     _mm256_storeu_ps(out, y);
   } else {
     const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     _mm256_maskstore_ps(out, _mm256_cmpgt_epi32(_mm256_set1_epi32(n), lanes), y);
+  }
+}
+
+/* The tile's rows r … r + 8 · MR (nrows[m] of panel m are real) against
+ * activation rows b … b + nb: the product, then each activation row's
+ * outputs (NaN for a row that held NaN or ±inf), its values loaded once for
+ * the MR panels. One instance per nb keeps the sums in registers. */
+static ALWAYS_INLINE void tile(const int bits, const int nb, const loom_qgemm_job *j, const short_map *mp,
+                               int64_t r, const int nrows[MR], __m256d sw[MR][2], const uint8_t *panel,
+                               int64_t groups8, int64_t groups, int64_t b) {
+  const int8_t *x[NB8];
+#pragma GCC unroll 4
+  for (int n = 0; n < nb; n++) x[n] = j->xq + (b + n) * j->xstride;
+  __m256i acc[NB8][MR];
+  product(bits, nb, panel, groups8, groups, x, acc);
+#pragma GCC unroll 4
+  for (int n = 0; n < nb; n++) {
+    float *out = j->y + (b + n) * j->rows + r;
+    if (j->bad[b + n]) {
+      for (int m = 0; m < MR; m++)
+        if (nrows[m]) store8(out + 8 * m, nrows[m], _mm256_set1_ps(NAN));
+      continue;
+    }
+    const __m256d sx = _mm256_set1_pd((double)j->sx[b + n]);
+    const __m256i off = _mm256_set1_epi32((int32_t)(mp->offset * j->xsum[b + n]));
+#pragma GCC unroll 2
+    for (int m = 0; m < MR; m++)
+      if (nrows[m]) store8(out + 8 * m, nrows[m], finish8(bits, acc[n][m], off, sw[m], sx));
   }
 }
 
@@ -246,23 +271,13 @@ static ALWAYS_INLINE void rows_bits(const int bits, const loom_qgemm_job *j, int
       sw[m][1] = _mm256_cvtps_pd(_mm_loadu_ps(s + 4));
     }
     const int nbmax = bits == 8 ? NB8 : NBN;
-    for (int64_t b = b0; b < b1; b += nbmax) {
-      const int nb = b1 - b < nbmax ? (int)(b1 - b) : nbmax;
-      const int8_t *x[NB8];
-      for (int n = 0; n < nb; n++) x[n] = j->xq + (b + n) * j->xstride;
-      __m256i acc[NB8][MR];
-      /* one instance per tile height, each with its sums in registers */
-      if (nb == nbmax)
-        product(bits, bits == 8 ? NB8 : NBN, panel, groups8, groups, x, acc);
-      else if (nb == 1)
-        product(bits, 1, panel, groups8, groups, x, acc);
-      else if (nb == 2)
-        product(bits, 2, panel, groups8, groups, x, acc);
-      else
-        product(bits, 3, panel, groups8, groups, x, acc);
-      for (int n = 0; n < nb; n++)
-        for (int m = 0; m < MR; m++)
-          if (nrows[m]) finish8(j, &mp, r + 8 * m, nrows[m], b + n, acc[n][m], sw[m]);
+    int64_t b = b0;
+    for (; b + nbmax <= b1; b += nbmax) tile(bits, bits == 8 ? NB8 : NBN, j, &mp, r, nrows, sw, panel, groups8, groups, b);
+    switch (b1 - b) {
+    case 1: tile(bits, 1, j, &mp, r, nrows, sw, panel, groups8, groups, b); break;
+    case 2: tile(bits, 2, j, &mp, r, nrows, sw, panel, groups8, groups, b); break;
+    case 3: tile(bits, 3, j, &mp, r, nrows, sw, panel, groups8, groups, b); break;
+    default: break;
     }
   }
 }
