@@ -453,8 +453,9 @@ WIDE_QUANTIZE_SCAN64(quantize_scan64, quantize64, quantize_scaled)
 
 /* ---- 64-bit decode: (float)(double(q) · s), eight lanes ---- */
 
-static void dequantize64(const loom_dtype_traits *t, const uint8_t *src, int64_t n, float scale, const float *lut,
-                         float *dst) {
+static inline __attribute__((always_inline)) void dequantize64_rows(const bool stream, const loom_dtype_traits *t,
+                                                                    const uint8_t *src, int64_t n, float scale,
+                                                                    float *dst) {
   const bool is_unsigned = t->kind == LOOM_DTYPE_KIND_UNSIGNED;
   const __m512d s = _mm512_set1_pd(scale);
   int64_t i = 0;
@@ -463,7 +464,10 @@ static void dequantize64(const loom_dtype_traits *t, const uint8_t *src, int64_t
   for (; i + 8 <= n; i += 8) {
     const __m512i c = _mm512_loadu_si512(src + 8 * i);
     const __m512d q = is_unsigned ? _mm512_cvtepu64_pd(c) : _mm512_cvtepi64_pd(c);
-    _mm256_storeu_ps(dst + i, _mm512_cvtpd_ps(_mm512_mul_pd(q, s)));
+    if (stream)
+      _mm256_stream_ps(dst + i, _mm512_cvtpd_ps(_mm512_mul_pd(q, s)));
+    else
+      _mm256_storeu_ps(dst + i, _mm512_cvtpd_ps(_mm512_mul_pd(q, s)));
   }
   if (i < n) {
     uint64_t in[8] = {0};
@@ -474,6 +478,20 @@ static void dequantize64(const loom_dtype_traits *t, const uint8_t *src, int64_t
     _mm256_storeu_ps(out, _mm512_cvtpd_ps(_mm512_mul_pd(q, s)));
     memcpy(dst + i, out, (size_t)(n - i) * sizeof *out);
   }
+  if (stream) _mm_sfence();
+}
+
+static void dequantize64(const loom_dtype_traits *t, const uint8_t *src, int64_t n, float scale, const float *lut,
+                         float *dst) {
+  (void)lut;
+  dequantize64_rows(false, t, src, n, scale, dst);
+}
+
+/* dst 64-byte aligned (cpu.h, dequantize_row_stream) */
+static void dequantize64_stream(const loom_dtype_traits *t, const uint8_t *src, int64_t n, float scale,
+                                const float *lut, float *dst) {
+  (void)lut;
+  dequantize64_rows(true, t, src, n, scale, dst);
 }
 
 void loom_kernels_fill_scaled_avx512(loom_kernels *k) {
@@ -484,6 +502,7 @@ void loom_kernels_fill_scaled_avx512(loom_kernels *k) {
     k->quantize_row[d] = quantize_scaled;
     if (t->bits == 64) {
       k->dequantize_row[d] = dequantize64;
+      k->dequantize_row_stream[d] = dequantize64_stream;
       k->quantize_row_scan[d] = quantize_scan64;
     }
   }

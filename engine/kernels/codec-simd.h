@@ -55,6 +55,12 @@ static inline vu sel_u(vi m, vu a, vu b) {
   return ((vu)m & a) | (~(vu)m & b);
 #endif
 }
+/* A non-temporal store of one vector at an address aligned to its width. */
+#if VBYTES == 32
+#define STREAM_F(p, v) _mm256_stream_ps((p), (__m256)(v))
+#else
+#define STREAM_F(p, v) _mm512_stream_ps((p), (__m512)(v))
+#endif
 /* Macros, not functions, for the double-width vectors: under AVX2 a function
  * returning a 64-byte vector would draw GCC's ABI note (-Wpsabi). */
 #define sel_q(m, a, b) (((m) & (a)) | (~(m) & (b)))
@@ -356,20 +362,34 @@ static int SIMD(quantize_float64_finite)(const loom_dtype_traits *t, const float
   return LOOM_ERR_NONFINITE;
 }
 
-static void SIMD(dequantize_float64)(const loom_dtype_traits *t, const uint8_t *src, int64_t n, float scale,
-                                     const float *lut, float *dst) {
+static ALWAYS_INLINE void dequantize_float64_rows(const bool stream, const uint8_t *src, int64_t n, float *dst) {
   int64_t i = 0;
   for (; i + VL <= n; i += VL) {
     vd d;
     memcpy(&d, src + 8 * i, sizeof d);
     const vf f = __builtin_convertvector(d, vf);
-    memcpy(dst + i, &f, sizeof f);
+    if (stream)
+      STREAM_F(dst + i, f);
+    else
+      memcpy(dst + i, &f, sizeof f);
   }
   for (; i < n; i++) {
     double d;
     memcpy(&d, src + 8 * i, sizeof d);
     dst[i] = (float)d;
   }
+  if (stream) _mm_sfence();
+}
+
+static void SIMD(dequantize_float64)(const loom_dtype_traits *t, const uint8_t *src, int64_t n, float scale,
+                                     const float *lut, float *dst) {
+  dequantize_float64_rows(false, src, n, dst);
+}
+
+/* dst 64-byte aligned (cpu.h, dequantize_row_stream) */
+static void SIMD(dequantize_float64_stream)(const loom_dtype_traits *t, const uint8_t *src, int64_t n, float scale,
+                                            const float *lut, float *dst) {
+  dequantize_float64_rows(true, src, n, dst);
 }
 
 static void SIMD(dequantize_bfloat16)(const loom_dtype_traits *t, const uint8_t *src, int64_t n, float scale,
@@ -432,6 +452,7 @@ static void SIMD(fill_codecs)(loom_kernels *k) {
       k->quantize_row[d] = SIMD(quantize_float64);
       k->quantize_row_finite[d] = SIMD(quantize_float64_finite);
       k->dequantize_row[d] = SIMD(dequantize_float64);
+      k->dequantize_row_stream[d] = SIMD(dequantize_float64_stream);
       break;
     case LOOM_DTYPE_BFLOAT16:
       k->quantize_row[d] = SIMD(quantize_minifloat);

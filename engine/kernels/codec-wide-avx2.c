@@ -328,13 +328,19 @@ static inline __attribute__((always_inline)) __m256 decode8(const uint8_t *src, 
   return _mm256_set_m128(b, a);
 }
 
-static inline __attribute__((always_inline)) void dequantize64_rows(const bool is_signed, const uint8_t *src,
-                                                                    int64_t n, float scale, float *dst) {
+static inline __attribute__((always_inline)) void dequantize64_rows(const bool stream, const bool is_signed,
+                                                                    const uint8_t *src, int64_t n, float scale,
+                                                                    float *dst) {
   const __m256d s = _mm256_set1_pd(scale);
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) {
-    _mm_prefetch((const char *)(src + 8 * i + 1024), _MM_HINT_T0); /* as codec-simd.h's DECODE_PREFETCH */
-    _mm256_storeu_ps(dst + i, decode8(src + 8 * i, s, is_signed));
+    /* as codec-simd.h's DECODE_PREFETCH; streaming, 4 KiB ahead measured
+     * best (int64 0.93–0.96 → 1.03–1.05 of memcpy; none 0.82–0.87) */
+    _mm_prefetch((const char *)(src + 8 * i + (stream ? 4096 : 1024)), _MM_HINT_T0);
+    if (stream)
+      _mm256_stream_ps(dst + i, decode8(src + 8 * i, s, is_signed));
+    else
+      _mm256_storeu_ps(dst + i, decode8(src + 8 * i, s, is_signed));
   }
   if (i < n) {
     uint64_t in[8] = {0};
@@ -343,15 +349,26 @@ static inline __attribute__((always_inline)) void dequantize64_rows(const bool i
     _mm256_storeu_ps(out, decode8((const uint8_t *)in, s, is_signed));
     memcpy(dst + i, out, (size_t)(n - i) * sizeof *out);
   }
+  if (stream) _mm_sfence();
 }
 
 static void dequantize64(const loom_dtype_traits *t, const uint8_t *src, int64_t n, float scale, const float *lut,
                          float *dst) {
   (void)lut;
   if (t->kind == LOOM_DTYPE_KIND_UNSIGNED)
-    dequantize64_rows(false, src, n, scale, dst);
+    dequantize64_rows(false, false, src, n, scale, dst);
   else
-    dequantize64_rows(true, src, n, scale, dst);
+    dequantize64_rows(false, true, src, n, scale, dst);
+}
+
+/* dst 64-byte aligned (cpu.h, dequantize_row_stream) */
+static void dequantize64_stream(const loom_dtype_traits *t, const uint8_t *src, int64_t n, float scale,
+                                const float *lut, float *dst) {
+  (void)lut;
+  if (t->kind == LOOM_DTYPE_KIND_UNSIGNED)
+    dequantize64_rows(true, false, src, n, scale, dst);
+  else
+    dequantize64_rows(true, true, src, n, scale, dst);
 }
 
 void loom_kernels_fill_wide_avx2(loom_kernels *k) {
@@ -366,6 +383,7 @@ void loom_kernels_fill_wide_avx2(loom_kernels *k) {
     k->quantize_row[d] = quantize_scaled64;
     k->quantize_row_scan[d] = quantize_scan64;
     k->dequantize_row[d] = dequantize64;
+    k->dequantize_row_stream[d] = dequantize64_stream;
   }
 }
 #pragma GCC pop_options

@@ -53,6 +53,12 @@ typedef struct loom_kernels {
   const char *name;
   loom_quantize_row_fn quantize_row[LOOM_DTYPE_COUNT];
   loom_dequantize_row_fn dequantize_row[LOOM_DTYPE_COUNT];
+  /* dequantize_row with non-temporal stores, for a dst 64-byte aligned
+   * (the tail, less than a vector, through ordinary stores), and a store
+   * fence at the end: for outputs larger than the caches, where writing
+   * around them saves reading every destination line first
+   * (loom_dtype_dequantize). The same bits. NULL where a level has none. */
+  loom_dequantize_row_fn dequantize_row_stream[LOOM_DTYPE_COUNT];
   /* quantize_row for a format with codes for NaN and ±inf that refuses them
    * all the same, in the same pass: LOOM_ERR_NONFINITE and *bad the first
    * such column (dst then holds garbage). The morph checks a row this way

@@ -133,12 +133,20 @@ static void compare_dequantize(const loom_kernels *fast, const loom_kernels *ref
   if (!t->scaled && t->bits <= 8) loom_float_build_lut(t, lut);
   uint8_t *row = g_malloc0(row_bytes);
   float *a = g_malloc((size_t)(len + 1) * sizeof *a), *b = g_malloc((size_t)(len + 1) * sizeof *b);
+  float *s = g_aligned_alloc((size_t)len + 1, sizeof *s, 64);
   for (int64_t off = 0; off + len <= ncodes; off += len) {
     memset(row, 0, row_bytes);
     for (int64_t i = 0; i < len; i++) loom_pack_put(t->bits, row, i, loom_pack_get(t->bits, codes, off + i));
     a[len] = b[len] = 42.0f; /* nothing is written past the row */
     fast->dequantize_row[t->id](t, row, len, scale, lut, a);
     ref->dequantize_row[t->id](t, row, len, scale, lut, b);
+    if (fast->dequantize_row_stream[t->id]) { /* the same bits through non-temporal stores, dst 64-byte aligned */
+      s[len] = 42.0f;
+      fast->dequantize_row_stream[t->id](t, row, len, scale, lut, s);
+      if (memcmp(s, b, (size_t)(len + 1) * sizeof *s) != 0)
+        g_error("%s %s, scale %a, length %lld: the streaming decode differs from the reference", fast->name, t->name,
+                (double)scale, (long long)len);
+    }
     if (memcmp(a, b, (size_t)(len + 1) * sizeof *a) != 0) {
       for (int64_t i = 0; i <= len; i++) {
         uint32_t ua, ub;
@@ -154,6 +162,7 @@ static void compare_dequantize(const loom_kernels *fast, const loom_kernels *ref
   g_free(row);
   g_free(a);
   g_free(b);
+  g_aligned_free(s);
 }
 
 static const float scales[] = {1.0f,       0.0f,          0.5f,          0x1p-20f, 3.0e-3f, 7.0f, 0x1p-149f,
