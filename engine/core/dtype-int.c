@@ -158,19 +158,6 @@ SCALED_FNS(ternary, LOOM_DTYPE_TERNARY)
 SCALED_FNS(binary, LOOM_DTYPE_BINARY)
 #undef SCALED_FNS
 
-/* The scale from a row's statistic (max |w|, max(0, max w) or Σ|w|, as
- * loom_kernels' scans give them) and its length. */
-float loom_scaled_scale_of_stat(const loom_dtype_traits *t, double stat, int64_t n) {
-  switch (t->kind) {
-  case LOOM_DTYPE_KIND_SIGNED:
-  case LOOM_DTYPE_KIND_UNSIGNED: stat /= (double)t->qmax; break;
-  default: if (n > 0) stat /= (double)n; break; /* ternary, binary: mean |w| */
-  }
-  float s = (float)stat;
-  if (stat > 0 && s == 0) s = FLT_TRUE_MIN;
-  return s;
-}
-
 LOOM_API float loom_dtype_compute_scale(loom_dtype d, const float *values, int64_t n) {
   const loom_dtype_traits *t = loom_dtype_traits_get(d);
   if (!t || !t->scaled) return 1.0f;

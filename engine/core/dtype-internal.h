@@ -96,8 +96,21 @@ bool loom_scaled_code_valid(const loom_dtype_traits *t, uint64_t code);
  * sets *scale to loom_dtype_compute_scale's value. */
 bool loom_scaled_row_scale(const loom_dtype_traits *t, const float *row, int64_t n, float *scale);
 /* The scale of n values from the kernels' scale_scan statistic (the same
- * function loom_scaled_row_scale applies). */
-float loom_scaled_scale_of_stat(const loom_dtype_traits *t, double stat, int64_t n);
+ * function loom_scaled_row_scale applies): max |w| / qmax (signed),
+ * max(0, max w) / qmax (unsigned), mean |w| (ternary, binary), in double,
+ * rounded to float, and a positive statistic never gives a scale of 0.
+ * Inline: the integer product's activations take one per row
+ * (kernels/qgemm.c), where a call cost a tenth of their quantization. */
+static inline float loom_scaled_scale_of_stat(const loom_dtype_traits *t, double stat, int64_t n) {
+  switch (t->kind) {
+  case LOOM_DTYPE_KIND_SIGNED:
+  case LOOM_DTYPE_KIND_UNSIGNED: stat /= (double)t->qmax; break;
+  default: if (n > 0) stat /= (double)n; break; /* ternary, binary: mean |w| */
+  }
+  float s = (float)stat;
+  if (stat > 0 && s == 0) s = 0x1p-149f; /* FLT_TRUE_MIN */
+  return s;
+}
 
 int loom_scaled_quantize_row(const loom_dtype_traits *t, const float *src, int64_t n, float scale, uint8_t *dst,
                              int64_t *bad);

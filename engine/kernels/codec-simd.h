@@ -418,8 +418,28 @@ static void SIMD(dequantize_bfloat16)(const loom_dtype_traits *t, const uint8_t 
  * no call between them. Called a row at a time through the table, they cost
  * a row of 32 values about 60 ns, four times its encoding (a transformer
  * of width 32 at rest, docs/qgemm.md). */
+/* Σ of len int8 codes, len a multiple of 64: vpsadbw of the codes + 128. */
+static inline int64_t code_sum(const int8_t *q, int64_t len) {
+#if VBYTES == 32
+  const __m256i bias = _mm256_set1_epi8((char)0x80);
+  __m256i s = _mm256_setzero_si256();
+  for (int64_t c = 0; c < len; c += 32)
+    s = _mm256_add_epi64(s, _mm256_sad_epu8(_mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(const void *)(q + c)),
+                                                             bias),
+                                            _mm256_setzero_si256()));
+  const __m128i s2 = _mm_add_epi64(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
+  return _mm_cvtsi128_si64(s2) + _mm_extract_epi64(s2, 1) - 128 * len;
+#else
+  const __m512i bias = _mm512_set1_epi8((char)0x80);
+  __m512i s = _mm512_setzero_si512();
+  for (int64_t c = 0; c < len; c += 64)
+    s = _mm512_add_epi64(s, _mm512_sad_epu8(_mm512_xor_si512(_mm512_loadu_si512(q + c), bias), _mm512_setzero_si512()));
+  return _mm512_reduce_add_epi64(s) - 128 * len;
+#endif
+}
+
 static void SIMD(qgemm_quantize)(const float *x, int64_t batch, int64_t cols, int8_t *xq, int64_t xstride, float *sx,
-                                 uint8_t *bad) {
+                                 uint8_t *bad, int64_t *xsum) {
   const loom_dtype_traits *i8 = loom_dtype_traits_get(LOOM_DTYPE_INT8);
   /* the scales of all rows first: each row's chain of scan, division and
    * encoding then overlaps with the next row's */
@@ -433,6 +453,7 @@ static void SIMD(qgemm_quantize)(const float *x, int64_t batch, int64_t cols, in
     int8_t *q = xq + b * xstride;
     if (sx[b] == 0) { /* all zeros, or not finite */
       memset(q, 0, (size_t)xstride);
+      xsum[b] = 0;
       continue;
     }
     if (sx[b] >= 0x1p-125f)
@@ -440,6 +461,7 @@ static void SIMD(qgemm_quantize)(const float *x, int64_t batch, int64_t cols, in
     else
       quantize_scaled_bits(8, SCALED_DOUBLE, row, cols, sx[b], -127.0, 127.0, (uint8_t *)q);
     memset(q + cols, 0, (size_t)(xstride - cols));
+    xsum[b] = code_sum(q, xstride);
   }
 }
 

@@ -111,13 +111,14 @@ typedef struct loom_kernels {
    * the same bits. NULL for the dtypes it does not serve. */
   loom_qgemm_rows_fn qgemm_rows[LOOM_DTYPE_COUNT];
   /* The integer product's activations (kernels/qgemm.h): row b of x
-   * (cols values) to int8 codes by the int8 weight rule at xq + b · xstride,
-   * zero from cols to xstride; sx[b] its scale; bad[b] 1, codes zero and
-   * sx[b] 0 where the row holds NaN or ±inf. The bits of scale_scan,
-   * loom_scaled_scale_of_stat and quantize_row[LOOM_DTYPE_INT8] row by row
-   * (what qgemm.c does where this is NULL). */
+   * (cols values) to int8 codes by the int8 weight rule at xq + b · xstride
+   * (a multiple of 64), zero from cols to xstride; sx[b] its scale, xsum[b]
+   * the codes' sum; bad[b] 1, codes zero and sx[b] 0 where the row holds
+   * NaN or ±inf. The bits of scale_scan, loom_scaled_scale_of_stat and
+   * quantize_row[LOOM_DTYPE_INT8] row by row (what qgemm.c does where this
+   * is NULL). */
   void (*qgemm_quantize)(const float *x, int64_t batch, int64_t cols, int8_t *xq, int64_t xstride, float *sx,
-                         uint8_t *bad);
+                         uint8_t *bad, int64_t *xsum);
   /* The integer product's activation row prepared once per call
    * (kernels/qgemm.h): *xsum = Σ xq[0, len), and for bits < 8 xp, the
    * permuted copy; len a multiple of 512 / bits. */

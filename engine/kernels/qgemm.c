@@ -175,19 +175,21 @@ int loom_qgemm_packed(loom_pool *pool, loom_dtype d, const uint8_t *packed, int6
   int8_t *xq = (int8_t *)(buf + o_xq), *xp = m > 1 && !short_rows ? (int8_t *)(buf + o_xp) : xq;
   const loom_dtype_traits *i8 = loom_dtype_traits_get(LOOM_DTYPE_INT8);
   if (k->qgemm_quantize) {
-    k->qgemm_quantize(x, batch, cols, xq, xstride, sx, bad);
+    k->qgemm_quantize(x, batch, cols, xq, xstride, sx, bad, xsum);
   } else {
     for (int64_t b = 0; b < batch; b++) {
       int8_t *q = xq + b * xstride;
       memset(q, 0, (size_t)xstride);
       bad[b] = !quantize_activations(k, i8, x + b * cols, cols, q, &sx[b]);
       if (bad[b]) memset(q, 0, (size_t)cols);
+      k->qgemm_prepare(8, q, q, xstride, &xsum[b]); /* Σ xq alone */
     }
   }
-  /* Σ xq, and xp where the row kernels read it (the short-row product
-   * reads xq alone: as 8-bit codes, only the sum is made) */
-  for (int64_t b = 0; b < batch; b++)
-    k->qgemm_prepare(short_rows ? 8 : t->bits, xq + b * xstride, xp + b * xstride, xstride, &xsum[b]);
+  /* xp where the row kernels read it (the short-row product reads xq
+   * alone); qgemm_prepare makes Σ xq again, the same */
+  if (!short_rows && m > 1)
+    for (int64_t b = 0; b < batch; b++)
+      k->qgemm_prepare(t->bits, xq + b * xstride, xp + b * xstride, xstride, &xsum[b]);
   int8_t *xt = tiles ? (int8_t *)(buf + o_xp) : NULL;
   if (xt) interleave_tiles(xq, xt, batch, xstride);
   loom_qgemm_job job = {
