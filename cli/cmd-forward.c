@@ -11,6 +11,11 @@
  * X holds a batch of samples (batch × input shape) or one sample of exactly
  * the input shape; Y gets batch × output shape, or the output shape alone for
  * a single sample. Results do not depend on --threads.
+ * On the CPU the samples run FORWARD_CHUNK at a time, so the layers'
+ * buffers hold one part of a large file (a tiny transformer over 32768
+ * samples took 2.1 GB at once) and are reused from part to part; a
+ * sample's output is the same in any part (loom_layer_keeps_state). A
+ * network with a layer that keeps state between calls runs whole.
  */
 #include <errno.h>
 #include <glib/gi18n.h>
@@ -19,6 +24,7 @@
 #include <string.h>
 
 #include <loom/gpu.h>
+#include <loom/sequence.h>
 
 #include "cli-model.h"
 #include "commands.h"
@@ -26,6 +32,15 @@
 int cmd_forward(int argc, char **argv);
 
 #define FORWARD_MAX_THREADS 1024
+#define FORWARD_CHUNK 256
+
+/* A layer anywhere in the network keeps something from one call for the
+ * next: the batch must run in one call. */
+static bool net_keeps_state(const loom_net *net) {
+  for (int64_t i = 0; i < loom_net_n_layers(net); i++)
+    if (loom_layer_keeps_state(loom_net_layer_at(net, loom_net_layer_coord(net, i)))) return true;
+  return false;
+}
 
 static bool same_dims(const int64_t *a, const int64_t *b, int n) {
   for (int i = 0; i < n; i++)
@@ -135,9 +150,14 @@ static int run_forward(const char *model_path, loom_net *net, const char *in_pat
       status = 1;
     } else {
       loom_ctx ctx = {.pool = pool};
-      if (loom_net_forward(net, &ctx, x.data, batch, y.data, &err)) {
-        cli_error("forward", "%s: %s", model_path, err.message);
-        status = 1;
+      const int64_t in_numel = loom_shape_numel(&in), chunk = net_keeps_state(net) ? batch : FORWARD_CHUNK;
+      for (int64_t b0 = 0; b0 < batch; b0 += chunk) {
+        const int64_t nb = batch - b0 < chunk ? batch - b0 : chunk;
+        if (loom_net_forward(net, &ctx, x.data + b0 * in_numel, nb, y.data + b0 * per, &err)) {
+          cli_error("forward", "%s: %s", model_path, err.message);
+          status = 1;
+          break;
+        }
       }
       loom_pool_free(pool);
     }

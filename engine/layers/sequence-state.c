@@ -45,6 +45,15 @@ LOOM_API int64_t loom_layer_cached_steps(const loom_layer *l) {
   return l && l->type == &loom_layer_attention ? attention_cache_length(l) : 0;
 }
 
+LOOM_API bool loom_layer_keeps_state(const loom_layer *l) {
+  if (!l) return false;
+  if (is_recurrent(l) && loom_layer_get_int(l, "carry_state")) return true;
+  if (l->type == &loom_layer_attention && loom_layer_get_int(l, "cache_capacity") > 0) return true;
+  for (int i = 0; i < l->n_children; i++)
+    if (loom_layer_keeps_state(l->children[i])) return true;
+  return l->gate && loom_layer_keeps_state(l->gate);
+}
+
 LOOM_API void loom_layer_reset_state(loom_layer *l) {
   if (!l) return;
   if (is_recurrent(l)) recurrent_reset(l);

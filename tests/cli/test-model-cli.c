@@ -1,5 +1,6 @@
 /* loom new / info / forward end to end, including exit codes and messages. */
 #include <glib/gstdio.h>
+#include <math.h>
 #include <string.h>
 
 #include "../io/tiny-model.h"
@@ -206,6 +207,26 @@ static void test_forward_values_and_threads(void) {
   g_free(h1);
   g_free(h2);
 
+  /* More samples than one part of the CPU forward (256, cli/cmd-forward.c):
+   * every sample's output lands at its own place. */
+  enum { MANY = 600 };
+  float *many = g_new(float, 2 * MANY);
+  for (int i = 0; i < 2 * MANY; i++) many[i] = (float)((i * 37) % 101 - 50) / 64.0f;
+  cli_write_npy(x, (int64_t[]){MANY, 2}, 2, many);
+  r = run((const char *[]){"forward", model, "--input", x, "--output", y1, NULL});
+  g_assert_cmpint(r.status, ==, 0);
+  cli_result_clear(&r);
+  h1 = read_npy(y1, &d1, &n1);
+  g_assert_cmpuint(n1, ==, 2 * MANY);
+  for (int s = 0; s < MANY; s++) {
+    const double x0 = many[2 * s], x1 = many[2 * s + 1];
+    g_assert_cmpfloat_with_epsilon(d1[2 * s], tanh(2 * (x0 - 2 * x1)), 1e-6);
+    g_assert_cmpfloat_with_epsilon(d1[2 * s + 1], tanh(2 * (3 * x0 - 4 * x1)), 1e-6);
+  }
+  g_free(d1);
+  g_free(h1);
+  g_free(many);
+
   /* One sample of exactly the input shape gives the output shape alone. */
   cli_write_npy(x, (int64_t[]){2}, 1, xs + 2);
   r = run((const char *[]){"forward", model, "--input", x, "--output", y1, NULL});
@@ -233,6 +254,48 @@ static void test_forward_values_and_threads(void) {
   g_free(x);
   g_free(y1);
   g_free(y2);
+}
+
+/* A file of more samples than one part of the CPU forward (256,
+ * cli/cmd-forward.c), on the digits CNN (64 inputs, 10 outputs a sample):
+ * the last 44 samples run alone give the bits of the same samples in the
+ * whole file, at float32 and at rest. */
+static void test_forward_in_parts(void) {
+  char *model = tmp_path("cnn.loom"), *x = tmp_path("x300.npy"), *x44 = tmp_path("x44.npy");
+  char *y = tmp_path("y300.npy"), *y44 = tmp_path("y44.npy");
+  CliResult r = run((const char *[]){"new", "--example", "cnn", "--out", model, "--force", NULL});
+  if (r.status) g_error("%s", r.err);
+  cli_result_clear(&r);
+  enum { N = 300, TAIL = 44, IN = 64, OUT = 10 };
+  float *xs = g_new(float, N * IN);
+  for (int i = 0; i < N * IN; i++) xs[i] = (float)((i * 7919) % 255) / 255.0f;
+  cli_write_npy(x, (int64_t[]){N, 1, 8, 8}, 4, xs);
+  cli_write_npy(x44, (int64_t[]){TAIL, 1, 8, 8}, 4, xs + (N - TAIL) * IN);
+  for (int rest = 0; rest < 2; rest++) {
+    const char *inference = rest ? "--inference" : "--threads=1";
+    r = run((const char *[]){"forward", model, "--input", x, "--output", y, inference, NULL});
+    if (r.status) g_error("%s", r.err);
+    cli_result_clear(&r);
+    r = run((const char *[]){"forward", model, "--input", x44, "--output", y44, inference, NULL});
+    if (r.status) g_error("%s", r.err);
+    cli_result_clear(&r);
+    float *d, *d44;
+    gsize n, n44;
+    char *h = read_npy(y, &d, &n), *h44 = read_npy(y44, &d44, &n44);
+    g_assert_cmpuint(n, ==, N * OUT);
+    g_assert_cmpuint(n44, ==, TAIL * OUT);
+    g_assert_cmpmem(d + (N - TAIL) * OUT, TAIL * OUT * sizeof *d, d44, n44 * sizeof *d44);
+    g_free(d);
+    g_free(d44);
+    g_free(h);
+    g_free(h44);
+  }
+  g_free(xs);
+  g_free(model);
+  g_free(x);
+  g_free(x44);
+  g_free(y);
+  g_free(y44);
 }
 
 /* --inference: float32 rests as its master (the same bits as the plain
@@ -437,6 +500,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/cli/model/new-default-out", test_new_default_out);
   g_test_add_func("/cli/model/new-errors", test_new_errors);
   g_test_add_func("/cli/model/forward-values-and-threads", test_forward_values_and_threads);
+  g_test_add_func("/cli/model/forward-in-parts", test_forward_in_parts);
   g_test_add_func("/cli/model/forward-and-info-errors", test_forward_and_info_errors);
   g_test_add_func("/cli/model/forward-and-info-inference", test_forward_and_info_inference);
   int rc = g_test_run();

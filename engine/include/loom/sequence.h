@@ -43,6 +43,14 @@ LOOM_API int loom_layer_set_key_padding_mask(loom_layer *l, const uint8_t *mask,
 LOOM_API int64_t loom_layer_cached_steps(const loom_layer *l);
 /* Forgets carried recurrent state and KV caches, recursively. */
 LOOM_API void loom_layer_reset_state(loom_layer *l);
+/* True when l, or a layer inside it, is set to keep something from one
+ * forward call for the next: an rnn or lstm with carry_state, an attention
+ * layer with a KV cache (cache_capacity > 0). Without such a layer a
+ * sample's output does not depend on the other samples of its call nor on
+ * the calls before, so a batch may run in parts (loom forward does). A
+ * given initial state or key padding mask holds one batch size; a call of
+ * another size is refused, never wrong. */
+LOOM_API bool loom_layer_keeps_state(const loom_layer *l);
 
 #ifdef __cplusplus
 }
