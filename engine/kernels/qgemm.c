@@ -99,6 +99,26 @@ static void qgemm_range(void *arg, int64_t begin, int64_t end) {
   loom_kernels_get()->qgemm_rows[j->t->id](j, begin, end);
 }
 
+bool loom_qgemm_takes_short(const loom_kernels *k, int bits, int64_t cols, int64_t batch) {
+  if (!k->qgemm_short || cols > LOOM_QGEMM_SHORT_MAX_COLS || batch < 1) return false;
+  if (k->level >= LOOM_KERNELS_AVX512) {
+    /* An Intel Xeon with VNNI (docs/qgemm.md): its panel GEMM wins for
+     * 8-bit rows beyond 64 columns, the row kernels for the others beyond
+     * 256 (binary 512) columns. */
+    if (bits == 8 && k->qgemm_tiles) return cols <= 64 && batch >= 2;
+    if (cols <= 128) return batch >= 2 || (bits == 1 && batch == 1);
+    return batch >= 16 && cols <= (bits == 1 && batch >= 64 ? 512 : 256);
+  }
+  /* Zen 3: from a batch of 32 at any width; at 16 the row kernels of the
+   * 2-bit formats beyond 512 columns (1.1 times faster) and of 8-bit codes
+   * beyond 1024 (as fast) are kept. */
+  if (batch >= 32) return true;
+  if (batch >= 16) return cols <= (bits == 2 ? 512 : bits == 8 ? 1024 : LOOM_QGEMM_SHORT_MAX_COLS);
+  if (batch >= 8) return cols <= (bits == 2 ? 384 : 512);
+  if (batch >= 2) return cols <= (bits == 8 ? 256 : bits == 1 ? 256 : bits == 4 ? 192 : 128);
+  return bits == 1 && cols <= 192;
+}
+
 /* The short-row product's items: tile t of SHORT_TILE_ROWS weight rows ×
  * chunk c of SHORT_CHUNK activation rows is item t · chunks + c, so a tile
  * with few rows and a large batch still splits over the pool. */
@@ -185,13 +205,9 @@ int loom_qgemm_packed(loom_pool *pool, loom_dtype d, const uint8_t *packed, int6
                           (long long)rows, (long long)nscales);
   if (rows == 0 || batch == 0) return 0;
   const loom_kernels *k = loom_kernels_get();
-  /* Short rows at a batch: the level's panel product (kernels/cpu.h), which
-   * reads xq alone in groups of 4 columns. Otherwise whole 64-byte blocks
-   * of codes: the vector kernels read x a block at a time. */
-  /* (The VNNI level keeps its panel GEMM for 8-bit rows of more than 128
-   * columns: not measured against the short-row product.) */
-  const bool short_rows = k->qgemm_short && loom_qgemm_takes_short(t->bits, cols, batch) &&
-                          !(k->qgemm_tiles && t->bits == 8 && cols > 128);
+  /* The short-row product reads xq alone in groups of 4 columns; the row
+   * kernels read whole 64-byte blocks of codes and x a block at a time. */
+  const bool short_rows = loom_qgemm_takes_short(k, t->bits, cols, batch);
   const int64_t per_block = short_rows ? 64 : 512 / t->bits;
   const int64_t xstride = (cols + per_block - 1) / per_block * per_block;
   if (xstride > 0 && batch > INT64_MAX / 4 / xstride)

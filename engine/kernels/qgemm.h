@@ -65,16 +65,17 @@ static inline float loom_qgemm_finish(const loom_qgemm_job *j, int64_t b, int64_
  * panels (qgemm-vnni-panel.c); tests/engine/test-qgemm.c covers both sides. */
 enum { LOOM_QGEMM_PANEL_MIN_BATCH = 16, LOOM_QGEMM_TILE_ROWS = 8 };
 
-/* Which products go to the level's short-row product where it has one
- * (loom_kernels.qgemm_short, qgemm-short.c): rows of at most 128 columns
- * from a batch of 2 (binary codes from 1: the GEMV reads 512 columns a
- * block), rows of at most LOOM_QGEMM_SHORT_MAX_COLS from a batch of 16;
- * where it measured faster than the row kernels on Zen 3 (docs/qgemm.md). */
-enum { LOOM_QGEMM_SHORT_MAX_COLS = 512 };
-static inline bool loom_qgemm_takes_short(int bits, int64_t cols, int64_t batch) {
-  if (cols <= 128) return batch >= 2 || (bits == 1 && batch == 1);
-  return cols <= LOOM_QGEMM_SHORT_MAX_COLS && batch >= 16;
-}
+/* Which products go to the short-row product (loom_kernels.qgemm_short,
+ * qgemm-short.c) at level k: false where k has none. The shapes where it
+ * measured faster than the row kernels (and, at the VNNI level, the 8-bit
+ * panel GEMM) on CPUs of each level (docs/qgemm.md): at the AVX2 level
+ * (Zen 3) from a batch of 16 at any width, of 8 at most 512 columns, of 2
+ * for short rows (binary codes from 1); at the AVX-512 level for shorter
+ * rows only. At most LOOM_QGEMM_SHORT_MAX_COLS columns: its 32-bit sums
+ * (qgemm-short.c) stay exact up to 66,052. */
+enum { LOOM_QGEMM_SHORT_MAX_COLS = 65536 };
+struct loom_kernels;
+bool loom_qgemm_takes_short(const struct loom_kernels *k, int bits, int64_t cols, int64_t batch);
 
 /* The reference's qgemm_prepare (kernels/cpu.h), one byte at a time. */
 void loom_qgemm_prepare_ref(int bits, const int8_t *xq, int8_t *xp, int64_t len, int64_t *xsum);

@@ -327,6 +327,9 @@ int bench_qgemm_batch(int runs, bool all_levels) {
       fflush(stdout);
     }
   }
+  if (avx2 && !vnni)
+    printf("(×peak: the bound of 8-bit codes; codes of 4 bits or fewer are summed 8 to 128 products at a time\n"
+           " in 16 bits before vpmaddwd widens them (qgemm-short.c), about half the multiplies, so they can pass it)\n");
   printf("(×f32 sgemm: against loom_sgemm of the dequantized float32 weights, same shape, same runs)\n"
          "(bound sink %llu)\n", (unsigned long long)(bound_sink & 1));
   loom_kernels_force(best);

@@ -205,46 +205,68 @@ static void test_panel(gconstpointer data) {
  * that end inside a group, inside a 32-column chunk of the panel's decode,
  * a last row whose chunk would read past the codes), 1 to 7 activation rows
  * (tiles of 4 for 8-bit codes, 3 for the others, and their short ones),
- * chunks of 64 activation rows split over the pool, both sides of each
- * threshold, and binary codes' GEMV. */
+ * rows of several blocks of 1024 columns (sums carried from block to block,
+ * a last block of 1 group or of a partial one) in chunks of 64 activation
+ * rows, both split over the pool, both sides of the AVX2 level's
+ * thresholds, and binary codes' GEMV. */
 static void test_short(gconstpointer data) {
   const loom_dtype d = (loom_dtype)GPOINTER_TO_INT(data);
   uint64_t seed = 0x51ed27c3a8b1f00du ^ (uint64_t)d;
   const int bits = loom_dtype_traits_get(d)->bits;
   const bool sanitized = g_getenv("LOOM_TEST_SANITIZED") != NULL;
+  /* The thresholds of the level that has the product (no vector level:
+   * only the reference's bits are compared below). */
+  const loom_kernels *avx2 = loom_kernels_for(LOOM_KERNELS_AVX2);
+  g_assert_false(loom_qgemm_takes_short(loom_kernels_for(LOOM_KERNELS_REF), bits, 32, 64));
+  if (avx2) {
+    g_assert_true(avx2->qgemm_short != NULL);
+    g_assert_true(loom_qgemm_takes_short(avx2, bits, 128, 1) == (bits == 1));
+    g_assert_true(loom_qgemm_takes_short(avx2, bits, 192, 1) == (bits == 1));
+    g_assert_false(loom_qgemm_takes_short(avx2, bits, 193, 1));
+    g_assert_false(loom_qgemm_takes_short(avx2, bits, 257, 7));
+    g_assert_true(loom_qgemm_takes_short(avx2, bits, 384, 8));
+    g_assert_false(loom_qgemm_takes_short(avx2, bits, 513, 8));
+    g_assert_false(loom_qgemm_takes_short(avx2, bits, 4096, 15));
+    g_assert_true(loom_qgemm_takes_short(avx2, bits, 512, 16));
+    g_assert_true(loom_qgemm_takes_short(avx2, bits, 1024, 16) == (bits != 2));
+    g_assert_true(loom_qgemm_takes_short(avx2, bits, 4096, 16) == (bits == 1 || bits == 4));
+    g_assert_true(loom_qgemm_takes_short(avx2, bits, LOOM_QGEMM_SHORT_MAX_COLS, 32));
+    g_assert_false(loom_qgemm_takes_short(avx2, bits, LOOM_QGEMM_SHORT_MAX_COLS + 1, 64));
+  }
   static const int64_t rows[] = {1, 7, 8, 9, 16, 17, 42};
   static const int64_t cols[] = {1, 2, 3, 4, 5, 31, 32, 33, 42, 100, 127, 128};
   for (size_t ri = 0; ri < G_N_ELEMENTS(rows); ri++)
     for (size_t ci = 0; ci < G_N_ELEMENTS(cols); ci++) {
       if (sanitized && (ri + ci) % 3 != 0) continue;
       const int64_t batch = 2 + (int64_t)((ri + ci) % 6);
-      g_assert_true(loom_qgemm_takes_short(bits, cols[ci], batch));
+      if (avx2) g_assert_true(loom_qgemm_takes_short(avx2, bits, cols[ci], batch));
       check(d, rows[ri], cols[ci], batch, (ri + ci) % 2 == 0, false, pools, 1, &seed);
     }
-  /* the wider rows, from a batch of 16 */
-  static const int64_t wide[] = {129, 200, 255, 511, 512};
+  /* the wider rows: one block, then two (the second of 1 group), five
+   * (the last partial) */
+  static const int64_t wide[] = {129, 200, 255, 511, 512, 1025, 4096 + 37};
   for (size_t ci = 0; ci < G_N_ELEMENTS(wide); ci++) {
-    g_assert_true(loom_qgemm_takes_short(bits, wide[ci], 16 + (int64_t)ci));
-    check(d, 17 + 8 * (int64_t)ci, wide[ci], 16 + (int64_t)ci, ci % 2 == 1, false, pools, 3, &seed);
+    const int64_t batch = (wide[ci] > 512 ? 32 : 16) + (int64_t)ci;
+    if (avx2) g_assert_true(loom_qgemm_takes_short(avx2, bits, wide[ci], batch));
+    check(d, 17 + 8 * (int64_t)ci, wide[ci], batch, ci % 2 == 1, ci % 3 == 2, pools, 3, &seed);
   }
-  /* either side of each threshold: the row kernels there */
-  g_assert_false(loom_qgemm_takes_short(bits, 129, 15));
-  g_assert_false(loom_qgemm_takes_short(bits, 513, 64));
-  g_assert_true(loom_qgemm_takes_short(bits, 128, 1) == (bits == 1));
-  g_assert_false(loom_qgemm_takes_short(bits, 129, 1));
-  check(d, 9, 129, 15, false, false, pools, 1, &seed);
-  check(d, 9, 513, 16, false, false, pools, 1, &seed);
+  /* either side of the thresholds: the row kernels there */
+  check(d, 9, 257, 7, false, false, pools, 1, &seed);
+  check(d, 9, 513, 8, false, false, pools, 1, &seed);
   /* binary's GEMV of short rows: the short-row product too */
-  check(d, 19, 128, 1, false, false, pools, 1, &seed);
+  check(d, 19, 192, 1, false, false, pools, 1, &seed);
   check(d, 9, 5, 1, true, false, pools, 1, &seed);
-  /* several chunks of activation rows and tiles of weight rows over the pool */
+  /* several chunks of activation rows and tiles of weight rows over the
+   * pool, with one block and with three */
   check(d, 50, 64, 200, false, false, pools, 3, &seed);
   check(d, 33, 512, 131, true, true, pools, 3, &seed);
+  check(d, 33, 2050, 131, false, false, pools, 3, &seed);
 }
 
 /* Every weight at its largest code of one sign and every activation at
  * ±127, over several 4096-byte chunks of codes: the largest partial sums. */
 static void test_extremes(void) {
+  const bool sanitized = g_getenv("LOOM_TEST_SANITIZED") != NULL;
   for (int d = 0; d < LOOM_DTYPE_COUNT; d++) {
     if (!loom_qgemm_supports((loom_dtype)d)) continue;
     const int64_t long_cols = 4096 * 8 / loom_dtype_traits_get((loom_dtype)d)->bits * 3 + 5;
@@ -254,15 +276,20 @@ static void test_extremes(void) {
           for (int shape = 0; shape < 2; shape++) {
           /* 17: the panel GEMM, which only 8-bit codes take (and the
            * others' 1-bit to 4-bit rows are long: they would only add time);
-           * shape 1: the short-row product's widest rows (qgemm-short.c) */
-          if (batch == 17 && shape == 0 && loom_dtype_traits_get((loom_dtype)d)->bits != 8) continue;
+           * shape 1: the short-row product's widest rows (qgemm-short.c),
+           * whose 32-bit sums come nearest 2^31 (2-bit codes take it from
+           * a batch of 32 at that width) */
+          const int bits = loom_dtype_traits_get((loom_dtype)d)->bits;
+          if (batch == 17 && shape == 0 && bits != 8) continue;
           if (shape == 1 && batch < 17) continue;
-          const int64_t cols = shape ? LOOM_QGEMM_SHORT_MAX_COLS : long_cols;
+          /* (sanitized builds: rows of 5 blocks, for memory errors) */
+          const int64_t cols = shape ? (sanitized ? 4096 + 5 : LOOM_QGEMM_SHORT_MAX_COLS) : long_cols;
+          const int64_t nx = shape == 1 && bits == 2 ? 33 : batch;
           uint64_t seed = 1;
           problem p;
-          problem_make(&p, (loom_dtype)d, 9, cols, batch, false, false, &seed);
+          problem_make(&p, (loom_dtype)d, 9, cols, nx, false, false, &seed);
           for (int64_t i = 0; i < p.rows * cols; i++) p.w[i] = (float)sw;
-          for (int64_t i = 0; i < batch * cols; i++) p.x[i] = (float)sx;
+          for (int64_t i = 0; i < nx * cols; i++) p.x[i] = (float)sx;
           for (int64_t r = 0; r < p.rows; r++) p.scales[r] = loom_dtype_compute_scale(p.d, p.w + r * cols, cols);
           g_assert_cmpint(loom_dtype_quantize(p.d, p.w, p.rows, cols, p.scales, p.rows, p.packed, NULL), ==, 0);
           g_assert_cmpint(loom_dtype_dequantize(p.d, p.packed, p.rows, cols, p.scales, p.rows, p.deq, NULL), ==, 0);
@@ -271,11 +298,11 @@ static void test_extremes(void) {
           check_tolerance(&p, true);
           for (int l = 0; l <= (int)loom_kernels_best_level(); l++) {
             g_assert_true(loom_kernels_force((loom_kernel_level)l));
-            memset(p.y, 0xff, (size_t)(batch * p.rows) * sizeof *p.y);
+            memset(p.y, 0xff, (size_t)(nx * p.rows) * sizeof *p.y);
             g_assert_cmpint(run(&p, NULL, p.y), ==, 0);
-            if (memcmp(p.y, p.ref, (size_t)(batch * p.rows) * sizeof *p.y) != 0)
+            if (memcmp(p.y, p.ref, (size_t)(nx * p.rows) * sizeof *p.y) != 0)
               g_error("%s constant %+d × %+d, batch %lld at level %s: not the reference's bits",
-                      loom_dtype_name(p.d), sw, sx, (long long)batch, loom_kernel_level_name(l));
+                      loom_dtype_name(p.d), sw, sx, (long long)nx, loom_kernel_level_name(l));
           }
           problem_free(&p);
         }
