@@ -245,9 +245,13 @@ int loom_qgemm_packed(loom_pool *pool, loom_dtype d, const uint8_t *packed, int6
     loom_pool_for(pool, items, ((INT64_C(1) << 18) + per_item - 1) / per_item, qgemm_short_range, &job);
     return 0;
   }
-  /* About 256 KiB of weights per range, in whole groups of 4 rows (the
-   * vector kernels' row block). */
-  const int64_t per_row = (int64_t)job.row_bytes + 1;
+  /* About 256 KiB of weights per range at batch 1, and as many code bytes
+   * times activation rows (up to 64) at a batch, in whole groups of 4 rows
+   * (the vector kernels' row block). (By weights alone, a 2-bit 1024 ×
+   * 1024 layer at batch 16 was one range: no second thread.) The VNNI
+   * panel GEMM (tiles) keeps ranges of 256 KiB of weights: it packs 32
+   * rows at a time, repeating the last row of a short panel. */
+  const int64_t per_row = ((int64_t)job.row_bytes + 1) * (tiles ? 1 : batch < 64 ? batch : 64);
   int64_t grain = per_row >= (INT64_C(1) << 18) ? 1 : (INT64_C(1) << 18) / per_row;
   grain = (grain + 3) / 4 * 4;
   loom_pool_for(pool, rows, grain, qgemm_range, &job);
