@@ -52,8 +52,10 @@
 /* Weight rows a tile (8 · MR) and activation rows a tile (NB): the 8-bit
  * product keeps MR · NB 32-bit sums, v and |v| of the tile's panel vectors
  * and a broadcast in registers; the narrow one MR · NB 16-bit and 32-bit
- * sums. */
-enum { MR = 2, NB8 = 4, NBN = 3 };
+ * sums. (At NB = 4 the 8-bit loop kept 4 of its 8 sums on the stack, a
+ * load and a store each a group: 58-62 against 65 GMAC/s at 4096 × 4096,
+ * batch 64.) */
+enum { MR = 2, NB = 3 };
 
 static ALWAYS_INLINE int flush_groups(int bits) { return bits == 4 ? 8 : bits == 2 ? 32 : 128; }
 
@@ -146,12 +148,13 @@ static ALWAYS_INLINE __m256i bcast4(const int8_t *x) {
 /* The sums of the tile's MR · 8 rows (panel vectors m · groups8 + g) with
  * nb activation rows x[0..nb), over `groups` groups of 4 columns. */
 static ALWAYS_INLINE void product(const int bits, const int nb, const uint8_t *panel, int64_t groups8,
-                                  int64_t groups, const int8_t *const *x, __m256i acc[NB8][MR]) {
+                                  int64_t groups, const int8_t *const *x, __m256i (*init)[MR],
+                                  __m256i acc[NB][MR]) {
   const __m256i ones = _mm256_set1_epi16(1);
 #pragma GCC unroll 4
   for (int n = 0; n < nb; n++)
 #pragma GCC unroll 2
-    for (int m = 0; m < MR; m++) acc[n][m] = _mm256_setzero_si256();
+    for (int m = 0; m < MR; m++) acc[n][m] = init ? init[n][m] : _mm256_setzero_si256();
   if (bits == 8) {
     for (int64_t g = 0; g < groups; g++) {
       __m256i v[MR], mag[MR];
@@ -174,7 +177,7 @@ static ALWAYS_INLINE void product(const int bits, const int nb, const uint8_t *p
   const int64_t flush = flush_groups(bits);
   for (int64_t g0 = 0; g0 < groups; g0 += flush) {
     const int64_t g1 = groups - g0 < flush ? groups : g0 + flush;
-    __m256i acc16[NBN][MR];
+    __m256i acc16[NB][MR];
 #pragma GCC unroll 4
     for (int n = 0; n < nb; n++)
 #pragma GCC unroll 2
@@ -230,16 +233,11 @@ static ALWAYS_INLINE void tile(const int bits, const int nb, const loom_qgemm_jo
                                int64_t r, const int nrows[MR], __m256d sw[MR][2], const uint8_t *panel,
                                int64_t groups8, int64_t k0, int64_t groups, bool first, bool last, int64_t b,
                                __m256i carry[][MR]) {
-  const int8_t *x[NB8];
+  const int8_t *x[NB];
 #pragma GCC unroll 4
   for (int n = 0; n < nb; n++) x[n] = j->xq + (b + n) * j->xstride + 4 * k0;
-  __m256i acc[NB8][MR];
-  product(bits, nb, panel, groups8, groups, x, acc);
-  if (!first)
-#pragma GCC unroll 4
-    for (int n = 0; n < nb; n++)
-#pragma GCC unroll 2
-      for (int m = 0; m < MR; m++) acc[n][m] = _mm256_add_epi32(acc[n][m], carry[n][m]);
+  __m256i acc[NB][MR];
+  product(bits, nb, panel, groups8, groups, x, first ? NULL : carry, acc);
   if (!last) {
 #pragma GCC unroll 4
     for (int n = 0; n < nb; n++)
@@ -279,7 +277,6 @@ static ALWAYS_INLINE void rows_bits(const int bits, const loom_qgemm_job *j, int
   const int64_t groups = (j->cols + 3) / 4;
   const int64_t chunk = groups <= BLOCK_GROUPS ? (b1 - b0) : CHUNK;
   const uint8_t *end = j->packed + (size_t)j->rows * j->row_bytes;
-  const int nbmax = bits == 8 ? NB8 : NBN;
   for (int64_t r = r0; r < r1; r += 8 * MR) {
     __m256d sw[MR][2];
     int nrows[MR];
@@ -309,12 +306,11 @@ static ALWAYS_INLINE void rows_bits(const int bits, const loom_qgemm_job *j, int
         /* one block: nothing carried, and the chunk may pass CHUNK rows */
 #define CARRY (first && last ? carry : carry + (b - bc))
         int64_t b = bc;
-        for (; b + nbmax <= bc1; b += nbmax)
-          tile(bits, nbmax, j, &mp, r, nrows, sw, panel, kg8, k0, kg, first, last, b, CARRY);
+        for (; b + NB <= bc1; b += NB)
+          tile(bits, NB, j, &mp, r, nrows, sw, panel, kg8, k0, kg, first, last, b, CARRY);
         switch (bc1 - b) {
         case 1: tile(bits, 1, j, &mp, r, nrows, sw, panel, kg8, k0, kg, first, last, b, CARRY); break;
         case 2: tile(bits, 2, j, &mp, r, nrows, sw, panel, kg8, k0, kg, first, last, b, CARRY); break;
-        case 3: tile(bits, 3, j, &mp, r, nrows, sw, panel, kg8, k0, kg, first, last, b, CARRY); break;
         default: break;
         }
 #undef CARRY

@@ -204,7 +204,7 @@ static void test_panel(gconstpointer data) {
  * none, end inside one or inside the second), groups of 4 columns (columns
  * that end inside a group, inside a 32-column chunk of the panel's decode,
  * a last row whose chunk would read past the codes), 1 to 7 activation rows
- * (tiles of 4 for 8-bit codes, 3 for the others, and their short ones),
+ * (tiles of 3 and short ones of 1 and 2),
  * rows of several blocks of 1024 columns (sums carried from block to block,
  * a last block of 1 group or of a partial one) in chunks of 64 activation
  * rows, both split over the pool, both sides of the AVX2 level's
