@@ -32,6 +32,9 @@ struct loom_weights {
   int64_t nscales;
   float *effective; /* dequantized cache, count floats, for the non-float dtypes */
   bool effective_valid;
+  /* The master was last changed by loom_weights_touch_finite: its writer
+   * checked every value, so morph need not check it again. */
+  bool master_finite;
 };
 
 static const char default_label[] = "weights";
@@ -170,6 +173,12 @@ LOOM_API void loom_weights_touch(loom_weights *w) {
   /* Buffers stay allocated: training morphs after every step at the same size. */
   w->cache_valid = false;
   w->effective_valid = false;
+  w->master_finite = false;
+}
+
+void loom_weights_touch_finite(loom_weights *w) {
+  loom_weights_touch(w);
+  if (w->master) w->master_finite = true;
 }
 
 LOOM_API void loom_weights_set_label(loom_weights *w, const char *label) {
@@ -231,7 +240,7 @@ LOOM_API int loom_weights_morph(loom_weights *w, loom_error *err) {
    * per-tensor scale needs the whole tensor first, float32 only the check. */
   const int64_t nscales = loom_dtype_scale_count(w->dtype, w->rows, w->mode);
   const bool rowwise = w->dtype != LOOM_DTYPE_FLOAT32 && nscales != 1;
-  int rc = rowwise ? 0 : report_nonfinite(w, w->master, 0, w->count, err);
+  int rc = rowwise || w->master_finite ? 0 : report_nonfinite(w, w->master, 0, w->count, err);
   if (rc) return rc;
   w->effective_valid = false;
   if (w->dtype == LOOM_DTYPE_FLOAT32) {
@@ -433,6 +442,7 @@ LOOM_API int loom_weights_load_packed(loom_weights *w, loom_dtype d, const void 
   drop_cache(w);
   free(w->master);
   w->master = master;
+  w->master_finite = false;
   w->packed = copy;
   w->packed_size = copy ? nbytes : 0;
   w->scales = sc;

@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "core/i18n.h"
+#include "core/weights-internal.h"
 #include "kernels/scratch.h"
 #include "train/optim-internal.h"
 #include "train/trainer-internal.h"
@@ -439,7 +440,8 @@ void trainer_layer_norms(loom_trainer *tr) {
 
 int trainer_morph_updated(loom_trainer *tr, loom_error *err) {
   for (int t = 0; t < tr->n_tensors; t++) {
-    if (tr->tensors[t].backed_up) loom_weights_touch(tr->tensors[t].w);
+    /* trainer_weight_pass, just before, found every updated master finite */
+    if (tr->tensors[t].backed_up) loom_weights_touch_finite(tr->tensors[t].w);
     /* quant_error is cached per store: only a store morphed anew needs it again */
     bool stale = !loom_weights_packed(tr->tensors[t].w, NULL);
     int rc = loom_weights_morph(tr->tensors[t].w, err);

@@ -170,6 +170,30 @@ static void test_nonfinite(void) {
   loom_weights_free(w);
 }
 
+/* loom_weights_touch_finite (the trainer's, after its own pass over the
+ * updated masters): the float32 morph takes the writer's word and skips its
+ * check; a later plain touch brings the check back; rows scaled one by one
+ * are still checked as they are encoded. */
+static void test_touch_finite(void) {
+  loom_weights *w = random_weights(3, 4, 5);
+  loom_weights_set_label(w, "w");
+  loom_error err = {0};
+  loom_weights_touch_finite(w);
+  g_assert_cmpint(loom_weights_morph(w, &err), ==, 0);
+  /* a writer that broke its word: the morph does not look (that is the point) */
+  loom_weights_master(w)[1 * 4 + 2] = INFINITY;
+  loom_weights_touch_finite(w);
+  g_assert_cmpint(loom_weights_morph(w, &err), ==, 0);
+  loom_weights_touch(w);
+  g_assert_cmpint(loom_weights_morph(w, &err), ==, LOOM_ERR_NONFINITE);
+  g_assert_cmpstr(err.message, ==, "w: weight at row 1, column 2 is +inf");
+  g_assert_cmpint(loom_weights_set_dtype(w, LOOM_DTYPE_INT8, NULL), ==, 0);
+  loom_weights_touch_finite(w);
+  g_assert_cmpint(loom_weights_morph(w, &err), ==, LOOM_ERR_NONFINITE);
+  g_assert_cmpstr(err.message, ==, "w: weight at row 1, column 2 is +inf");
+  loom_weights_free(w);
+}
+
 /* A value placed in the master and the report the morph must give for it. */
 typedef struct {
   int64_t at;
@@ -366,6 +390,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/weights/byte-accounting", test_byte_accounting);
   g_test_add_func("/weights/cache-and-touch", test_cache_and_touch);
   g_test_add_func("/weights/nonfinite", test_nonfinite);
+  g_test_add_func("/weights/touch-finite", test_touch_finite);
   g_test_add_func("/weights/float64-checked-in-one-pass", test_float64_checked_in_one_pass);
   g_test_add_func("/weights/scan-rides-on-encode", test_scan_rides_on_encode);
   g_test_add_func("/weights/load-packed", test_load_packed);
