@@ -124,6 +124,21 @@ static void choose_tiling(gemm_tiling *t, int64_t m, int64_t n, int64_t k) {
   t->col_tiles = (n + t->tile_cols - 1) / t->tile_cols;
 }
 
+bool loom_sgemm_decoded_b(loom_pool *pool, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
+                          const loom_sgemm_b_rows *rows, float *c, int64_t ldc) {
+#ifdef LOOM_KERNELS_X86
+  if (m <= 0 || n <= 0 || k <= 0 || use_blas_now()) return false;
+  loom_sgemm_args args = {.trans_b = true, .m = m, .n = n, .k = k, .a = a, .lda = lda, .c = c, .ldc = ldc,
+                          .b_rows = rows};
+  loom_kernel_level level = loom_kernels_get()->level;
+  if (level >= LOOM_KERNELS_AVX512) return loom_sgemm_level_avx512(pool, &args);
+  if (level == LOOM_KERNELS_AVX2) return loom_sgemm_level_avx2(pool, &args);
+#else
+  (void)pool, (void)m, (void)n, (void)k, (void)a, (void)lda, (void)rows, (void)c, (void)ldc;
+#endif
+  return false;
+}
+
 void loom_sgemm(loom_pool *pool, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float *a,
                 int64_t lda, const float *b, int64_t ldb, bool accumulate, float *c, int64_t ldc) {
   if (m <= 0 || n <= 0) return;

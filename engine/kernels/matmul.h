@@ -37,6 +37,24 @@ void loom_sgemm_ref_rows(bool trans_a, int64_t row_begin, int64_t row_end, int64
 void loom_sgemm_use_blas(bool use);
 bool loom_sgemm_blas_available(void);
 
+/* B given as rows to decode rather than in memory: a weight store at rest
+ * (layers/layer-product.c). decode writes rows [r0, r0 + n) of the n_B × k
+ * matrix into dst, row r at dst + (r − r0) · k; it is called from the
+ * pool's threads, each for rows of its own, and must not fail (the caller
+ * checks what could fail first). Embed it first in a struct of your own. */
+typedef struct loom_sgemm_b_rows {
+  void (*decode)(const struct loom_sgemm_b_rows *rows, int64_t r0, int64_t n, float *dst);
+} loom_sgemm_b_rows;
+
+/* C[m×n] = A·Bᵀ (A m×k, lda >= k; B's n rows of k from `rows`), each block
+ * of B's rows decoded once per thread into a buffer that stays in cache
+ * while every panel of A passes over it. The same bits as loom_sgemm(pool,
+ * false, true, …) on the decoded B: the same fused multiply-add chains.
+ * False, C untouched, where the level has no such path or A's panels and a
+ * block do not fit its buffer (docs/sgemm.md): decode B yourself then. */
+bool loom_sgemm_decoded_b(loom_pool *pool, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
+                          const loom_sgemm_b_rows *rows, float *c, int64_t ldc);
+
 /* ---- internal: the vector levels (sgemm-simd.h) ------------------------------ */
 
 typedef struct loom_sgemm_args {
@@ -44,10 +62,11 @@ typedef struct loom_sgemm_args {
   int64_t m, n, k; /* all > 0 */
   const float *a;
   int64_t lda;
-  const float *b;
+  const float *b; /* NULL when b_rows gives B (trans_b, no accumulate) */
   int64_t ldb;
   float *c;
   int64_t ldc;
+  const loom_sgemm_b_rows *b_rows;
 } loom_sgemm_args;
 
 /* The packed product of one level, on the pool; false (C untouched) when the

@@ -190,6 +190,9 @@ typedef struct {
    * power of two apart*). */
   bool resident;
   int64_t panels, sbw;
+  /* B's rows decoded into the block (loom_sgemm_decoded_b): always
+   * resident, "m" orientation, the block k-contiguous (row stride k). */
+  const loom_sgemm_b_rows *dec;
 } SIMD(job);
 
 /* Panel q (lanes [q·MR, q·MR + MR)) over all of the chunk's k into dst, k-major,
@@ -269,7 +272,10 @@ static void SIMD(resident_prepare)(const SIMD(job) * j, const SIMD(slice) * sl, 
     for (int64_t i = 0; i < j->panels; i++) SIMD(pack_panel)(j, i, sl->panels + i * j->k * MR);
     holds[0] = 1;
   }
-  if (holds[1] != sb) {
+  if (holds[1] != sb && j->dec) {
+    j->dec->decode(j->dec, s0, s1 - s0, sl->sblock);
+    holds[1] = sb;
+  } else if (holds[1] != sb) {
     const int64_t width = s1 - s0, whole = width / VL * VL;
     for (int64_t p = 0; p < j->k; p++) {
       const float *from = j->ssrc + p * j->sc_p + s0;
@@ -340,7 +346,7 @@ static void SIMD(tile_range)(void *arg, int64_t begin, int64_t end) {
       panel = sl.panels + q * j->k * MR;
       ssrc = sl.sblock;
       s_origin = s0;
-      g.sc_p = j->sbw;
+      if (!j->dec) g.sc_p = j->sbw; /* decoded rows keep the job's strides: 1 along k, k between rows */
     } else if (*holds != q) {
       SIMD(pack_panel)(j, q, panel);
       *holds = q;
@@ -418,11 +424,12 @@ bool SIMD(loom_sgemm_level)(loom_pool *pool, const loom_sgemm_args *a) {
    * thread alone. */
   if ((double)a->m * (double)a->n * (double)a->k < 65536.0) pool = NULL;
   if (a->m <= FEW_ROWS) {
+    if (a->b_rows) return false; /* the few-rows kernel reads B in place */
     SIMD(loom_sgemm_rows)(pool, a);
     return true;
   }
-  bool m_lanes = SIMD(cost)(true, a) <= SIMD(cost)(false, a);
-  SIMD(job) j = {.m_lanes = m_lanes, .c = a->c, .ldc = a->ldc};
+  bool m_lanes = a->b_rows || SIMD(cost)(true, a) <= SIMD(cost)(false, a);
+  SIMD(job) j = {.m_lanes = m_lanes, .c = a->c, .ldc = a->ldc, .dec = a->b_rows};
   if (m_lanes) {
     j.u = a->m;
     j.s = a->n;
@@ -432,6 +439,7 @@ bool SIMD(loom_sgemm_level)(loom_pool *pool, const loom_sgemm_args *a) {
     j.ssrc = a->b;
     j.sc_p = a->trans_b ? 1 : a->ldb;
     j.sc_s = a->trans_b ? a->ldb : 1;
+    if (j.dec) j.sc_s = a->k; /* the block's rows */
   } else {
     j.u = a->n;
     j.s = a->m;
@@ -452,7 +460,9 @@ bool SIMD(loom_sgemm_level)(loom_pool *pool, const loom_sgemm_args *a) {
    * call read one from each of KC of them. */
   j.panels = panels;
   j.sbw = max_groups * NR;
-  j.resident = SGEMM_RESIDENT && j.sc_p != 1 && (panels * MR + j.sbw) * a->k <= RESIDENT_FLOATS;
+  const bool fits = (panels * MR + j.sbw) * a->k <= RESIDENT_FLOATS;
+  j.resident = ((SGEMM_RESIDENT && j.sc_p != 1) || j.dec) && fits;
+  if (j.dec && !j.resident) return false;
   int64_t kchunk = PACK_BUDGET / (MR * slices) / KC * KC;
   if (kchunk < KC) kchunk = KC;
   if (kchunk > a->k || j.resident) kchunk = a->k;
@@ -476,7 +486,7 @@ bool SIMD(loom_sgemm_level)(loom_pool *pool, const loom_sgemm_args *a) {
   for (int64_t k0 = 0; k0 < a->k; k0 += kchunk) {
     j.k = a->k - k0 < kchunk ? a->k - k0 : kchunk;
     j.vsrc = vsrc + k0 * j.v_p;
-    j.ssrc = ssrc + k0 * j.sc_p;
+    j.ssrc = ssrc ? ssrc + k0 * j.sc_p : NULL; /* NULL: decoded rows (one chunk) */
     j.load_c = a->accumulate || k0 > 0;
     for (int64_t i = 0; i < slices; i++) {
       int64_t *holds = (int64_t *)(void *)(j.slices + (size_t)i * j.slice_bytes);

@@ -7,6 +7,7 @@
  * conv, kmeans) or dequantizes only the rows it reads (embedding,
  * layer_weight_row). Outside rest the stores' own values serve, as before.
  */
+#include <stdatomic.h>
 #include <stdlib.h>
 
 #include "core/i18n.h"
@@ -63,6 +64,22 @@ static int product_in_blocks(const loom_weights *w, const uint8_t *packed, loom_
   return rc;
 }
 
+/* The rows of a store at rest for loom_sgemm_decoded_b. The dtype, scales
+ * and sizes were checked when the store was packed, so a decode cannot fail
+ * but for a store that broke them: `failed` says so, and the caller then
+ * takes the blocks below, which report it. */
+typedef struct {
+  loom_sgemm_b_rows base;
+  const loom_weights *w;
+  const uint8_t *packed;
+  atomic_bool failed;
+} rest_rows;
+
+static void rest_rows_decode(const loom_sgemm_b_rows *rows, int64_t r0, int64_t n, float *dst) {
+  rest_rows *r = (rest_rows *)(void *)rows;
+  if (dequantize_rows(r->w, r->packed, r0, n, dst, NULL)) atomic_store(&r->failed, true);
+}
+
 /*
  * At rest the product reads the packed codes: the integer kernel for the
  * dtypes it serves (activations quantized to int8 on the fly, within
@@ -89,8 +106,17 @@ int layer_weight_product(loom_layer *l, int index, loom_pool *pool, const float 
   int rc;
   if (loom_qgemm_supports(d))
     rc = loom_qgemm_packed(pool, d, packed, n_out, n_in, scales, nscales, m, x, y, err);
-  else if (m >= REST_MIN_BATCH)
-    rc = product_in_blocks(w, packed, pool, x, m, y, err);
+  else if (m >= REST_MIN_BATCH) {
+    /* Blocks of rows decoded inside the product where A's panels and a
+     * block fit its buffer (the same bits; at batch 16, 1024 → 1024
+     * float16: docs/kernels.md, *Layers at rest*), else blocks of 1 MiB. */
+    rest_rows rr = {.base = {rest_rows_decode}, .w = w, .packed = packed};
+    atomic_init(&rr.failed, false);
+    if (loom_sgemm_decoded_b(pool, m, n_out, n_in, x, n_in, &rr.base, y, n_out) && !atomic_load(&rr.failed))
+      rc = LOOM_OK;
+    else
+      rc = product_in_blocks(w, packed, pool, x, m, y, err);
+  }
   else
     rc = loom_gemv_packed_batch(pool, d, packed, n_out, n_in, scales, nscales, m, x, y, err);
   if (rc) loom_error_prefix(err, "%s", loom_weights_label(w));

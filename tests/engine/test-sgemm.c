@@ -329,6 +329,61 @@ static void check_layers(const char *level, void *data) {
 
 static void test_layers_batch_independent(void) { for_each_level(check_layers, NULL); }
 
+/* B from a decoder (loom_sgemm_decoded_b): rows handed out in blocks, each
+ * asked for exactly once per thread and never beyond B, and the reference's
+ * bits with 0, 1, 2 and 7 threads. Where the level declines (the reference,
+ * two rows or fewer, A's panels and a block too large for its buffer) C is
+ * untouched. */
+typedef struct {
+  loom_sgemm_b_rows base;
+  const mats *x;
+  int64_t n;
+  int asked_out_of_range; /* atomic: called from the pool's threads */
+} test_rows;
+
+static void test_rows_decode(const loom_sgemm_b_rows *rows, int64_t r0, int64_t n, float *dst) {
+  test_rows *t = (test_rows *)(void *)rows;
+  if (r0 < 0 || n <= 0 || r0 + n > t->n) g_atomic_int_inc(&t->asked_out_of_range);
+  for (int64_t r = 0; r < n; r++)
+    memcpy(dst + r * t->x->k, t->x->b + (r0 + r) * t->x->ldb, (size_t)t->x->k * sizeof *dst);
+}
+
+static void check_decoded(const char *level, void *data) {
+  (void)data;
+  static const shape shapes[] = {{3, 5, 7},      {4, 47, 64},   {16, 48, 1000}, {17, 49, 333},
+                                 {33, 200, 129}, {64, 96, 1024}, {80, 130, 1024}, {16, 20, 8000},
+                                 {2, 30, 30},    {96, 64, 2048}};
+  static const int threads[] = {0, 1, 2, 7};
+  const bool vector_level = strcmp(level, "ref") != 0;
+  int took = 0;
+  for (size_t s = 0; s < G_N_ELEMENTS(shapes); s++) {
+    mats x = mats_new(false, true, false, shapes[s].m, shapes[s].n, shapes[s].k, s % 2 ? 3 : 0, 90 + s);
+    float *want = reference(&x);
+    for (size_t ti = 0; ti < G_N_ELEMENTS(threads); ti++) {
+      loom_pool *pool = threads[ti] ? loom_pool_new(threads[ti], NULL) : NULL;
+      test_rows rows = {.base = {test_rows_decode}, .x = &x, .n = x.n};
+      float *c = g_memdup2(x.c0, (gsize)(x.m * x.ldc) * sizeof(float));
+      const bool ok = loom_sgemm_decoded_b(pool, x.m, x.n, x.k, x.a, x.lda, &rows.base, c, x.ldc);
+      g_assert_cmpint(g_atomic_int_get(&rows.asked_out_of_range), ==, 0);
+      if (ok) {
+        assert_same(&x, want, c, level);
+        took++;
+      } else {
+        g_assert_cmpmem(c, (gsize)(x.m * x.ldc) * sizeof(float), x.c0, (gsize)(x.m * x.ldc) * sizeof(float));
+      }
+      if (!vector_level || x.m <= 2) g_assert_false(ok);
+      g_free(c);
+      loom_pool_free(pool);
+    }
+    g_free(want);
+    mats_free(&x);
+  }
+  /* every vector level takes the shapes that fit: 1024 columns at batch 64 */
+  if (vector_level) g_assert_cmpint(took, >=, 4 * 6);
+}
+
+static void test_decoded_b(void) { for_each_level(check_decoded, NULL); }
+
 /* The reference itself against a double-precision sum: the order is a
  * choice, the values must still be the product. */
 static void test_reference_is_the_product(void) {
@@ -357,5 +412,6 @@ int main(int argc, char **argv) {
   g_test_add_func("/sgemm/few-rows", test_few_rows);
   g_test_add_func("/sgemm/batch-independent", test_batch_independent);
   g_test_add_func("/sgemm/layers-batch-independent", test_layers_batch_independent);
+  g_test_add_func("/sgemm/decoded-b", test_decoded_b);
   return g_test_run();
 }
