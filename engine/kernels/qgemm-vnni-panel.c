@@ -43,8 +43,9 @@
 #include "kernels/qgemm-vnni-simd.h"
 #include "kernels/transpose-avx512.h"
 
-enum { NV = 2, NR = 16 * NV, MR = LOOM_QGEMM_TILE_ROWS, KC = 4096, BATCH_GROUP = 256 };
+enum { NV = 2, NR = LOOM_QGEMM_PANEL_ROWS, MR = LOOM_QGEMM_TILE_ROWS, KC = 4096, BATCH_GROUP = 256 };
 _Static_assert(MR == 8 && BATCH_GROUP % MR == 0, "the tails are tiles of 4, 2, 1; groups start tiles");
+_Static_assert(NR == 16 * NV, "a panel is NV vectors of 16 rows");
 
 /* Code bytes [o0, o1) of the NR rows at rowp into the panel. The last block
  * of a row may be short: its missing bytes read as zero (the activations

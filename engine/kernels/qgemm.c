@@ -103,11 +103,14 @@ bool loom_qgemm_takes_short(const loom_kernels *k, int bits, int64_t cols, int64
   if (!k->qgemm_short || cols > LOOM_QGEMM_SHORT_MAX_COLS || batch < 1) return false;
   if (k->level >= LOOM_KERNELS_AVX512) {
     /* An Intel Xeon with VNNI (docs/qgemm.md): its panel GEMM wins for
-     * 8-bit rows beyond 64 columns, the row kernels for the others beyond
-     * 256 (binary 512) columns. */
-    if (bits == 8 && k->qgemm_tiles) return cols <= 64 && batch >= 2;
-    if (cols <= 128) return batch >= 2 || (bits == 1 && batch == 1);
-    return batch >= 16 && cols <= (bits == 1 && batch >= 64 ? 512 : 256);
+     * 8-bit codes from a batch of 16 and beyond 64 columns, the row kernels
+     * for the others beyond 128 columns below a batch of 16, beyond 200-256
+     * above (binary 256-512). */
+    if (bits == 8 && k->qgemm_tiles) return cols <= 64 && batch >= 2 && batch < LOOM_QGEMM_PANEL_MIN_BATCH;
+    if (batch == 1) return bits == 1 && cols <= 64;
+    if (cols <= 128) return true;
+    if (bits == 1) return cols <= (batch >= 32 ? 512 : batch >= 16 ? 384 : 256);
+    return batch >= 16 && cols <= (batch >= 32 ? 256 : 200);
   }
   /* Zen 3: from a batch of 32 at any width; at 16 the row kernels of the
    * 2-bit formats beyond 512 columns (1.1 times faster) and of 8-bit codes
@@ -116,7 +119,7 @@ bool loom_qgemm_takes_short(const loom_kernels *k, int bits, int64_t cols, int64
   if (batch >= 16) return cols <= (bits == 2 ? 512 : bits == 8 ? 1024 : LOOM_QGEMM_SHORT_MAX_COLS);
   if (batch >= 8) return cols <= (bits == 2 ? 384 : 512);
   if (batch >= 2) return cols <= (bits == 8 ? 256 : bits == 1 ? 256 : bits == 4 ? 192 : 128);
-  return bits == 1 && cols <= 192;
+  return bits == 1 && cols <= 128;
 }
 
 /* The short-row product's items: tile t of SHORT_TILE_ROWS weight rows ×
@@ -247,13 +250,14 @@ int loom_qgemm_packed(loom_pool *pool, loom_dtype d, const uint8_t *packed, int6
   }
   /* About 256 KiB of weights per range at batch 1, and as many code bytes
    * times activation rows (up to 64) at a batch, in whole groups of 4 rows
-   * (the vector kernels' row block). (By weights alone, a 2-bit 1024 ×
-   * 1024 layer at batch 16 was one range: no second thread.) The VNNI
-   * panel GEMM (tiles) keeps ranges of 256 KiB of weights: it packs 32
-   * rows at a time, repeating the last row of a short panel. */
-  const int64_t per_row = ((int64_t)job.row_bytes + 1) * (tiles ? 1 : batch < 64 ? batch : 64);
+   * (the vector kernels' row block; the VNNI panel GEMM's, tiles, is
+   * LOOM_QGEMM_PANEL_ROWS, as it repeats the last row of a short panel).
+   * (By weights alone, a 2-bit 1024 × 1024 layer at batch 16 was one
+   * range: no second thread.) */
+  const int64_t per_row = ((int64_t)job.row_bytes + 1) * (batch < 64 ? batch : 64);
   int64_t grain = per_row >= (INT64_C(1) << 18) ? 1 : (INT64_C(1) << 18) / per_row;
-  grain = (grain + 3) / 4 * 4;
+  const int64_t block = tiles ? LOOM_QGEMM_PANEL_ROWS : 4;
+  grain = (grain + block - 1) / block * block;
   loom_pool_for(pool, rows, grain, qgemm_range, &job);
   return 0;
 }

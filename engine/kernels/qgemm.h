@@ -63,15 +63,15 @@ static inline float loom_qgemm_finish(const loom_qgemm_job *j, int64_t b, int64_
 
 /* The smallest batch the VNNI level multiplies 8-bit codes from weight
  * panels (qgemm-vnni-panel.c); tests/engine/test-qgemm.c covers both sides. */
-enum { LOOM_QGEMM_PANEL_MIN_BATCH = 16, LOOM_QGEMM_TILE_ROWS = 8 };
+enum { LOOM_QGEMM_PANEL_MIN_BATCH = 16, LOOM_QGEMM_TILE_ROWS = 8, LOOM_QGEMM_PANEL_ROWS = 32 };
 
 /* Which products go to the short-row product (loom_kernels.qgemm_short,
  * qgemm-short.c) at level k: false where k has none. The shapes where it
  * measured faster than the row kernels (and, at the VNNI level, the 8-bit
  * panel GEMM) on CPUs of each level (docs/qgemm.md): at the AVX2 level
- * (Zen 3) from a batch of 16 at any width, of 8 at most 512 columns, of 2
- * for short rows (binary codes from 1); at the AVX-512 level for shorter
- * rows only. At most LOOM_QGEMM_SHORT_MAX_COLS columns: its 32-bit sums
+ * (Zen 3, and a Xeon forced to it) from a batch of 16 at any width, of 8 at
+ * most 512 columns, of 2 for short rows (binary codes from 1); at the
+ * AVX-512 level (the Xeon) for shorter rows only. At most LOOM_QGEMM_SHORT_MAX_COLS columns: its 32-bit sums
  * (qgemm-short.c) stay exact up to 66,052. */
 enum { LOOM_QGEMM_SHORT_MAX_COLS = 65536 };
 struct loom_kernels;

@@ -194,7 +194,7 @@ static void test_panel(gconstpointer data) {
       check(d, rows[ri], cols[ci], ci % 2 ? 17 : LOOM_QGEMM_PANEL_MIN_BATCH, ri == 2, false, pools, 3, &seed);
     }
   check(d, 203, 1000, 70, false, false, pools, 3, &seed);
-  check(d, 150, 4096 + 37, 20, false, false, pools, 3, &seed); /* ranges of 64 rows, the last short */
+  check(d, 150, 4096 + 37, 20, false, false, pools, 3, &seed); /* ranges of 32 rows, the last short */
   check(d, 45, 2 * 4096 + 1, 23, false, true, pools, 3, &seed);
   if (!sanitized) check(d, 11, 4096 * 3 + 5, 64, true, true, pools, 1, &seed);
 }
@@ -221,8 +221,7 @@ static void test_short(gconstpointer data) {
   if (avx2) {
     g_assert_true(avx2->qgemm_short != NULL);
     g_assert_true(loom_qgemm_takes_short(avx2, bits, 128, 1) == (bits == 1));
-    g_assert_true(loom_qgemm_takes_short(avx2, bits, 192, 1) == (bits == 1));
-    g_assert_false(loom_qgemm_takes_short(avx2, bits, 193, 1));
+    g_assert_false(loom_qgemm_takes_short(avx2, bits, 129, 1));
     g_assert_false(loom_qgemm_takes_short(avx2, bits, 257, 7));
     g_assert_true(loom_qgemm_takes_short(avx2, bits, 384, 8));
     g_assert_false(loom_qgemm_takes_short(avx2, bits, 513, 8));
@@ -232,6 +231,13 @@ static void test_short(gconstpointer data) {
     g_assert_true(loom_qgemm_takes_short(avx2, bits, 4096, 16) == (bits == 1 || bits == 4));
     g_assert_true(loom_qgemm_takes_short(avx2, bits, LOOM_QGEMM_SHORT_MAX_COLS, 32));
     g_assert_false(loom_qgemm_takes_short(avx2, bits, LOOM_QGEMM_SHORT_MAX_COLS + 1, 64));
+  }
+  const loom_kernels *avx512 = loom_kernels_for(LOOM_KERNELS_AVX512);
+  if (avx512 && avx512->qgemm_tiles) { /* the VNNI level's panel GEMM from batch 16 */
+    g_assert_true(loom_qgemm_takes_short(avx512, bits, 64, 15) == true);
+    g_assert_true(loom_qgemm_takes_short(avx512, bits, 64, 16) == (bits != 8));
+    g_assert_true(loom_qgemm_takes_short(avx512, bits, 200, 16) == (bits != 8));
+    g_assert_false(loom_qgemm_takes_short(avx512, bits, 512, 16));
   }
   static const int64_t rows[] = {1, 7, 8, 9, 16, 17, 42};
   static const int64_t cols[] = {1, 2, 3, 4, 5, 31, 32, 33, 42, 100, 127, 128};
@@ -254,7 +260,7 @@ static void test_short(gconstpointer data) {
   check(d, 9, 257, 7, false, false, pools, 1, &seed);
   check(d, 9, 513, 8, false, false, pools, 1, &seed);
   /* binary's GEMV of short rows: the short-row product too */
-  check(d, 19, 192, 1, false, false, pools, 1, &seed);
+  check(d, 19, 128, 1, false, false, pools, 1, &seed);
   check(d, 9, 5, 1, true, false, pools, 1, &seed);
   /* several chunks of activation rows and tiles of weight rows over the
    * pool, with one block and with three */
