@@ -50,8 +50,9 @@ typedef struct loom_sgemm_b_rows {
  * of B's rows decoded once per thread into a buffer that stays in cache
  * while every panel of A passes over it. The same bits as loom_sgemm(pool,
  * false, true, …) on the decoded B: the same fused multiply-add chains.
- * False, C untouched, where the level has no such path or A's panels and a
- * block do not fit its buffer (docs/sgemm.md): decode B yourself then. */
+ * False, C untouched, where the level has no such path, would rather lay
+ * its lanes along B's rows (A of many more rows than B), or A's panels and
+ * a block do not fit its buffer (docs/sgemm.md): decode B yourself then. */
 bool loom_sgemm_decoded_b(loom_pool *pool, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
                           const loom_sgemm_b_rows *rows, float *c, int64_t ldc);
 

@@ -428,7 +428,11 @@ bool SIMD(loom_sgemm_level)(loom_pool *pool, const loom_sgemm_args *a) {
     SIMD(loom_sgemm_rows)(pool, a);
     return true;
   }
-  bool m_lanes = a->b_rows || SIMD(cost)(true, a) <= SIMD(cost)(false, a);
+  bool m_lanes = SIMD(cost)(true, a) <= SIMD(cost)(false, a);
+  /* Decoded rows of B serve the "m" orientation only: where it is not the
+   * cheaper one (many rows of A, few of B: the caller's one block of B is
+   * small) the caller's blocks are faster. */
+  if (a->b_rows && !m_lanes) return false;
   SIMD(job) j = {.m_lanes = m_lanes, .c = a->c, .ldc = a->ldc, .dec = a->b_rows};
   if (m_lanes) {
     j.u = a->m;
