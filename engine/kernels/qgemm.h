@@ -71,8 +71,9 @@ enum { LOOM_QGEMM_PANEL_MIN_BATCH = 16, LOOM_QGEMM_TILE_ROWS = 8, LOOM_QGEMM_PAN
  * panel GEMM) on CPUs of each level (docs/qgemm.md): at the AVX2 level
  * (Zen 3, and a Xeon forced to it) from a batch of 16 at any width, of 8 at
  * most 512 columns, of 2 for short rows (binary codes from 1); at the
- * AVX-512 level (the Xeon) for shorter rows only. At most LOOM_QGEMM_SHORT_MAX_COLS columns: its 32-bit sums
- * (qgemm-short.c) stay exact up to 66,052. */
+ * AVX-512 level (the Xeon) for shorter rows only. At most
+ * LOOM_QGEMM_SHORT_MAX_COLS columns: its 32-bit sums stay exact up to
+ * 66,052. */
 enum { LOOM_QGEMM_SHORT_MAX_COLS = 65536 };
 struct loom_kernels;
 bool loom_qgemm_takes_short(const struct loom_kernels *k, int bits, int64_t cols, int64_t batch);

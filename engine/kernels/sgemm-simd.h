@@ -272,10 +272,10 @@ static void SIMD(resident_prepare)(const SIMD(job) * j, const SIMD(slice) * sl, 
     for (int64_t i = 0; i < j->panels; i++) SIMD(pack_panel)(j, i, sl->panels + i * j->k * MR);
     holds[0] = 1;
   }
-  if (holds[1] != sb && j->dec) {
+  if (holds[1] == sb) return;
+  if (j->dec) { /* B's rows s0 … s1, k apart */
     j->dec->decode(j->dec, s0, s1 - s0, sl->sblock);
-    holds[1] = sb;
-  } else if (holds[1] != sb) {
+  } else {
     const int64_t width = s1 - s0, whole = width / VL * VL;
     for (int64_t p = 0; p < j->k; p++) {
       const float *from = j->ssrc + p * j->sc_p + s0;
@@ -283,8 +283,8 @@ static void SIMD(resident_prepare)(const SIMD(job) * j, const SIMD(slice) * sl, 
       for (int64_t c = 0; c < whole; c += VL) VSTORE(to + c, VLOAD(from + c));
       if (whole < width) VSTOREN(to + whole, VLOADN(from + whole, (int)(width - whole)), (int)(width - whole));
     }
-    holds[1] = sb;
   }
+  holds[1] = sb;
 }
 
 /* The "n" orientation when resident: a tile is a block of rows of C, taken
