@@ -79,7 +79,8 @@ static int64_t unaligned_head(const loom_dtype_traits *t, const float *out, int6
  * stay in the caches for its reader anyway. A fixed size: what sysconf
  * reports for the L3 in a VM is the host's (256 MiB on the development
  * machine). bench-dtype, 4096 × 4096 float64 on Zen 3: 0.83–0.91 → 0.98–1.04
- * of memcpy (docs/kernels.md). */
+ * of memcpy; the formats of at most 16 bits see codec-simd.h's
+ * dequantize_via_l1 (docs/kernels.md). */
 #define STREAM_MIN_BYTES ((size_t)16 << 20)
 
 LOOM_API int loom_dtype_dequantize(loom_dtype d, const uint8_t *src, int64_t rows, int64_t cols,
@@ -103,5 +104,6 @@ LOOM_API int loom_dtype_dequantize(loom_dtype d, const uint8_t *src, int64_t row
     const bool aligned = ((uintptr_t)(out + h) & 63) == 0;
     (stream_row && aligned ? stream_row : dequantize_row)(t, in + h * t->bits / 8, cols - h, scale, lut, out + h);
   }
+  if (stream_row) loom_stream_fence();
   return 0;
 }

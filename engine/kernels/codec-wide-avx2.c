@@ -349,7 +349,6 @@ static inline __attribute__((always_inline)) void dequantize64_rows(const bool s
     _mm256_storeu_ps(out, decode8((const uint8_t *)in, s, is_signed));
     memcpy(dst + i, out, (size_t)(n - i) * sizeof *out);
   }
-  if (stream) _mm_sfence();
 }
 
 static void dequantize64(const loom_dtype_traits *t, const uint8_t *src, int64_t n, float scale, const float *lut,

@@ -54,10 +54,12 @@ typedef struct loom_kernels {
   loom_quantize_row_fn quantize_row[LOOM_DTYPE_COUNT];
   loom_dequantize_row_fn dequantize_row[LOOM_DTYPE_COUNT];
   /* dequantize_row with non-temporal stores, for a dst 64-byte aligned
-   * (the tail, less than a vector, through ordinary stores), and a store
-   * fence at the end: for outputs larger than the caches, where writing
-   * around them saves reading every destination line first
-   * (loom_dtype_dequantize). The same bits. NULL where a level has none. */
+   * (the tail, less than a vector, through ordinary stores): for outputs
+   * larger than the caches, where writing around them saves reading every
+   * destination line first (loom_dtype_dequantize). The same bits. No
+   * store fence: the caller runs loom_stream_fence once after its last row
+   * (a fence drains every pending line; one per row of 16 KiB cost a fifth
+   * of the speed). NULL where a level has none. */
   loom_dequantize_row_fn dequantize_row_stream[LOOM_DTYPE_COUNT];
   /* quantize_row for a format with codes for NaN and ±inf that refuses them
    * all the same, in the same pass: LOOM_ERR_NONFINITE and *bad the first
@@ -185,5 +187,14 @@ void loom_qgemm_prepare_vnni(int bits, const int8_t *xq, int8_t *xp, int64_t len
  * false (nothing written) when its buffer cannot be had. */
 bool loom_qgemm_panel_vnni(const struct loom_qgemm_job *j, int64_t r0, int64_t r1);
 #endif
+/* Orders the non-temporal stores of dequantize_row_stream before any later
+ * store, so another thread that sees a later flag sees the outputs too
+ * (sfence is part of x86-64's baseline; other machines have no streaming
+ * rows). */
+static inline void loom_stream_fence(void) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  __builtin_ia32_sfence();
+#endif
+}
 /* The reference integer products (qgemm.c) for the dtypes they serve. */
 void loom_kernels_fill_qgemm_ref(loom_kernels *k);
