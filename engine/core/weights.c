@@ -300,9 +300,10 @@ LOOM_API int loom_weights_morph(loom_weights *w, loom_error *err) {
           return report_nonfinite(w, w->master, r * w->cols, w->cols, err);
         continue;
       }
-      /* Scaled dtypes check the row while computing its scale: one pass less. */
+      /* Scaled dtypes check the row while computing its scale: one pass
+       * less; the others need no check of a master the trainer found finite. */
       if (nscales ? loom_scaled_row_scale(t, row, w->cols, &w->scales[r])
-                  : any_nonfinite(row, w->cols))
+                  : !w->master_finite && any_nonfinite(row, w->cols))
         if ((rc = report_nonfinite(w, w->master, r * w->cols, w->cols, err))) return rc;
       rc = loom_dtype_quantize(w->dtype, row, 1, w->cols, nscales ? w->scales + r : NULL, nscales ? 1 : 0,
                                w->packed + (size_t)r * row_bytes, err);

@@ -464,6 +464,68 @@ static void SIMD(qgemm_quantize)(const float *x, int64_t batch, int64_t cols, in
   }
 }
 
+/* float16 through F16C's conversion (vcvtps2ph, rounding to nearest even
+ * by its immediate): for every value but NaN the bits of mf_encode_vec,
+ * which rounds the same way, overflows to infinity as IEEE does and keeps
+ * subnormals; a NaN keeps its payload there where the reference gives the
+ * format's one NaN code. Rows in blocks of HALF_BLOCK values: a block
+ * holding a NaN goes through mf_encode_vec, or (finite_only, for the
+ * morph's check: cpu.h, quantize_row_finite) a NaN or infinity anywhere
+ * stops the row. 3 operations a vector for the block test and the
+ * conversion, where mf_encode_vec takes about 18. */
+static inline void half_encode(const float *src, uint8_t *dst) {
+#if VBYTES == 64
+  _mm256_storeu_si256((__m256i *)(void *)dst, _mm512_cvtps_ph(_mm512_loadu_ps(src), _MM_FROUND_TO_NEAREST_INT));
+#else
+  _mm_storeu_si128((__m128i *)(void *)dst, _mm256_cvtps_ph(_mm256_loadu_ps(src), _MM_FROUND_TO_NEAREST_INT));
+#endif
+}
+
+static ALWAYS_INLINE int quantize_half_rows(const bool finite_only, const float *src, int64_t n, uint8_t *dst,
+                                            int64_t *bad) {
+  const mf_vec_params p = mf_params(loom_dtype_traits_get(LOOM_DTYPE_FLOAT16));
+  int64_t i = 0;
+  for (; i + HALF_BLOCK <= n; i += HALF_BLOCK) {
+    vi odd = {0};
+    for (int j = 0; j < HALF_BLOCK; j += VL) {
+      const vf x = load_f(src + i + j);
+      if (finite_only)
+        odd |= ((vi)x & 0x7fffffff) >= 0x7f800000;
+      else
+        odd |= (vi)(x != x);
+    }
+    if (__builtin_expect(!any_lane(odd), 1)) {
+      for (int j = 0; j < HALF_BLOCK; j += VL) half_encode(src + i + j, dst + 2 * (i + j));
+    } else if (finite_only) {
+      break; /* found below */
+    } else {
+      quantize_minifloat_bits(16, &p, src + i, HALF_BLOCK, dst + 2 * i);
+    }
+  }
+  if (finite_only)
+    for (int64_t j = i; j < n; j++)
+      if (!isfinite(src[j])) {
+        *bad = j;
+        return LOOM_ERR_NONFINITE;
+      }
+  quantize_minifloat_bits(16, &p, src + i, n - i, dst + 2 * i);
+  return 0;
+}
+
+static int SIMD(quantize_half)(const loom_dtype_traits *t, const float *src, int64_t n, float scale, uint8_t *dst,
+                               int64_t *bad) {
+  (void)t;
+  (void)scale;
+  return quantize_half_rows(false, src, n, dst, bad);
+}
+
+static int SIMD(quantize_half_finite)(const loom_dtype_traits *t, const float *src, int64_t n, float scale,
+                                      uint8_t *dst, int64_t *bad) {
+  (void)t;
+  (void)scale;
+  return quantize_half_rows(true, src, n, dst, bad);
+}
+
 /* Outputs beyond the caches at the formats of at most 16 bits (cpu.h,
  * dequantize_row_stream): STREAM_CHUNK values at a time decoded by the
  * level's decoder into a buffer in L1, then copied out through
@@ -520,6 +582,11 @@ static void SIMD(fill_codecs)(loom_kernels *k) {
       k->dequantize_row_stream[d] = SIMD(dequantize_bfloat16_stream);
       break;
     case LOOM_DTYPE_FLOAT16:
+      k->quantize_row[d] = SIMD(quantize_half);
+      k->quantize_row_finite[d] = SIMD(quantize_half_finite);
+      k->dequantize_row[d] = SIMD(dequantize_minifloat);
+      k->dequantize_row_stream[d] = SIMD(dequantize_minifloat_stream);
+      break;
     case LOOM_DTYPE_FP8_E4M3:
     case LOOM_DTYPE_FP8_E5M2:
     case LOOM_DTYPE_FP4:

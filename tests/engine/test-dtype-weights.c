@@ -218,34 +218,43 @@ static void assert_morph_reports(loom_weights *w, const bad_value *bad, gsize n)
   loom_weights_touch(w);
 }
 
-/* float64's morph checks and encodes a row in one pass where a kernel level
- * has that (quantize_row_finite): at every level a NaN or infinity in the
- * vector part or the tail of a row gives the whole-row check's report, and a
- * finite master the reference's bytes. */
-static void test_float64_checked_in_one_pass(void) {
-  const int64_t rows = 4, cols = 37; /* vectors of 8 or 16 lanes, then a tail */
-  loom_weights *w = random_weights(rows, cols, 11);
-  loom_weights_set_label(w, "layer (0,0,0,0) weight");
-  g_assert_cmpint(loom_weights_set_dtype(w, LOOM_DTYPE_FLOAT64, NULL), ==, 0);
-  g_assert_true(loom_kernels_force(LOOM_KERNELS_REF));
-  g_assert_cmpint(loom_weights_morph(w, NULL), ==, 0);
-  size_t nbytes;
-  g_autofree uint8_t *ref = g_memdup2(loom_weights_packed(w, &nbytes), rows * cols * 8);
-  g_assert_cmpuint(nbytes, ==, rows * cols * 8);
+/* float64's and float16's morphs check and encode a row in one pass where a
+ * kernel level has that (quantize_row_finite): at every level a NaN or
+ * infinity in a block of float16's 64 values, in the vectors after the
+ * blocks or in the tail of a row gives the whole-row check's report, and a
+ * finite master the reference's bytes (a float16 value beyond its range
+ * among them, which encodes to infinity). */
+static void test_checked_in_one_pass(void) {
+  const int64_t rows = 4, cols = 150; /* 2 blocks of 64, vectors of 8 or 16 lanes, then a tail */
+  const loom_dtype dts[] = {LOOM_DTYPE_FLOAT64, LOOM_DTYPE_FLOAT16};
   const bad_value bad[] = {
       {2 * cols + 5, INFINITY, "layer (0,0,0,0) weight: weight at row 2, column 5 is +inf"},
-      {1 * cols + 36, NAN, "layer (0,0,0,0) weight: weight at row 1, column 36 is NaN"},
-      {3 * cols + 17, -INFINITY, "layer (0,0,0,0) weight: weight at row 3, column 17 is -inf"},
+      {0 * cols + 100, NAN, "layer (0,0,0,0) weight: weight at row 0, column 100 is NaN"},
+      {1 * cols + 149, NAN, "layer (0,0,0,0) weight: weight at row 1, column 149 is NaN"},
+      {3 * cols + 130, -INFINITY, "layer (0,0,0,0) weight: weight at row 3, column 130 is -inf"},
   };
-  for (int level = 0; level <= (int)loom_kernels_best_level(); level++) {
-    if (!loom_kernels_force((loom_kernel_level)level)) continue;
+  for (gsize d = 0; d < G_N_ELEMENTS(dts); d++) {
+    loom_weights *w = random_weights(rows, cols, 11);
+    loom_weights_master(w)[cols + 70] = 1e6f; /* float16: +inf */
     loom_weights_touch(w);
+    loom_weights_set_label(w, "layer (0,0,0,0) weight");
+    g_assert_cmpint(loom_weights_set_dtype(w, dts[d], NULL), ==, 0);
+    g_assert_true(loom_kernels_force(LOOM_KERNELS_REF));
     g_assert_cmpint(loom_weights_morph(w, NULL), ==, 0);
-    g_assert_cmpmem(loom_weights_packed(w, NULL), rows * cols * 8, ref, rows * cols * 8);
-    assert_morph_reports(w, bad, G_N_ELEMENTS(bad));
+    size_t nbytes;
+    const size_t expect_bytes = (size_t)(rows * cols) * loom_dtype_traits_get(dts[d])->bits / 8;
+    g_autofree uint8_t *ref = g_memdup2(loom_weights_packed(w, &nbytes), expect_bytes);
+    g_assert_cmpuint(nbytes, ==, expect_bytes);
+    for (int level = 0; level <= (int)loom_kernels_best_level(); level++) {
+      if (!loom_kernels_force((loom_kernel_level)level)) continue;
+      loom_weights_touch(w);
+      g_assert_cmpint(loom_weights_morph(w, NULL), ==, 0);
+      g_assert_cmpmem(loom_weights_packed(w, NULL), expect_bytes, ref, expect_bytes);
+      assert_morph_reports(w, bad, G_N_ELEMENTS(bad));
+    }
+    loom_kernels_force(loom_kernels_best_level());
+    loom_weights_free(w);
   }
-  loom_kernels_force(loom_kernels_best_level());
-  loom_weights_free(w);
 }
 
 /* Where a level has quantize_row_scan (the 64-bit formats at AVX-512), the
@@ -391,7 +400,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/weights/cache-and-touch", test_cache_and_touch);
   g_test_add_func("/weights/nonfinite", test_nonfinite);
   g_test_add_func("/weights/touch-finite", test_touch_finite);
-  g_test_add_func("/weights/float64-checked-in-one-pass", test_float64_checked_in_one_pass);
+  g_test_add_func("/weights/checked-in-one-pass", test_checked_in_one_pass);
   g_test_add_func("/weights/scan-rides-on-encode", test_scan_rides_on_encode);
   g_test_add_func("/weights/load-packed", test_load_packed);
   g_test_add_func("/weights/morph-load-round-trip", test_morph_load_round_trip);
