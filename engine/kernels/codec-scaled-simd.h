@@ -91,6 +91,17 @@ static inline bool any_lane(vi m) {
 #endif
 }
 
+/* The integers nearest v, ties to even (|v| < 2^22 here): one rounding
+ * instruction, where (v + 1.5 · 2^23) − 1.5 · 2^23 gives the same in two
+ * dependent adds. */
+static inline vf round_even(vf v) {
+#if VBYTES == 64
+  return (vf)_mm512_roundscale_ps((__m512)v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+#else
+  return (vf)_mm256_round_ps((__m256)v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+#endif
+}
+
 /*
  * Most lanes need no correction: |v − x/s| ≤ |x/s| · 2^-23 (two float32
  * roundings), which is below `near` = (hi + 1) · 2^-22 wherever the clamp
@@ -105,7 +116,7 @@ static inline vu scaled_codes_float(vf x, const float_consts *c) {
   vf v = x * c->inv;
   v = (vf)sel_u((vi)(v > c->lo), (vu)v, (vu)c->lo);
   v = (vf)sel_u((vi)(v < c->hi), (vu)v, (vu)c->hi);
-  const vf q0 = (v + 0x1.8p23f) - 0x1.8p23f;
+  const vf q0 = round_even(v);
   const vu dist = (vu)(v - q0) & 0x7fffffffu;
   if (!any_lane((vi)((vf)dist >= c->far))) return (vu)__builtin_convertvector(q0, vi);
   const vf t_hi = VFMA(q0 + 0.5f, c->s, -x), t_lo = VFMA(q0 - 0.5f, c->s, -x);
@@ -148,6 +159,34 @@ static inline vu scaled_codes16(vf x, const float_consts *c) {
   return (vu)sel_u(code > c->qhi, (vu)c->qhi, (vu)code);
 }
 
+#if VBYTES == 32
+/* 4 vectors of codes of 2 to 8 bits (each < 2^bits) stored as 4·VL·bits/8
+ * bytes: the 32 codes narrowed to bytes together (two packs of dwords, one
+ * of words, a permute putting the lanes' dwords back in order), then pairs
+ * merged as store_codes does. store_codes narrows each vector alone: an
+ * extract and two packs a vector, and for narrower codes a merge and a
+ * store of 4 or 2 bytes each (docs/kernels.md, *The morph in cache*). */
+static inline void store_codes4(int bits, const vu codes[4], uint8_t *dst) {
+  const __m256i w01 = _mm256_packus_epi32((__m256i)codes[0], (__m256i)codes[1]);
+  const __m256i w23 = _mm256_packus_epi32((__m256i)codes[2], (__m256i)codes[3]);
+  const __m256i b =
+    _mm256_permutevar8x32_epi32(_mm256_packus_epi16(w01, w23), _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+  if (bits == 8) {
+    _mm256_storeu_si256((__m256i *)(void *)dst, b);
+    return;
+  }
+  const __m256i v = _mm256_maddubs_epi16(b, _mm256_set1_epi16((short)(1 | (1 << (8 + bits)))));
+  __m128i h = _mm_packus_epi16(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+  if (bits == 4) {
+    _mm_storeu_si128((__m128i *)(void *)dst, h);
+    return;
+  }
+  h = _mm_maddubs_epi16(h, _mm_set1_epi16((short)(1 | (1 << 12))));
+  h = _mm_packus_epi16(h, h);
+  _mm_storel_epi64((__m128i *)(void *)dst, h);
+}
+#endif
+
 typedef enum { SCALED_BINARY, SCALED_FLOAT, SCALED_DOUBLE } scaled_path;
 
 /* The codes of one vector of values. */
@@ -175,6 +214,21 @@ static ALWAYS_INLINE bool quantize_scaled_bits(const int bits, const scaled_path
    * morph (docs/kernels.md, *The AVX2 level's morph*). */
   const char *next = (const char *)(src + n);
   int64_t i = 0;
+#if VBYTES == 32
+  if (bits >= 2 && bits <= 8)
+    for (; i + 4 * VL <= n; i += 4 * VL) {
+      _mm_prefetch(next + 4 * i, _MM_HINT_T0);
+      _mm_prefetch(next + 4 * i + 64, _MM_HINT_T0);
+      vu codes[4];
+#pragma GCC unroll 4
+      for (int k = 0; k < 4; k++) {
+        const vf x = load_f(src + i + k * VL);
+        nan |= (vi)(x != x);
+        codes[k] = scaled_codes(bits, path, x, &c, scale, lo, hi) & mask;
+      }
+      store_codes4(bits, codes, dst + i * bits / 8);
+    }
+#endif
   for (; i + VL <= n; i += VL) {
     if ((i * 4) % 64 == 0) _mm_prefetch(next + 4 * i, _MM_HINT_T0);
     const vf x = load_f(src + i);
