@@ -3,6 +3,7 @@
  * dequantized effective values, exact byte accounting, non-finite reports
  * with the layer's label, and loading packed data from a model file.
  */
+#include <float.h>
 #include <glib.h>
 #include <math.h>
 #include <string.h>
@@ -218,15 +219,16 @@ static void assert_morph_reports(loom_weights *w, const bad_value *bad, gsize n)
   loom_weights_touch(w);
 }
 
-/* float64's and float16's morphs check and encode a row in one pass where a
+/* float64's, float16's and bfloat16's morphs check and encode a row in one pass where a
  * kernel level has that (quantize_row_finite): at every level a NaN or
  * infinity in a block of float16's 64 values, in the vectors after the
  * blocks or in the tail of a row gives the whole-row check's report, and a
  * finite master the reference's bytes (a float16 value beyond its range
- * among them, which encodes to infinity). */
+ * among them, which encodes to infinity; bfloat16's largest value, which
+ * rounds to it). */
 static void test_checked_in_one_pass(void) {
   const int64_t rows = 4, cols = 150; /* 2 blocks of 64, vectors of 8 or 16 lanes, then a tail */
-  const loom_dtype dts[] = {LOOM_DTYPE_FLOAT64, LOOM_DTYPE_FLOAT16};
+  const loom_dtype dts[] = {LOOM_DTYPE_FLOAT64, LOOM_DTYPE_FLOAT16, LOOM_DTYPE_BFLOAT16};
   const bad_value bad[] = {
       {2 * cols + 5, INFINITY, "layer (0,0,0,0) weight: weight at row 2, column 5 is +inf"},
       {0 * cols + 100, NAN, "layer (0,0,0,0) weight: weight at row 0, column 100 is NaN"},
@@ -235,7 +237,8 @@ static void test_checked_in_one_pass(void) {
   };
   for (gsize d = 0; d < G_N_ELEMENTS(dts); d++) {
     loom_weights *w = random_weights(rows, cols, 11);
-    loom_weights_master(w)[cols + 70] = 1e6f; /* float16: +inf */
+    loom_weights_master(w)[cols + 70] = 1e6f;             /* float16: +inf */
+    loom_weights_master(w)[cols + 71] = -FLT_MAX;         /* bfloat16: -inf */
     loom_weights_touch(w);
     loom_weights_set_label(w, "layer (0,0,0,0) weight");
     g_assert_cmpint(loom_weights_set_dtype(w, dts[d], NULL), ==, 0);
