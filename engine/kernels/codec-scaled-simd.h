@@ -199,10 +199,32 @@ static ALWAYS_INLINE vu scaled_codes(const int bits, const scaled_path path, vf 
   }
 }
 
+/* The next row's scan riding on an encode (quantize_scaled_scan): the
+ * maxima of scale_scan (codec-scan-simd.h) over the values seen so far. */
+typedef struct {
+  vu amax; /* of |x| as bit patterns, NaN and infinities included */
+  vi pmax; /* of the bit patterns as signed integers */
+} scan_acc;
+
+static inline void scan_add(scan_acc *acc, const float *p) {
+  vu u;
+  memcpy(&u, p, sizeof u);
+#if VBYTES == 64
+  acc->amax = (vu)_mm512_max_epu32((__m512i)(u & 0x7fffffffu), (__m512i)acc->amax);
+  acc->pmax = (vi)_mm512_max_epi32((__m512i)u, (__m512i)acc->pmax);
+#else
+  acc->amax = (vu)_mm256_max_epu32((__m256i)(u & 0x7fffffffu), (__m256i)acc->amax);
+  acc->pmax = (vi)_mm256_max_epi32((__m256i)u, (__m256i)acc->pmax);
+#endif
+}
+
 /* Returns true when the row holds a NaN: the check rides along with the
- * encoding (the codes are then not used) instead of a pass of its own. */
-static ALWAYS_INLINE bool quantize_scaled_bits(const int bits, const scaled_path path, const float *src, int64_t n,
-                                               float scale, double lo, double hi, uint8_t *dst) {
+ * encoding (the codes are then not used) instead of a pass of its own.
+ * With `next` (a constant NULL everywhere but quantize_scaled_scan), the
+ * vectors of the next row at the same columns go into *acc as well. */
+static ALWAYS_INLINE bool quantize_scaled_bits_scan(const int bits, const scaled_path path, const float *src,
+                                                    int64_t n, float scale, double lo, double hi, uint8_t *dst,
+                                                    const float *next, scan_acc *acc, int64_t *scanned) {
   const vu mask = (vu){0} + (uint32_t)loom_code_mask(bits);
   const float_consts c =
     float_consts_of(scale, 1.0f / scale, (float)lo, (float)hi, (float)((hi + 1) * 0x1p-22));
@@ -212,28 +234,37 @@ static ALWAYS_INLINE bool quantize_scaled_bits(const int bits, const scaled_path
    * quantize_small_rows does for 16- and 32-bit codes; a prefetch beyond the
    * array never faults). At the AVX2 level on Zen 3 it raised every width's
    * morph (docs/kernels.md, *The AVX2 level's morph*). */
-  const char *next = (const char *)(src + n);
+  const char *ahead = (const char *)(src + n);
+  scan_acc a = next ? *acc : (scan_acc){{0}, {0}};
   int64_t i = 0;
 #if VBYTES == 32
   if (bits >= 2 && bits <= 8)
     for (; i + 4 * VL <= n; i += 4 * VL) {
-      _mm_prefetch(next + 4 * i, _MM_HINT_T0);
-      _mm_prefetch(next + 4 * i + 64, _MM_HINT_T0);
+      if (!next) {
+        _mm_prefetch(ahead + 4 * i, _MM_HINT_T0);
+        _mm_prefetch(ahead + 4 * i + 64, _MM_HINT_T0);
+      }
       vu codes[4];
 #pragma GCC unroll 4
       for (int k = 0; k < 4; k++) {
         const vf x = load_f(src + i + k * VL);
         nan |= (vi)(x != x);
         codes[k] = scaled_codes(bits, path, x, &c, scale, lo, hi) & mask;
+        if (next) scan_add(&a, next + i + k * VL);
       }
       store_codes4(bits, codes, dst + i * bits / 8);
     }
 #endif
   for (; i + VL <= n; i += VL) {
-    if ((i * 4) % 64 == 0) _mm_prefetch(next + 4 * i, _MM_HINT_T0);
+    if (!next && (i * 4) % 64 == 0) _mm_prefetch(ahead + 4 * i, _MM_HINT_T0);
     const vf x = load_f(src + i);
     nan |= (vi)(x != x);
     store_codes(bits, scaled_codes(bits, path, x, &c, scale, lo, hi) & mask, dst + i * bits / 8);
+    if (next) scan_add(&a, next + i);
+  }
+  if (next) {
+    *acc = a;
+    *scanned = i;
   }
   if (i < n) {
     float tail[VL] = {0};
@@ -247,6 +278,11 @@ static ALWAYS_INLINE bool quantize_scaled_bits(const int bits, const scaled_path
   int any = 0;
   for (int l = 0; l < VL; l++) any |= nan[l];
   return any != 0;
+}
+
+static ALWAYS_INLINE bool quantize_scaled_bits(const int bits, const scaled_path path, const float *src, int64_t n,
+                                               float scale, double lo, double hi, uint8_t *dst) {
+  return quantize_scaled_bits_scan(bits, path, src, n, scale, lo, hi, dst, NULL, NULL, NULL);
 }
 
 #define QUANTIZE_SCALED_CASE(B)                                                  \
