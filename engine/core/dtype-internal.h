@@ -54,6 +54,13 @@ void loom_float_build_lut(const loom_dtype_traits *t, float *lut);
 const float *loom_float_lut(const loom_dtype_traits *t);
 void loom_float_dequantize_row(const loom_dtype_traits *t, const uint8_t *src, int64_t n, const float *lut, float *dst);
 
+/* Rows [r0, r1) of loom_dtype_dequantize(d, src, rows, cols, ...): src and
+ * dst are the whole tensor's, and whether the rows are written around the
+ * caches follows the whole's size, so ranges of one dequantize on a pool
+ * (core/weights.c) write as the whole would. */
+int loom_dtype_dequantize_part(loom_dtype d, const uint8_t *src, int64_t rows, int64_t cols, int64_t r0, int64_t r1,
+                               const float *scales, int64_t nscales, float *dst, loom_error *err);
+
 /* ---- scaled formats (dtype-int.c) ---- */
 
 /*

@@ -83,19 +83,22 @@ static int64_t unaligned_head(const loom_dtype_traits *t, const float *out, int6
  * dequantize_via_l1 (docs/kernels.md). */
 #define STREAM_MIN_BYTES ((size_t)16 << 20)
 
-LOOM_API int loom_dtype_dequantize(loom_dtype d, const uint8_t *src, int64_t rows, int64_t cols,
-                                   const float *scales, int64_t nscales, float *dst, loom_error *err) {
+int loom_dtype_dequantize_part(loom_dtype d, const uint8_t *src, int64_t rows, int64_t cols, int64_t r0, int64_t r1,
+                               const float *scales, int64_t nscales, float *dst, loom_error *err) {
   const loom_dtype_traits *t = loom_dtype_traits_get(d);
   int rc = check_shape(t, d, rows, cols, err);
   if (rc) return rc;
   if ((rc = check_scales(t, rows, scales, nscales, err))) return rc;
+  if (r0 < 0 || r1 > rows || r0 > r1)
+    return loom_error_set(err, LOOM_ERR_SHAPE, _("rows %lld to %lld of a tensor of %lld rows"), (long long)r0,
+                          (long long)r1, (long long)rows);
   const size_t row_bytes = loom_dtype_row_bytes(d, cols);
   const float *lut = !t->scaled && t->bits <= 8 ? loom_float_lut(t) : NULL;
   const loom_kernels *k = loom_kernels_get();
   const loom_dequantize_row_fn dequantize_row = k->dequantize_row[d];
   const loom_dequantize_row_fn stream_row =
     (size_t)rows * (size_t)cols * sizeof(float) >= STREAM_MIN_BYTES ? k->dequantize_row_stream[d] : NULL;
-  for (int64_t r = 0; r < rows; r++) {
+  for (int64_t r = r0; r < r1; r++) {
     const uint8_t *in = src + (size_t)r * row_bytes;
     float *out = dst + r * cols;
     const float scale = t->scaled ? scales[nscales == 1 ? 0 : r] : 1.0f;
@@ -106,4 +109,9 @@ LOOM_API int loom_dtype_dequantize(loom_dtype d, const uint8_t *src, int64_t row
   }
   if (stream_row) loom_stream_fence();
   return 0;
+}
+
+LOOM_API int loom_dtype_dequantize(loom_dtype d, const uint8_t *src, int64_t rows, int64_t cols,
+                                   const float *scales, int64_t nscales, float *dst, loom_error *err) {
+  return loom_dtype_dequantize_part(d, src, rows, cols, 0, rows, scales, nscales, dst, err);
 }

@@ -17,6 +17,7 @@
 #include "core/i18n.h"
 #include "core/weights-internal.h"
 #include "kernels/cpu.h"
+#include "loom/pool.h"
 
 struct loom_weights {
   int64_t rows, cols, count;
@@ -233,7 +234,82 @@ static int report_nonfinite(const loom_weights *w, const float *values, int64_t 
   return 0;
 }
 
-LOOM_API int loom_weights_morph(loom_weights *w, loom_error *err) {
+/* The row-wise morph of rows [r0, r1): each row checked, scaled and
+ * quantized while it is in cache; rows in order, the first bad one
+ * reported (NULL err: only the status). The scan of a row for its scale
+ * rides on the encode of the row before where the level can, within the
+ * range: its first row is scanned alone. */
+static int morph_rows(loom_weights *w, int64_t nscales, int64_t r0, int64_t r1, loom_error *err) {
+  const size_t row_bytes = loom_dtype_row_bytes(w->dtype, w->cols);
+  const loom_dtype_traits *t = loom_dtype_traits_get(w->dtype);
+  const loom_quantize_row_fn checked = nscales ? NULL : loom_kernels_get()->quantize_row_finite[w->dtype];
+  const loom_quantize_scan_fn scanning = nscales ? loom_kernels_get()->quantize_row_scan[w->dtype] : NULL;
+  if (scanning) {
+    if (loom_scaled_row_scale(t, w->master + r0 * w->cols, w->cols, &w->scales[r0]))
+      return report_nonfinite(w, w->master, r0 * w->cols, w->cols, err);
+    for (int64_t r = r0; r < r1; r++) {
+      const float *row = w->master + r * w->cols;
+      const bool last = r + 1 == r1;
+      bool next_bad = false;
+      double stat = 0;
+      int64_t bad = 0;
+      if (scanning(t, row, w->cols, w->scales[r], w->packed + (size_t)r * row_bytes, &bad,
+                   last ? NULL : row + w->cols, &next_bad, &stat)) {
+        /* not reached (row r was scanned finite): the generic path's error */
+        loom_error_set(err, LOOM_ERR_NONFINITE, _("%s has no code for NaN (row %lld, column %lld)"), t->name,
+                       (long long)r, (long long)bad);
+        loom_error_prefix(err, "%s", w->label);
+        return LOOM_ERR_NONFINITE;
+      }
+      if (last) break;
+      if (next_bad) return report_nonfinite(w, w->master, (r + 1) * w->cols, w->cols, err);
+      w->scales[r + 1] = loom_scaled_scale_of_stat(t, stat, w->cols);
+    }
+    return 0;
+  }
+  for (int64_t r = r0; r < r1; r++) {
+    const float *row = w->master + r * w->cols;
+    int rc;
+    if (checked) { /* checked and encoded in one pass */
+      int64_t bad = 0;
+      if (checked(t, row, w->cols, 1.0f, w->packed + (size_t)r * row_bytes, &bad))
+        return report_nonfinite(w, w->master, r * w->cols, w->cols, err);
+      continue;
+    }
+    /* Scaled dtypes check the row while computing its scale: one pass
+     * less; the others need no check of a master the trainer found finite. */
+    if (nscales ? loom_scaled_row_scale(t, row, w->cols, &w->scales[r])
+                : !w->master_finite && any_nonfinite(row, w->cols))
+      if ((rc = report_nonfinite(w, w->master, r * w->cols, w->cols, err))) return rc;
+    rc = loom_dtype_quantize(w->dtype, row, 1, w->cols, nscales ? w->scales + r : NULL, nscales ? 1 : 0,
+                             w->packed + (size_t)r * row_bytes, err);
+    if (rc) {
+      loom_error_prefix(err, "%s", w->label);
+      return rc;
+    }
+  }
+  return 0;
+}
+
+/* Rows a range of the pool's morph or dequantize takes at least: about
+ * 64 KiB of the master, so a small store stays one range. */
+static int64_t rows_grain(const loom_weights *w) {
+  const int64_t g = ((int64_t)64 << 10) / ((int64_t)sizeof(float) * w->cols);
+  return g < 1 ? 1 : g;
+}
+
+typedef struct {
+  loom_weights *w;
+  int64_t nscales;
+  int failed; /* set by any range that failed (atomically) */
+} morph_job;
+
+static void morph_range(void *arg, int64_t r0, int64_t r1) {
+  morph_job *j = arg;
+  if (morph_rows(j->w, j->nscales, r0, r1, NULL)) __atomic_store_n(&j->failed, 1, __ATOMIC_RELAXED);
+}
+
+static int morph_on(loom_weights *w, loom_pool *pool, loom_error *err) {
   if (w->cache_valid) return 0;
   /* One pass over the master where possible: each row is checked, scaled and
    * quantized while it is in cache (morph runs after every training step). A
@@ -260,72 +336,60 @@ LOOM_API int loom_weights_morph(loom_weights *w, loom_error *err) {
   if (!rowwise) {
     w->scales[0] = loom_dtype_compute_scale(w->dtype, w->master, w->count);
     rc = loom_dtype_quantize(w->dtype, w->master, w->rows, w->cols, w->scales, nscales, w->packed, err);
+    if (rc) loom_error_prefix(err, "%s", w->label);
+  } else if (pool && loom_pool_size(pool) > 1 && w->rows > rows_grain(w)) {
+    /* Rows are independent, so ranges on the pool give the same bytes. A
+     * row found bad anywhere is rare: the serial pass then finds the first
+     * one in order and reports it as it always has. */
+    morph_job j = {w, nscales, 0};
+    loom_pool_for(pool, w->rows, rows_grain(w), morph_range, &j);
+    if (j.failed) rc = morph_rows(w, nscales, 0, w->rows, err);
   } else {
     /* A row found non-finite stops the morph with the cache still invalid,
      * reported at its first bad column: the same error as a whole-tensor
      * check first, rows being checked in order. */
-    const size_t row_bytes = loom_dtype_row_bytes(w->dtype, w->cols);
-    const loom_dtype_traits *t = loom_dtype_traits_get(w->dtype);
-    const loom_quantize_row_fn checked = nscales ? NULL : loom_kernels_get()->quantize_row_finite[w->dtype];
-    const loom_quantize_scan_fn scanning = nscales ? loom_kernels_get()->quantize_row_scan[w->dtype] : NULL;
-    if (scanning) { /* each row's scan rides on the encode of the row before it */
-      if (loom_scaled_row_scale(t, w->master, w->cols, &w->scales[0]))
-        return report_nonfinite(w, w->master, 0, w->cols, err);
-      for (int64_t r = 0; r < w->rows; r++) {
-        const float *row = w->master + r * w->cols;
-        const bool last = r + 1 == w->rows;
-        bool next_bad = false;
-        double stat = 0;
-        int64_t bad = 0;
-        if (scanning(t, row, w->cols, w->scales[r], w->packed + (size_t)r * row_bytes, &bad,
-                     last ? NULL : row + w->cols, &next_bad, &stat)) {
-          /* not reached (row r was scanned finite): the generic path's error */
-          loom_error_set(err, LOOM_ERR_NONFINITE, _("%s has no code for NaN (row %lld, column %lld)"), t->name,
-                         (long long)r, (long long)bad);
-          loom_error_prefix(err, "%s", w->label);
-          return LOOM_ERR_NONFINITE;
-        }
-        if (last) break;
-        if (next_bad) return report_nonfinite(w, w->master, (r + 1) * w->cols, w->cols, err);
-        w->scales[r + 1] = loom_scaled_scale_of_stat(t, stat, w->cols);
-      }
-      w->cache_valid = true;
-      return 0;
-    }
-    for (int64_t r = 0; r < w->rows && !rc; r++) {
-      const float *row = w->master + r * w->cols;
-      if (checked) { /* checked and encoded in one pass */
-        int64_t bad = 0;
-        if (checked(t, row, w->cols, 1.0f, w->packed + (size_t)r * row_bytes, &bad))
-          return report_nonfinite(w, w->master, r * w->cols, w->cols, err);
-        continue;
-      }
-      /* Scaled dtypes check the row while computing its scale: one pass
-       * less; the others need no check of a master the trainer found finite. */
-      if (nscales ? loom_scaled_row_scale(t, row, w->cols, &w->scales[r])
-                  : !w->master_finite && any_nonfinite(row, w->cols))
-        if ((rc = report_nonfinite(w, w->master, r * w->cols, w->cols, err))) return rc;
-      rc = loom_dtype_quantize(w->dtype, row, 1, w->cols, nscales ? w->scales + r : NULL, nscales ? 1 : 0,
-                               w->packed + (size_t)r * row_bytes, err);
-    }
+    rc = morph_rows(w, nscales, 0, w->rows, err);
   }
-  if (rc) {
-    loom_error_prefix(err, "%s", w->label);
-    return rc;
-  }
+  if (rc) return rc;
   w->cache_valid = true;
   return 0;
 }
 
-/* The packed codes dequantized into dst (count floats), an error naming the store. */
-static int dequantize_codes(const loom_weights *w, float *dst, loom_error *err) {
-  int rc = loom_dtype_dequantize(w->dtype, w->packed, w->rows, w->cols, w->scales, w->nscales, dst, err);
+LOOM_API int loom_weights_morph(loom_weights *w, loom_error *err) { return morph_on(w, NULL, err); }
+
+int loom_weights_morph_on(loom_weights *w, loom_pool *pool, loom_error *err) { return morph_on(w, pool, err); }
+
+typedef struct {
+  const loom_weights *w;
+  float *dst;
+  int failed;
+} dequantize_job;
+
+static void dequantize_range(void *arg, int64_t r0, int64_t r1) {
+  dequantize_job *j = arg;
+  const loom_weights *w = j->w;
+  if (loom_dtype_dequantize_part(w->dtype, w->packed, w->rows, w->cols, r0, r1, w->scales, w->nscales, j->dst, NULL))
+    __atomic_store_n(&j->failed, 1, __ATOMIC_RELAXED);
+}
+
+/* The packed codes dequantized into dst (count floats), on the pool's
+ * threads when there is more than a range; an error naming the store. */
+static int dequantize_codes(const loom_weights *w, loom_pool *pool, float *dst, loom_error *err) {
+  int rc = 0;
+  if (pool && loom_pool_size(pool) > 1 && w->rows > rows_grain(w)) {
+    dequantize_job j = {w, dst, 0};
+    loom_pool_for(pool, w->rows, rows_grain(w), dequantize_range, &j);
+    if (j.failed) /* not reached (a morph made the codes and scales): the error, in full */
+      rc = loom_dtype_dequantize(w->dtype, w->packed, w->rows, w->cols, w->scales, w->nscales, dst, err);
+  } else {
+    rc = loom_dtype_dequantize(w->dtype, w->packed, w->rows, w->cols, w->scales, w->nscales, dst, err);
+  }
   if (rc) loom_error_prefix(err, "%s", w->label);
   return rc;
 }
 
-LOOM_API const float *loom_weights_effective(loom_weights *w, loom_error *err) {
-  if (loom_weights_morph(w, err)) return NULL;
+const float *loom_weights_effective_on(loom_weights *w, loom_pool *pool, loom_error *err) {
+  if (morph_on(w, pool, err)) return NULL;
   /* float32 -> float64 -> float32 is exact: both compute with the master. */
   if (w->dtype == LOOM_DTYPE_FLOAT32 || (w->dtype == LOOM_DTYPE_FLOAT64 && w->master)) return w->master;
   if (!w->effective_valid) {
@@ -333,10 +397,14 @@ LOOM_API const float *loom_weights_effective(loom_weights *w, loom_error *err) {
       loom_error_set(err, LOOM_ERR_NOMEM, _("%s: out of memory"), w->label);
       return NULL;
     }
-    if (dequantize_codes(w, w->effective, err)) return NULL;
+    if (dequantize_codes(w, pool, w->effective, err)) return NULL;
     w->effective_valid = true;
   }
   return w->effective;
+}
+
+LOOM_API const float *loom_weights_effective(loom_weights *w, loom_error *err) {
+  return loom_weights_effective_on(w, NULL, err);
 }
 
 LOOM_API int loom_weights_values_into(loom_weights *w, float *dst, loom_error *err) {
@@ -348,7 +416,7 @@ LOOM_API int loom_weights_values_into(loom_weights *w, float *dst, loom_error *e
   }
   if (!w->cache_valid)
     return loom_error_set(err, LOOM_ERR_INVALID, _("%s: at rest but without packed codes"), w->label);
-  return dequantize_codes(w, dst, err);
+  return dequantize_codes(w, NULL, dst, err);
 }
 
 LOOM_API const uint8_t *loom_weights_packed(const loom_weights *w, size_t *nbytes) {
@@ -490,7 +558,7 @@ LOOM_API int loom_weights_ensure_master(loom_weights *w, loom_error *err) {
   /* Exact by construction: the values the store computed with at rest are
    * these dequantized codes, and the cache stays valid for them (as after
    * loom_weights_load_packed), so nothing is re-quantized. */
-  int rc = dequantize_codes(w, master, err);
+  int rc = dequantize_codes(w, NULL, master, err);
   if (rc) {
     free(master);
     return rc;

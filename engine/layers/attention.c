@@ -236,7 +236,7 @@ static int att_forward(loom_layer *l, const loom_ctx *ctx, const float *x, float
   for (int i = W_Q; i <= W_O; i++) rest = rest || layer_weight_at_rest(l, i);
   const float *w[ATT_MAX_W] = {NULL};
   for (int i = rest ? W_O + 1 : 0; i < l->n_weights; i++)
-    if (!(w[i] = layer_weight_values(l, i, err))) return err ? err->code : LOOM_ERR_INVALID;
+    if (!(w[i] = layer_weight_values_on(l, i, pool, err))) return err ? err->code : LOOM_ERR_INVALID;
   int bi = att_bias_index(l), ni = att_norm_index(l);
   int64_t rows = batch * steps;
   /* Without a cache the key/value buffers hold exactly this call's rows: project into them. */
@@ -324,7 +324,7 @@ static int att_backward(loom_layer *l, const loom_ctx *ctx, const float *x, cons
   att_dims g = att_dims_of(l);
   const float *w[ATT_MAX_W] = {NULL};
   for (int i = 0; i < l->n_weights; i++)
-    if (!(w[i] = layer_weight_values(l, i, err))) return err ? err->code : LOOM_ERR_INVALID;
+    if (!(w[i] = layer_weight_values_on(l, i, pool, err))) return err ? err->code : LOOM_ERR_INVALID;
   int bi = att_bias_index(l), ni = att_norm_index(l);
   int64_t rows = batch * s->steps;
   /* Output projection: its weight (and bias) gradient beside the heads' output gradient. */

@@ -278,7 +278,7 @@ static int conv_backward(loom_layer *l, const loom_ctx *ctx, const float *x, con
   int rc = t ? conv_weight_gradient(&plan, pool, x, dy, l->grad[W_WEIGHT], batch, err)
              : conv_weight_gradient(&plan, pool, dy, x, l->grad[W_WEIGHT], batch, err);
   if (rc || !dx) return rc;
-  const float *w = layer_weight_values(l, W_WEIGHT, err);
+  const float *w = layer_weight_values_on(l, W_WEIGHT, pool, err);
   if (!w) return err ? err->code : LOOM_ERR_INVALID;
   return t ? conv_positions_from_image(&plan, pool, w, dy, dx, batch, err)
            : conv_image_from_positions(&plan, pool, w, dy, dx, batch, err);

@@ -91,7 +91,7 @@ static int dense_backward(loom_layer *l, const loom_ctx *ctx, const float *x, co
     }
   }
   if (dx) {
-    const float *w = layer_weight_values(l, W_WEIGHT, err);
+    const float *w = layer_weight_values_on(l, W_WEIGHT, pool, err);
     if (!w) return err ? err->code : LOOM_ERR_INVALID;
     loom_sgemm(pool, false, false, m, n_in, n_out, dy, n_out, w, n_in, false, dx, n_in);
   }

@@ -114,7 +114,7 @@ static int embedding_forward(loom_layer *l, const loom_ctx *ctx, const float *x,
   if (layer_weight_at_rest(l, W_WEIGHT)) {
     if (j.tokens > 0 && (rc = layer_weight_row(l, W_WEIGHT, (int64_t)x[0], y, err))) return rc;
     j.rest = l;
-  } else if (!(j.table = layer_weight_values(l, W_WEIGHT, err))) {
+  } else if (!(j.table = layer_weight_values_on(l, W_WEIGHT, ctx ? ctx->pool : NULL, err))) {
     return err ? err->code : LOOM_ERR_INVALID;
   }
   loom_pool_for(ctx ? ctx->pool : NULL, j.tokens, 1 + 4096 / j.dim, lookup_range, &j);

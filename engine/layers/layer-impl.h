@@ -91,6 +91,10 @@ void layer_weights_truncate(loom_layer *l, int n);
 /* Effective float32 values of weight `index` at the layer's dtype. At rest
  * this leaves a dequantized copy resident: layers use the three below. */
 const float *layer_weight_values(loom_layer *l, int index, loom_error *err);
+/* The same, a stale copy re-made on the pool's threads (the pass's
+ * ctx->pool): after every training step at a dtype other than float32,
+ * the re-morph and the dequantized copy of each weight matrix. */
+const float *layer_weight_values_on(loom_layer *l, int index, loom_pool *pool, loom_error *err);
 /* engine/layers/layer-product.c: weight `index` is at rest (its store holds
  * only packed codes and scales). */
 bool layer_weight_at_rest(const loom_layer *l, int index);

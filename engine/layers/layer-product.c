@@ -93,7 +93,7 @@ int layer_weight_product(loom_layer *l, int index, loom_pool *pool, const float 
   loom_weights *w = l->weights[index];
   const int64_t n_out = loom_weights_rows(w), n_in = loom_weights_cols(w);
   if (!layer_weight_at_rest(l, index)) {
-    const float *v = layer_weight_values(l, index, err);
+    const float *v = layer_weight_values_on(l, index, pool, err);
     if (!v) return err ? err->code : LOOM_ERR_INVALID;
     loom_sgemm(pool, false, true, m, n_out, n_in, x, n_in, v, n_in, false, y, n_out);
     return LOOM_OK;

@@ -14,6 +14,7 @@
 
 #include "core/i18n.h"
 #include "core/rng.h"
+#include "core/weights-internal.h"
 #include "layers/layer-impl.h"
 
 /* ---- helpers for type implementations ---------------------------------- */
@@ -131,13 +132,17 @@ void layer_weights_truncate(loom_layer *l, int n) {
   if (n < l->n_weights) l->n_weights = n < 0 ? 0 : n;
 }
 
-const float *layer_weight_values(loom_layer *l, int index, loom_error *err) {
+const float *layer_weight_values_on(loom_layer *l, int index, loom_pool *pool, loom_error *err) {
   char where[128];
   if (index < 0 || index >= l->n_weights) {
     loom_error_set(err, LOOM_ERR_INVALID, _("%s has no weight slot %d"), layer_where(l, where, sizeof where), index);
     return NULL;
   }
-  return loom_weights_effective(l->weights[index], err);
+  return loom_weights_effective_on(l->weights[index], pool, err);
+}
+
+const float *layer_weight_values(loom_layer *l, int index, loom_error *err) {
+  return layer_weight_values_on(l, index, NULL, err);
 }
 
 int layer_forward(loom_layer *l, const loom_ctx *ctx, const float *x, float *y, int64_t batch, loom_error *err) {

@@ -328,7 +328,7 @@ static int rec_forward(loom_layer *l, const loom_ctx *ctx, const float *x, float
     free(hh);
     return rc;
   }
-  const float *w_hh = layer_weight_values(l, W_HH, err);
+  const float *w_hh = layer_weight_values_on(l, W_HH, ctx ? ctx->pool : NULL, err);
   if (!w_hh) return err ? err->code : LOOM_ERR_INVALID;
   return rec_forward_values(l, ctx, x, y, batch, w_hh, NULL, err);
 }
@@ -374,7 +374,8 @@ static int rec_backward(loom_layer *l, const loom_ctx *ctx, const float *x, cons
                           layer_where(l, where, sizeof where));
   int64_t f = layer_int(l, P_IN), hsz = layer_int(l, P_HIDDEN), gh = gates(l) * hsz, steps = s->steps;
   int64_t rows = batch * steps;
-  const float *w_ih = layer_weight_values(l, W_IH, err), *w_hh = w_ih ? layer_weight_values(l, W_HH, err) : NULL;
+  const float *w_ih = layer_weight_values_on(l, W_IH, pool, err),
+              *w_hh = w_ih ? layer_weight_values_on(l, W_HH, pool, err) : NULL;
   if (!w_hh) return err ? err->code : LOOM_ERR_INVALID;
   bool last = loom_shape_numel(&l->out_shape) == hsz && steps > 1;
   memset(s->dh, 0, (size_t)(batch * hsz) * sizeof(float));

@@ -123,7 +123,7 @@ static int swiglu_forward(loom_layer *l, const loom_ctx *ctx, const float *x, fl
    * codes (layer-product.c); the biases are never quantized. */
   const float *w[6] = {NULL};
   for (int i = W_DOWN + 1; i < l->n_weights; i++)
-    if (!(w[i] = layer_weight_values(l, i, err))) return err ? err->code : LOOM_ERR_INVALID;
+    if (!(w[i] = layer_weight_values_on(l, i, pool, err))) return err ? err->code : LOOM_ERR_INVALID;
   if ((rc = layer_weight_product(l, W_GATE, pool, x, rows, s->g, err))) return rc;
   if ((rc = layer_weight_product(l, W_UP, pool, x, rows, s->u, err))) return rc;
   bool bias = l->n_weights > W_BDOWN;
@@ -157,7 +157,7 @@ static int swiglu_backward(loom_layer *l, const loom_ctx *ctx, const float *x, c
                           layer_where(l, where, sizeof where));
   const float *w[6] = {NULL};
   for (int i = 0; i < l->n_weights; i++)
-    if (!(w[i] = layer_weight_values(l, i, err))) return err ? err->code : LOOM_ERR_INVALID;
+    if (!(w[i] = layer_weight_values_on(l, i, pool, err))) return err ? err->code : LOOM_ERR_INVALID;
   bool bias = l->n_weights > W_BDOWN, relu2 = layer_int(l, P_ACT) == ACT_RELU2;
   loom_sgemm(pool, true, false, d, hid, rows, dy, d, s->a, hid, true, l->grad[W_DOWN], hid);
   if (bias) bias_grad(l->grad[W_BDOWN], dy, rows, d);

@@ -444,7 +444,7 @@ int trainer_morph_updated(loom_trainer *tr, loom_error *err) {
     if (tr->tensors[t].backed_up) loom_weights_touch_finite(tr->tensors[t].w);
     /* quant_error is cached per store: only a store morphed anew needs it again */
     bool stale = !loom_weights_packed(tr->tensors[t].w, NULL);
-    int rc = loom_weights_morph(tr->tensors[t].w, err);
+    int rc = loom_weights_morph_on(tr->tensors[t].w, train_step_pool(tr), err);
     if (!rc && stale) rc = trainer_quant_refresh(tr, t, err);
     if (rc) return rc;
   }
@@ -454,7 +454,7 @@ int trainer_morph_updated(loom_trainer *tr, loom_error *err) {
 int trainer_morph_all(loom_trainer *tr, loom_error *err) {
   for (int t = 0; t < tr->n_tensors; t++) {
     loom_weights_touch(tr->tensors[t].w);
-    int rc = loom_weights_morph(tr->tensors[t].w, err);
+    int rc = loom_weights_morph_on(tr->tensors[t].w, train_step_pool(tr), err);
     if (!rc) rc = trainer_quant_refresh(tr, t, err);
     if (rc) return rc;
   }

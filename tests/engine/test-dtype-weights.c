@@ -10,6 +10,7 @@
 
 #include "core/dtype-internal.h"
 #include "core/weights-internal.h"
+#include "loom/pool.h"
 #include "kernels/cpu.h"
 #include "loom/loom.h"
 
@@ -317,6 +318,67 @@ static void test_scan_rides_on_encode(void) {
   if (loom_kernels_best_level() >= LOOM_KERNELS_AVX2) g_assert_true(fused_seen);
 }
 
+/* loom_weights_morph_on and loom_weights_effective_on split the rows over a
+ * pool: for 1, 2 and 3 threads, the packed bytes, the scales and the
+ * effective values are the serial ones at every kind of morph (a scan
+ * riding on the encode, a checked encode, the generic encode, a per-tensor
+ * scale); a NaN or infinity in a later range and one in an earlier range
+ * give the serial report of the first. 1000 rows of 64 values are 4
+ * ranges of the pool's morph. */
+static void test_morph_on_pool(void) {
+  const int64_t rows = 1000, cols = 64;
+  const loom_dtype dts[] = {LOOM_DTYPE_INT8, LOOM_DTYPE_UINT4, LOOM_DTYPE_TERNARY, LOOM_DTYPE_FLOAT16,
+                            LOOM_DTYPE_FP8_E4M3, LOOM_DTYPE_INT64, LOOM_DTYPE_BINARY};
+  const bad_value bad[] = {
+      {900 * cols + 5, NAN, "layer (0,0,0,0) weight: weight at row 900, column 5 is NaN"},
+      {256 * cols + 63, -INFINITY, "layer (0,0,0,0) weight: weight at row 256, column 63 is -inf"},
+  };
+  for (int threads = 1; threads <= 3; threads++) {
+    loom_pool *pool = loom_pool_new(threads, NULL);
+    g_assert_nonnull(pool);
+    for (gsize d = 0; d < G_N_ELEMENTS(dts); d++)
+      for (int mode = 0; mode < 2; mode++) {
+        const loom_scale_mode m = mode ? LOOM_SCALE_PER_TENSOR : LOOM_SCALE_PER_ROW;
+        loom_weights *w = random_weights(rows, cols, 21 + (guint32)d);
+        loom_weights_set_label(w, "layer (0,0,0,0) weight");
+        g_assert_cmpint(loom_weights_set_dtype(w, dts[d], NULL), ==, 0);
+        g_assert_cmpint(loom_weights_set_scale_mode(w, m, NULL), ==, 0);
+        g_assert_cmpint(loom_weights_morph(w, NULL), ==, 0);
+        size_t nbytes = 0;
+        int64_t ns = 0;
+        const uint8_t *p = loom_weights_packed(w, &nbytes);
+        g_autofree uint8_t *ref = g_memdup2(p, nbytes);
+        const float *sc = loom_weights_scales(w, &ns);
+        g_autofree float *ref_scales = sc && ns ? g_memdup2(sc, (gsize)ns * sizeof(float)) : NULL;
+        g_autofree float *ref_values = g_memdup2(loom_weights_effective(w, NULL), rows * cols * sizeof(float));
+        loom_weights_free(w);
+        /* a fresh store: no buffer left from the serial pass */
+        w = random_weights(rows, cols, 21 + (guint32)d);
+        loom_weights_set_label(w, "layer (0,0,0,0) weight");
+        g_assert_cmpint(loom_weights_set_dtype(w, dts[d], NULL), ==, 0);
+        g_assert_cmpint(loom_weights_set_scale_mode(w, m, NULL), ==, 0);
+        g_assert_cmpint(loom_weights_morph_on(w, pool, NULL), ==, 0);
+        g_assert_cmpmem(loom_weights_packed(w, NULL), nbytes, ref, nbytes);
+        if (ns) g_assert_cmpmem(loom_weights_scales(w, NULL), ns * sizeof(float), ref_scales, ns * sizeof(float));
+        const float *v = loom_weights_effective_on(w, pool, NULL);
+        g_assert_nonnull(v);
+        g_assert_cmpmem(v, rows * cols * sizeof(float), ref_values, rows * cols * sizeof(float));
+        float *master = loom_weights_master(w);
+        for (gsize k = 0; k < G_N_ELEMENTS(bad); k++) {
+          master[bad[k].at] = bad[k].v;
+          loom_weights_touch(w);
+          loom_error err = {0};
+          g_assert_cmpint(loom_weights_morph_on(w, pool, &err), ==, LOOM_ERR_NONFINITE);
+          g_assert_cmpstr(err.message, ==, bad[k].message);
+          g_assert_null(loom_weights_packed(w, NULL));
+          g_assert_null(loom_weights_effective_on(w, pool, NULL));
+        }
+        loom_weights_free(w);
+      }
+    loom_pool_free(pool);
+  }
+}
+
 static void test_load_packed(void) {
   loom_weights *w = loom_weights_new(2, 3, NULL);
   loom_weights_set_label(w, "layer (1,0,0,0) weight");
@@ -413,6 +475,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/weights/touch-finite", test_touch_finite);
   g_test_add_func("/weights/checked-in-one-pass", test_checked_in_one_pass);
   g_test_add_func("/weights/scan-rides-on-encode", test_scan_rides_on_encode);
+  g_test_add_func("/weights/morph-on-pool", test_morph_on_pool);
   g_test_add_func("/weights/load-packed", test_load_packed);
   g_test_add_func("/weights/morph-load-round-trip", test_morph_load_round_trip);
   return g_test_run();
