@@ -228,3 +228,60 @@ static bool SIMD(scale_scan)(const float *v, int64_t n, loom_dtype_kind kind, do
   *stat = f;
   return false;
 }
+
+#if VBYTES == 32
+/* cpu.h, quantize_row_scan for the signed and unsigned scaled formats of at
+ * most 16 bits at the AVX2 level: quantize_scaled's encode, with the next
+ * row's scan (scale_scan's finiteness and maximum) riding along on the same
+ * columns; the columns after the last whole vector scanned alone. The
+ * separate scan read each row from L2 or L3 while no encode ran; here those
+ * reads overlap the encode of the row before (docs/kernels.md, *The morph
+ * in cache*). Scales the fast path does not take (0, not finite) go
+ * through quantize_scaled and a scan of their own. */
+#define QUANTIZE_SCAN_CASE(B)                                                                                   \
+  case B:                                                                                                       \
+    if (path == SCALED_FLOAT)                                                                                   \
+      nan = quantize_scaled_bits_scan(B, SCALED_FLOAT, src, n, scale, lo, hi, dst, next, &acc, &scanned);       \
+    else                                                                                                        \
+      nan = quantize_scaled_bits_scan(B, SCALED_DOUBLE, src, n, scale, lo, hi, dst, next, &acc, &scanned);      \
+    break;
+
+static int SIMD(quantize_scaled_scan)(const loom_dtype_traits *t, const float *src, int64_t n, float scale,
+                                      uint8_t *dst, int64_t *bad, const float *next, bool *next_nonfinite,
+                                      double *next_stat) {
+  if (!next || !(scale > 0) || isinf(scale)) {
+    const int rc = SIMD(quantize_scaled)(t, src, n, scale, dst, bad);
+    if (next) *next_nonfinite = SIMD(scale_scan)(next, n, t->kind, next_stat);
+    return rc;
+  }
+  const double hi = (double)t->qmax, lo = t->kind == LOOM_DTYPE_KIND_UNSIGNED ? 0.0 : -hi;
+  const scaled_path path = t->qmax <= 65535 && scale >= 0x1p-125f ? SCALED_FLOAT : SCALED_DOUBLE;
+  scan_acc acc = {{0}, {0}};
+  int64_t scanned = 0;
+  bool nan;
+  switch (t->bits) {
+  QUANTIZE_SCAN_CASE(2)
+  QUANTIZE_SCAN_CASE(4)
+  QUANTIZE_SCAN_CASE(8)
+  default: QUANTIZE_SCAN_CASE(16) /* fill_codecs installs this for codes of 2 to 16 bits */
+  }
+  uint32_t am = lanes_max_u(acc.amax);
+  int32_t pm = lanes_max_i(acc.pmax, 0);
+  for (int64_t j = scanned; j < n; j++) {
+    uint32_t u;
+    memcpy(&u, next + j, sizeof u);
+    am = (u & 0x7fffffffu) > am ? u & 0x7fffffffu : am;
+    pm = (int32_t)u > pm ? (int32_t)u : pm;
+  }
+  /* as scale_scan: finite exactly when max |x| is below infinity's bits */
+  *next_nonfinite = am >= 0x7f800000u;
+  if (!*next_nonfinite) {
+    const uint32_t bits = t->kind == LOOM_DTYPE_KIND_SIGNED ? am : (uint32_t)pm;
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    *next_stat = f;
+  }
+  return nan && find_nan(src, n, bad) ? LOOM_ERR_NONFINITE : 0;
+}
+#undef QUANTIZE_SCAN_CASE
+#endif
