@@ -187,6 +187,9 @@ loom_pool *train_step_pool(const loom_trainer *tr);
  * over the pool (NULL: the calling thread). */
 double train_sum_squares_on(loom_pool *pool, const float *v, int64_t n);
 void train_sum_squares_diff_on(loom_pool *pool, const float *w, const float *b, int64_t n, double *ww, double *dd);
+/* Σ |a − b| in double, blocks and lanes in a fixed order, the same sum for
+ * any pool (trainer-check.c). */
+double train_sum_abs_diff_on(loom_pool *pool, const float *a, const float *b, int64_t n);
 
 /* The float32 lanes of those sums (trainer-lanes.c), at the kernel level in
  * use and the same bits at every level: n16 (a multiple of 16) values, value

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "core/i18n.h"
+#include "core/weights-internal.h"
 #include "train/trainer-internal.h"
 
 int trainer_stats_setup(loom_trainer *tr, loom_error *err) {
@@ -76,12 +77,10 @@ int trainer_quant_refresh(loom_trainer *tr, int t, loom_error *err) {
   loom_dtype d = loom_weights_dtype(tt->w);
   tt->quant_abs = 0.0;
   if (d == LOOM_DTYPE_FLOAT32 || d == LOOM_DTYPE_FLOAT64) return LOOM_OK; /* the round trip is exact */
-  const float *e = loom_weights_effective(tt->w, err);
+  /* the dequantized copy the next forward reads, made on the step's pool */
+  const float *e = loom_weights_effective_on(tt->w, train_step_pool(tr), err);
   if (!e) return err ? err->code : LOOM_ERR_INVALID;
-  const float *m = loom_weights_master_const(tt->w);
-  double s = 0.0;
-  for (int64_t i = 0; i < tt->n; i++) s += fabs((double)m[i] - (double)e[i]);
-  tt->quant_abs = s;
+  tt->quant_abs = train_sum_abs_diff_on(train_step_pool(tr), loom_weights_master_const(tt->w), e, tt->n);
   return LOOM_OK;
 }
 
