@@ -42,7 +42,7 @@
 #define WARMUP_STEPS 5
 #define MAX_RUNS 64
 #define MAX_TENSORS 16
-#define N_WORKLOADS 3
+#define N_WORKLOADS 4
 
 static void die(const char *what, const loom_error *err) {
   fprintf(stderr, "bench-train: %s: %s\n", what, err->message);
@@ -281,6 +281,9 @@ int main(int argc, char **argv) {
     {.name = "playground", .title = "MLP 2-8-8-1 tanh, batch 10, BCE, SGD"},
     {.name = "mlp784", .title = "MLP 784-256-10 relu, batch 64, CE, Adam"},
     {.name = "cnn", .title = "digits CNN 1x8x8, batch 32, CE, Adam"},
+    /* quantization-aware: the trainer re-morphs each updated store and the
+     * layers read its dequantized copy (docs/trainer.md); torch has no row */
+    {.name = "mlp784-int8", .title = "MLP 784-256-10 at int8 (QAT), as mlp784"},
   };
   w[0].net = mlp(2, (const int64_t[]){8, 8, 1}, 3, "tanh");
   w[0].data = loom_gen_xor(200, 0.02, 1, &err);
@@ -305,6 +308,15 @@ int main(int argc, char **argv) {
   if (!w[2].data || loom_dataset_reshape_inputs(w[2].data, &image, &err)) die(w[2].name, &err);
   w[2].cfg = loom_train_config_default();
   w[2].cfg.batch_size = 32;
+
+  w[3].net = mlp(784, (const int64_t[]){256, 10}, 2, "relu");
+  for (int64_t i = 0; i < loom_net_n_layers(w[3].net); i++) {
+    loom_layer *l = loom_net_layer_at(w[3].net, loom_net_layer_coord(w[3].net, i));
+    if (loom_layer_n_weights(l) > 0 && loom_layer_set_dtype(l, LOOM_DTYPE_INT8, &err)) die(w[3].name, &err);
+  }
+  w[3].data = loom_gen_clusters(1024, 10, 784, 0.3, 1, &err);
+  if (!w[3].data) die(w[3].name, &err);
+  w[3].cfg = w[1].cfg;
 
   for (int i = 0; i < N_WORKLOADS; i++) {
     w[i].cfg.epochs = INT64_MAX / 2; /* never finishes inside the bench */
