@@ -10,8 +10,10 @@
 #include "core/i18n.h"
 #include "kernels/cpu.h"
 
-static int check_scales(const loom_dtype_traits *t, int64_t rows, const float *scales, int64_t nscales,
-                        loom_error *err) {
+/* The scales rows [r0, r1) use (all of them for a whole tensor), so a
+ * dequantize split into ranges checks each scale once. */
+static int check_scales(const loom_dtype_traits *t, int64_t rows, int64_t r0, int64_t r1, const float *scales,
+                        int64_t nscales, loom_error *err) {
   if (!t->scaled) {
     if (nscales != 0)
       return loom_error_set(err, LOOM_ERR_INVALID, _("%s takes no scales, got %lld"), t->name, (long long)nscales);
@@ -20,7 +22,8 @@ static int check_scales(const loom_dtype_traits *t, int64_t rows, const float *s
   if (!scales || (nscales != rows && nscales != 1))
     return loom_error_set(err, LOOM_ERR_SHAPE, _("%s needs %lld scales (one per row) or 1, got %lld"), t->name,
                           (long long)rows, (long long)nscales);
-  for (int64_t i = 0; i < nscales; i++)
+  const int64_t first = nscales == 1 ? 0 : r0, last = nscales == 1 ? 1 : r1;
+  for (int64_t i = first; i < last; i++)
     if (!(scales[i] >= 0) || isinf(scales[i]))
       return loom_error_set(err, LOOM_ERR_NONFINITE, _("scale %lld is %g; scales must be finite and >= 0"),
                             (long long)i, (double)scales[i]);
@@ -40,7 +43,7 @@ LOOM_API int loom_dtype_quantize(loom_dtype d, const float *src, int64_t rows, i
   const loom_dtype_traits *t = loom_dtype_traits_get(d);
   int rc = check_shape(t, d, rows, cols, err);
   if (rc) return rc;
-  if ((rc = check_scales(t, rows, scales, nscales, err))) return rc;
+  if ((rc = check_scales(t, rows, 0, rows, scales, nscales, err))) return rc;
   const size_t row_bytes = loom_dtype_row_bytes(d, cols);
   /* Sub-byte codes are ORed into zeroed bytes; zeroing also sets the padding. */
   if (t->bits < 8) memset(dst, 0, row_bytes * (size_t)rows);
@@ -88,10 +91,10 @@ int loom_dtype_dequantize_part(loom_dtype d, const uint8_t *src, int64_t rows, i
   const loom_dtype_traits *t = loom_dtype_traits_get(d);
   int rc = check_shape(t, d, rows, cols, err);
   if (rc) return rc;
-  if ((rc = check_scales(t, rows, scales, nscales, err))) return rc;
   if (r0 < 0 || r1 > rows || r0 > r1)
     return loom_error_set(err, LOOM_ERR_SHAPE, _("rows %lld to %lld of a tensor of %lld rows"), (long long)r0,
                           (long long)r1, (long long)rows);
+  if ((rc = check_scales(t, rows, r0, r1, scales, nscales, err))) return rc;
   const size_t row_bytes = loom_dtype_row_bytes(d, cols);
   const float *lut = !t->scaled && t->bits <= 8 ? loom_float_lut(t) : NULL;
   const loom_kernels *k = loom_kernels_get();

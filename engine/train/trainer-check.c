@@ -124,68 +124,11 @@ void train_sum_squares_diff(const float *w, const float *b, int64_t n, double *w
     sq_diff_block(w + i, b + i, n - i < SQ_BLOCK ? n - i : SQ_BLOCK, ww, dd);
 }
 
-/* On a pool the blocks' sums are taken in pieces of POOL_BLOCKS blocks, the
- * optimizer's pieces (OPTIM_POOL_PIECE), so that the pool gives a thread the
- * elements it updates (pool.c); they are then added in order, which is the
- * serial sum exactly (each block's sum is 0 + its sum). Fewer than
- * POOL_MIN_BLOCKS stay on the calling thread, as does a sum whose list of
- * block sums cannot be had. */
-#define POOL_BLOCKS (OPTIM_POOL_PIECE / SQ_BLOCK)
-_Static_assert(OPTIM_POOL_PIECE % SQ_BLOCK == 0, "the optimizer's pieces are whole blocks");
-#define POOL_MIN_BLOCKS 64
-
-typedef struct {
-  const float *v, *b; /* b: the sum of (v − b)² too */
-  int64_t n;
-  double *sums; /* per block: Σ v² (and Σ (v − b)²) */
-} sq_job;
-
-static void sq_range(void *arg, int64_t begin, int64_t end) {
-  const sq_job *j = arg;
-  for (int64_t k = begin; k < end; k++) {
-    int64_t i = k * SQ_BLOCK, len = j->n - i < SQ_BLOCK ? j->n - i : SQ_BLOCK;
-    if (j->b) {
-      double ww = 0.0, dd = 0.0;
-      sq_diff_block(j->v + i, j->b + i, len, &ww, &dd);
-      j->sums[2 * k] = ww;
-      j->sums[2 * k + 1] = dd;
-    } else {
-      j->sums[k] = sq_block(j->v + i, len);
-    }
-  }
-}
-
-static bool sq_pooled(loom_pool *pool, const float *v, const float *b, int64_t n, double *ww, double *dd) {
-  const int64_t blocks = (n + SQ_BLOCK - 1) / SQ_BLOCK;
-  if (loom_pool_size(pool) < 2 || blocks < POOL_MIN_BLOCKS) return false;
-  sq_job j = {.v = v, .b = b, .n = n,
-              .sums = loom_scratch(LOOM_SCRATCH_TRAIN_SUMS, (size_t)blocks * (b ? 2 : 1) * sizeof(double))};
-  if (!j.sums) return false;
-  loom_pool_for(pool, blocks, POOL_BLOCKS, sq_range, &j);
-  *ww = 0.0;
-  if (dd) *dd = 0.0;
-  for (int64_t k = 0; k < blocks; k++) {
-    *ww += j.sums[b ? 2 * k : k];
-    if (b) *dd += j.sums[2 * k + 1];
-  }
-  return true;
-}
-
-double train_sum_squares_on(loom_pool *pool, const float *v, int64_t n) {
-  double s;
-  return v && sq_pooled(pool, v, NULL, n, &s, NULL) ? s : train_sum_squares(v, n);
-}
-
-void train_sum_squares_diff_on(loom_pool *pool, const float *w, const float *b, int64_t n, double *ww, double *dd) {
-  if (!sq_pooled(pool, w, b, n, ww, dd)) train_sum_squares_diff(w, b, n, ww, dd);
-}
-
 /* Σ |a − b| in double (the quantization error of a store, master against
  * its dequantized values): element i of a block into lane i % SQ_LANES,
- * the lanes then in order and the tail after them, the blocks in order;
- * on a pool the blocks in the pieces of sq_pooled, added in the same
- * order, so the sum depends on the data only. One chain of dependent adds
- * took about 1 ms a step for a 1024 × 1024 store on Zen 3. */
+ * the lanes then in order and the tail after them, the blocks in order, so
+ * the sum depends on the data only. One chain of dependent adds took about
+ * 1 ms a step for a 1024 × 1024 store on Zen 3. */
 typedef double lanes2 __attribute__((vector_size(16)));
 typedef uint64_t lanes2_bits __attribute__((vector_size(16)));
 _Static_assert(SQ_LANES == 8, "abs_diff_block keeps the 8 lanes in 4 pairs");
@@ -219,31 +162,79 @@ static double abs_diff_block(const float *a, const float *b, int64_t n) {
   return s;
 }
 
-typedef struct {
-  const float *a, *b;
-  int64_t n;
-  double *sums; /* per block */
-} abs_diff_job;
+/* On a pool the blocks' sums are taken in pieces of POOL_BLOCKS blocks, the
+ * optimizer's pieces (OPTIM_POOL_PIECE), so that the pool gives a thread the
+ * elements it updates (pool.c); they are then added in order, which is the
+ * serial sum exactly (each block's sum is 0 + its sum). Fewer than
+ * POOL_MIN_BLOCKS stay on the calling thread, as does a sum whose list of
+ * block sums cannot be had. */
+#define POOL_BLOCKS (OPTIM_POOL_PIECE / SQ_BLOCK)
+_Static_assert(OPTIM_POOL_PIECE % SQ_BLOCK == 0, "the optimizer's pieces are whole blocks");
+#define POOL_MIN_BLOCKS 64
 
-static void abs_diff_range(void *arg, int64_t begin, int64_t end) {
-  const abs_diff_job *j = arg;
+typedef enum {
+  SUM_SQ,       /* Σ v² */
+  SUM_SQ_DIFF,  /* Σ v² and Σ (v − b)² */
+  SUM_ABS_DIFF, /* Σ |v − b| */
+} block_sum;
+
+typedef struct {
+  block_sum kind;
+  const float *v, *b;
+  int64_t n;
+  double *sums; /* per block: its one or two sums */
+} sq_job;
+
+static void sq_range(void *arg, int64_t begin, int64_t end) {
+  const sq_job *j = arg;
   for (int64_t k = begin; k < end; k++) {
-    const int64_t i = k * SQ_BLOCK;
-    j->sums[k] = abs_diff_block(j->a + i, j->b + i, j->n - i < SQ_BLOCK ? j->n - i : SQ_BLOCK);
+    int64_t i = k * SQ_BLOCK, len = j->n - i < SQ_BLOCK ? j->n - i : SQ_BLOCK;
+    if (j->kind == SUM_SQ_DIFF) {
+      double ww = 0.0, dd = 0.0;
+      sq_diff_block(j->v + i, j->b + i, len, &ww, &dd);
+      j->sums[2 * k] = ww;
+      j->sums[2 * k + 1] = dd;
+    } else {
+      j->sums[k] = j->kind == SUM_SQ ? sq_block(j->v + i, len) : abs_diff_block(j->v + i, j->b + i, len);
+    }
   }
 }
 
-double train_sum_abs_diff_on(loom_pool *pool, const float *a, const float *b, int64_t n) {
+/* total[0] (and total[1] for SUM_SQ_DIFF) from the blocks on the pool;
+ * false where the sum stays on the calling thread. */
+static bool sq_pooled(loom_pool *pool, block_sum kind, const float *v, const float *b, int64_t n, double total[2]) {
   const int64_t blocks = (n + SQ_BLOCK - 1) / SQ_BLOCK;
-  abs_diff_job j = {.a = a, .b = b, .n = n, .sums = NULL};
-  if (loom_pool_size(pool) >= 2 && blocks >= POOL_MIN_BLOCKS)
-    j.sums = loom_scratch(LOOM_SCRATCH_TRAIN_SUMS, (size_t)blocks * sizeof(double));
-  double s = 0.0;
-  if (j.sums) {
-    loom_pool_for(pool, blocks, POOL_BLOCKS, abs_diff_range, &j);
-    for (int64_t k = 0; k < blocks; k++) s += j.sums[k];
-    return s;
+  const int per = kind == SUM_SQ_DIFF ? 2 : 1;
+  if (loom_pool_size(pool) < 2 || blocks < POOL_MIN_BLOCKS) return false;
+  sq_job j = {.kind = kind, .v = v, .b = b, .n = n,
+              .sums = loom_scratch(LOOM_SCRATCH_TRAIN_SUMS, (size_t)blocks * per * sizeof(double))};
+  if (!j.sums) return false;
+  loom_pool_for(pool, blocks, POOL_BLOCKS, sq_range, &j);
+  total[0] = total[1] = 0.0;
+  for (int64_t k = 0; k < blocks; k++)
+    for (int s = 0; s < per; s++) total[s] += j.sums[per * k + s];
+  return true;
+}
+
+double train_sum_squares_on(loom_pool *pool, const float *v, int64_t n) {
+  double t[2];
+  return v && sq_pooled(pool, SUM_SQ, v, NULL, n, t) ? t[0] : train_sum_squares(v, n);
+}
+
+void train_sum_squares_diff_on(loom_pool *pool, const float *w, const float *b, int64_t n, double *ww, double *dd) {
+  double t[2];
+  if (!sq_pooled(pool, SUM_SQ_DIFF, w, b, n, t)) {
+    train_sum_squares_diff(w, b, n, ww, dd);
+    return;
   }
+  *ww = t[0];
+  *dd = t[1];
+}
+
+double train_sum_abs_diff_on(loom_pool *pool, const float *a, const float *b, int64_t n) {
+  double t[2];
+  if (sq_pooled(pool, SUM_ABS_DIFF, a, b, n, t)) return t[0];
+  double s = 0.0;
   for (int64_t i = 0; i < n; i += SQ_BLOCK) s += abs_diff_block(a + i, b + i, n - i < SQ_BLOCK ? n - i : SQ_BLOCK);
   return s;
 }
