@@ -200,22 +200,39 @@ static ALWAYS_INLINE vu scaled_codes(const int bits, const scaled_path path, vf 
 }
 
 /* The next row's scan riding on an encode (quantize_scaled_scan): the
- * maxima of scale_scan (codec-scan-simd.h) over the values seen so far. */
+ * statistics of scale_scan (codec-scan-simd.h) over the values seen so far.
+ * The maxima serve the signed and unsigned formats; amax, amin and sum,
+ * abs_sum_scan's, the ternary and binary ones (`sums`). */
 typedef struct {
   vu amax; /* of |x| as bit patterns, NaN and infinities included */
   vi pmax; /* of the bit patterns as signed integers */
+  vu amin; /* of the nonzero |x| as bit patterns */
+  vdn sum[2]; /* Σ |x| in double, low and high halves of the vectors */
 } scan_acc;
 
-static inline void scan_add(scan_acc *acc, const float *p) {
+static inline scan_acc scan_acc_empty(void) {
+  return (scan_acc){.amax = {0}, .pmax = {0}, .amin = (vu){0} - 1u, .sum = {{0}, {0}}};
+}
+
+static ALWAYS_INLINE void scan_add(const bool sums, scan_acc *acc, const float *p) {
   vu u;
   memcpy(&u, p, sizeof u);
+  const vu a = u & 0x7fffffffu;
 #if VBYTES == 64
-  acc->amax = (vu)_mm512_max_epu32((__m512i)(u & 0x7fffffffu), (__m512i)acc->amax);
-  acc->pmax = (vi)_mm512_max_epi32((__m512i)u, (__m512i)acc->pmax);
+  acc->amax = (vu)_mm512_max_epu32((__m512i)a, (__m512i)acc->amax);
+  if (!sums) acc->pmax = (vi)_mm512_max_epi32((__m512i)u, (__m512i)acc->pmax);
+  if (sums) acc->amin = (vu)_mm512_min_epu32((__m512i)(a | (vu)(a == 0)), (__m512i)acc->amin);
 #else
-  acc->amax = (vu)_mm256_max_epu32((__m256i)(u & 0x7fffffffu), (__m256i)acc->amax);
-  acc->pmax = (vi)_mm256_max_epi32((__m256i)u, (__m256i)acc->pmax);
+  acc->amax = (vu)_mm256_max_epu32((__m256i)a, (__m256i)acc->amax);
+  if (!sums) acc->pmax = (vi)_mm256_max_epi32((__m256i)u, (__m256i)acc->pmax);
+  if (sums) acc->amin = (vu)_mm256_min_epu32((__m256i)(a | (vu)(a == 0)), (__m256i)acc->amin);
 #endif
+  if (sums) {
+    vdn d[2];
+    halves_to_double((vf)a, d);
+    acc->sum[0] += d[0];
+    acc->sum[1] += d[1];
+  }
 }
 
 /* Returns true when the row holds a NaN: the check rides along with the
@@ -224,7 +241,8 @@ static inline void scan_add(scan_acc *acc, const float *p) {
  * vectors of the next row at the same columns go into *acc as well. */
 static ALWAYS_INLINE bool quantize_scaled_bits_scan(const int bits, const scaled_path path, const float *src,
                                                     int64_t n, float scale, double lo, double hi, uint8_t *dst,
-                                                    const float *next, scan_acc *acc, int64_t *scanned) {
+                                                    const float *next, const bool sums, scan_acc *acc,
+                                                    int64_t *scanned) {
   const vu mask = (vu){0} + (uint32_t)loom_code_mask(bits);
   const float_consts c =
     float_consts_of(scale, 1.0f / scale, (float)lo, (float)hi, (float)((hi + 1) * 0x1p-22));
@@ -235,7 +253,7 @@ static ALWAYS_INLINE bool quantize_scaled_bits_scan(const int bits, const scaled
    * array never faults). At the AVX2 level on Zen 3 it raised every width's
    * morph (docs/kernels.md, *The AVX2 level's morph*). */
   const char *ahead = (const char *)(src + n);
-  scan_acc a = next ? *acc : (scan_acc){{0}, {0}};
+  scan_acc a = next ? *acc : scan_acc_empty();
   int64_t i = 0;
 #if VBYTES == 32
   if (bits >= 2 && bits <= 8)
@@ -250,7 +268,7 @@ static ALWAYS_INLINE bool quantize_scaled_bits_scan(const int bits, const scaled
         const vf x = load_f(src + i + k * VL);
         nan |= (vi)(x != x);
         codes[k] = scaled_codes(bits, path, x, &c, scale, lo, hi) & mask;
-        if (next) scan_add(&a, next + i + k * VL);
+        if (next) scan_add(sums, &a, next + i + k * VL);
       }
       store_codes4(bits, codes, dst + i * bits / 8);
     }
@@ -260,7 +278,7 @@ static ALWAYS_INLINE bool quantize_scaled_bits_scan(const int bits, const scaled
     const vf x = load_f(src + i);
     nan |= (vi)(x != x);
     store_codes(bits, scaled_codes(bits, path, x, &c, scale, lo, hi) & mask, dst + i * bits / 8);
-    if (next) scan_add(&a, next + i);
+    if (next) scan_add(sums, &a, next + i);
   }
   if (next) {
     *acc = a;
@@ -282,7 +300,7 @@ static ALWAYS_INLINE bool quantize_scaled_bits_scan(const int bits, const scaled
 
 static ALWAYS_INLINE bool quantize_scaled_bits(const int bits, const scaled_path path, const float *src, int64_t n,
                                                float scale, double lo, double hi, uint8_t *dst) {
-  return quantize_scaled_bits_scan(bits, path, src, n, scale, lo, hi, dst, NULL, NULL, NULL);
+  return quantize_scaled_bits_scan(bits, path, src, n, scale, lo, hi, dst, NULL, false, NULL, NULL);
 }
 
 #define QUANTIZE_SCALED_CASE(B)                                                  \

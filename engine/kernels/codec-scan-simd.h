@@ -112,6 +112,38 @@ static float SIMD(pos_max)(const float *v, int64_t n) {
   return m;
 }
 
+/* abs_sum_scan's result from its vector statistics over v[0, i) (the
+ * largest and smallest nonzero |v| bit patterns lane by lane, the lanes'
+ * sums): the values from i on added in order, then the vector sum where it
+ * is exact, the sum in index order where not. */
+static double abs_sum_finish(const float *v, int64_t n, int64_t i, vu maxbits, vu minbits, vdn lanes,
+                             bool *nonfinite) {
+  uint32_t mx = 0, mn = UINT32_MAX;
+  for (int l = 0; l < VL; l++) {
+    mx = maxbits[l] > mx ? maxbits[l] : mx;
+    mn = minbits[l] < mn ? minbits[l] : mn;
+  }
+  double sum = 0;
+  for (int l = 0; l < VL / 2; l++) sum += lanes[l];
+  for (; i < n; i++) {
+    uint32_t u;
+    memcpy(&u, v + i, sizeof u);
+    u &= 0x7fffffffu;
+    mx = u > mx ? u : mx;
+    mn = u != 0 && u < mn ? u : mn;
+    sum += fabs((double)v[i]);
+  }
+  *nonfinite = mx >= 0x7f800000u;
+  if (mx == 0 || *nonfinite) return 0.0;
+  const int me = mn < 0x00800000u ? 1 : (int)(mn >> 23);
+  float maxf;
+  memcpy(&maxf, &mx, sizeof maxf);
+  if ((double)n * (double)maxf < ldexp(1.0, 53 + me - 150)) return sum;
+  double seq = 0;
+  for (int64_t j = 0; j < n; j++) seq += fabs((double)v[j]);
+  return seq;
+}
+
 /*
  * Σ |v| in double, the same bits as the reference's sum in index order,
  * which is a chain of dependent adds (the ternary and binary scales). Every
@@ -136,37 +168,14 @@ static double abs_sum_scan(const float *v, int64_t n, bool *nonfinite) {
       maxbits[k] = MAX_U(u, maxbits[k]);
       const vu nonzero = u | (vu)(u == 0); /* zero: all ones, never the minimum */
       minbits[k] = MIN_U(nonzero, minbits[k]);
-      vfh half[2];
-      memcpy(half, &u, sizeof u);
-      sum4[2 * k] += __builtin_convertvector(half[0], vdn);
-      sum4[2 * k + 1] += __builtin_convertvector(half[1], vdn);
+      vdn d[2];
+      halves_to_double((vf)u, d);
+      sum4[2 * k] += d[0];
+      sum4[2 * k + 1] += d[1];
     }
-  uint32_t mx = 0, mn = UINT32_MAX;
-  for (int k = 0; k < 2; k++)
-    for (int l = 0; l < VL; l++) {
-      mx = maxbits[k][l] > mx ? maxbits[k][l] : mx;
-      mn = minbits[k][l] < mn ? minbits[k][l] : mn;
-    }
+  const vu mx = MAX_U(maxbits[0], maxbits[1]), mn = MIN_U(minbits[0], minbits[1]);
   const vdn s = (sum4[0] + sum4[1]) + (sum4[2] + sum4[3]);
-  double sum = 0;
-  for (int l = 0; l < VL / 2; l++) sum += s[l];
-  for (; i < n; i++) {
-    uint32_t u;
-    memcpy(&u, v + i, sizeof u);
-    u &= 0x7fffffffu;
-    mx = u > mx ? u : mx;
-    mn = u != 0 && u < mn ? u : mn;
-    sum += fabs((double)v[i]);
-  }
-  *nonfinite = mx >= 0x7f800000u;
-  if (mx == 0 || *nonfinite) return 0.0;
-  const int me = mn < 0x00800000u ? 1 : (int)(mn >> 23);
-  float maxf;
-  memcpy(&maxf, &mx, sizeof maxf);
-  if ((double)n * (double)maxf < ldexp(1.0, 53 + me - 150)) return sum;
-  double seq = 0;
-  for (int64_t j = 0; j < n; j++) seq += fabs((double)v[j]);
-  return seq;
+  return abs_sum_finish(v, n, i, mx, mn, s, nonfinite);
 }
 
 static double SIMD(abs_sum)(const float *v, int64_t n) {
@@ -230,20 +239,22 @@ static bool SIMD(scale_scan)(const float *v, int64_t n, loom_dtype_kind kind, do
 }
 
 #if VBYTES == 32
-/* cpu.h, quantize_row_scan for the signed and unsigned scaled formats of at
- * most 16 bits at the AVX2 level: quantize_scaled's encode, with the next
- * row's scan (scale_scan's finiteness and maximum) riding along on the same
- * columns; the columns after the last whole vector scanned alone. The
- * separate scan read each row from L2 or L3 while no encode ran; here those
- * reads overlap the encode of the row before (docs/kernels.md, *The morph
- * in cache*). Scales the fast path does not take (0, not finite) go
- * through quantize_scaled and a scan of their own. */
-#define QUANTIZE_SCAN_CASE(B)                                                                                   \
+/* cpu.h, quantize_row_scan for the scaled formats of 1 to 16 bits at the
+ * AVX2 level: quantize_scaled's encode, with the next row's scan
+ * (scale_scan's finiteness and statistic: the maxima of the signed and
+ * unsigned formats, abs_sum_scan's Σ |x| of ternary and binary) riding
+ * along on the same columns; the columns after the last whole vector
+ * scanned alone. The separate scan read each row from L2 or L3 while no
+ * encode ran; here those reads overlap the encode of the row before
+ * (docs/kernels.md, *The morph in cache*). Scales the fast path does not
+ * take (0, not finite) go through quantize_scaled and a scan of their own. */
+#define QUANTIZE_SCAN_CASE(B, SUMS)                                                                             \
   case B:                                                                                                       \
     if (path == SCALED_FLOAT)                                                                                   \
-      nan = quantize_scaled_bits_scan(B, SCALED_FLOAT, src, n, scale, lo, hi, dst, next, &acc, &scanned);       \
+      nan = quantize_scaled_bits_scan(B, SCALED_FLOAT, src, n, scale, lo, hi, dst, next, SUMS, &acc, &scanned); \
     else                                                                                                        \
-      nan = quantize_scaled_bits_scan(B, SCALED_DOUBLE, src, n, scale, lo, hi, dst, next, &acc, &scanned);      \
+      nan = quantize_scaled_bits_scan(B, SCALED_DOUBLE, src, n, scale, lo, hi, dst, next, SUMS, &acc,           \
+                                      &scanned);                                                                \
     break;
 
 static int SIMD(quantize_scaled_scan)(const loom_dtype_traits *t, const float *src, int64_t n, float scale,
@@ -256,30 +267,42 @@ static int SIMD(quantize_scaled_scan)(const loom_dtype_traits *t, const float *s
   }
   const double hi = (double)t->qmax, lo = t->kind == LOOM_DTYPE_KIND_UNSIGNED ? 0.0 : -hi;
   const scaled_path path = t->qmax <= 65535 && scale >= 0x1p-125f ? SCALED_FLOAT : SCALED_DOUBLE;
-  scan_acc acc = {{0}, {0}};
+  scan_acc acc = scan_acc_empty();
   int64_t scanned = 0;
   bool nan;
-  switch (t->bits) {
-  QUANTIZE_SCAN_CASE(2)
-  QUANTIZE_SCAN_CASE(4)
-  QUANTIZE_SCAN_CASE(8)
-  default: QUANTIZE_SCAN_CASE(16) /* fill_codecs installs this for codes of 2 to 16 bits */
+  if (t->kind == LOOM_DTYPE_KIND_BINARY) {
+    nan = quantize_scaled_bits_scan(1, SCALED_BINARY, src, n, scale, lo, hi, dst, next, true, &acc, &scanned);
+  } else if (t->kind == LOOM_DTYPE_KIND_TERNARY) { /* 2-bit codes */
+    nan = path == SCALED_FLOAT
+            ? quantize_scaled_bits_scan(2, SCALED_FLOAT, src, n, scale, lo, hi, dst, next, true, &acc, &scanned)
+            : quantize_scaled_bits_scan(2, SCALED_DOUBLE, src, n, scale, lo, hi, dst, next, true, &acc, &scanned);
+  } else {
+    switch (t->bits) {
+    QUANTIZE_SCAN_CASE(2, false)
+    QUANTIZE_SCAN_CASE(4, false)
+    QUANTIZE_SCAN_CASE(8, false)
+    default: QUANTIZE_SCAN_CASE(16, false) /* fill_codecs installs this for codes of 1 to 16 bits */
+    }
   }
-  uint32_t am = lanes_max_u(acc.amax);
-  int32_t pm = lanes_max_i(acc.pmax, 0);
-  for (int64_t j = scanned; j < n; j++) {
-    uint32_t u;
-    memcpy(&u, next + j, sizeof u);
-    am = (u & 0x7fffffffu) > am ? u & 0x7fffffffu : am;
-    pm = (int32_t)u > pm ? (int32_t)u : pm;
-  }
-  /* as scale_scan: finite exactly when max |x| is below infinity's bits */
-  *next_nonfinite = am >= 0x7f800000u;
-  if (!*next_nonfinite) {
-    const uint32_t bits = t->kind == LOOM_DTYPE_KIND_SIGNED ? am : (uint32_t)pm;
-    float f;
-    memcpy(&f, &bits, sizeof f);
-    *next_stat = f;
+  if (t->kind == LOOM_DTYPE_KIND_BINARY || t->kind == LOOM_DTYPE_KIND_TERNARY) {
+    *next_stat = abs_sum_finish(next, n, scanned, acc.amax, acc.amin, acc.sum[0] + acc.sum[1], next_nonfinite);
+  } else {
+    uint32_t am = lanes_max_u(acc.amax);
+    int32_t pm = lanes_max_i(acc.pmax, 0);
+    for (int64_t j = scanned; j < n; j++) {
+      uint32_t u;
+      memcpy(&u, next + j, sizeof u);
+      am = (u & 0x7fffffffu) > am ? u & 0x7fffffffu : am;
+      pm = (int32_t)u > pm ? (int32_t)u : pm;
+    }
+    /* as scale_scan: finite exactly when max |x| is below infinity's bits */
+    *next_nonfinite = am >= 0x7f800000u;
+    if (!*next_nonfinite) {
+      const uint32_t bits = t->kind == LOOM_DTYPE_KIND_SIGNED ? am : (uint32_t)pm;
+      float f;
+      memcpy(&f, &bits, sizeof f);
+      *next_stat = f;
+    }
   }
   return nan && find_nan(src, n, bad) ? LOOM_ERR_NONFINITE : 0;
 }

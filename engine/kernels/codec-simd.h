@@ -38,6 +38,19 @@ typedef int64_t vqn __attribute__((vector_size(VBYTES)));
 typedef float vfh __attribute__((vector_size(VBYTES / 2)));
 typedef int32_t vih __attribute__((vector_size(VBYTES / 2)));
 
+/* The low and high halves of v's floats in double. In registers: split
+ * through memory (a memcpy to an array of halves), each half's load waited
+ * on the store of the whole (the ternary morph's Σ |x|). */
+static inline void halves_to_double(vf v, vdn out[2]) {
+#if VBYTES == 64
+  out[0] = (vdn)_mm512_cvtps_pd(_mm512_castps512_ps256((__m512)v));
+  out[1] = (vdn)_mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd((__m512)v), 1)));
+#else
+  out[0] = (vdn)_mm256_cvtps_pd(_mm256_castps256_ps128((__m256)v));
+  out[1] = (vdn)_mm256_cvtps_pd(_mm256_extractf128_ps((__m256)v, 1));
+#endif
+}
+
 static const uint32_t lane_index[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
 static inline vu iota(void) {
   vu v;
@@ -546,9 +559,7 @@ static void SIMD(fill_codecs)(loom_kernels *k) {
         k->dequantize_row_stream[d] = SIMD(dequantize_scaled_stream);
       }
 #if VBYTES == 32
-      if (t->bits >= 2 && t->bits <= 16 &&
-          (t->kind == LOOM_DTYPE_KIND_SIGNED || t->kind == LOOM_DTYPE_KIND_UNSIGNED))
-        k->quantize_row_scan[d] = SIMD(quantize_scaled_scan);
+      if (t->bits <= 16) k->quantize_row_scan[d] = SIMD(quantize_scaled_scan);
 #endif
       break;
     }

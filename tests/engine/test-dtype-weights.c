@@ -271,10 +271,17 @@ static void test_checked_in_one_pass(void) {
  * scanned the wrong row, missed lanes or misread a statistic fails here. */
 static void test_scan_rides_on_encode(void) {
   /* 45 columns: at the AVX2 level 4 vectors at a time (0-31), one vector
-   * (32-39) and a tail (40-44) */
-  const int64_t rows = 5, cols = 45;
-  const loom_dtype dts[] = {LOOM_DTYPE_INT64, LOOM_DTYPE_UINT64, LOOM_DTYPE_INT8,  LOOM_DTYPE_UINT4,
-                            LOOM_DTYPE_INT2,  LOOM_DTYPE_UINT8,  LOOM_DTYPE_INT16, LOOM_DTYPE_UINT16};
+   * (32-39) and a tail (40-44). Rows 0, 1, 2 and 4 hold a huge value beside
+   * small ones: their Σ |x| (ternary, binary) is not exact in double, so
+   * the sum in index order is taken; row 5's is, the vector sum. Row 6's
+   * is not, and differs by order: 2^60 first absorbs each later value
+   * (below half its ulp of 256) in index order, not their sums by lane;
+   * with only the tail's 2^60s, its smallest value would make it look
+   * exact. */
+  const int64_t rows = 7, cols = 45;
+  const loom_dtype dts[] = {LOOM_DTYPE_INT64, LOOM_DTYPE_UINT64, LOOM_DTYPE_INT8,    LOOM_DTYPE_UINT4,
+                            LOOM_DTYPE_INT2,  LOOM_DTYPE_UINT8,  LOOM_DTYPE_INT16,   LOOM_DTYPE_UINT16,
+                            LOOM_DTYPE_INT4,  LOOM_DTYPE_UINT2,  LOOM_DTYPE_TERNARY, LOOM_DTYPE_BINARY};
   const bad_value bad[] = {
       {0 * cols + 3, NAN, "layer (0,0,0,0) weight: weight at row 0, column 3 is NaN"},
       {2 * cols + 5, INFINITY, "layer (0,0,0,0) weight: weight at row 2, column 5 is +inf"},
@@ -292,6 +299,7 @@ static void test_scan_rides_on_encode(void) {
     m[1 * cols + 32] = 3e29f;                               /* one in the vector after the groups of 4 */
     m[4 * cols + 41] = -2e29f;                              /* one in the tail, negative */
     m[0 * cols + 43] = 5e28f;                               /* one in the tail, positive */
+    for (int64_t c = 0; c < cols; c++) m[6 * cols + c] = c && c < 40 ? 100.0f + (float)(c % 20) : 0x1p60f;
     loom_weights_touch(w);
     loom_weights_set_label(w, "layer (0,0,0,0) weight");
     g_assert_cmpint(loom_weights_set_dtype(w, dts[d], NULL), ==, 0);

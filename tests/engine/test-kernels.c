@@ -228,6 +228,30 @@ static void check_scale_scan(const loom_kernels *fast, const loom_kernels *ref, 
     g_assert_cmpint(br, ==, ref->any_nonfinite(v, n));
     if (!br) g_assert_cmpmem(&sa, 8, &sr, 8);
   }
+  /* The same from quantize_row_scan, v being the row after the one encoded
+   * (every dtype that has it, a scale of the fast path and one below it),
+   * and that row's codes as the reference's. */
+  float src[200];
+  for (int i = 0; i < n; i++) src[i] = sinf((float)i * 0.37f) * (float)(1 + i % 7);
+  static const float scan_scales[] = {0.01f, 0x1p-127f};
+  for (int d = 0; d < LOOM_DTYPE_COUNT; d++) {
+    if (!fast->quantize_row_scan[d]) continue;
+    const loom_dtype_traits *t = loom_dtype_traits_get((loom_dtype)d);
+    double sr = -1;
+    const bool br = ref->scale_scan(v, n, t->kind, &sr);
+    for (size_t si = 0; si < G_N_ELEMENTS(scan_scales); si++) {
+      uint8_t codes[200 * 8] = {0}, want[200 * 8] = {0}; /* the last byte's unused bits: 0 */
+      int64_t bad = -1;
+      bool nb = !br;
+      double st = -1;
+      g_assert_cmpint(fast->quantize_row_scan[d](t, src, n, scan_scales[si], codes, &bad, v, &nb, &st), ==, 0);
+      g_assert_cmpint(ref->quantize_row[d](t, src, n, scan_scales[si], want, &bad), ==, 0);
+      const size_t nbytes = loom_dtype_row_bytes((loom_dtype)d, n);
+      g_assert_cmpmem(codes, nbytes, want, nbytes);
+      g_assert_cmpint(nb, ==, br);
+      if (!br) g_assert_cmpmem(&st, 8, &sr, 8);
+    }
+  }
 }
 
 static void check_scans(const loom_kernels *fast) {
