@@ -478,6 +478,7 @@ static void SIMD(qgemm_quantize)(const float *x, int64_t batch, int64_t cols, in
 }
 
 #include "kernels/codec-half-simd.h"
+#include "kernels/codec-fp8-simd.h"
 
 /* Outputs beyond the caches at the formats of at most 16 bits (cpu.h,
  * dequantize_row_stream): STREAM_CHUNK values at a time decoded by the
@@ -544,7 +545,9 @@ static void SIMD(fill_codecs)(loom_kernels *k) {
     case LOOM_DTYPE_FP8_E4M3:
     case LOOM_DTYPE_FP8_E5M2:
     case LOOM_DTYPE_FP4:
-      k->quantize_row[d] = SIMD(quantize_minifloat);
+      k->quantize_row[d] = SIMD(minifloat_sat_encoder)(t, false); /* every one of them: codec-fp8-simd.h */
+      k->quantize_row_finite[d] = SIMD(minifloat_sat_encoder)(t, true);
+      if (!k->quantize_row[d]) k->quantize_row[d] = SIMD(quantize_minifloat);
       k->dequantize_row[d] = SIMD(dequantize_minifloat);
       k->dequantize_row_stream[d] = SIMD(dequantize_minifloat_stream);
       break;

@@ -220,16 +220,17 @@ static void assert_morph_reports(loom_weights *w, const bad_value *bad, gsize n)
   loom_weights_touch(w);
 }
 
-/* float64's, float16's and bfloat16's morphs check and encode a row in one pass where a
- * kernel level has that (quantize_row_finite): at every level a NaN or
- * infinity in a block of float16's 64 values, in the vectors after the
- * blocks or in the tail of a row gives the whole-row check's report, and a
- * finite master the reference's bytes (a float16 value beyond its range
- * among them, which encodes to infinity; bfloat16's largest value, which
- * rounds to it). */
+/* The morphs of float64, float16, bfloat16, fp8 and fp4 check and encode a
+ * row in one pass where a kernel level has that (quantize_row_finite): at
+ * every level a NaN or infinity in a block of 64 values, in the vectors
+ * after the blocks or in the tail of a row gives the whole-row check's
+ * report, and a finite master the reference's bytes (a float16 value
+ * beyond its range among them, which encodes to infinity; bfloat16's
+ * largest value, which rounds to it; both saturate fp8 and fp4). */
 static void test_checked_in_one_pass(void) {
   const int64_t rows = 4, cols = 150; /* 2 blocks of 64, vectors of 8 or 16 lanes, then a tail */
-  const loom_dtype dts[] = {LOOM_DTYPE_FLOAT64, LOOM_DTYPE_FLOAT16, LOOM_DTYPE_BFLOAT16};
+  const loom_dtype dts[] = {LOOM_DTYPE_FLOAT64,  LOOM_DTYPE_FLOAT16,  LOOM_DTYPE_BFLOAT16,
+                            LOOM_DTYPE_FP8_E4M3, LOOM_DTYPE_FP8_E5M2, LOOM_DTYPE_FP4};
   const bad_value bad[] = {
       {2 * cols + 5, INFINITY, "layer (0,0,0,0) weight: weight at row 2, column 5 is +inf"},
       {0 * cols + 100, NAN, "layer (0,0,0,0) weight: weight at row 0, column 100 is NaN"},

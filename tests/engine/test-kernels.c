@@ -79,6 +79,15 @@ static float *probe_values(const loom_dtype_traits *t, float scale, int64_t *cou
       f = nextafterf(f, -INFINITY);
       g_array_append_val(v, f);
     }
+  } else if (!t->scaled && t->bits <= 8) {
+    /* fp8, fp4: every tie between neighbouring codes and the floats on
+     * either side of it */
+    for (uint32_t c = 0; c < (UINT32_C(1) << t->bits); c++) {
+      const double a = loom_minifloat_decode(t, c), b = loom_minifloat_decode(t, c + 1);
+      if (!isfinite(a) || !isfinite(b) || c + 1 >= (UINT32_C(1) << t->bits)) continue;
+      const float tie = (float)((a + b) / 2), around[3] = {tie, nextafterf(tie, INFINITY), nextafterf(tie, -INFINITY)};
+      for (int k = 0; k < 3; k++) g_array_append_val(v, around[k]);
+    }
   } else if (!t->scaled && t->bits <= 16) {
     for (int k = 0; k < 2000; k++) {
       uint32_t c = xorshift(seed) & (uint32_t)loom_code_mask(t->bits);
