@@ -48,9 +48,20 @@ static ALWAYS_INLINE vu scaled_codes_double(vf x, double s, double lo, double hi
 
 #if VBYTES == 64
 #define VFMA(a, b, c) ((vf)_mm512_fmadd_ps((a), (b), (c)))
+#define VMAX_F(a, b) ((vf)_mm512_max_ps((a), (b)))
+#define VMIN_F(a, b) ((vf)_mm512_min_ps((a), (b)))
+#define VMIN_I(a, b) ((vi)_mm512_min_epi32((__m512i)(a), (__m512i)(b)))
+#define VMAX_I(a, b) ((vi)_mm512_max_epi32((__m512i)(a), (__m512i)(b)))
 #else
 #define VFMA(a, b, c) ((vf)_mm256_fmadd_ps((a), (b), (c)))
+#define VMAX_F(a, b) ((vf)_mm256_max_ps((a), (b)))
+#define VMIN_F(a, b) ((vf)_mm256_min_ps((a), (b)))
+#define VMIN_I(a, b) ((vi)_mm256_min_epi32((__m256i)(a), (__m256i)(b)))
+#define VMAX_I(a, b) ((vi)_mm256_max_epi32((__m256i)(a), (__m256i)(b)))
 #endif
+/* The clamps: maxps(v, lo) is v > lo ? v : lo lane by lane, NaN giving lo,
+ * and minps(v, hi) v < hi ? v : hi: the selects' bits in one operation
+ * where a select (sel_u, a blend) took a compare and a blend. */
 
 /*
  * The same q for codes of up to 16 bits without a division (the hot loop of
@@ -113,9 +124,7 @@ static inline vf round_even(vf v) {
  * integer morph's hot loop.
  */
 static inline vu scaled_codes_float(vf x, const float_consts *c) {
-  vf v = x * c->inv;
-  v = (vf)sel_u((vi)(v > c->lo), (vu)v, (vu)c->lo);
-  v = (vf)sel_u((vi)(v < c->hi), (vu)v, (vu)c->hi);
+  const vf v = VMIN_F(VMAX_F(x * c->inv, c->lo), c->hi);
   const vf q0 = round_even(v);
   const vu dist = (vu)(v - q0) & 0x7fffffffu;
   if (!any_lane((vi)((vf)dist >= c->far))) return (vu)__builtin_convertvector(q0, vi);
@@ -123,9 +132,7 @@ static inline vu scaled_codes_float(vf x, const float_consts *c) {
   vi q = __builtin_convertvector(q0, vi);
   const vi odd = (q & 1) != 0;
   q = q - ((t_hi < 0) | ((t_hi == 0) & odd)) + ((t_lo > 0) | ((t_lo == 0) & odd));
-  q = (vi)sel_u(q < c->qlo, (vu)c->qlo, (vu)q);
-  q = (vi)sel_u(q > c->qhi, (vu)c->qhi, (vu)q);
-  return (vu)q;
+  return (vu)VMIN_I(VMAX_I(q, c->qlo), c->qhi);
 }
 
 /*
@@ -144,9 +151,7 @@ static inline vu scaled_codes_float(vf x, const float_consts *c) {
  * clamp after brings it back.
  */
 static inline vu scaled_codes16(vf x, const float_consts *c) {
-  vf v = x * c->inv;
-  v = (vf)sel_u((vi)(v > c->lo), (vu)v, (vu)c->lo);
-  v = (vf)sel_u((vi)(v < c->hi), (vu)v, (vu)c->hi);
+  const vf v = VMIN_F(VMAX_F(x * c->inv, c->lo), c->hi);
   const vf y = v + 0x1.8p23f;
   const vf q0 = y - 0x1.8p23f;
   const vu sign = (vu)(v - q0) & 0x80000000u;
@@ -156,7 +161,7 @@ static inline vu scaled_codes16(vf x, const float_consts *c) {
   const vf odd = (vf)((vu)y & 1u);
   const vf q = (vf)sel_u((vi)(t < odd), (vu)(m + h), (vu)q0);
   const vi code = __builtin_convertvector(q, vi); /* an integer: exact */
-  return (vu)sel_u(code > c->qhi, (vu)c->qhi, (vu)code);
+  return (vu)VMIN_I(code, c->qhi);
 }
 
 #if VBYTES == 32
