@@ -165,15 +165,22 @@ static inline vu scaled_codes16(vf x, const float_consts *c) {
 }
 
 #if VBYTES == 32
-/* 4 vectors of codes of 2 to 8 bits (each < 2^bits) stored as 4·VL·bits/8
- * bytes: the 32 codes narrowed to bytes together (two packs of dwords, one
- * of words, a permute putting the lanes' dwords back in order), then pairs
- * merged as store_codes does. store_codes narrows each vector alone: an
- * extract and two packs a vector, and for narrower codes a merge and a
- * store of 4 or 2 bytes each (docs/kernels.md, *The morph in cache*). */
+/* 4 vectors of codes of 2 to 8 or 16 bits (each < 2^bits) stored as
+ * 4·VL·bits/8 bytes. 16 bits: two packs of dwords, each pair's words put
+ * back in order by a permute. Narrower: the 32 codes narrowed to bytes
+ * together (two packs of dwords, one of words, a permute putting the
+ * lanes' dwords back in order), then pairs merged as store_codes does.
+ * store_codes narrows each vector alone: an extract and two packs a
+ * vector, and for narrower codes a merge and a store of 4 or 2 bytes each
+ * (docs/kernels.md, *The morph in cache*). */
 static inline void store_codes4(int bits, const vu codes[4], uint8_t *dst) {
   const __m256i w01 = _mm256_packus_epi32((__m256i)codes[0], (__m256i)codes[1]);
   const __m256i w23 = _mm256_packus_epi32((__m256i)codes[2], (__m256i)codes[3]);
+  if (bits == 16) { /* the words of each pair back in order: one permute a pair, no extract */
+    _mm256_storeu_si256((__m256i *)(void *)dst, _mm256_permute4x64_epi64(w01, 0xd8));
+    _mm256_storeu_si256((__m256i *)(void *)(dst + 32), _mm256_permute4x64_epi64(w23, 0xd8));
+    return;
+  }
   const __m256i b =
     _mm256_permutevar8x32_epi32(_mm256_packus_epi16(w01, w23), _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
   if (bits == 8) {
@@ -261,7 +268,7 @@ static ALWAYS_INLINE bool quantize_scaled_bits_scan(const int bits, const scaled
   scan_acc a = next ? *acc : scan_acc_empty();
   int64_t i = 0;
 #if VBYTES == 32
-  if (bits >= 2 && bits <= 8)
+  if (bits >= 2)
     for (; i + 4 * VL <= n; i += 4 * VL) {
       if (!next) {
         _mm_prefetch(ahead + 4 * i, _MM_HINT_T0);
