@@ -108,7 +108,13 @@ static __attribute__((noinline)) bool encode8_32_rest(const float *in, int64_t l
   return nan;
 }
 
-static bool quantize32(const bool is_unsigned, const float *src, int64_t n, float scale, uint8_t *dst) {
+/* The codes of a row; with `scan`, the next row's scale_scan in the same
+ * loop (8 of its values beside each 8 encoded), as quantize64 below. */
+static inline __attribute__((always_inline)) bool quantize32(const loom_dtype_traits *t, const bool is_unsigned,
+                                                              const float *src, int64_t n, float scale, uint8_t *dst,
+                                                              const float *scan, bool *scan_nonfinite,
+                                                              double *scan_stat) {
+  (void)t;
   const double hi = is_unsigned ? (double)UINT32_MAX : (double)INT32_MAX;
   const wide32_params p = {
     .s = _mm256_set1_pd(scale),
@@ -116,18 +122,25 @@ static bool quantize32(const bool is_unsigned, const float *src, int64_t n, floa
     .lo = _mm256_set1_pd(is_unsigned ? 0.0 : -hi),
     .hi = _mm256_set1_pd(hi),
   };
+  scan_maxima sm = {_mm256_setzero_si256(), _mm256_setzero_si256()};
   bool nan = false;
   int64_t i = 0;
   /* the next row, which a morph scans next (as codec-simd.h's encoders) */
   const uintptr_t next = (uintptr_t)(src + n);
   for (; i + 8 <= n; i += 8) {
-    if (!(i & 8)) _mm_prefetch((const char *)(next + sizeof *src * (uintptr_t)i), _MM_HINT_T0);
+    if (scan) {
+      sm = scan8(sm, _mm256_loadu_si256((const __m256i *)(const void *)(scan + i)));
+      if (!(i & 8)) _mm_prefetch((const char *)((uintptr_t)scan + sizeof *scan * (uintptr_t)(i + 1024)), _MM_HINT_T0);
+    } else if (!(i & 8)) {
+      _mm_prefetch((const char *)(next + sizeof *src * (uintptr_t)i), _MM_HINT_T0);
+    }
     __m256d y[2];
     if (__builtin_expect(sums8(src + i, &p, y), 1))
       _mm256_storeu_si256((__m256i *)(void *)(dst + 4 * i), codes32_of(y));
     else
       nan |= encode8_32_rest(src + i, 8, &p, dst + 4 * i);
   }
+  if (scan) *scan_nonfinite = scan_result(sm, scan, i, n, is_unsigned, scan_stat);
   if (i < n) {
     float tail[8] = {0};
     memcpy(tail, src + i, (size_t)(n - i) * sizeof *tail);
@@ -140,8 +153,12 @@ static int quantize_scaled32(const loom_dtype_traits *t, const float *src, int64
                              int64_t *bad) {
   /* Invalid and zero scales as before. */
   if (!(scale > 0) || isinf(scale)) return fallback_quantize[t->id](t, src, n, scale, dst, bad);
-  return nan_answer(quantize32(t->kind == LOOM_DTYPE_KIND_UNSIGNED, src, n, scale, dst), src, n, bad);
+  const bool nan = t->kind == LOOM_DTYPE_KIND_UNSIGNED ? quantize32(t, true, src, n, scale, dst, NULL, NULL, NULL)
+                                                        : quantize32(t, false, src, n, scale, dst, NULL, NULL, NULL);
+  return nan_answer(nan, src, n, bad);
 }
+
+WIDE_QUANTIZE_SCAN64(quantize_scan32, quantize32, quantize_scaled32)
 
 /* ---- 64-bit codes ---- */
 
@@ -382,6 +399,7 @@ void loom_kernels_fill_wide_avx2(loom_kernels *k) {
     fallback_quantize[d] = k->quantize_row[d];
     if (t->bits == 32) {
       k->quantize_row[d] = quantize_scaled32;
+      k->quantize_row_scan[d] = quantize_scan32;
       continue;
     }
     k->quantize_row[d] = quantize_scaled64;

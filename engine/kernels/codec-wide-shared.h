@@ -100,10 +100,10 @@ static bool scan_alone(const float *next, int64_t n, bool is_unsigned, double *s
   return scan_result(none, next, 0, n, is_unsigned, stat);
 }
 
-/* cpu.h, quantize_row_scan for the 64-bit formats over a level's own
- * (static) QUANTIZE64(t, is_unsigned, src, n, scale, dst, next,
- * next_nonfinite, next_stat): the encode with the next row's scan riding
- * along. Scales the fast path does not take go through SLOW, the level's
+/* cpu.h, quantize_row_scan for the 64-bit formats (and at the AVX2 level
+ * the 32-bit ones) over a level's own (static) QUANTIZE64(t, is_unsigned,
+ * src, n, scale, dst, next, next_nonfinite, next_stat): the encode with the
+ * next row's scan riding along. Scales the fast path does not take go through SLOW, the level's
  * whole-row encoder, and a scan of their own. */
 #define WIDE_QUANTIZE_SCAN64(NAME, QUANTIZE64, SLOW)                                                           \
   static int NAME(const loom_dtype_traits *t, const float *src, int64_t n, float scale, uint8_t *dst, int64_t *bad, \

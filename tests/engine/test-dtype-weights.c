@@ -282,7 +282,8 @@ static void test_scan_rides_on_encode(void) {
   const int64_t rows = 7, cols = 45;
   const loom_dtype dts[] = {LOOM_DTYPE_INT64, LOOM_DTYPE_UINT64, LOOM_DTYPE_INT8,    LOOM_DTYPE_UINT4,
                             LOOM_DTYPE_INT2,  LOOM_DTYPE_UINT8,  LOOM_DTYPE_INT16,   LOOM_DTYPE_UINT16,
-                            LOOM_DTYPE_INT4,  LOOM_DTYPE_UINT2,  LOOM_DTYPE_TERNARY, LOOM_DTYPE_BINARY};
+                            LOOM_DTYPE_INT4,  LOOM_DTYPE_UINT2,  LOOM_DTYPE_TERNARY, LOOM_DTYPE_BINARY,
+                            LOOM_DTYPE_INT32, LOOM_DTYPE_UINT32};
   const bad_value bad[] = {
       {0 * cols + 3, NAN, "layer (0,0,0,0) weight: weight at row 0, column 3 is NaN"},
       {2 * cols + 5, INFINITY, "layer (0,0,0,0) weight: weight at row 2, column 5 is +inf"},
