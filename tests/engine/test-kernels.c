@@ -82,9 +82,9 @@ static float *probe_values(const loom_dtype_traits *t, float scale, int64_t *cou
   } else if (!t->scaled && t->bits <= 8) {
     /* fp8, fp4: every tie between neighbouring codes and the floats on
      * either side of it */
-    for (uint32_t c = 0; c < (UINT32_C(1) << t->bits); c++) {
+    for (uint32_t c = 0; c + 1 < (UINT32_C(1) << t->bits); c++) {
       const double a = loom_minifloat_decode(t, c), b = loom_minifloat_decode(t, c + 1);
-      if (!isfinite(a) || !isfinite(b) || c + 1 >= (UINT32_C(1) << t->bits)) continue;
+      if (!isfinite(a) || !isfinite(b)) continue;
       const float tie = (float)((a + b) / 2), around[3] = {tie, nextafterf(tie, INFINITY), nextafterf(tie, -INFINITY)};
       for (int k = 0; k < 3; k++) g_array_append_val(v, around[k]);
     }
