@@ -122,10 +122,9 @@ QUANTIZE_MINIFLOAT_SAT(quantize_fp4_finite, 4, 1, true)
 
 /* The functions above for a saturating format t, NULL for any other. */
 static loom_quantize_row_fn SIMD(minifloat_sat_encoder)(const loom_dtype_traits *t, bool finite_only) {
-  if (!t->saturates) return NULL;
-  const int sign_bit = t->exp_bits + t->man_bits;
-  if (t->bits == 8 && sign_bit == 7 && t->man_bits == 3) return finite_only ? SIMD(quantize_e4m3_finite) : SIMD(quantize_e4m3);
-  if (t->bits == 8 && sign_bit == 7 && t->man_bits == 2) return finite_only ? SIMD(quantize_e5m2_finite) : SIMD(quantize_e5m2);
-  if (t->bits == 4 && sign_bit == 3 && t->man_bits == 1) return finite_only ? SIMD(quantize_fp4_finite) : SIMD(quantize_fp4);
+  if (!t->saturates || t->exp_bits + t->man_bits != t->bits - 1) return NULL;
+  if (t->bits == 8 && t->man_bits == 3) return finite_only ? SIMD(quantize_e4m3_finite) : SIMD(quantize_e4m3);
+  if (t->bits == 8 && t->man_bits == 2) return finite_only ? SIMD(quantize_e5m2_finite) : SIMD(quantize_e5m2);
+  if (t->bits == 4 && t->man_bits == 1) return finite_only ? SIMD(quantize_fp4_finite) : SIMD(quantize_fp4);
   return NULL;
 }

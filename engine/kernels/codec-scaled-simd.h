@@ -46,6 +46,9 @@ static ALWAYS_INLINE vu scaled_codes_double(vf x, double s, double lo, double hi
 #endif
 }
 
+/* The clamps: maxps(v, lo) is v > lo ? v : lo lane by lane, NaN giving lo,
+ * and minps(v, hi) v < hi ? v : hi: the selects' bits in one operation
+ * where a select (sel_u, a blend) took a compare and a blend. */
 #if VBYTES == 64
 #define VFMA(a, b, c) ((vf)_mm512_fmadd_ps((a), (b), (c)))
 #define VMAX_F(a, b) ((vf)_mm512_max_ps((a), (b)))
@@ -59,9 +62,6 @@ static ALWAYS_INLINE vu scaled_codes_double(vf x, double s, double lo, double hi
 #define VMIN_I(a, b) ((vi)_mm256_min_epi32((__m256i)(a), (__m256i)(b)))
 #define VMAX_I(a, b) ((vi)_mm256_max_epi32((__m256i)(a), (__m256i)(b)))
 #endif
-/* The clamps: maxps(v, lo) is v > lo ? v : lo lane by lane, NaN giving lo,
- * and minps(v, hi) v < hi ? v : hi: the selects' bits in one operation
- * where a select (sel_u, a blend) took a compare and a blend. */
 
 /*
  * The same q for codes of up to 16 bits without a division (the hot loop of

@@ -68,7 +68,7 @@ typedef struct loom_kernels {
    * 0.48 → 0.57-0.61 of memcpy (docs/kernels.md). NULL where a level has
    * none. */
   loom_quantize_row_fn quantize_row_finite[LOOM_DTYPE_COUNT];
-  /* quantize_row of a signed or unsigned scaled dtype that also gives, from
+  /* quantize_row of a scaled dtype that also gives, from
    * the same loop, scale_scan's answer for the row after it (`next`, n
    * values too: *next_nonfinite its return, *next_stat its statistic). The
    * morph scans row r + 1 while it encodes row r instead of in a pass of
