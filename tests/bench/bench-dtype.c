@@ -3,7 +3,11 @@
  * of a 4096 × 4096 weight matrix at every dtype, in MB/s of float32 data,
  * beside the memcpy speed of the same amount measured in the same run, for
  * every kernel level the machine has (ref, avx2, avx512: kernels/cpu.h).
- * Medians of several runs. Usage: bench-dtype [--cpu-time] [SIZE [RUNS]]
+ * Medians of several runs. Then, in microseconds, the morph as the trainer
+ * runs it after each update (loom_weights_touch_finite: a master known
+ * finite), best of the runs: a minimum is steadier than a ratio to an
+ * in-cache memcpy, which moves by a factor of 2 or more between runs on a
+ * shared machine. Usage: bench-dtype [--cpu-time] [SIZE [RUNS]]
  * --cpu-time times everything, memcpy included, in the thread's CPU time,
  * which a shared machine's other work disturbs less (its contention for
  * memory still counts).
@@ -15,6 +19,7 @@
 #include <time.h>
 
 #include "bench-util.h"
+#include "core/weights-internal.h"
 #include "kernels/cpu.h"
 #include "loom/loom.h"
 
@@ -72,6 +77,7 @@ int main(int argc, char **argv) {
          memcpy_mbs);
   double ratio[LOOM_KERNELS_LEVEL_COUNT][LOOM_DTYPE_COUNT][2] = {{{0}}};
   double copy_mbs[LOOM_KERNELS_LEVEL_COUNT][LOOM_DTYPE_COUNT] = {{0}};
+  double remorph_us[LOOM_KERNELS_LEVEL_COUNT][LOOM_DTYPE_COUNT] = {{0}};
   double *tc = malloc((size_t)runs * sizeof *tc), *td = malloc((size_t)runs * sizeof *td);
   if (!tc || !td) return 1;
   const loom_kernel_level best = loom_kernels_best_level();
@@ -107,6 +113,14 @@ int main(int argc, char **argv) {
           return 1;
         }
         td[r] = bench_now_s() - t0;
+        loom_weights_touch_finite(w);
+        t0 = bench_now_s();
+        if (loom_weights_morph(w, &err)) {
+          fprintf(stderr, "bench-dtype: %s\n", err.message);
+          return 1;
+        }
+        const double us = (bench_now_s() - t0) * 1e6;
+        if (r == 0 || us < remorph_us[level][d]) remorph_us[level][d] = us;
       }
       const double copy_s = median(tc, runs);
       ratio[level][d][0] = copy_s / median(t, runs);
@@ -128,6 +142,16 @@ int main(int argc, char **argv) {
       hi = copy_mbs[level][d] > hi ? copy_mbs[level][d] : hi;
     }
     printf("   memcpy %.0f-%.0f MB/s\n", lo, hi);
+  }
+  printf("\nthe trainer's re-morph (loom_weights_touch_finite, then loom_weights_morph), microseconds, best of %d\n",
+         runs);
+  printf("%-9s", "dtype");
+  for (int level = 0; level <= (int)best; level++) printf(" %14s", loom_kernel_level_name(level));
+  printf("\n");
+  for (int d = 0; d < LOOM_DTYPE_COUNT; d++) {
+    printf("%-9s", loom_dtype_name((loom_dtype)d));
+    for (int level = 0; level <= (int)best; level++) printf(" %14.1f", remorph_us[level][d]);
+    printf("\n");
   }
   free(tc);
   free(td);
