@@ -76,15 +76,11 @@ static int64_t unaligned_head(const loom_dtype_traits *t, const float *out, int6
   return h;
 }
 
-/* Outputs of at least this many bytes are written around the caches where
- * the level can (cpu.h, dequantize_row_stream): more than a core's L2 and
- * its share of an L3 on the machines we measured, so the output could not
- * stay in the caches for its reader anyway. A fixed size: what sysconf
- * reports for the L3 in a VM is the host's (256 MiB on the development
- * machine). bench-dtype, 4096 × 4096 float64 on Zen 3: 0.83–0.91 → 0.98–1.04
- * of memcpy; the formats of at most 16 bits see codec-simd.h's
- * dequantize_via_l1 (docs/kernels.md). */
-#define STREAM_MIN_BYTES ((size_t)16 << 20)
+/* Outputs of LOOM_STREAM_MIN_BYTES (cpu.h) and more are written around the
+ * caches where the level can (cpu.h, dequantize_row_stream). bench-dtype,
+ * 4096 × 4096 float64 on Zen 3: 0.83–0.91 → 0.98–1.04 of memcpy; the
+ * formats of at most 16 bits see codec-simd.h's dequantize_via_l1
+ * (docs/kernels.md). */
 
 int loom_dtype_dequantize_part(loom_dtype d, const uint8_t *src, int64_t rows, int64_t cols, int64_t r0, int64_t r1,
                                const float *scales, int64_t nscales, float *dst, loom_error *err) {
@@ -100,7 +96,7 @@ int loom_dtype_dequantize_part(loom_dtype d, const uint8_t *src, int64_t rows, i
   const loom_kernels *k = loom_kernels_get();
   const loom_dequantize_row_fn dequantize_row = k->dequantize_row[d];
   const loom_dequantize_row_fn stream_row =
-    (size_t)rows * (size_t)cols * sizeof(float) >= STREAM_MIN_BYTES ? k->dequantize_row_stream[d] : NULL;
+    (size_t)rows * (size_t)cols * sizeof(float) >= LOOM_STREAM_MIN_BYTES ? k->dequantize_row_stream[d] : NULL;
   for (int64_t r = r0; r < r1; r++) {
     const uint8_t *in = src + (size_t)r * row_bytes;
     float *out = dst + r * cols;

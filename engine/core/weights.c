@@ -242,8 +242,13 @@ static int report_nonfinite(const loom_weights *w, const float *values, int64_t 
 static int morph_rows(loom_weights *w, int64_t nscales, int64_t r0, int64_t r1, loom_error *err) {
   const size_t row_bytes = loom_dtype_row_bytes(w->dtype, w->cols);
   const loom_dtype_traits *t = loom_dtype_traits_get(w->dtype);
-  const loom_quantize_row_fn checked = nscales ? NULL : loom_kernels_get()->quantize_row_finite[w->dtype];
-  const loom_quantize_scan_fn scanning = nscales ? loom_kernels_get()->quantize_row_scan[w->dtype] : NULL;
+  const loom_kernels *k = loom_kernels_get();
+  /* an output beyond the caches written around them where the level can
+   * (cpu.h, quantize_row_finite_stream; fenced below, once a range) */
+  const loom_quantize_row_fn streaming =
+    nscales || w->packed_size < LOOM_STREAM_MIN_BYTES ? NULL : k->quantize_row_finite_stream[w->dtype];
+  const loom_quantize_row_fn checked = nscales ? NULL : streaming ? streaming : k->quantize_row_finite[w->dtype];
+  const loom_quantize_scan_fn scanning = nscales ? k->quantize_row_scan[w->dtype] : NULL;
   if (scanning) {
     if (loom_scaled_row_scale(t, w->master + r0 * w->cols, w->cols, &w->scales[r0]))
       return report_nonfinite(w, w->master, r0 * w->cols, w->cols, err);
@@ -272,8 +277,9 @@ static int morph_rows(loom_weights *w, int64_t nscales, int64_t r0, int64_t r1, 
     int rc;
     if (checked) { /* checked and encoded in one pass */
       int64_t bad = 0;
-      if (checked(t, row, w->cols, 1.0f, w->packed + (size_t)r * row_bytes, &bad))
-        return report_nonfinite(w, w->master, r * w->cols, w->cols, err);
+      const int bad_row = checked(t, row, w->cols, 1.0f, w->packed + (size_t)r * row_bytes, &bad);
+      if (streaming && (bad_row || r + 1 == r1)) loom_stream_fence();
+      if (bad_row) return report_nonfinite(w, w->master, r * w->cols, w->cols, err);
       continue;
     }
     /* Scaled dtypes check the row while computing its scale: one pass

@@ -343,21 +343,41 @@ static int SIMD(quantize_float64)(const loom_dtype_traits *t, const float *src, 
 
 /* The morph's float64 row: quantize_float64 and the row's finiteness check
  * in one pass (cpu.h, quantize_row_finite). A value is finite exactly when
- * its |bits| are below 0x7f800000. */
-static int SIMD(quantize_float64_finite)(const loom_dtype_traits *t, const float *src, int64_t n, float scale,
-                                         uint8_t *dst, int64_t *bad) {
+ * its |bits| are below 0x7f800000. With `stream` (quantize_row_finite_stream)
+ * the vectors go out through non-temporal stores, the values before dst's
+ * first 64-byte boundary through ordinary ones. */
+static ALWAYS_INLINE int quantize_float64_checked(const bool stream, const float *src, int64_t n, uint8_t *dst,
+                                                  int64_t *bad) {
   const vi magnitude = (vi){0} + 0x7fffffff;
   vi bad_lanes = {0};
+  bool finite = true;
   int64_t i = 0;
+  if (stream)
+    for (; i < n && ((uintptr_t)(dst + 8 * i) & 63) != 0; i++) {
+      finite &= isfinite(src[i]);
+      const double d = src[i];
+      memcpy(dst + 8 * i, &d, sizeof d);
+    }
   for (; i + VL <= n; i += VL) {
     const vf x = load_f(src + i);
     vi bits;
     memcpy(&bits, &x, sizeof bits);
     bad_lanes |= (bits & magnitude) >= 0x7f800000;
     const vd d = __builtin_convertvector(x, vd);
-    memcpy(dst + 8 * i, &d, sizeof d);
+    if (stream) {
+      vdn half[2]; /* register-wide halves: one non-temporal store each */
+      memcpy(half, &d, sizeof d);
+#if VBYTES == 64
+      _mm512_stream_pd((double *)(void *)(dst + 8 * i), (__m512d)half[0]);
+      _mm512_stream_pd((double *)(void *)(dst + 8 * i + 64), (__m512d)half[1]);
+#else
+      _mm256_stream_pd((double *)(void *)(dst + 8 * i), (__m256d)half[0]);
+      _mm256_stream_pd((double *)(void *)(dst + 8 * i + 32), (__m256d)half[1]);
+#endif
+    } else {
+      memcpy(dst + 8 * i, &d, sizeof d);
+    }
   }
-  bool finite = true;
   for (int l = 0; l < VL; l++) finite &= bad_lanes[l] == 0;
   for (; i < n; i++) {
     finite &= isfinite(src[i]);
@@ -370,9 +390,21 @@ static int SIMD(quantize_float64_finite)(const loom_dtype_traits *t, const float
       *bad = j;
       break;
     }
+  return LOOM_ERR_NONFINITE;
+}
+
+static int SIMD(quantize_float64_finite)(const loom_dtype_traits *t, const float *src, int64_t n, float scale,
+                                         uint8_t *dst, int64_t *bad) {
   (void)t;
   (void)scale;
-  return LOOM_ERR_NONFINITE;
+  return quantize_float64_checked(false, src, n, dst, bad);
+}
+
+static int SIMD(quantize_float64_finite_stream)(const loom_dtype_traits *t, const float *src, int64_t n,
+                                                float scale, uint8_t *dst, int64_t *bad) {
+  (void)t;
+  (void)scale;
+  return quantize_float64_checked(true, src, n, dst, bad);
 }
 
 static ALWAYS_INLINE void dequantize_float64_rows(const bool stream, const uint8_t *src, int64_t n, float *dst) {
@@ -527,6 +559,7 @@ static void SIMD(fill_codecs)(loom_kernels *k) {
     case LOOM_DTYPE_FLOAT64:
       k->quantize_row[d] = SIMD(quantize_float64);
       k->quantize_row_finite[d] = SIMD(quantize_float64_finite);
+      k->quantize_row_finite_stream[d] = SIMD(quantize_float64_finite_stream);
       k->dequantize_row[d] = SIMD(dequantize_float64);
       k->dequantize_row_stream[d] = SIMD(dequantize_float64_stream);
       break;

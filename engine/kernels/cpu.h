@@ -68,6 +68,14 @@ typedef struct loom_kernels {
    * 0.48 → 0.57-0.61 of memcpy (docs/kernels.md). NULL where a level has
    * none. */
   loom_quantize_row_fn quantize_row_finite[LOOM_DTYPE_COUNT];
+  /* quantize_row_finite for outputs beyond the caches (LOOM_STREAM_MIN_BYTES
+   * and more), writing through non-temporal stores, any alignment of dst;
+   * no store fence: the caller runs loom_stream_fence once after its last
+   * row. The morph's wide formats write twice the bytes they read, and
+   * ordinary stores read each destination line first (float64 at 4096 ×
+   * 4096 on Zen 3: 10.0–10.5 → 6.2–6.4 ms, a private driver). NULL where a
+   * level has none. */
+  loom_quantize_row_fn quantize_row_finite_stream[LOOM_DTYPE_COUNT];
   /* quantize_row of a scaled dtype that also gives, from
    * the same loop, scale_scan's answer for the row after it (`next`, n
    * values too: *next_nonfinite its return, *next_stat its statistic). The
@@ -187,6 +195,14 @@ void loom_qgemm_prepare_vnni(int bits, const int8_t *xq, int8_t *xp, int64_t len
  * false (nothing written) when its buffer cannot be had. */
 bool loom_qgemm_panel_vnni(const struct loom_qgemm_job *j, int64_t r0, int64_t r1);
 #endif
+/* Outputs of at least this many bytes are written around the caches where
+ * a level can (dequantize_row_stream, quantize_row_finite_stream): more
+ * than a core's L2 and its share of an L3 on the machines we measured, so
+ * the output could not stay in the caches for its reader anyway. A fixed
+ * size: what sysconf reports for the L3 in a VM is the host's (256 MiB on
+ * the development machine). */
+#define LOOM_STREAM_MIN_BYTES ((size_t)16 << 20)
+
 /* Orders the non-temporal stores of dequantize_row_stream before any later
  * store, so another thread that sees a later flag sees the outputs too
  * (sfence is part of x86-64's baseline; other machines have no streaming

@@ -220,6 +220,47 @@ static void assert_morph_reports(loom_weights *w, const bad_value *bad, gsize n)
   loom_weights_touch(w);
 }
 
+/* A float64 store whose packed copy is beyond the caches (16 MiB: cpu.h,
+ * LOOM_STREAM_MIN_BYTES) is morphed through non-temporal stores where the
+ * level can (quantize_row_finite_stream): at every level the reference's
+ * bytes, on one thread and on a pool of 2 (each range fences its own
+ * stores), and a NaN or infinity reported as the whole-row check does. Rows
+ * of 1023 values, so most rows start off a 64-byte boundary. */
+static void test_float64_beyond_caches(void) {
+  const int64_t rows = 2051, cols = 1023;
+  loom_weights *w = random_weights(rows, cols, 31);
+  loom_weights_set_label(w, "layer (0,0,0,0) weight");
+  g_assert_cmpint(loom_weights_set_dtype(w, LOOM_DTYPE_FLOAT64, NULL), ==, 0);
+  g_assert_true(loom_kernels_force(LOOM_KERNELS_REF));
+  g_assert_cmpint(loom_weights_morph(w, NULL), ==, 0);
+  size_t nbytes;
+  g_autofree uint8_t *ref = g_memdup2(loom_weights_packed(w, &nbytes), rows * cols * 8);
+  g_assert_cmpuint(nbytes, ==, (size_t)(rows * cols * 8));
+  g_assert_cmpuint(nbytes, >=, (size_t)16 << 20);
+  const bad_value bad[] = {
+      {2050 * cols + 1022, NAN, "layer (0,0,0,0) weight: weight at row 2050, column 1022 is NaN"},
+      {7 * cols + 3, -INFINITY, "layer (0,0,0,0) weight: weight at row 7, column 3 is -inf"},
+  };
+  loom_pool *pool = loom_pool_new(2, NULL);
+  g_assert_nonnull(pool);
+  bool streamed = false;
+  for (int level = 0; level <= (int)loom_kernels_best_level(); level++) {
+    if (!loom_kernels_force((loom_kernel_level)level)) continue;
+    streamed |= loom_kernels_get()->quantize_row_finite_stream[LOOM_DTYPE_FLOAT64] != NULL;
+    loom_weights_touch(w);
+    g_assert_cmpint(loom_weights_morph(w, NULL), ==, 0);
+    g_assert_cmpmem(loom_weights_packed(w, NULL), nbytes, ref, nbytes);
+    loom_weights_touch(w);
+    g_assert_cmpint(loom_weights_morph_on(w, pool, NULL), ==, 0);
+    g_assert_cmpmem(loom_weights_packed(w, NULL), nbytes, ref, nbytes);
+    assert_morph_reports(w, bad, G_N_ELEMENTS(bad));
+  }
+  loom_kernels_force(loom_kernels_best_level());
+  if (loom_kernels_best_level() >= LOOM_KERNELS_AVX2) g_assert_true(streamed);
+  loom_pool_free(pool);
+  loom_weights_free(w);
+}
+
 /* The morphs of float64, float16, bfloat16, fp8 and fp4 check and encode a
  * row in one pass where a kernel level has that (quantize_row_finite): at
  * every level a NaN or infinity in a block of 64 values, in the vectors
@@ -484,6 +525,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/weights/nonfinite", test_nonfinite);
   g_test_add_func("/weights/touch-finite", test_touch_finite);
   g_test_add_func("/weights/checked-in-one-pass", test_checked_in_one_pass);
+  g_test_add_func("/weights/float64-beyond-caches", test_float64_beyond_caches);
   g_test_add_func("/weights/scan-rides-on-encode", test_scan_rides_on_encode);
   g_test_add_func("/weights/morph-on-pool", test_morph_on_pool);
   g_test_add_func("/weights/load-packed", test_load_packed);

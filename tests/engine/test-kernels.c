@@ -101,6 +101,36 @@ static float *probe_values(const loom_dtype_traits *t, float scale, int64_t *cou
   return (float *)g_array_free(v, FALSE);
 }
 
+/* quantize_row_finite_stream on one row, its output at each of the
+ * offsets 0, 8 and 24 bytes from a 64-byte boundary (the values before the
+ * first boundary go through ordinary stores): `want`'s bytes where the row
+ * is finite (want NULL: the reference refused the row), else
+ * LOOM_ERR_NONFINITE at the first NaN or infinity. */
+static void check_stream_encode(const loom_kernels *fast, const loom_dtype_traits *t, const float *x, int64_t len,
+                                float scale, const uint8_t *want, size_t row_bytes) {
+  int64_t first_bad = -1;
+  for (int64_t i = 0; i < len && first_bad < 0; i++)
+    if (!isfinite(x[i])) first_bad = i;
+  uint8_t *buf = g_aligned_alloc0(row_bytes + 64, 1, 64);
+  static const size_t offsets[] = {0, 8, 24};
+  for (size_t o = 0; o < G_N_ELEMENTS(offsets); o++) {
+    int64_t bad = -1;
+    const int rc = fast->quantize_row_finite_stream[t->id](t, x, len, scale, buf + offsets[o], &bad);
+    loom_stream_fence();
+    if (first_bad >= 0) {
+      g_assert_cmpint(rc, ==, LOOM_ERR_NONFINITE);
+      g_assert_cmpint(bad, ==, first_bad);
+    } else {
+      g_assert_cmpint(rc, ==, 0);
+      g_assert_nonnull(want);
+      if (memcmp(buf + offsets[o], want, row_bytes) != 0)
+        g_error("%s %s, length %lld, offset %zu: the streaming encode differs from the reference", fast->name,
+                t->name, (long long)len, offsets[o]);
+    }
+  }
+  g_aligned_free(buf);
+}
+
 /* Quantizes `n` values in rows of `len` through both tables; same rc, same
  * bad index, same bytes (padding included). */
 static void compare_quantize(const loom_kernels *fast, const loom_kernels *ref, const loom_dtype_traits *t,
@@ -114,6 +144,8 @@ static void compare_quantize(const loom_kernels *fast, const loom_kernels *ref, 
     const int rc_a = fast->quantize_row[t->id](t, x + off, len, scale, a, &bad_a);
     const int rc_b = ref->quantize_row[t->id](t, x + off, len, scale, b, &bad_b);
     g_assert_cmpint(rc_a, ==, rc_b);
+    if (fast->quantize_row_finite_stream[t->id]) /* non-temporal stores: the same bytes or the first bad column */
+      check_stream_encode(fast, t, x + off, len, scale, rc_b ? NULL : b, row_bytes);
     if (rc_a) {
       g_assert_cmpint(bad_a, ==, bad_b);
       continue;
