@@ -203,6 +203,16 @@ typedef struct {
   const char *message;
 } bad_value;
 
+/* w labelled as the messages below expect, set to dtype d and morphed at
+ * the reference level, whose bytes the tests hold every level to (the
+ * reference level stays forced: each test goes through the levels next). */
+static void morph_at_reference(loom_weights *w, loom_dtype d) {
+  loom_weights_set_label(w, "layer (0,0,0,0) weight");
+  g_assert_cmpint(loom_weights_set_dtype(w, d, NULL), ==, 0);
+  g_assert_true(loom_kernels_force(LOOM_KERNELS_REF));
+  g_assert_cmpint(loom_weights_morph(w, NULL), ==, 0);
+}
+
 /* Each bad value in turn: the morph fails with its message and leaves no
  * packed copy; the master is put back after each. */
 static void assert_morph_reports(loom_weights *w, const bad_value *bad, gsize n) {
@@ -229,10 +239,7 @@ static void assert_morph_reports(loom_weights *w, const bad_value *bad, gsize n)
 static void test_float64_beyond_caches(void) {
   const int64_t rows = 2051, cols = 1023;
   loom_weights *w = random_weights(rows, cols, 31);
-  loom_weights_set_label(w, "layer (0,0,0,0) weight");
-  g_assert_cmpint(loom_weights_set_dtype(w, LOOM_DTYPE_FLOAT64, NULL), ==, 0);
-  g_assert_true(loom_kernels_force(LOOM_KERNELS_REF));
-  g_assert_cmpint(loom_weights_morph(w, NULL), ==, 0);
+  morph_at_reference(w, LOOM_DTYPE_FLOAT64);
   size_t nbytes;
   g_autofree uint8_t *ref = g_memdup2(loom_weights_packed(w, &nbytes), rows * cols * 8);
   g_assert_cmpuint(nbytes, ==, (size_t)(rows * cols * 8));
@@ -283,10 +290,7 @@ static void test_checked_in_one_pass(void) {
     loom_weights_master(w)[cols + 70] = 1e6f;             /* float16: +inf */
     loom_weights_master(w)[cols + 71] = -FLT_MAX;         /* bfloat16: -inf */
     loom_weights_touch(w);
-    loom_weights_set_label(w, "layer (0,0,0,0) weight");
-    g_assert_cmpint(loom_weights_set_dtype(w, dts[d], NULL), ==, 0);
-    g_assert_true(loom_kernels_force(LOOM_KERNELS_REF));
-    g_assert_cmpint(loom_weights_morph(w, NULL), ==, 0);
+    morph_at_reference(w, dts[d]);
     size_t nbytes;
     const size_t expect_bytes = (size_t)(rows * cols) * loom_dtype_traits_get(dts[d])->bits / 8;
     g_autofree uint8_t *ref = g_memdup2(loom_weights_packed(w, &nbytes), expect_bytes);
@@ -344,10 +348,7 @@ static void test_scan_rides_on_encode(void) {
     m[0 * cols + 43] = 5e28f;                               /* one in the tail, positive */
     for (int64_t c = 0; c < cols; c++) m[6 * cols + c] = c && c < 40 ? 100.0f + (float)(c % 20) : 0x1p60f;
     loom_weights_touch(w);
-    loom_weights_set_label(w, "layer (0,0,0,0) weight");
-    g_assert_cmpint(loom_weights_set_dtype(w, dts[d], NULL), ==, 0);
-    g_assert_true(loom_kernels_force(LOOM_KERNELS_REF));
-    g_assert_cmpint(loom_weights_morph(w, NULL), ==, 0);
+    morph_at_reference(w, dts[d]);
     size_t nbytes;
     int64_t ns;
     const uint8_t *p = loom_weights_packed(w, &nbytes);
