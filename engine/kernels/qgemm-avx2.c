@@ -18,6 +18,8 @@
  *   adding at most m · 2 · (2^n − 1) · 127 to a lane (m = 8 / n fields a
  *   byte), stay below 2^15 (4 halves of 7620 at 4 bits, 8 of 3048 at 2, 16
  *   of 2032 at 1; the 2-bit GEMV's second sum, see half(), 4 of 6096).
+ *   fp4 fields go through a vpshufb table to u = 2 · value + 12 (qgemm.h),
+ *   corrected with −12 · Σ xq; u reaches 24, so 2 halves of 12192.
  * - The 32-bit lanes are widened to 64 bits after each CHUNK of code bytes
  *   of a row: a lane gains at most 65024 per half, 128 halves a chunk, and
  *   the 8 lanes of a row sum to less than 2^31.
@@ -52,9 +54,19 @@
 enum { CHUNK = 4096, RB_MAX = 4, BB_MAX = 4, PREFETCH = 1024, NEAR = 16384, AHEAD_BYTES = 8192 };
 #define L2_BYTES ((int64_t)4 << 20)
 
-/* Halves of code blocks whose 16-bit products a lane can add (see above). */
-static ALWAYS_INLINE int flush_every(int bits, int bb) {
+/* Halves of code blocks whose 16-bit products a lane can add (see above;
+ * fp4's u reach 24: 2 halves of 12192). */
+static ALWAYS_INLINE int flush_every(int bits, bool fp4, int bb) {
+  if (fp4) return 2;
   return bits == 4 ? 4 : bits == 2 ? (bb == 1 ? 4 : 8) : 16; /* 2-bit GEMV: half()'s second sum, 6096 a half */
+}
+
+/* fp4's fields to u = 2 · value + LOOM_QGEMM_FP4_OFFSET (qgemm.h), 0 … 24:
+ * one vpshufb a field. */
+static ALWAYS_INLINE __m256i fp4_u(__m256i field) {
+  const __m256i table = _mm256_add_epi8(_mm256_setr_epi8(LOOM_QGEMM_FP4_TWICE, LOOM_QGEMM_FP4_TWICE),
+                                        _mm256_set1_epi8(LOOM_QGEMM_FP4_OFFSET));
+  return _mm256_shuffle_epi8(table, field);
 }
 
 /* What the kernel multiplies: the code byte XOR flip; and how the sum of
@@ -67,6 +79,7 @@ typedef struct {
 
 static code_map map_of(const loom_dtype_traits *t) {
   const int bits = t->bits;
+  if (t->id == LOOM_DTYPE_FP4) return (code_map){0, 1, -LOOM_QGEMM_FP4_OFFSET};
   switch (t->kind) {
   case LOOM_DTYPE_KIND_BINARY: return (code_map){0, -2, 1};
   case LOOM_DTYPE_KIND_UNSIGNED:
@@ -92,7 +105,7 @@ static ALWAYS_INLINE __m256i sum4(__m256i a, __m256i b, __m256i c, __m256i d) {
  * rows. w[r]: the half's codes of row r, already XORed. x[b]: the
  * activations paired with field 0 of the half (field k at x[b] + k·64).
  */
-static ALWAYS_INLINE void half(const int bits, const int rb, const int bb, const __m256i *w,
+static ALWAYS_INLINE void half(const int bits, const bool fp4, const int rb, const int bb, const __m256i *w,
                                const int8_t *const *x, __m256i acc16[RB_MAX][BB_MAX],
                                __m256i acc32[RB_MAX][BB_MAX]) {
   const __m256i ones = _mm256_set1_epi16(1);
@@ -137,7 +150,10 @@ static ALWAYS_INLINE void half(const int bits, const int rb, const int bb, const
   for (int r = 0; r < rb; r++) {
     __m256i f[8];
 #pragma GCC unroll 8
-    for (int k = 0; k < m; k++) f[k] = _mm256_and_si256(k ? _mm256_srli_epi16(w[r], k * bits) : w[r], low);
+    for (int k = 0; k < m; k++) {
+      f[k] = _mm256_and_si256(k ? _mm256_srli_epi16(w[r], k * bits) : w[r], low);
+      if (fp4) f[k] = fp4_u(f[k]);
+    }
 #pragma GCC unroll 4
     for (int b = 0; b < bb; b++) {
 #pragma GCC unroll 8
@@ -182,10 +198,10 @@ enum { PF_NONE, PF_NEAR_L1, PF_NEAR_L2, PF_ROW_L1, PF_ROW_L2 };
  * a row of xp) into dot[r · bb + b] (whole quads written: dot has room for
  * RB_MAX · BB_MAX). rbytes: code bytes a row.
  */
-static ALWAYS_INLINE void tile(const int bits, const int rb, const int bb, const int pf,
+static ALWAYS_INLINE void tile(const int bits, const bool fp4, const int rb, const int bb, const int pf,
                                const uint8_t *const *rowp, const int8_t *const *xb, int64_t rbytes,
                                const uint8_t *end, const uint8_t *pfp, uint8_t flip, int64_t *dot) {
-  const int m = 8 / bits, every = flush_every(bits, bb);
+  const int m = 8 / bits, every = flush_every(bits, fp4, bb);
   const __m256i flipv = _mm256_set1_epi8((char)flip);
   const int nq = (rb * bb + 3) / 4;
   __m256i d[RB_MAX * BB_MAX / 4];
@@ -233,7 +249,7 @@ static ALWAYS_INLINE void tile(const int bits, const int rb, const int bb, const
           w[r] = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(const void *)(p[r] + 32 * h)), flipv);
 #pragma GCC unroll 4
         for (int b = 0; b < bb; b++) x[b] = xb[b] + o * m + 32 * h;
-        half(bits, rb, bb, w, x, acc16, acc32);
+        half(bits, fp4, rb, bb, w, x, acc16, acc32);
         if (bits < 8 && ++pending == every) {
           flush(bits, rb, bb, acc16, acc32);
           pending = 0;
@@ -260,12 +276,17 @@ static ALWAYS_INLINE void tile(const int bits, const int rb, const int bb, const
  * the row's rest, if any, runs once after it from zero-padded copies. The
  * sums and their flushes are tile()'s, so the bits are too.
  */
-static ALWAYS_INLINE void half_gemv(const int bits, const __m256i w, const int8_t *x, __m256i *lo, __m256i *hi) {
+static ALWAYS_INLINE void half_gemv(const int bits, const bool fp4, const __m256i w, const int8_t *x, __m256i *lo,
+                                    __m256i *hi) {
 #define X(k) _mm256_loadu_si256((const __m256i *)(const void *)(x + (k) * 64))
   if (bits == 4) {
     const __m256i f = _mm256_set1_epi8(0x0f);
-    *lo = _mm256_add_epi16(*lo, _mm256_add_epi16(_mm256_maddubs_epi16(_mm256_and_si256(w, f), X(0)),
-                                                 _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(w, 4), f), X(1))));
+    __m256i f0 = _mm256_and_si256(w, f), f1 = _mm256_and_si256(_mm256_srli_epi16(w, 4), f);
+    if (fp4) {
+      f0 = fp4_u(f0);
+      f1 = fp4_u(f1);
+    }
+    *lo = _mm256_add_epi16(*lo, _mm256_add_epi16(_mm256_maddubs_epi16(f0, X(0)), _mm256_maddubs_epi16(f1, X(1))));
     __asm__("" : "+x"(*lo));
   } else { /* as half() with one activation row: fields 1 and 3 at 4× their value in hi */
     const __m256i f0 = _mm256_set1_epi8(0x03), f1 = _mm256_set1_epi8(0x0c);
@@ -282,19 +303,19 @@ static ALWAYS_INLINE void half_gemv(const int bits, const __m256i w, const int8_
 #undef X
 }
 
-/* nh halves (at most flush_every(bits, 1)) of both rows from p0 and p1,
- * then the flush. */
-static ALWAYS_INLINE void step_gemv(const int bits, const int nh, const uint8_t *p0, const uint8_t *p1,
+/* nh halves (at most flush_every(bits, fp4, 1)) of both rows from p0 and
+ * p1, then the flush. */
+static ALWAYS_INLINE void step_gemv(const int bits, const bool fp4, const int nh, const uint8_t *p0, const uint8_t *p1,
                                     const int8_t *x, __m256i flipv, __m256i *acc0, __m256i *acc1) {
   const int m = 8 / bits;
   __m256i lo0 = _mm256_setzero_si256(), hi0 = lo0, lo1 = lo0, hi1 = lo0;
 #pragma GCC unroll 4
   for (int h = 0; h < nh; h++) {
     const int8_t *xh = x + (h / 2) * 64 * m + (h % 2) * 32;
-    half_gemv(bits, _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(const void *)(p0 + 32 * h)), flipv), xh,
-              &lo0, &hi0);
-    half_gemv(bits, _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(const void *)(p1 + 32 * h)), flipv), xh,
-              &lo1, &hi1);
+    half_gemv(bits, fp4, _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(const void *)(p0 + 32 * h)), flipv),
+              xh, &lo0, &hi0);
+    half_gemv(bits, fp4, _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(const void *)(p1 + 32 * h)), flipv),
+              xh, &lo1, &hi1);
   }
   const __m256i ones = _mm256_set1_epi16(1);
   if (bits == 2) {
@@ -305,7 +326,19 @@ static ALWAYS_INLINE void step_gemv(const int bits, const int nh, const uint8_t 
   *acc1 = _mm256_add_epi32(*acc1, _mm256_madd_epi16(lo1, ones));
 }
 
-static ALWAYS_INLINE void tile_gemv(const int bits, const int pf, const uint8_t *const *rowp, const int8_t *xrow,
+/* 128 code bytes of each row (4 halves), or 64 (2): flushed after every
+ * flush_every(bits, fp4, 1) halves. */
+static ALWAYS_INLINE void steps_gemv(const int bits, const bool fp4, const int nh, const uint8_t *p0, const uint8_t *p1,
+                                     const int8_t *x, __m256i flipv, __m256i *acc0, __m256i *acc1) {
+  if (fp4 && nh == 4) {
+    step_gemv(bits, fp4, 2, p0, p1, x, flipv, acc0, acc1);
+    step_gemv(bits, fp4, 2, p0 + 64, p1 + 64, x + 64 * (8 / bits), flipv, acc0, acc1);
+  } else {
+    step_gemv(bits, fp4, nh, p0, p1, x, flipv, acc0, acc1);
+  }
+}
+
+static ALWAYS_INLINE void tile_gemv(const int bits, const bool fp4, const int pf, const uint8_t *const *rowp, const int8_t *xrow,
                                     int64_t rbytes, const uint8_t *end, const uint8_t *pfp, uint8_t flip,
                                     int64_t *dot) {
   const int m = 8 / bits;
@@ -327,7 +360,7 @@ static ALWAYS_INLINE void tile_gemv(const int bits, const int pf, const uint8_t 
           else
             _mm_prefetch(ahead, _MM_HINT_T0);
         }
-      step_gemv(bits, 4, p0 + o, p1 + o, xrow + m * o, flipv, &acc0, &acc1);
+      steps_gemv(bits, fp4, 4, p0 + o, p1 + o, xrow + m * o, flipv, &acc0, &acc1);
     }
     if (o < o1) { /* the row's last 1 to 127 bytes, read on into the next row as in tile() */
       const int nh = o1 - o > 64 ? 4 : 2; /* xp holds whole 64-byte blocks of codes, so one or two */
@@ -342,9 +375,9 @@ static ALWAYS_INLINE void tile_gemv(const int bits, const int pf, const uint8_t 
         q1 = t1;
       }
       if (nh == 4)
-        step_gemv(bits, 4, q0, q1, xrow + m * o, flipv, &acc0, &acc1);
+        steps_gemv(bits, fp4, 4, q0, q1, xrow + m * o, flipv, &acc0, &acc1);
       else
-        step_gemv(bits, 2, q0, q1, xrow + m * o, flipv, &acc0, &acc1);
+        steps_gemv(bits, fp4, 2, q0, q1, xrow + m * o, flipv, &acc0, &acc1);
     }
     /* lanes 0 and 1: the 8 lanes of each row's sums, exact (see the top) */
     const __m256i h = _mm256_hadd_epi32(acc0, acc1);
@@ -412,7 +445,7 @@ enum { SPAN = 64 };
 
 /* The GEMV: groups of gr rows, a short last group repeating its last row;
  * the sums of a span of rows finished 4 at a time after it. */
-static ALWAYS_INLINE void gemv_bits(const int bits, const int gr, const loom_qgemm_job *j, int64_t r0, int64_t r1) {
+static ALWAYS_INLINE void gemv_bits(const int bits, const bool fp4, const int gr, const loom_qgemm_job *j, int64_t r0, int64_t r1) {
   const code_map cm = map_of(j->t);
   const int64_t rbytes = (int64_t)j->row_bytes;
   const uint8_t *end = j->packed + (size_t)j->rows * j->row_bytes;
@@ -435,9 +468,9 @@ static ALWAYS_INLINE void gemv_bits(const int bits, const int gr, const loom_qge
 #define GEMV_TILE(PF, PFP)                                                                                  \
   do {                                                                                                      \
     if ((bits == 2 || bits == 4) && gr == 2)                                                                \
-      tile_gemv(bits, PF, rowp, j->xp, rbytes, end, PFP, cm.flip, d);                                            \
+      tile_gemv(bits, fp4, PF, rowp, j->xp, rbytes, end, PFP, cm.flip, d);                                  \
     else                                                                                                    \
-      tile(bits, gr, 1, PF, rowp, xb, rbytes, end, PFP, cm.flip, d);                                             \
+      tile(bits, fp4, gr, 1, PF, rowp, xb, rbytes, end, PFP, cm.flip, d);                                   \
   } while (0)
       if (n < gr)
         GEMV_TILE(PF_NONE, NULL);
@@ -464,7 +497,7 @@ static ALWAYS_INLINE void gemv_bits(const int bits, const int gr, const loom_qge
 /* The GEMM: tiles of rb weight rows × BB_MAX activation rows, the last
  * activation rows in a tile of their own count; a short last group of
  * weight rows repeats its last row. */
-static ALWAYS_INLINE void gemm_bits(const int bits, const int rb, const loom_qgemm_job *j, int64_t r0, int64_t r1) {
+static ALWAYS_INLINE void gemm_bits(const int bits, const bool fp4, const int rb, const loom_qgemm_job *j, int64_t r0, int64_t r1) {
   const code_map cm = map_of(j->t);
   const int64_t rbytes = (int64_t)j->row_bytes;
   const uint8_t *end = j->packed + (size_t)j->rows * j->row_bytes;
@@ -480,10 +513,10 @@ static ALWAYS_INLINE void gemm_bits(const int bits, const int rb, const loom_qge
       const int8_t *xb[BB_MAX];
       for (int i = 0; i < bb; i++) xb[i] = j->xp + (b + i) * j->xstride;
       switch (bb) {
-      case 1: tile(bits, rb, 1, PF_NONE, rowp, xb, rbytes, end, NULL, cm.flip, dot); break;
-      case 2: tile(bits, rb, 2, PF_NONE, rowp, xb, rbytes, end, NULL, cm.flip, dot); break;
-      case 3: tile(bits, rb, 3, PF_NONE, rowp, xb, rbytes, end, NULL, cm.flip, dot); break;
-      default: tile(bits, rb, BB_MAX, PF_NONE, rowp, xb, rbytes, end, NULL, cm.flip, dot); break;
+      case 1: tile(bits, fp4, rb, 1, PF_NONE, rowp, xb, rbytes, end, NULL, cm.flip, dot); break;
+      case 2: tile(bits, fp4, rb, 2, PF_NONE, rowp, xb, rbytes, end, NULL, cm.flip, dot); break;
+      case 3: tile(bits, fp4, rb, 3, PF_NONE, rowp, xb, rbytes, end, NULL, cm.flip, dot); break;
+      default: tile(bits, fp4, rb, BB_MAX, PF_NONE, rowp, xb, rbytes, end, NULL, cm.flip, dot); break;
       }
       for (int g = 0; g < n; g++) {
         if (bb == BB_MAX && vector_finish)
@@ -497,19 +530,24 @@ static ALWAYS_INLINE void gemm_bits(const int bits, const int rb, const loom_qge
 
 /* One function per width (GEMV rows a group, GEMM weight rows a tile): the
  * narrow fields take registers that wider tiles would spill. */
-#define ROWS_FN(BITS, GR, RB)                                                                               \
-  static void rows_##BITS(const loom_qgemm_job *j, int64_t r0, int64_t r1) {                               \
+#define ROWS_FN(NAME, BITS, FP4, GR, RB)                                                                    \
+  static void rows_##NAME(const loom_qgemm_job *j, int64_t r0, int64_t r1) {                               \
     if (j->batch == 1)                                                                                      \
-      gemv_bits(BITS, GR, j, r0, r1);                                                                       \
+      gemv_bits(BITS, FP4, GR, j, r0, r1);                                                                  \
     else                                                                                                    \
-      gemm_bits(BITS, RB, j, r0, r1);                                                                       \
+      gemm_bits(BITS, FP4, RB, j, r0, r1);                                                                  \
   }
-ROWS_FN(1, 1, 1)
-ROWS_FN(2, 2, 1)
-ROWS_FN(4, 2, 1)
-ROWS_FN(8, 4, 2)
+ROWS_FN(1, 1, false, 1, 1)
+ROWS_FN(2, 2, false, 2, 1)
+ROWS_FN(4, 4, false, 2, 1)
+ROWS_FN(fp4, 4, true, 2, 1)
+ROWS_FN(8, 8, false, 4, 2)
 
 static void qgemm_rows_avx2(const loom_qgemm_job *j, int64_t r0, int64_t r1) {
+  if (j->t->id == LOOM_DTYPE_FP4) {
+    rows_fp4(j, r0, r1);
+    return;
+  }
   switch (j->t->bits) {
   case 1: rows_1(j, r0, r1); break;
   case 2: rows_2(j, r0, r1); break;

@@ -25,9 +25,11 @@
  *   once (a pair at most 32512);
  * - narrower codes: u, the field in the low bits of a byte (signed and
  *   ternary fields XOR 2^(n−1), corrected with Σ xq; binary bits u give
- *   q = 1 − 2u), as vpmaddubsw(u, x) into 16-bit lanes: a pair is at most
- *   2 · (2^n − 1) · 127, and flush_groups(n) groups of pairs (8 at 4 bits,
- *   32 at 2, 128 at 1) stay below 2^15 before vpmaddwd widens them.
+ *   q = 1 − 2u; fp4 fields through a vpshufb table to u = 2 · value + 12,
+ *   corrected with −12 · Σ xq), as vpmaddubsw(u, x) into 16-bit lanes: a
+ *   pair is at most 2 · (2^n − 1) · 127 (2 · 24 · 127 for fp4), and
+ *   flush_groups groups of pairs (8 at 4 bits, 4 for fp4, 32 at 2, 128 at
+ *   1) stay below 2^15 before vpmaddwd widens them.
  * Each output is then the exact integer of every other level, finished by
  * loom_qgemm_finish's operations (4 lanes at a time in double). A 32-bit
  * lane holds at most 128 · 127 · cols and the corrected sum twice that
@@ -57,7 +59,7 @@
  * batch 64.) */
 enum { MR = 2, NB = 3 };
 
-static ALWAYS_INLINE int flush_groups(int bits) { return bits == 4 ? 8 : bits == 2 ? 32 : 128; }
+static ALWAYS_INLINE int flush_groups(int bits, bool fp4) { return fp4 ? 4 : bits == 4 ? 8 : bits == 2 ? 32 : 128; }
 
 /* What is multiplied (qgemm-avx2.c's code_map): the code byte XOR flip,
  * and isum = times · d + offset · Σ xq, times −2 for binary codes (the only
@@ -69,6 +71,7 @@ typedef struct {
 
 static short_map map_of(const loom_dtype_traits *t) {
   const int bits = t->bits;
+  if (t->id == LOOM_DTYPE_FP4) return (short_map){0, -LOOM_QGEMM_FP4_OFFSET};
   switch (t->kind) {
   case LOOM_DTYPE_KIND_BINARY: return (short_map){0, 1};
   case LOOM_DTYPE_KIND_UNSIGNED: return bits == 8 ? (short_map){0x80, 128} : (short_map){0, 0};
@@ -83,14 +86,18 @@ static short_map map_of(const loom_dtype_traits *t) {
 
 /* 32 columns of a row from their 4 · bits code bytes at p: byte c the value
  * of column c (v or u above). */
-static ALWAYS_INLINE __m256i decode32(const int bits, const uint8_t *p, uint8_t flip) {
+static ALWAYS_INLINE __m256i decode32(const int bits, const bool fp4, const uint8_t *p, uint8_t flip) {
   if (bits == 8)
     return _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(const void *)p), _mm256_set1_epi8((char)flip));
   if (bits == 4) {
     const __m128i c = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(const void *)p), _mm_set1_epi8((char)flip));
     const __m128i low = _mm_set1_epi8(0x0f);
     const __m128i lo = _mm_and_si128(c, low), hi = _mm_and_si128(_mm_srli_epi16(c, 4), low);
-    return _mm256_set_m128i(_mm_unpackhi_epi8(lo, hi), _mm_unpacklo_epi8(lo, hi));
+    const __m256i u = _mm256_set_m128i(_mm_unpackhi_epi8(lo, hi), _mm_unpacklo_epi8(lo, hi));
+    if (!fp4) return u;
+    const __m256i table = _mm256_add_epi8(_mm256_setr_epi8(LOOM_QGEMM_FP4_TWICE, LOOM_QGEMM_FP4_TWICE),
+                                          _mm256_set1_epi8(LOOM_QGEMM_FP4_OFFSET));
+    return _mm256_shuffle_epi8(table, u); /* u = 2 · value + 12 */
   }
   if (bits == 2) {
     const __m128i c = _mm_xor_si128(_mm_loadl_epi64((const __m128i *)(const void *)p), _mm_set1_epi8((char)flip));
@@ -114,7 +121,7 @@ static ALWAYS_INLINE __m256i decode32(const int bits, const uint8_t *p, uint8_t 
  * a multiple of 8). A chunk that would read past `end` is read from a
  * zero-padded copy; one that reads on into the next row takes codes whose
  * activations are zero (xq is zero beyond cols). */
-static ALWAYS_INLINE void build8(const int bits, const uint8_t *const *rows, const uint8_t *end, uint8_t flip,
+static ALWAYS_INLINE void build8(const int bits, const bool fp4, const uint8_t *const *rows, const uint8_t *end, uint8_t flip,
                                  int64_t groups8, uint8_t *panel) {
   const int64_t chunk = 4 * bits; /* code bytes of 32 columns */
   for (int64_t c = 0; c < groups8 / 8; c++) {
@@ -123,11 +130,11 @@ static ALWAYS_INLINE void build8(const int bits, const uint8_t *const *rows, con
     for (int i = 0; i < 8; i++) {
       const uint8_t *p = rows[i] + c * chunk;
       if (p + chunk <= end) {
-        r[i] = _mm256_castsi256_ps(decode32(bits, p, flip));
+        r[i] = _mm256_castsi256_ps(decode32(bits, fp4, p, flip));
       } else {
         uint8_t tmp[32] = {0};
         memcpy(tmp, p, (size_t)(end - p));
-        r[i] = _mm256_castsi256_ps(decode32(bits, tmp, flip));
+        r[i] = _mm256_castsi256_ps(decode32(bits, fp4, tmp, flip));
       }
     }
     transpose8_halves(r);
@@ -147,7 +154,7 @@ static ALWAYS_INLINE __m256i bcast4(const int8_t *x) {
 
 /* The sums of the tile's MR · 8 rows (panel vectors m · groups8 + g) with
  * nb activation rows x[0..nb), over `groups` groups of 4 columns. */
-static ALWAYS_INLINE void product(const int bits, const int nb, const uint8_t *panel, int64_t groups8,
+static ALWAYS_INLINE void product(const int bits, const bool fp4, const int nb, const uint8_t *panel, int64_t groups8,
                                   int64_t groups, const int8_t *const *x, __m256i (*init)[MR],
                                   __m256i acc[NB][MR]) {
   const __m256i ones = _mm256_set1_epi16(1);
@@ -174,7 +181,7 @@ static ALWAYS_INLINE void product(const int bits, const int nb, const uint8_t *p
     }
     return;
   }
-  const int64_t flush = flush_groups(bits);
+  const int64_t flush = flush_groups(bits, fp4);
   for (int64_t g0 = 0; g0 < groups; g0 += flush) {
     const int64_t g1 = groups - g0 < flush ? groups : g0 + flush;
     __m256i acc16[NB][MR];
@@ -229,7 +236,7 @@ static ALWAYS_INLINE void store8(float *out, int n, __m256 y) {
  * first); then, unless last, the sums carried on, else each activation
  * row's outputs (NaN for a row that held NaN or ±inf), its values loaded
  * once for the MR panels. One instance per nb keeps the sums in registers. */
-static ALWAYS_INLINE void tile(const int bits, const int nb, const loom_qgemm_job *j, const short_map *mp,
+static ALWAYS_INLINE void tile(const int bits, const bool fp4, const int nb, const loom_qgemm_job *j, const short_map *mp,
                                int64_t r, const int nrows[MR], __m256d sw[MR][2], const uint8_t *panel,
                                int64_t groups8, int64_t k0, int64_t groups, bool first, bool last, int64_t b,
                                __m256i carry[][MR]) {
@@ -237,7 +244,7 @@ static ALWAYS_INLINE void tile(const int bits, const int nb, const loom_qgemm_jo
 #pragma GCC unroll 4
   for (int n = 0; n < nb; n++) x[n] = j->xq + (b + n) * j->xstride + 4 * k0;
   __m256i acc[NB][MR];
-  product(bits, nb, panel, groups8, groups, x, first ? NULL : carry, acc);
+  product(bits, fp4, nb, panel, groups8, groups, x, first ? NULL : carry, acc);
   if (!last) {
 #pragma GCC unroll 4
     for (int n = 0; n < nb; n++)
@@ -271,7 +278,7 @@ static ALWAYS_INLINE void tile(const int bits, const int nb, const loom_qgemm_jo
  * 3, 4096 × 4096 at a batch of 64.) */
 enum { BLOCK_GROUPS = 256, CHUNK = 64 };
 
-static ALWAYS_INLINE void rows_bits(const int bits, const loom_qgemm_job *j, int64_t r0, int64_t r1, int64_t b0,
+static ALWAYS_INLINE void rows_bits(const int bits, const bool fp4, const loom_qgemm_job *j, int64_t r0, int64_t r1, int64_t b0,
                                     int64_t b1, uint8_t *panel, __m256i carry[CHUNK][MR]) {
   const short_map mp = map_of(j->t);
   const int64_t groups = (j->cols + 3) / 4;
@@ -301,16 +308,16 @@ static ALWAYS_INLINE void rows_bits(const int bits, const loom_qgemm_job *j, int
         for (int m = 0; m < MR; m++) {
           const uint8_t *bp[8];
           for (int i = 0; i < 8; i++) bp[i] = rowp[m][i] + k0 * bits / 2; /* 4 · bits / 8 bytes a group */
-          build8(bits, bp, end, mp.flip, kg8, panel + m * kg8 * 32);
+          build8(bits, fp4, bp, end, mp.flip, kg8, panel + m * kg8 * 32);
         }
         /* one block: nothing carried, and the chunk may pass CHUNK rows */
 #define CARRY (first && last ? carry : carry + (b - bc))
         int64_t b = bc;
         for (; b + NB <= bc1; b += NB)
-          tile(bits, NB, j, &mp, r, nrows, sw, panel, kg8, k0, kg, first, last, b, CARRY);
+          tile(bits, fp4, NB, j, &mp, r, nrows, sw, panel, kg8, k0, kg, first, last, b, CARRY);
         switch (bc1 - b) {
-        case 1: tile(bits, 1, j, &mp, r, nrows, sw, panel, kg8, k0, kg, first, last, b, CARRY); break;
-        case 2: tile(bits, 2, j, &mp, r, nrows, sw, panel, kg8, k0, kg, first, last, b, CARRY); break;
+        case 1: tile(bits, fp4, 1, j, &mp, r, nrows, sw, panel, kg8, k0, kg, first, last, b, CARRY); break;
+        case 2: tile(bits, fp4, 2, j, &mp, r, nrows, sw, panel, kg8, k0, kg, first, last, b, CARRY); break;
         default: break;
         }
 #undef CARRY
@@ -322,11 +329,15 @@ static ALWAYS_INLINE void rows_bits(const int bits, const loom_qgemm_job *j, int
 static void qgemm_short_avx2(const loom_qgemm_job *j, int64_t r0, int64_t r1, int64_t b0, int64_t b1) {
   _Alignas(32) uint8_t panel[MR * 8 * BLOCK_GROUPS * 4]; /* 4 column bytes of 8 rows a vector */
   _Alignas(32) __m256i carry[CHUNK][MR];
+  if (j->t->id == LOOM_DTYPE_FP4) {
+    rows_bits(4, true, j, r0, r1, b0, b1, panel, carry);
+    return;
+  }
   switch (j->t->bits) {
-  case 1: rows_bits(1, j, r0, r1, b0, b1, panel, carry); break;
-  case 2: rows_bits(2, j, r0, r1, b0, b1, panel, carry); break;
-  case 4: rows_bits(4, j, r0, r1, b0, b1, panel, carry); break;
-  default: rows_bits(8, j, r0, r1, b0, b1, panel, carry); break;
+  case 1: rows_bits(1, false, j, r0, r1, b0, b1, panel, carry); break;
+  case 2: rows_bits(2, false, j, r0, r1, b0, b1, panel, carry); break;
+  case 4: rows_bits(4, false, j, r0, r1, b0, b1, panel, carry); break;
+  default: rows_bits(8, false, j, r0, r1, b0, b1, panel, carry); break;
   }
 }
 

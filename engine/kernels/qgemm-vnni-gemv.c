@@ -9,7 +9,9 @@
  * bone: field k of a code byte is masked in place, not shifted down
  * (u · 2^(k·n)), into an accumulator of its own, whose every lane is then an
  * exact multiple of 2^(k·n) and is shifted back before the fields are added.
- * One XOR per 64 code bytes, one AND and one vpdpbusd per field.
+ * One XOR per 64 code bytes, one AND and one vpdpbusd per field. fp4's
+ * fields are shifted down and go through a vpshufb table to u = 2 · value +
+ * 12 (qgemm.h), corrected with −12 · Σ xq: three operations more a block.
  *
  * GR rows at a time share each activation vector (loaded once into a
  * register); the sums of 4 rows are reduced together (one transposing
@@ -58,7 +60,7 @@ enum { GR_MAX = 8, CHUNK = 4096, PREFETCH = 1024, NEAR = 16384, SPAN = 64, AHEAD
  * (one pointer: with a pointer per row GCC ran out of registers and
  * reloaded them from the stack in the loop); otherwise PREFETCH bytes ahead
  * in each row. Rows outer, fields inner: one code vector live at a time. */
-static ALWAYS_INLINE void block(const int bits, const int gr, const bool near, const bool to_l2,
+static ALWAYS_INLINE void block(const int bits, const bool fp4, const int gr, const bool near, const bool to_l2,
                                 const uint8_t *const *rowp, const int8_t *xp, int64_t o, int64_t avail,
                                 const uint8_t *pfp, __m512i flip, __m512i acc[GR_MAX][8]) {
   const int m = 8 / bits;
@@ -78,6 +80,11 @@ static ALWAYS_INLINE void block(const int bits, const int gr, const bool near, c
       _mm_prefetch(ahead, _MM_HINT_T0);
 #pragma GCC unroll 8
     for (int k = 0; k < m; k++) {
+      if (fp4) {
+        const __m512i low = _mm512_set1_epi8(0x0f);
+        dpbusd(&acc[r][k], fp4_u(_mm512_and_si512(k ? _mm512_srli_epi16(w, 4) : w, low)), xv[k]);
+        continue;
+      }
       const __m512i field = _mm512_set1_epi8((char)(((1 << bits) - 1) << (k * bits)));
       dpbusd(&acc[r][k], bits == 8 ? w : _mm512_and_si512(w, field), xv[k]);
     }
@@ -86,7 +93,7 @@ static ALWAYS_INLINE void block(const int bits, const int gr, const bool near, c
 
 /* Σ u·xq of the rows at rowp[0 .. gr) into dot[0 .. gr) (whole quads
  * written: dot has room for them). */
-static ALWAYS_INLINE void group(const int bits, const int gr, const bool near, const bool to_l2,
+static ALWAYS_INLINE void group(const int bits, const bool fp4, const int gr, const bool near, const bool to_l2,
                                 const uint8_t *const *rowp, const int8_t *xp, int64_t rb, const uint8_t *pfp,
                                 __m512i flip, int64_t *dot) {
   const int m = 8 / bits, nq = (gr + 3) / 4;
@@ -101,8 +108,8 @@ static ALWAYS_INLINE void group(const int bits, const int gr, const bool near, c
       for (int k = 0; k < m; k++) acc[i][k] = _mm512_setzero_si512();
     const int64_t full = o1 < rb ? o1 : rb / 64 * 64;
     int64_t o = o0;
-    for (; o + 64 <= full; o += 64) block(bits, gr, near, to_l2, rowp, xp, o, 64, pfp, flip, acc);
-    if (o < o1) block(bits, gr, near, to_l2, rowp, xp, o, rb - o, pfp, flip, acc);
+    for (; o + 64 <= full; o += 64) block(bits, fp4, gr, near, to_l2, rowp, xp, o, 64, pfp, flip, acc);
+    if (o < o1) block(bits, fp4, gr, near, to_l2, rowp, xp, o, rb - o, pfp, flip, acc);
     __m512i v[GR_MAX];
 #pragma GCC unroll 8
     for (int i = 0; i < nq * 4; i++) {
@@ -110,7 +117,8 @@ static ALWAYS_INLINE void group(const int bits, const int gr, const bool near, c
       if (i >= gr) continue;
       v[i] = acc[i][0];
 #pragma GCC unroll 8
-      for (int k = 1; k < m; k++) v[i] = _mm512_add_epi32(v[i], _mm512_srai_epi32(acc[i][k], (unsigned)(k * bits)));
+      for (int k = 1; k < m; k++) /* fp4's fields were shifted down */
+        v[i] = _mm512_add_epi32(v[i], fp4 ? acc[i][k] : _mm512_srai_epi32(acc[i][k], (unsigned)(k * bits)));
     }
 #pragma GCC unroll 2
     for (int q = 0; q < nq; q++)
@@ -119,17 +127,20 @@ static ALWAYS_INLINE void group(const int bits, const int gr, const bool near, c
   for (int q = 0; q < nq; q++) _mm256_storeu_si256((__m256i *)(void *)(dot + 4 * q), d[q]);
 }
 
-static ALWAYS_INLINE void gemv_bits(const int bits, const int gr, const bool to_l2, const loom_qgemm_job *j, int64_t r0,
+static ALWAYS_INLINE void gemv_bits(const int bits, const bool fp4, const int gr, const bool to_l2, const loom_qgemm_job *j, int64_t r0,
                                     int64_t r1) {
   const loom_dtype_kind kind = j->t->kind;
-  const bool offset = kind == LOOM_DTYPE_KIND_SIGNED || kind == LOOM_DTYPE_KIND_TERNARY;
+  const bool offset = !fp4 && (kind == LOOM_DTYPE_KIND_SIGNED || kind == LOOM_DTYPE_KIND_TERNARY);
   const bool binary = kind == LOOM_DTYPE_KIND_BINARY;
   uint8_t flip_byte = 0;
   for (int f = 0; offset && f < 8; f += bits) flip_byte |= (uint8_t)(1u << (f + bits - 1));
   const __m512i flip = _mm512_set1_epi8((char)flip_byte);
   const int64_t rb = j->row_bytes, s = j->xsum[0];
-  /* isum = d − s · 2^(n−1) (signed, ternary), s − 2d (binary), d */
-  const __m512i corr = _mm512_set1_epi64(binary ? s : offset ? -s * (INT64_C(1) << (bits - 1)) : 0);
+  /* isum = d − s · 2^(n−1) (signed, ternary), d − 12 · s (fp4), s − 2d (binary), d */
+  const __m512i corr = _mm512_set1_epi64(binary   ? s
+                                         : fp4    ? -s * LOOM_QGEMM_FP4_OFFSET
+                                         : offset ? -s * (INT64_C(1) << (bits - 1))
+                                                  : 0);
   const __m512d sx = _mm512_set1_pd((double)j->sx[0]);
   const bool bad = j->bad[0];
   /* Groups of rows ahead that the prefetch reaches: at least 8 KiB ahead
@@ -150,18 +161,18 @@ static ALWAYS_INLINE void gemv_bits(const int bits, const int gr, const bool to_
       const uint8_t *pfp = base + (size_t)(ahead * gr) * (size_t)rb;
       const bool near = gr * rb <= NEAR;
       if (near && to_l2)
-        group(bits, gr, true, true, rowp, j->xp, rb, pfp, flip, dot + i);
+        group(bits, fp4, gr, true, true, rowp, j->xp, rb, pfp, flip, dot + i);
       else if (near)
-        group(bits, gr, true, false, rowp, j->xp, rb, pfp, flip, dot + i);
+        group(bits, fp4, gr, true, false, rowp, j->xp, rb, pfp, flip, dot + i);
       else if (to_l2)
-        group(bits, gr, false, true, rowp, j->xp, rb, pfp, flip, dot + i);
+        group(bits, fp4, gr, false, true, rowp, j->xp, rb, pfp, flip, dot + i);
       else
-        group(bits, gr, false, false, rowp, j->xp, rb, pfp, flip, dot + i);
+        group(bits, fp4, gr, false, false, rowp, j->xp, rb, pfp, flip, dot + i);
     }
     if (i < n) { /* a short last group repeats its last row */
       const uint8_t *rowp[GR_MAX];
       for (int g = 0; g < gr; g++) rowp[g] = j->packed + (size_t)(r + (i + g < n ? i + g : n - 1)) * (size_t)rb;
-      group(bits, gr, false, false, rowp, j->xp, rb, NULL, flip, dot + i);
+      group(bits, fp4, gr, false, false, rowp, j->xp, rb, NULL, flip, dot + i);
     }
     for (int64_t e = 0; e < n; e += 8) {
       const __mmask8 mask = (__mmask8)(n - e >= 8 ? 0xff : (1u << (n - e)) - 1);
@@ -179,20 +190,25 @@ static ALWAYS_INLINE void gemv_bits(const int bits, const int gr, const bool to_
 
 /* One function per width and prefetch target: inlined into one, the
  * cache-resident int4 GEMV lost about 5 %. */
-#define GEMV_FN(BITS, GR)                                                                                   \
-  static void gemv_##BITS##_l1(const loom_qgemm_job *j, int64_t r0, int64_t r1) {                          \
-    gemv_bits(BITS, GR, false, j, r0, r1);                                                                  \
+#define GEMV_FN(NAME, BITS, FP4, GR)                                                                        \
+  static void gemv_##NAME##_l1(const loom_qgemm_job *j, int64_t r0, int64_t r1) {                          \
+    gemv_bits(BITS, FP4, GR, false, j, r0, r1);                                                             \
   }                                                                                                         \
-  static void gemv_##BITS##_l2(const loom_qgemm_job *j, int64_t r0, int64_t r1) {                          \
-    gemv_bits(BITS, GR, true, j, r0, r1);                                                                   \
+  static void gemv_##NAME##_l2(const loom_qgemm_job *j, int64_t r0, int64_t r1) {                          \
+    gemv_bits(BITS, FP4, GR, true, j, r0, r1);                                                              \
   }
-GEMV_FN(1, 2)
-GEMV_FN(2, 4)
-GEMV_FN(4, 8)
-GEMV_FN(8, 8)
+GEMV_FN(1, 1, false, 2)
+GEMV_FN(2, 2, false, 4)
+GEMV_FN(4, 4, false, 8)
+GEMV_FN(fp4, 4, true, 8)
+GEMV_FN(8, 8, false, 8)
 
 void loom_qgemm_gemv_vnni(const loom_qgemm_job *j, int64_t r0, int64_t r1) {
   const bool to_l2 = j->row_bytes > 0 && j->rows > L2_BYTES / (int64_t)j->row_bytes;
+  if (j->t->id == LOOM_DTYPE_FP4) {
+    (to_l2 ? gemv_fp4_l2 : gemv_fp4_l1)(j, r0, r1);
+    return;
+  }
   switch (j->t->bits) {
   case 1: (to_l2 ? gemv_1_l2 : gemv_1_l1)(j, r0, r1); break;
   case 2: (to_l2 ? gemv_2_l2 : gemv_2_l1)(j, r0, r1); break;

@@ -33,3 +33,11 @@ static ALWAYS_INLINE __m128i sum4(__m512i v0, __m512i v1, __m512i v2, __m512i v3
   const __m256i d = _mm256_add_epi32(_mm512_castsi512_si256(c), _mm512_extracti64x4_epi64(c, 1));
   return _mm_add_epi32(_mm256_castsi256_si128(d), _mm256_extracti128_si256(d, 1));
 }
+
+/* fp4's fields (each in the low 4 bits of its byte) to u = 2 · value +
+ * LOOM_QGEMM_FP4_OFFSET (qgemm.h), 0 … 24: one vpshufb. */
+static ALWAYS_INLINE __m512i fp4_u(__m512i field) {
+  const __m512i table = _mm512_add_epi8(_mm512_broadcast_i32x4(_mm_setr_epi8(LOOM_QGEMM_FP4_TWICE)),
+                                        _mm512_set1_epi8(LOOM_QGEMM_FP4_OFFSET));
+  return _mm512_shuffle_epi8(table, field);
+}

@@ -10,7 +10,8 @@
  *   Σ q·xq = Σ u·xq − 2^(n−1)·Σ xq   (signed, ternary)
  *          = Σ xq − 2·Σ u·xq          (binary)
  *
- * and Σ xq is known per activation row. For n < 8 the XOR applies to every
+ * and Σ xq is known per activation row. fp4 fields go through a vpshufb
+ * table to u = 2 · value + 12 (qgemm.h), corrected with −12 · Σ xq. For n < 8 the XOR applies to every
  * field of a byte at once and field k of 64 bytes is (bytes >> k·n) & mask
  * (a 16-bit shift: the bits that cross from the next byte are masked off);
  * its 64 columns are not consecutive, which is why the activations come
@@ -43,7 +44,7 @@ enum { RB = 4, XB = 4, CHUNK = 4096, BATCH_GROUP = 256, PANEL = 16 };
 /* One 64-byte block of codes at byte offset o of each row, its fields
  * multiplied into acc. `avail` < 64 loads only that many bytes (the row's
  * last block; the rest read as zero). */
-static ALWAYS_INLINE void block(const int bits, const int nb, const bool pf, const uint8_t *const *rowp,
+static ALWAYS_INLINE void block(const int bits, const bool fp4, const int nb, const bool pf, const uint8_t *const *rowp,
                                 const int8_t *const *xb, int64_t o, int64_t avail, int64_t next, __m512i flip,
                                 __m512i acc[RB][XB]) {
   const int m = 8 / bits;
@@ -61,8 +62,10 @@ static ALWAYS_INLINE void block(const int bits, const int nb, const bool pf, con
   for (int k = 0; k < m; k++) {
     __m512i e[RB];
 #pragma GCC unroll 4
-    for (int r = 0; r < RB; r++)
+    for (int r = 0; r < RB; r++) {
       e[r] = bits == 8 ? w[r] : _mm512_and_si512(k ? _mm512_srli_epi16(w[r], (unsigned)(k * bits)) : w[r], low);
+      if (fp4) e[r] = fp4_u(e[r]);
+    }
 #pragma GCC unroll 4
     for (int b = 0; b < nb; b++) {
       const __m512i xv = _mm512_loadu_si512(xb[b] + xo + k * 64);
@@ -74,7 +77,7 @@ static ALWAYS_INLINE void block(const int bits, const int nb, const bool pf, con
 
 /* Σ u·xq over code bytes [o0, o1) of RB rows and nb activation rows, added
  * to dot. */
-static ALWAYS_INLINE void chunk(const int bits, const int nb, const bool pf, const uint8_t *const *rowp,
+static ALWAYS_INLINE void chunk(const int bits, const bool fp4, const int nb, const bool pf, const uint8_t *const *rowp,
                                 const int8_t *const *xb, int64_t o0, int64_t o1, int64_t row_bytes, int64_t next,
                                 __m512i flip, int64_t dot[XB][RB]) {
   __m512i acc[RB][XB];
@@ -84,8 +87,8 @@ static ALWAYS_INLINE void chunk(const int bits, const int nb, const bool pf, con
     for (int b = 0; b < XB; b++) acc[r][b] = _mm512_setzero_si512();
   const int64_t full = o1 < row_bytes ? o1 : row_bytes / 64 * 64;
   int64_t o = o0;
-  for (; o + 64 <= full; o += 64) block(bits, nb, pf, rowp, xb, o, 64, next, flip, acc);
-  if (o < o1 && o < row_bytes) block(bits, nb, pf, rowp, xb, o, row_bytes - o, next, flip, acc);
+  for (; o + 64 <= full; o += 64) block(bits, fp4, nb, pf, rowp, xb, o, 64, next, flip, acc);
+  if (o < o1 && o < row_bytes) block(bits, fp4, nb, pf, rowp, xb, o, row_bytes - o, next, flip, acc);
 #pragma GCC unroll 4
   for (int b = 0; b < nb; b++) {
     __m256i *d = (__m256i *)(void *)dot[b];
@@ -94,9 +97,12 @@ static ALWAYS_INLINE void chunk(const int bits, const int nb, const bool pf, con
   }
 }
 
-static ALWAYS_INLINE void rows_bits(const int bits, const loom_qgemm_job *j, int64_t r0, int64_t r1) {
+static ALWAYS_INLINE void rows_bits(const int bits, const bool fp4, const loom_qgemm_job *j, int64_t r0,
+                                    int64_t r1) {
   const loom_dtype_kind kind = j->t->kind;
-  const bool offset = kind == LOOM_DTYPE_KIND_SIGNED || kind == LOOM_DTYPE_KIND_TERNARY;
+  const bool offset = !fp4 && (kind == LOOM_DTYPE_KIND_SIGNED || kind == LOOM_DTYPE_KIND_TERNARY);
+  /* isum = d − s · base */
+  const int64_t base = fp4 ? LOOM_QGEMM_FP4_OFFSET : offset ? INT64_C(1) << (bits - 1) : 0;
   uint8_t flip_byte = 0;
   for (int f = 0; offset && f < 8; f += bits) flip_byte |= (uint8_t)(1u << (f + bits - 1));
   const __m512i flip = _mm512_set1_epi8((char)flip_byte);
@@ -127,11 +133,11 @@ static ALWAYS_INLINE void rows_bits(const int bits, const loom_qgemm_job *j, int
              * to arrive: without it every block of rows began with a pass
              * at memory latency. */
             if (gn == 1)
-              chunk(bits, 1, true, rowp, xb, o0, o1, rb, next, flip, dot[b / XB]);
+              chunk(bits, fp4, 1, true, rowp, xb, o0, o1, rb, next, flip, dot[b / XB]);
             else if (b == 0)
-              chunk(bits, XB, true, rowp, xb, o0, o1, rb, next, flip, dot[b / XB]);
+              chunk(bits, fp4, XB, true, rowp, xb, o0, o1, rb, next, flip, dot[b / XB]);
             else
-              chunk(bits, XB, false, rowp, xb, o0, o1, rb, next, flip, dot[b / XB]);
+              chunk(bits, fp4, XB, false, rowp, xb, o0, o1, rb, next, flip, dot[b / XB]);
           }
         }
         /* loom_qgemm_finish's operations, the block's 4 rows at a time
@@ -143,8 +149,7 @@ static ALWAYS_INLINE void rows_bits(const int bits, const loom_qgemm_job *j, int
           const int64_t bb = g + b, s = j->xsum[bb];
           const __m256i d = _mm256_loadu_si256((const __m256i *)(const void *)dot[b / XB][b % XB]);
           const __m256i isum = kind == LOOM_DTYPE_KIND_BINARY ? _mm256_sub_epi64(_mm256_set1_epi64x(s), _mm256_add_epi64(d, d))
-                               : offset ? _mm256_sub_epi64(d, _mm256_set1_epi64x(s * (INT64_C(1) << (bits - 1))))
-                                        : d;
+                                                             : _mm256_sub_epi64(d, _mm256_set1_epi64x(s * base));
           const __m256d f = _mm256_mul_pd(sw, _mm256_set1_pd((double)j->sx[bb]));
           const __m128 yv = _mm256_cvtpd_ps(_mm256_mul_pd(_mm256_cvtepi64_pd(isum), f));
           _mm_storeu_ps(&out[b][r - p0], j->bad[bb] ? _mm_set1_ps(NAN) : yv);
@@ -163,11 +168,15 @@ static void qgemm_rows_vnni(const loom_qgemm_job *j, int64_t r0, int64_t r1) {
   /* 8-bit codes from weight panels (qgemm-vnni-panel.c) from the batch
    * where they were measured faster (docs/qgemm.md) */
   if (j->t->bits == 8 && j->xt && loom_qgemm_panel_vnni(j, r0, r1)) return;
+  if (j->t->id == LOOM_DTYPE_FP4) {
+    rows_bits(4, true, j, r0, r1);
+    return;
+  }
   switch (j->t->bits) {
-  case 1: rows_bits(1, j, r0, r1); break;
-  case 2: rows_bits(2, j, r0, r1); break;
-  case 4: rows_bits(4, j, r0, r1); break;
-  default: rows_bits(8, j, r0, r1); break;
+  case 1: rows_bits(1, false, j, r0, r1); break;
+  case 2: rows_bits(2, false, j, r0, r1); break;
+  case 4: rows_bits(4, false, j, r0, r1); break;
+  default: rows_bits(8, false, j, r0, r1); break;
   }
 }
 

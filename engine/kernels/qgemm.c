@@ -17,15 +17,20 @@
 #include "core/i18n.h"
 #include "kernels/cpu.h"
 
+const int8_t loom_qgemm_fp4_twice[16] = {LOOM_QGEMM_FP4_TWICE};
+
 bool loom_qgemm_supports(loom_dtype d) {
   const loom_dtype_traits *t = loom_dtype_traits_get(d);
-  return t && t->scaled && t->bits <= 8;
+  return t && ((t->scaled && t->bits <= 8) || d == LOOM_DTYPE_FP4);
 }
 
 /* The weight's integer value from its code (docs/dtypes.md: two's complement
  * for signed and ternary, the integer for unsigned, 0 = +1 and 1 = −1 for
- * binary). */
-static int32_t code_value(int bits, loom_dtype_kind kind, uint32_t c) {
+ * binary; fp4: twice its value, qgemm.h). */
+static int32_t code_value(const loom_dtype_traits *t, uint32_t c) {
+  const int bits = t->bits;
+  const loom_dtype_kind kind = t->kind;
+  if (t->id == LOOM_DTYPE_FP4) return loom_qgemm_fp4_twice[c];
   if (kind == LOOM_DTYPE_KIND_BINARY) return 1 - 2 * (int32_t)c;
   if (kind == LOOM_DTYPE_KIND_UNSIGNED) return (int32_t)c;
   return (c >> (bits - 1)) ? (int32_t)c - (1 << bits) : (int32_t)c;
@@ -44,7 +49,7 @@ static void qgemm_rows_ref(const loom_qgemm_job *j, int64_t r0, int64_t r1) {
       for (int64_t c = 0; c < j->cols; c++) {
         const int64_t bit = c * bits;
         const uint32_t code = ((uint32_t)row[bit / 8] >> (bit % 8)) & mask;
-        sum += (int64_t)code_value(bits, j->t->kind, code) * xq[c];
+        sum += (int64_t)code_value(j->t, code) * xq[c];
       }
       j->y[b * j->rows + r] = j->bad[b] ? NAN : loom_qgemm_finish(j, b, r, sum);
     }
@@ -203,7 +208,13 @@ int loom_qgemm_packed(loom_pool *pool, loom_dtype d, const uint8_t *packed, int6
   size_t nbytes;
   int rc = loom_dtype_packed_bytes(d, rows, cols, &nbytes, err);
   if (rc) return rc;
-  if (!scales || (nscales != rows && nscales != 1))
+  static const float fp4_scale = 0.5f; /* q = 2 · value (qgemm.h) */
+  if (!t->scaled) {
+    if (nscales != 0)
+      return loom_error_set(err, LOOM_ERR_SHAPE, _("%s takes no scales, got %lld"), t->name, (long long)nscales);
+    scales = &fp4_scale;
+    nscales = 1;
+  } else if (!scales || (nscales != rows && nscales != 1))
     return loom_error_set(err, LOOM_ERR_SHAPE, _("%s needs %lld scales (one per row) or 1, got %lld"), t->name,
                           (long long)rows, (long long)nscales);
   if (rows == 0 || batch == 0) return 0;

@@ -1,8 +1,11 @@
 /*
  * Integer products of packed weights and activations quantized on the fly
  * (issue 13, item 2): Y = X · Wᵀ for W a rows × cols tensor packed at int8,
- * uint8, int4, uint4, int2, uint2, ternary or binary, and X a batch × cols
- * float32 matrix. batch = 1 is the GEMV.
+ * uint8, int4, uint4, int2, uint2, ternary, binary or fp4, and X a batch ×
+ * cols float32 matrix. batch = 1 is the GEMV. fp4's sixteen values are the
+ * halves of integers (0, ±0.5 … ±6): its q is twice the value
+ * (LOOM_QGEMM_FP4_TWICE) and its s_w is 1/2, a scale the format does not
+ * store.
  *
  * Each activation row b is quantized exactly as a weight row at int8 is
  * (docs/dtypes.md: s_x = max|x| / 127, xq = clamp(rne(x / s_x), ±127)), the
@@ -55,6 +58,14 @@ typedef struct loom_qgemm_job {
   float *y;             /* batch × rows */
 } loom_qgemm_job;
 
+/* q of fp4 code c (sign, 2 exponent bits, 1 mantissa bit): twice its value,
+ * in code order, as the bytes of a 16-entry vpshufb table (the vector
+ * levels add LOOM_QGEMM_FP4_OFFSET to make them unsigned operands, as the
+ * XOR of a signed code does). test-qgemm checks it against the codec. */
+#define LOOM_QGEMM_FP4_TWICE 0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12
+enum { LOOM_QGEMM_FP4_OFFSET = 12 };
+extern const int8_t loom_qgemm_fp4_twice[16];
+
 /* The one place an exact integer sum becomes a float (every level calls it). */
 static inline float loom_qgemm_finish(const loom_qgemm_job *j, int64_t b, int64_t r, int64_t isum) {
   const float sw = j->scales[j->nscales == 1 ? 0 : r];
@@ -85,7 +96,7 @@ void loom_qgemm_prepare_ref(int bits, const int8_t *xq, int8_t *xp, int64_t len,
 bool loom_qgemm_supports(loom_dtype d);
 
 /* `packed`: rows of loom_dtype_row_bytes(d, cols) bytes; scales: rows of
- * them or 1. x: batch × cols, y: batch × rows, both row-major. The pool may
- * be NULL (one thread). */
+ * them or 1 (none for fp4: NULL and 0). x: batch × cols, y: batch × rows,
+ * both row-major. The pool may be NULL (one thread). */
 int loom_qgemm_packed(loom_pool *pool, loom_dtype d, const uint8_t *packed, int64_t rows, int64_t cols,
                       const float *scales, int64_t nscales, int64_t batch, const float *x, float *y, loom_error *err);

@@ -139,7 +139,7 @@ static loom_layer *dense(int64_t in, int64_t out) {
 /* Dense 1024→1024, batch 64, inference forward: plain against at rest. */
 static void bench_at_rest(loom_pool *pool, int runs) {
   static const loom_dtype dts[] = {LOOM_DTYPE_FLOAT32, LOOM_DTYPE_INT8, LOOM_DTYPE_INT4, LOOM_DTYPE_TERNARY,
-                                   LOOM_DTYPE_FP8_E4M3};
+                                   LOOM_DTYPE_FP8_E4M3, LOOM_DTYPE_FP4};
   printf("\n%-38s %10s %10s %9s %12s %12s\n", "dense 1024→1024 b64, forward", "plain", "at rest", "rest/pl",
          "bytes plain", "bytes rest");
   for (size_t k = 0; k < G_N_ELEMENTS(dts); k++) {

@@ -293,7 +293,7 @@ int bench_qgemm_batch(int runs, bool all_levels) {
     printf("neither AVX-512 VNNI nor AVX2 on this CPU: no peak to compare with\n");
   printf("%-9s %8s %12s %10s %12s %10s %14s\n", "dtype", "level", "GMAC/s", "×peak", "best GMAC/s", "×peak",
          "×f32 sgemm");
-  static const loom_dtype dts[] = {LOOM_DTYPE_INT8, LOOM_DTYPE_INT4, LOOM_DTYPE_TERNARY};
+  static const loom_dtype dts[] = {LOOM_DTYPE_INT8, LOOM_DTYPE_INT4, LOOM_DTYPE_FP4, LOOM_DTYPE_TERNARY};
   for (size_t di = 0; di < G_N_ELEMENTS(dts); di++) {
     const loom_dtype d = dts[di];
     if (loom_weights_set_dtype(w, d, &err) || loom_weights_morph(w, &err)) {

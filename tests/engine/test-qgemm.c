@@ -57,7 +57,8 @@ typedef struct {
 
 static void problem_make(problem *p, loom_dtype d, int64_t rows, int64_t cols, int64_t batch, bool per_tensor,
                          bool grid_x, uint64_t *seed) {
-  *p = (problem){.d = d, .rows = rows, .cols = cols, .batch = batch, .nscales = per_tensor ? 1 : rows};
+  const bool scaled = loom_dtype_traits_get(d)->scaled; /* fp4 has no scales */
+  *p = (problem){.d = d, .rows = rows, .cols = cols, .batch = batch, .nscales = !scaled ? 0 : per_tensor ? 1 : rows};
   p->w = g_new(float, rows * cols);
   p->deq = g_new(float, rows * cols);
   p->scales = g_new0(float, rows);
@@ -294,11 +295,14 @@ static void test_extremes(void) {
           uint64_t seed = 1;
           problem p;
           problem_make(&p, (loom_dtype)d, 9, cols, nx, false, false, &seed);
-          for (int64_t i = 0; i < p.rows * cols; i++) p.w[i] = (float)sw;
+          /* the largest code: 1 at a row's scale, fp4's largest value */
+          const loom_dtype_traits *t = loom_dtype_traits_get((loom_dtype)d);
+          const float top = t->scaled ? 1.0f : (float)t->max_value;
+          for (int64_t i = 0; i < p.rows * cols; i++) p.w[i] = (float)sw * top;
           for (int64_t i = 0; i < nx * cols; i++) p.x[i] = (float)sx;
-          for (int64_t r = 0; r < p.rows; r++) p.scales[r] = loom_dtype_compute_scale(p.d, p.w + r * cols, cols);
-          g_assert_cmpint(loom_dtype_quantize(p.d, p.w, p.rows, cols, p.scales, p.rows, p.packed, NULL), ==, 0);
-          g_assert_cmpint(loom_dtype_dequantize(p.d, p.packed, p.rows, cols, p.scales, p.rows, p.deq, NULL), ==, 0);
+          for (int64_t r = 0; r < p.nscales; r++) p.scales[r] = loom_dtype_compute_scale(p.d, p.w + r * cols, cols);
+          g_assert_cmpint(loom_dtype_quantize(p.d, p.w, p.rows, cols, p.scales, p.nscales, p.packed, NULL), ==, 0);
+          g_assert_cmpint(loom_dtype_dequantize(p.d, p.packed, p.rows, cols, p.scales, p.nscales, p.deq, NULL), ==, 0);
           g_assert_true(loom_kernels_force(LOOM_KERNELS_REF));
           g_assert_cmpint(run(&p, NULL, p.ref), ==, 0);
           check_tolerance(&p, true);
@@ -340,6 +344,24 @@ static void test_tiny_activations(void) {
         }
         problem_free(&p);
       }
+}
+
+/* fp4's table of q (qgemm.h) is twice the codec's value of every code,
+ * and a bad argument for its missing scales is refused. */
+static void test_fp4_table(void) {
+  for (uint8_t c = 0; c < 16; c++) {
+    float v;
+    g_assert_cmpint(loom_dtype_dequantize(LOOM_DTYPE_FP4, &c, 1, 1, NULL, 0, &v, NULL), ==, 0);
+    g_assert_cmpfloat(2.0f * v, ==, (float)loom_qgemm_fp4_twice[c]);
+  }
+  const uint8_t packed[1] = {0x21};
+  const float x[2] = {1, 1}, one = 1;
+  float y;
+  loom_error err;
+  g_assert_cmpint(loom_qgemm_packed(NULL, LOOM_DTYPE_FP4, packed, 1, 2, &one, 1, 1, x, &y, &err), ==, LOOM_ERR_SHAPE);
+  g_assert_nonnull(strstr(err.message, "fp4"));
+  g_assert_cmpint(loom_qgemm_packed(NULL, LOOM_DTYPE_FP4, packed, 1, 2, NULL, 0, 1, x, &y, NULL), ==, 0);
+  g_assert_cmpfloat(y, ==, 1.5f); /* codes 1 and 2: 0.5 + 1, exact with x on the int8 grid */
 }
 
 /* Zero and non-finite activation rows, and what is refused. */
@@ -435,6 +457,7 @@ int main(int argc, char **argv) {
     g_free(path);
   }
   g_test_add_func("/qgemm/edges", test_edges);
+  g_test_add_func("/qgemm/fp4-table", test_fp4_table);
   g_test_add_func("/qgemm/tiny-activations", test_tiny_activations);
   if (!UNDER_TSAN) g_test_add_func("/qgemm/extremes", test_extremes); /* serial only */
   const int rc = g_test_run();
