@@ -46,7 +46,9 @@ BOUND_TARGET static inline __attribute__((always_inline)) void bound_dp(__m512i 
   __asm__("vpdpbusd %2, %1, %0" : "+v"(*acc) : "v"(u), "v"(x));
 }
 
-BOUND_TARGET static inline __attribute__((always_inline)) void bound_bits(const int bits, const uint8_t *p, size_t n) {
+/* fp4: its fields shifted down and looked up (qgemm-vnni-gemv.c) */
+BOUND_TARGET static inline __attribute__((always_inline)) void bound_bits(const int bits, const bool fp4,
+                                                                          const uint8_t *p, size_t n) {
   const int m = 8 / bits, nu = 16 / m > 8 ? 8 : 16 / m; /* independent blocks a step, ≤ 16 accumulators */
   __m512i acc[8][8];
 #pragma GCC unroll 8
@@ -59,8 +61,15 @@ BOUND_TARGET static inline __attribute__((always_inline)) void bound_bits(const 
     for (int u = 0; u < nu; u++) {
       const __m512i w = _mm512_xor_si512(_mm512_loadu_si512(p + i + (size_t)u * 64), flip);
 #pragma GCC unroll 8
-      for (int k = 0; k < m; k++)
+      for (int k = 0; k < m; k++) {
+        if (fp4) {
+          const __m512i table = _mm512_broadcast_i32x4(_mm_setr_epi8(LOOM_QGEMM_FP4_TWICE));
+          const __m512i field = _mm512_and_si512(k ? _mm512_srli_epi16(w, 4) : w, _mm512_set1_epi8(0x0f));
+          bound_dp(&acc[u][k], _mm512_shuffle_epi8(table, field), x);
+          continue;
+        }
         bound_dp(&acc[u][k], bits == 8 ? w : _mm512_and_si512(w, _mm512_set1_epi8((char)(((1 << bits) - 1) << (k * bits)))), x);
+      }
     }
   __m512i t = _mm512_setzero_si512();
 #pragma GCC unroll 8
@@ -70,12 +79,16 @@ BOUND_TARGET static inline __attribute__((always_inline)) void bound_bits(const 
   bound_sink += (uint64_t)_mm512_reduce_add_epi32(t);
 }
 
-BOUND_TARGET static void decode_bound(int bits, const uint8_t *p, size_t n) {
+BOUND_TARGET static void decode_bound(int bits, bool fp4, const uint8_t *p, size_t n) {
+  if (fp4) {
+    bound_bits(4, true, p, n);
+    return;
+  }
   switch (bits) {
-  case 1: bound_bits(1, p, n); break;
-  case 2: bound_bits(2, p, n); break;
-  case 4: bound_bits(4, p, n); break;
-  default: bound_bits(8, p, n); break;
+  case 1: bound_bits(1, false, p, n); break;
+  case 2: bound_bits(2, false, p, n); break;
+  case 4: bound_bits(4, false, p, n); break;
+  default: bound_bits(8, false, p, n); break;
   }
 }
 #endif
@@ -137,7 +150,7 @@ int bench_qgemv_shape(loom_weights *w, int64_t rows, int64_t cols, const float *
         for (int i = 0; i < reps; i++) read_probe(probe, bytes);
         tp[k] = (bench_now_s() - t0) / reps;
         t0 = bench_now_s();
-        for (int i = 0; i < reps; i++) decode_bound(bits, p, nbytes);
+        for (int i = 0; i < reps; i++) decode_bound(bits, d == LOOM_DTYPE_FP4, p, nbytes);
         tb[k] = (bench_now_s() - t0) / reps;
       }
       const double gb = (double)bytes / bench_median(tb, runs) / 1e9;

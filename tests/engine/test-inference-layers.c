@@ -176,9 +176,10 @@ static void check_case(const layer_case *c, loom_dtype d) {
   loom_layer_free(l);
 }
 
-/* Integer formats (int8, int4, ternary: the integer kernels), float formats
- * (float16, fp8-e4m3, fp4: the GEMV or dequantized blocks), float64 (8-byte
- * codes) and float32 (rests as its master: the plain path). */
+/* Integer formats (int8, int4, ternary) and fp4 (the integer kernels),
+ * float formats (float16, fp8-e4m3: the GEMV or dequantized blocks),
+ * float64 (8-byte codes) and float32 (rests as its master: the plain
+ * path). */
 static void test_every_weighted_layer(void) {
   static const loom_dtype dtypes[] = {LOOM_DTYPE_INT8,     LOOM_DTYPE_INT4,    LOOM_DTYPE_TERNARY,
                                       LOOM_DTYPE_FLOAT16,  LOOM_DTYPE_FP8_E4M3, LOOM_DTYPE_FP4,
