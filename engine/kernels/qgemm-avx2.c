@@ -338,9 +338,9 @@ static ALWAYS_INLINE void steps_gemv(const int bits, const bool fp4, const int n
   }
 }
 
-static ALWAYS_INLINE void tile_gemv(const int bits, const bool fp4, const int pf, const uint8_t *const *rowp, const int8_t *xrow,
-                                    int64_t rbytes, const uint8_t *end, const uint8_t *pfp, uint8_t flip,
-                                    int64_t *dot) {
+static ALWAYS_INLINE void tile_gemv(const int bits, const bool fp4, const int pf, const uint8_t *const *rowp,
+                                    const int8_t *xrow, int64_t rbytes, const uint8_t *end, const uint8_t *pfp,
+                                    uint8_t flip, int64_t *dot) {
   const int m = 8 / bits;
   const __m256i flipv = _mm256_set1_epi8((char)flip);
   const uint8_t *p0 = rowp[0], *p1 = rowp[1];
@@ -445,7 +445,8 @@ enum { SPAN = 64 };
 
 /* The GEMV: groups of gr rows, a short last group repeating its last row;
  * the sums of a span of rows finished 4 at a time after it. */
-static ALWAYS_INLINE void gemv_bits(const int bits, const bool fp4, const int gr, const loom_qgemm_job *j, int64_t r0, int64_t r1) {
+static ALWAYS_INLINE void gemv_bits(const int bits, const bool fp4, const int gr, const loom_qgemm_job *j, int64_t r0,
+                                    int64_t r1) {
   const code_map cm = map_of(j->t);
   const int64_t rbytes = (int64_t)j->row_bytes;
   const uint8_t *end = j->packed + (size_t)j->rows * j->row_bytes;
@@ -497,7 +498,8 @@ static ALWAYS_INLINE void gemv_bits(const int bits, const bool fp4, const int gr
 /* The GEMM: tiles of rb weight rows × BB_MAX activation rows, the last
  * activation rows in a tile of their own count; a short last group of
  * weight rows repeats its last row. */
-static ALWAYS_INLINE void gemm_bits(const int bits, const bool fp4, const int rb, const loom_qgemm_job *j, int64_t r0, int64_t r1) {
+static ALWAYS_INLINE void gemm_bits(const int bits, const bool fp4, const int rb, const loom_qgemm_job *j, int64_t r0,
+                                    int64_t r1) {
   const code_map cm = map_of(j->t);
   const int64_t rbytes = (int64_t)j->row_bytes;
   const uint8_t *end = j->packed + (size_t)j->rows * j->row_bytes;

@@ -121,8 +121,8 @@ static ALWAYS_INLINE __m256i decode32(const int bits, const bool fp4, const uint
  * a multiple of 8). A chunk that would read past `end` is read from a
  * zero-padded copy; one that reads on into the next row takes codes whose
  * activations are zero (xq is zero beyond cols). */
-static ALWAYS_INLINE void build8(const int bits, const bool fp4, const uint8_t *const *rows, const uint8_t *end, uint8_t flip,
-                                 int64_t groups8, uint8_t *panel) {
+static ALWAYS_INLINE void build8(const int bits, const bool fp4, const uint8_t *const *rows, const uint8_t *end,
+                                 uint8_t flip, int64_t groups8, uint8_t *panel) {
   const int64_t chunk = 4 * bits; /* code bytes of 32 columns */
   for (int64_t c = 0; c < groups8 / 8; c++) {
     __m256 r[8];
@@ -236,10 +236,10 @@ static ALWAYS_INLINE void store8(float *out, int n, __m256 y) {
  * first); then, unless last, the sums carried on, else each activation
  * row's outputs (NaN for a row that held NaN or ±inf), its values loaded
  * once for the MR panels. One instance per nb keeps the sums in registers. */
-static ALWAYS_INLINE void tile(const int bits, const bool fp4, const int nb, const loom_qgemm_job *j, const short_map *mp,
-                               int64_t r, const int nrows[MR], __m256d sw[MR][2], const uint8_t *panel,
-                               int64_t groups8, int64_t k0, int64_t groups, bool first, bool last, int64_t b,
-                               __m256i carry[][MR]) {
+static ALWAYS_INLINE void tile(const int bits, const bool fp4, const int nb, const loom_qgemm_job *j,
+                               const short_map *mp, int64_t r, const int nrows[MR], __m256d sw[MR][2],
+                               const uint8_t *panel, int64_t groups8, int64_t k0, int64_t groups, bool first, bool last,
+                               int64_t b, __m256i carry[][MR]) {
   const int8_t *x[NB];
 #pragma GCC unroll 4
   for (int n = 0; n < nb; n++) x[n] = j->xq + (b + n) * j->xstride + 4 * k0;
@@ -278,8 +278,8 @@ static ALWAYS_INLINE void tile(const int bits, const bool fp4, const int nb, con
  * 3, 4096 × 4096 at a batch of 64.) */
 enum { BLOCK_GROUPS = 256, CHUNK = 64 };
 
-static ALWAYS_INLINE void rows_bits(const int bits, const bool fp4, const loom_qgemm_job *j, int64_t r0, int64_t r1, int64_t b0,
-                                    int64_t b1, uint8_t *panel, __m256i carry[CHUNK][MR]) {
+static ALWAYS_INLINE void rows_bits(const int bits, const bool fp4, const loom_qgemm_job *j, int64_t r0, int64_t r1,
+                                    int64_t b0, int64_t b1, uint8_t *panel, __m256i carry[CHUNK][MR]) {
   const short_map mp = map_of(j->t);
   const int64_t groups = (j->cols + 3) / 4;
   const int64_t chunk = groups <= BLOCK_GROUPS ? (b1 - b0) : CHUNK;

@@ -127,8 +127,8 @@ static ALWAYS_INLINE void group(const int bits, const bool fp4, const int gr, co
   for (int q = 0; q < nq; q++) _mm256_storeu_si256((__m256i *)(void *)(dot + 4 * q), d[q]);
 }
 
-static ALWAYS_INLINE void gemv_bits(const int bits, const bool fp4, const int gr, const bool to_l2, const loom_qgemm_job *j, int64_t r0,
-                                    int64_t r1) {
+static ALWAYS_INLINE void gemv_bits(const int bits, const bool fp4, const int gr, const bool to_l2,
+                                    const loom_qgemm_job *j, int64_t r0, int64_t r1) {
   const loom_dtype_kind kind = j->t->kind;
   const bool offset = !fp4 && (kind == LOOM_DTYPE_KIND_SIGNED || kind == LOOM_DTYPE_KIND_TERNARY);
   const bool binary = kind == LOOM_DTYPE_KIND_BINARY;
