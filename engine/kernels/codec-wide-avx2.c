@@ -61,7 +61,10 @@ static inline __attribute__((always_inline)) bool sums8(const float *in, const w
   for (int h = 0; h < 2; h++) {
     const __m256d w = clamped_quotient(in + 4 * h, p);
     y[h] = _mm256_add_pd(w, magic);
-    const __m256d dist = _mm256_and_pd(_mm256_sub_pd(w, _mm256_sub_pd(y[h], magic)), abs_mask);
+    /* w's distance from its nearest integer by vroundpd: 3 cycles off the
+     * chain of y − magic, then − w (w is 2^31 at most: the round is y − magic) */
+    const __m256d q0 = _mm256_round_pd(w, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const __m256d dist = _mm256_and_pd(_mm256_sub_pd(w, q0), abs_mask);
     clear[h] = _mm256_cmp_pd(dist, far, _CMP_LT_OQ); /* NaN: false */
   }
   return _mm256_movemask_pd(_mm256_and_pd(clear[0], clear[1])) == 15;
@@ -213,7 +216,9 @@ static inline __attribute__((always_inline)) quotients4 quotients64(const bool i
   b.r = _mm256_fnmadd_pd(h, p->s32, a);
   b.w = _mm256_mul_pd(b.r, p->inv);
   const __m256d y = _mm256_add_pd(b.w, magic);
-  const __m256d dist = _mm256_and_pd(_mm256_sub_pd(b.w, _mm256_sub_pd(y, magic)), abs_mask); /* exact */
+  /* as sums8: rne(w) by vroundpd, off the chain of y (|w| < 2^31) */
+  const __m256d q0 = _mm256_round_pd(b.w, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const __m256d dist = _mm256_and_pd(_mm256_sub_pd(b.w, q0), abs_mask); /* exact */
   /* NaN: false */
   const __m256d in_range = _mm256_cmp_pd(is_unsigned ? h : _mm256_and_pd(h, abs_mask), p->hmax, _CMP_LT_OQ);
   b.in_range = _mm256_castpd_si256(in_range);
