@@ -291,13 +291,14 @@ static inline __attribute__((always_inline)) bool quantize64(const loom_dtype_tr
     } else if (!(i & 8)) {
       _mm_prefetch((const char *)(next + sizeof *src * (uintptr_t)i), _MM_HINT_T0);
     }
-#pragma GCC unroll 2
-    for (int h = 0; h < 8; h += 4) {
-      const quotients4 b = quotients64(is_unsigned, src + i + h, &p);
-      if (__builtin_expect(_mm256_testc_si256(b.fast, ones), 1))
-        _mm256_storeu_si256((__m256i *)(void *)(dst + 8 * (i + h)), code_of(&b));
-      else
-        nan |= encode4_64_rest(t, is_unsigned, src + i + h, 4, scale, &p, dst + 8 * (i + h));
+    /* both halves stored, then one test for the 8: a half with a slow
+     * lane is encoded again (one branch where two had been) */
+    const quotients4 b0 = quotients64(is_unsigned, src + i, &p), b1 = quotients64(is_unsigned, src + i + 4, &p);
+    _mm256_storeu_si256((__m256i *)(void *)(dst + 8 * i), code_of(&b0));
+    _mm256_storeu_si256((__m256i *)(void *)(dst + 8 * (i + 4)), code_of(&b1));
+    if (__builtin_expect(!_mm256_testc_si256(_mm256_and_si256(b0.fast, b1.fast), ones), 0)) {
+      nan |= encode4_64_rest(t, is_unsigned, src + i, 4, scale, &p, dst + 8 * i);
+      nan |= encode4_64_rest(t, is_unsigned, src + i + 4, 4, scale, &p, dst + 8 * (i + 4));
     }
   }
   if (scan) *scan_nonfinite = scan_result(sm, scan, i, n, is_unsigned, scan_stat);
