@@ -11,9 +11,10 @@
  *          = Σ xq − 2·Σ u·xq          (binary)
  *
  * and Σ xq is known per activation row. fp4 fields go through a vpshufb
- * table to u = 2 · value + 12 (qgemm.h), corrected with −12 · Σ xq. For n < 8 the XOR applies to every
- * field of a byte at once and field k of 64 bytes is (bytes >> k·n) & mask
- * (a 16-bit shift: the bits that cross from the next byte are masked off);
+ * table to u = 2 · value + 12 (qgemm.h), corrected with −12 · Σ xq. For
+ * n < 8 the XOR applies to every field of a byte at once and field k of
+ * 64 bytes is (bytes >> k·n) & mask (a 16-bit shift: the bits that cross
+ * from the next byte are masked off);
  * its 64 columns are not consecutive, which is why the activations come
  * permuted (xp, qgemm.h). Columns past the row's end meet zero activations.
  *
@@ -44,9 +45,9 @@ enum { RB = 4, XB = 4, CHUNK = 4096, BATCH_GROUP = 256, PANEL = 16 };
 /* One 64-byte block of codes at byte offset o of each row, its fields
  * multiplied into acc. `avail` < 64 loads only that many bytes (the row's
  * last block; the rest read as zero). */
-static ALWAYS_INLINE void block(const int bits, const bool fp4, const int nb, const bool pf, const uint8_t *const *rowp,
-                                const int8_t *const *xb, int64_t o, int64_t avail, int64_t next, __m512i flip,
-                                __m512i acc[RB][XB]) {
+static ALWAYS_INLINE void block(const int bits, const bool fp4, const int nb, const bool pf,
+                                const uint8_t *const *rowp, const int8_t *const *xb, int64_t o, int64_t avail,
+                                int64_t next, __m512i flip, __m512i acc[RB][XB]) {
   const int m = 8 / bits;
   const __m512i low = _mm512_set1_epi8((char)((1 << bits) - 1));
   __m512i w[RB];
@@ -77,9 +78,9 @@ static ALWAYS_INLINE void block(const int bits, const bool fp4, const int nb, co
 
 /* Σ u·xq over code bytes [o0, o1) of RB rows and nb activation rows, added
  * to dot. */
-static ALWAYS_INLINE void chunk(const int bits, const bool fp4, const int nb, const bool pf, const uint8_t *const *rowp,
-                                const int8_t *const *xb, int64_t o0, int64_t o1, int64_t row_bytes, int64_t next,
-                                __m512i flip, int64_t dot[XB][RB]) {
+static ALWAYS_INLINE void chunk(const int bits, const bool fp4, const int nb, const bool pf,
+                                const uint8_t *const *rowp, const int8_t *const *xb, int64_t o0, int64_t o1,
+                                int64_t row_bytes, int64_t next, __m512i flip, int64_t dot[XB][RB]) {
   __m512i acc[RB][XB];
 #pragma GCC unroll 4
   for (int r = 0; r < RB; r++)
