@@ -138,8 +138,9 @@ typedef struct loom_kernels {
    * not made and xstride is cols rounded up to 64. NULL where a level has
    * none. */
   loom_qgemm_short_fn qgemm_short;
-  /* True where qgemm_rows reads the activations of 8-bit codes also in
-   * tiles (xt, kernels/qgemm.h) from batch LOOM_QGEMM_PANEL_MIN_BATCH. */
+  /* True where qgemm_rows reads the activations of 8-bit and 4-bit codes
+   * also in tiles (xt, kernels/qgemm.h) from batch
+   * LOOM_QGEMM_PANEL_MIN_BATCH. */
   bool qgemm_tiles;
   /* Element-wise activations in double with the lanes the reference must
    * redo marked (kernels/act.h). NULL at the reference level. */

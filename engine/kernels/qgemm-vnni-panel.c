@@ -1,16 +1,24 @@
 /*
- * The batched product of 8-bit codes (int8, uint8) with AVX-512 VNNI
- * (kernels/qgemm.h), from weight panels: the GEMM of qgemm-vnni.c streams
- * each weight row through a 4 × 4 block of accumulators, and with 16 MB of
- * weights coming from memory that loop fell from 1.9 to 1.1–1.3 vpdpbusd a
- * cycle (docs/qgemm.md). Here the weights are read once into a small buffer
- * of the calling thread, a *panel*, and every activation row then passes
- * over it while it sits in L2:
+ * The batched product of 8-bit and 4-bit codes (int8, uint8, int4, uint4,
+ * fp4) with AVX-512 VNNI (kernels/qgemm.h), from weight panels: the GEMM of
+ * qgemm-vnni.c streams each weight row through a 4 × 4 block of
+ * accumulators, and with 16 MB of weights coming from memory that loop fell
+ * from 1.9 to 1.1–1.3 vpdpbusd a cycle (docs/qgemm.md). Here the weights are
+ * read once into a small buffer of the calling thread, a *panel*, and every
+ * activation row then passes over it while it sits in L2:
  *
- *   panel: NR = 32 rows × KC code bytes, interleaved for vpdpbusd: for each
+ *   panel: NR = 32 rows × KC columns, interleaved for vpdpbusd: for each
  *   group of 4 columns, one 64-byte vector per 16 rows holding each row's 4
- *   codes (row i at bytes 4i … 4i + 3), already XORed to the unsigned
- *   operand u (qgemm-vnni.c: a signed code XOR 0x80 is q + 128).
+ *   weights (row i at bytes 4i … 4i + 3) as unsigned operands u, one byte
+ *   each (qgemm-vnni.c: a signed code XOR 2^(n−1) is q + 2^(n−1), fp4's
+ *   code goes through its table to 2 · value + 12).
+ *
+ * A 4-bit code byte holds two columns; the pack spreads them to a byte each
+ * in column order, so the panel, the tiles and the loop below are the same
+ * for both widths: the 4-bit codes are multiplied at the speed of the 8-bit
+ * ones and read from memory in half the bytes. (The row kernels multiply
+ * 4-bit fields in place, which costs a shift and a mask per vector; the
+ * panel does that once per weight instead of once per activation row.)
  *
  * The micro-kernel keeps MR = 8 activation rows × the panel's 2 vectors of
  * 16 rows in 16 accumulators; for each group of 4 columns it loads the 2
@@ -47,10 +55,10 @@ enum { NV = 2, NR = LOOM_QGEMM_PANEL_ROWS, MR = LOOM_QGEMM_TILE_ROWS, KC = 4096,
 _Static_assert(MR == 8 && BATCH_GROUP % MR == 0, "the tails are tiles of 4, 2, 1; groups start tiles");
 _Static_assert(NR == 16 * NV, "a panel is NV vectors of 16 rows");
 
-/* Code bytes [o0, o1) of the NR rows at rowp into the panel. The last block
- * of a row may be short: its missing bytes read as zero (the activations
- * there are zero too). */
-static void pack(const uint8_t *const *rowp, int64_t o0, int64_t o1, __m512i flip, uint8_t *pan) {
+/* Code bytes [o0, o1) of the NR rows at rowp into the panel, 8-bit codes
+ * (XORed with flip). The last block of a row may be short: its missing
+ * bytes read as zero (the activations there are zero too). */
+static void pack8(const uint8_t *const *rowp, int64_t o0, int64_t o1, __m512i flip, uint8_t *pan) {
   for (int64_t o = o0; o < o1; o += 64) {
     const __mmask64 m = o1 - o >= 64 ? ~UINT64_C(0) : _bzhi_u64(~UINT64_C(0), (unsigned)(o1 - o));
     uint8_t *dst = pan + (o - o0) * NR; /* (o − o0) / 4 groups of NV vectors */
@@ -63,6 +71,47 @@ static void pack(const uint8_t *const *rowp, int64_t o0, int64_t o1, __m512i fli
 #pragma GCC unroll 16
       for (int g = 0; g < 16; g++) _mm512_store_si512(dst + (g * NV + v) * 64, r[g]);
     }
+  }
+}
+
+/* 32 bytes of 4-bit codes to the u of their 64 columns, a byte each in
+ * column order: byte i holds column 2i in its low half and 2i + 1 in its
+ * high half, so as a 16-bit lane it becomes low | high << 8. */
+static ALWAYS_INLINE __m512i unpack4(__m256i codes, loom_dtype d) {
+  const __m512i x = _mm512_cvtepu8_epi16(codes);
+  const __m512i f = _mm512_or_si512(_mm512_and_si512(x, _mm512_set1_epi16(0x000f)),
+                                    _mm512_and_si512(_mm512_slli_epi16(x, 4), _mm512_set1_epi16(0x0f00)));
+  if (d == LOOM_DTYPE_FP4) return fp4_u(f);
+  if (d == LOOM_DTYPE_INT4) return _mm512_xor_si512(f, _mm512_set1_epi8(0x08));
+  return f;
+}
+
+/* The same for 4-bit codes: code bytes [o0, o1) are columns [2 · o0,
+ * 2 · o1), each 32 bytes of a row 16 groups of 4 columns. */
+static ALWAYS_INLINE void pack4(const loom_dtype d, const uint8_t *const *rowp, int64_t o0, int64_t o1,
+                                uint8_t *pan) {
+  for (int64_t o = o0; o < o1; o += 32) {
+    const __mmask32 m = o1 - o >= 32 ? ~0u : _bzhi_u32(~0u, (unsigned)(o1 - o));
+    uint8_t *dst = pan + (o - o0) * 2 * NR;
+#pragma GCC unroll 2
+    for (int v = 0; v < NV; v++) {
+      __m512i r[16];
+#pragma GCC unroll 16
+      for (int i = 0; i < 16; i++) r[i] = unpack4(_mm256_maskz_loadu_epi8(m, rowp[16 * v + i] + o), d);
+      transpose16_epi32(r);
+#pragma GCC unroll 16
+      for (int g = 0; g < 16; g++) _mm512_store_si512(dst + (g * NV + v) * 64, r[g]);
+    }
+  }
+}
+
+static void pack(const loom_dtype_traits *t, const uint8_t *const *rowp, int64_t o0, int64_t o1, uint8_t *pan) {
+  switch (t->id) {
+  case LOOM_DTYPE_INT8: pack8(rowp, o0, o1, _mm512_set1_epi8((char)0x80), pan); break;
+  case LOOM_DTYPE_INT4: pack4(LOOM_DTYPE_INT4, rowp, o0, o1, pan); break;
+  case LOOM_DTYPE_UINT4: pack4(LOOM_DTYPE_UINT4, rowp, o0, o1, pan); break;
+  case LOOM_DTYPE_FP4: pack4(LOOM_DTYPE_FP4, rowp, o0, o1, pan); break;
+  default: pack8(rowp, o0, o1, _mm512_setzero_si512(), pan); break; /* uint8 */
   }
 }
 
@@ -133,17 +182,22 @@ static ALWAYS_INLINE void tile(const int nb, const uint8_t *pan, int64_t ng, con
     }
 }
 
-/* Needs j->xt. */
+/* Needs j->xt; 8-bit or 4-bit codes. */
 bool loom_qgemm_panel_vnni(const loom_qgemm_job *j, int64_t r0, int64_t r1) {
+  const int m = 8 / j->t->bits; /* columns a code byte */
   const int64_t rb = j->row_bytes;
-  const int64_t kc = rb < KC ? (rb + 63) / 64 * 64 : KC;
+  /* a slice: KC columns, KC / m code bytes */
+  const int64_t kc = rb < KC / m ? (rb + 63) / 64 * 64 : KC / m;
   const int64_t gmax = j->batch < BATCH_GROUP ? j->batch : BATCH_GROUP;
-  const size_t pan_bytes = (size_t)kc * NR;
+  const size_t pan_bytes = (size_t)(kc * m) * NR;
   uint8_t *pan = loom_scratch(LOOM_SCRATCH_QGEMM_PANELS, pan_bytes + (size_t)gmax * NR * sizeof(int64_t));
   if (!pan) return false;
   int64_t *dot = (int64_t *)(void *)(pan + pan_bytes);
-  const bool offset = j->t->kind == LOOM_DTYPE_KIND_SIGNED;
-  const __m512i flip = _mm512_set1_epi8(offset ? (char)0x80 : 0);
+  /* isum = dot − Σ xq · base (qgemm-vnni.c) */
+  const int64_t base = j->t->id == LOOM_DTYPE_INT8   ? 128
+                       : j->t->id == LOOM_DTYPE_INT4 ? 8
+                       : j->t->id == LOOM_DTYPE_FP4  ? LOOM_QGEMM_FP4_OFFSET
+                                                     : 0;
   for (int64_t p0 = r0; p0 < r1; p0 += NR) {
     const int64_t p1 = r1 - p0 < NR ? r1 : p0 + NR;
     const uint8_t *rowp[NR];
@@ -153,8 +207,8 @@ bool loom_qgemm_panel_vnni(const loom_qgemm_job *j, int64_t r0, int64_t r1) {
       const int64_t gn = j->batch - g0 < BATCH_GROUP ? j->batch - g0 : BATCH_GROUP;
       memset(dot, 0, (size_t)gn * NR * sizeof *dot);
       for (int64_t o0 = 0; o0 < rb; o0 += kc) {
-        const int64_t o1 = rb - o0 < kc ? rb : o0 + kc, ng = (o1 - o0 + 3) / 4;
-        pack(rowp, o0, o1, flip, pan);
+        const int64_t o1 = rb - o0 < kc ? rb : o0 + kc, c0 = o0 * m, ng = ((o1 - o0) * m + 3) / 4;
+        pack(j->t, rowp, o0, o1, pan);
         /* the next slice of these rows, or the next panel's first (beyond
          * r1 too: with one thread the next range follows) */
         pf_cursor pf;
@@ -165,10 +219,10 @@ bool loom_qgemm_panel_vnni(const loom_qgemm_job *j, int64_t r0, int64_t r1) {
         /* the tiles of j->xt: MR rows, the last rows 4, 2, 1 (BATCH_GROUP is
          * a multiple of MR, so a group starts a tile) */
         int64_t b = 0;
-        for (; b + MR <= gn; b += MR) tile(MR, pan, ng, j->xt + (g0 + b) * j->xstride + o0 * MR, dot + b * NR, &pf);
+        for (; b + MR <= gn; b += MR) tile(MR, pan, ng, j->xt + (g0 + b) * j->xstride + c0 * MR, dot + b * NR, &pf);
         for (int nb = MR / 2; nb >= 1; nb /= 2) {
           if (gn - b < nb) continue;
-          const int8_t *xt = j->xt + (g0 + b) * j->xstride + o0 * nb;
+          const int8_t *xt = j->xt + (g0 + b) * j->xstride + c0 * nb;
           if (nb == 4) tile(4, pan, ng, xt, dot + b * NR, &pf);
           else if (nb == 2) tile(2, pan, ng, xt, dot + b * NR, &pf);
           else tile(1, pan, ng, xt, dot + b * NR, &pf);
@@ -184,7 +238,7 @@ bool loom_qgemm_panel_vnni(const loom_qgemm_job *j, int64_t r0, int64_t r1) {
         for (int64_t b = 0; b < gn; b++) {
           const int64_t bb = g0 + b;
           const __m512i d = _mm512_loadu_si512(dot + b * NR + h);
-          const __m512i isum = offset ? _mm512_sub_epi64(d, _mm512_set1_epi64(j->xsum[bb] * 128)) : d;
+          const __m512i isum = _mm512_sub_epi64(d, _mm512_set1_epi64(j->xsum[bb] * base));
           const __m512d f = _mm512_mul_pd(sw, _mm512_set1_pd((double)j->sx[bb]));
           const __m256 yv = _mm512_cvtpd_ps(_mm512_mul_pd(_mm512_cvtepi64_pd(isum), f));
           _mm256_mask_storeu_ps(j->y + bb * j->rows + p0 + h, mask, j->bad[bb] ? _mm256_set1_ps(NAN) : yv);

@@ -19,7 +19,7 @@
  * permuted (xp, qgemm.h). Columns past the row's end meet zero activations.
  *
  * Blocking (the GEMM; the GEMV, batch 1, is in qgemm-vnni-gemv.c, and 8-bit
- * codes from batch LOOM_QGEMM_PANEL_MIN_BATCH in qgemm-vnni-panel.c): 4 rows ×
+ * and 4-bit codes from batch LOOM_QGEMM_PANEL_MIN_BATCH in qgemm-vnni-panel.c): 4 rows ×
  * 4 activation rows = 16 accumulators, each weight and activation vector loaded once per block;
  * columns in chunks of 4096 code bytes, so 4 weight rows of a chunk stay in
  * L1 while every activation row passes over them, and so no int32 lane can
@@ -166,9 +166,9 @@ static void qgemm_rows_vnni(const loom_qgemm_job *j, int64_t r0, int64_t r1) {
     loom_qgemm_gemv_vnni(j, r0, r1); /* qgemm-vnni-gemv.c */
     return;
   }
-  /* 8-bit codes from weight panels (qgemm-vnni-panel.c) from the batch
-   * where they were measured faster (docs/qgemm.md) */
-  if (j->t->bits == 8 && j->xt && loom_qgemm_panel_vnni(j, r0, r1)) return;
+  /* 8-bit and 4-bit codes from weight panels (qgemm-vnni-panel.c) from the
+   * batch where they were measured faster (docs/qgemm.md); j->xt says so */
+  if (j->xt && loom_qgemm_panel_vnni(j, r0, r1)) return;
   if (j->t->id == LOOM_DTYPE_FP4) {
     rows_bits(4, true, j, r0, r1);
     return;

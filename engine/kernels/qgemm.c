@@ -104,14 +104,25 @@ static void qgemm_range(void *arg, int64_t begin, int64_t end) {
   loom_kernels_get()->qgemm_rows[j->t->id](j, begin, end);
 }
 
+bool loom_qgemm_takes_panel(const loom_kernels *k, int bits, int64_t cols, int64_t batch) {
+  if (!k->qgemm_tiles) return false;
+  if (bits == 8) return batch >= LOOM_QGEMM_PANEL_MIN_BATCH;
+  if (bits == 4)
+    return batch >= (cols <= LOOM_QGEMM_PANEL4_SHORT_COLS ? LOOM_QGEMM_PANEL_MIN_BATCH : LOOM_QGEMM_PANEL4_LONG_MIN_BATCH);
+  return false;
+}
+
 bool loom_qgemm_takes_short(const loom_kernels *k, int bits, int64_t cols, int64_t batch) {
   if (!k->qgemm_short || cols > LOOM_QGEMM_SHORT_MAX_COLS || batch < 1) return false;
   if (k->level >= LOOM_KERNELS_AVX512) {
     /* An Intel Xeon with VNNI (docs/qgemm.md): its panel GEMM wins for
-     * 8-bit codes from a batch of 16 and beyond 64 columns, the row kernels
-     * for the others beyond 128 columns below a batch of 16, beyond 200-256
-     * above (binary 256-512). */
+     * 8-bit codes from a batch of 16 and beyond 64 columns, and for 4-bit
+     * codes from a batch of 16 at any width (0.5-0.85 of the short-row
+     * product's time up to 256 columns); the row kernels for the others
+     * beyond 128 columns below a batch of 16, beyond 200-256 above (binary
+     * 256-512). */
     if (bits == 8 && k->qgemm_tiles) return cols <= 64 && batch >= 2 && batch < LOOM_QGEMM_PANEL_MIN_BATCH;
+    if (bits == 4 && k->qgemm_tiles && batch >= LOOM_QGEMM_PANEL_MIN_BATCH) return false;
     if (batch == 1) return bits == 1 && cols <= 64;
     if (cols <= 128) return true;
     if (bits == 1) return cols <= (batch >= 32 ? 512 : batch >= 16 ? 384 : 256);
@@ -227,26 +238,31 @@ int loom_qgemm_packed(loom_pool *pool, loom_dtype d, const uint8_t *packed, int6
   if (xstride > 0 && batch > INT64_MAX / 4 / xstride)
     return loom_error_set(err, LOOM_ERR_NOMEM, _("out of memory for %lld activation values"), (long long)batch);
   const int m = 8 / t->bits;
-  /* xsum, sx, bad, xq and (for m > 1) xp, each 64-byte aligned */
+  /* xsum, sx, bad, xq, (for m > 1) xp and (for the panel GEMM) xt, each
+   * 64-byte aligned */
   const size_t xbytes = ((size_t)(batch * xstride) + 63) / 64 * 64;
   const size_t o_sx = ((size_t)batch * sizeof(int64_t) + 63) / 64 * 64;
   const size_t o_bad = o_sx + ((size_t)batch * sizeof(float) + 63) / 64 * 64;
+  const bool permuted = m > 1 && !short_rows;
+  const bool tiles = !short_rows && loom_qgemm_takes_panel(k, t->bits, cols, batch);
+  /* xt beside xp: the panel GEMM reads xt, the row kernels (where its
+   * buffer cannot be had) xp */
   const size_t o_xq = o_bad + ((size_t)batch + 63) / 64 * 64, o_xp = o_xq + xbytes;
-  const bool tiles = !short_rows && k->qgemm_tiles && t->bits == 8 && batch >= LOOM_QGEMM_PANEL_MIN_BATCH;
-  unsigned char *buf = loom_scratch(LOOM_SCRATCH_QGEMM_ACTIVATIONS, o_xp + ((m > 1 && !short_rows) || tiles ? xbytes : 0));
+  const size_t o_xt = o_xp + (permuted ? xbytes : 0);
+  unsigned char *buf = loom_scratch(LOOM_SCRATCH_QGEMM_ACTIVATIONS, o_xt + (tiles ? xbytes : 0));
   if (!buf)
     return loom_error_set(err, LOOM_ERR_NOMEM, _("out of memory for %lld activation values"),
                           (long long)(batch * cols));
   int64_t *xsum = (int64_t *)(void *)buf;
   float *sx = (float *)(void *)(buf + o_sx);
   uint8_t *bad = buf + o_bad;
-  int8_t *xq = (int8_t *)(buf + o_xq), *xp = m > 1 && !short_rows ? (int8_t *)(buf + o_xp) : xq;
+  int8_t *xq = (int8_t *)(buf + o_xq), *xp = permuted ? (int8_t *)(buf + o_xp) : xq;
   /* xp where the row kernels read it (the short-row product reads xq alone);
    * ranges of about 8192 activation values */
   prepare_job prep = {.k = k, .t = t, .x = x, .cols = cols, .xstride = xstride, .xq = xq, .xp = xp, .sx = sx,
-                      .bad = bad, .xsum = xsum, .permute = !short_rows && m > 1};
+                      .bad = bad, .xsum = xsum, .permute = permuted};
   loom_pool_for(pool, batch, cols > 0 ? (8192 + cols - 1) / cols : batch, prepare_range, &prep);
-  int8_t *xt = tiles ? (int8_t *)(buf + o_xp) : NULL;
+  int8_t *xt = tiles ? (int8_t *)(buf + o_xt) : NULL;
   if (xt) interleave_tiles(xq, xt, batch, xstride);
   loom_qgemm_job job = {
     .t = t, .packed = packed, .row_bytes = loom_dtype_row_bytes(d, cols), .rows = rows, .cols = cols,

@@ -72,9 +72,18 @@ static inline float loom_qgemm_finish(const loom_qgemm_job *j, int64_t b, int64_
   return (float)((double)isum * ((double)sw * (double)j->sx[b]));
 }
 
-/* The smallest batch the VNNI level multiplies 8-bit codes from weight
- * panels (qgemm-vnni-panel.c); tests/engine/test-qgemm.c covers both sides. */
-enum { LOOM_QGEMM_PANEL_MIN_BATCH = 16, LOOM_QGEMM_TILE_ROWS = 8, LOOM_QGEMM_PANEL_ROWS = 32 };
+/* The smallest batch the VNNI level multiplies 8-bit and 4-bit codes from
+ * weight panels (qgemm-vnni-panel.c); 4-bit rows longer than
+ * LOOM_QGEMM_PANEL4_SHORT_COLS from LOOM_QGEMM_PANEL4_LONG_MIN_BATCH, as
+ * the row kernels multiply those fields in place faster below it
+ * (docs/qgemm.md). tests/engine/test-qgemm.c covers both sides. */
+enum {
+  LOOM_QGEMM_PANEL_MIN_BATCH = 16,
+  LOOM_QGEMM_PANEL4_SHORT_COLS = 1024,
+  LOOM_QGEMM_PANEL4_LONG_MIN_BATCH = 32,
+  LOOM_QGEMM_TILE_ROWS = 8,
+  LOOM_QGEMM_PANEL_ROWS = 32
+};
 
 /* Which products go to the short-row product (loom_kernels.qgemm_short,
  * qgemm-short.c) at level k: false where k has none. The shapes where it
@@ -88,6 +97,9 @@ enum { LOOM_QGEMM_PANEL_MIN_BATCH = 16, LOOM_QGEMM_TILE_ROWS = 8, LOOM_QGEMM_PAN
 enum { LOOM_QGEMM_SHORT_MAX_COLS = 65536 };
 struct loom_kernels;
 bool loom_qgemm_takes_short(const struct loom_kernels *k, int bits, int64_t cols, int64_t batch);
+/* Which products go to the panel GEMM at level k (loom_kernels.qgemm_tiles;
+ * the short-row product's shapes excepted): false where k has none. */
+bool loom_qgemm_takes_panel(const struct loom_kernels *k, int bits, int64_t cols, int64_t batch);
 
 /* The reference's qgemm_prepare (kernels/cpu.h), one byte at a time. */
 void loom_qgemm_prepare_ref(int bits, const int8_t *xq, int8_t *xp, int64_t len, int64_t *xsum);

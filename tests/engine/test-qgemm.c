@@ -16,7 +16,7 @@
  * short rows that prefetch groups ahead and long ones that prefetch within
  * the row; and constant weights and activations at their largest codes
  * over several 4096-byte chunks, the largest sums the int32 lanes hold.
- * The 8-bit codes' panel GEMM (qgemm-vnni-panel.c, from batch
+ * The 8-bit and 4-bit codes' panel GEMM (qgemm-vnni-panel.c, from batch
  * LOOM_QGEMM_PANEL_MIN_BATCH) on every batch from 1 to 70 (tiles of 8
  * activation rows and short ones of 4, 2, 1), rows that fill no panel of 32
  * or end inside one, columns that end inside a group of 4 and inside a
@@ -173,7 +173,7 @@ static void test_shapes(gconstpointer data) {
     check(d, 9, (INT64_C(4) << 20) / 8 * 8 / bits + 77, 1, false, false, pools, 2, &seed);
 }
 
-/* The panel GEMM of int8 and uint8 codes (and the kernels below its batch
+/* The panel GEMM of 8-bit and 4-bit codes (and the kernels below its batch
  * threshold) against the reference on odd shapes. */
 static void test_panel(gconstpointer data) {
   const loom_dtype d = (loom_dtype)GPOINTER_TO_INT(data);
@@ -182,10 +182,24 @@ static void test_panel(gconstpointer data) {
    * races, not for more shapes: every batch to just past the threshold and
    * its first tiles, then a few. */
   const bool sanitized = g_getenv("LOOM_TEST_SANITIZED") != NULL;
+  /* Rows the VNNI level gives the panel GEMM from its batch threshold
+   * (loom_qgemm_takes_short): 4-bit codes' rows end inside a byte. */
+  const int bits = loom_dtype_traits_get(d)->bits;
+  const int64_t panel_cols = bits == 8 ? 129 : 265;
+  const loom_kernels *avx512 = loom_kernels_for(LOOM_KERNELS_AVX512);
+  if (avx512 && avx512->qgemm_tiles) { /* the thresholds this test crosses */
+    g_assert_false(loom_qgemm_takes_panel(avx512, bits, panel_cols, LOOM_QGEMM_PANEL_MIN_BATCH - 1));
+    g_assert_true(loom_qgemm_takes_panel(avx512, bits, panel_cols, LOOM_QGEMM_PANEL_MIN_BATCH));
+    g_assert_false(loom_qgemm_takes_short(avx512, bits, panel_cols, LOOM_QGEMM_PANEL_MIN_BATCH));
+    g_assert_true(loom_qgemm_takes_panel(avx512, bits, 4096 + 37, 20) == (bits == 8));
+    g_assert_true(loom_qgemm_takes_panel(avx512, bits, 4096 + 37, LOOM_QGEMM_PANEL4_LONG_MIN_BATCH));
+    g_assert_false(loom_qgemm_takes_panel(avx512, 2, 4096, 64));
+  }
+  g_assert_false(loom_qgemm_takes_panel(loom_kernels_for(LOOM_KERNELS_REF), bits, 4096, 64));
   for (int64_t batch = 1; batch <= 70; batch++) {
     if (sanitized && batch > 26 && batch != 31 && batch != 33 && batch != 64 && batch != 70) continue;
-    check(d, batch % 3 == 0 ? 33 : 37, 129 + batch % 4, batch, batch % 5 == 0, false, pools, batch % 7 == 0 ? 3 : 1,
-          &seed);
+    check(d, batch % 3 == 0 ? 33 : 37, panel_cols + batch % 4, batch, batch % 5 == 0, false, pools,
+          batch % 7 == 0 ? 3 : 1, &seed);
   }
   static const int64_t cols[] = {1, 3, 5, 61, 63, 65, 4095, 4096 + 37};
   static const int64_t rows[] = {1, 16, 31, 45};
@@ -195,8 +209,11 @@ static void test_panel(gconstpointer data) {
       check(d, rows[ri], cols[ci], ci % 2 ? 17 : LOOM_QGEMM_PANEL_MIN_BATCH, ri == 2, false, pools, 3, &seed);
     }
   check(d, 203, 1000, 70, false, false, pools, 3, &seed);
-  check(d, 150, 4096 + 37, 20, false, false, pools, 3, &seed); /* ranges of 32 rows, the last short */
+  /* ranges of 32 rows, the last short; 4-bit codes' long rows from their
+   * own threshold on, and below it (the row kernels) */
+  check(d, 150, 4096 + 37, bits == 8 ? 20 : LOOM_QGEMM_PANEL4_LONG_MIN_BATCH + 1, false, false, pools, 3, &seed);
   check(d, 45, 2 * 4096 + 1, 23, false, true, pools, 3, &seed);
+  if (bits == 4) check(d, 45, 2 * 4096 + 1, LOOM_QGEMM_PANEL4_LONG_MIN_BATCH, false, true, pools, 3, &seed);
   if (!sanitized) check(d, 11, 4096 * 3 + 5, 64, true, true, pools, 1, &seed);
 }
 
@@ -236,8 +253,8 @@ static void test_short(gconstpointer data) {
   const loom_kernels *avx512 = loom_kernels_for(LOOM_KERNELS_AVX512);
   if (avx512 && avx512->qgemm_tiles) { /* the VNNI level's panel GEMM from batch 16 */
     g_assert_true(loom_qgemm_takes_short(avx512, bits, 64, 15) == true);
-    g_assert_true(loom_qgemm_takes_short(avx512, bits, 64, 16) == (bits != 8));
-    g_assert_true(loom_qgemm_takes_short(avx512, bits, 200, 16) == (bits != 8));
+    g_assert_true(loom_qgemm_takes_short(avx512, bits, 64, 16) == (bits != 8 && bits != 4));
+    g_assert_true(loom_qgemm_takes_short(avx512, bits, 200, 16) == (bits != 8 && bits != 4));
     g_assert_false(loom_qgemm_takes_short(avx512, bits, 512, 16));
   }
   static const int64_t rows[] = {1, 7, 8, 9, 16, 17, 42};
@@ -281,13 +298,14 @@ static void test_extremes(void) {
       for (int sx = -1; sx <= 1; sx += 2)
         for (int64_t batch = 1; batch <= 17; batch += batch == 1 ? 4 : 12)
           for (int shape = 0; shape < 2; shape++) {
-          /* 17: the panel GEMM, which only 8-bit codes take (and the
-           * others' 1-bit to 4-bit rows are long: they would only add time);
+          /* 17: the panel GEMM, which only 8-bit and 4-bit codes take
+           * (and the others' 1-bit and 2-bit rows are long: they would
+           * only add time);
            * shape 1: the short-row product's widest rows (qgemm-short.c),
            * whose 32-bit sums come nearest 2^31 (2-bit codes take it from
            * a batch of 32 at that width) */
           const int bits = loom_dtype_traits_get((loom_dtype)d)->bits;
-          if (batch == 17 && shape == 0 && bits != 8) continue;
+          if (batch == 17 && shape == 0 && bits < 4) continue;
           if (shape == 1 && batch < 17) continue;
           /* (sanitized builds: rows of 5 blocks, for memory errors) */
           const int64_t cols = shape ? (sanitized ? 4096 + 5 : LOOM_QGEMM_SHORT_MAX_COLS) : long_cols;
@@ -444,7 +462,8 @@ int main(int argc, char **argv) {
     g_test_add_data_func(path, GINT_TO_POINTER(d), test_shapes);
     g_free(path);
   }
-  static const loom_dtype panel_dtypes[] = {LOOM_DTYPE_INT8, LOOM_DTYPE_UINT8};
+  static const loom_dtype panel_dtypes[] = {LOOM_DTYPE_INT8, LOOM_DTYPE_UINT8, LOOM_DTYPE_INT4, LOOM_DTYPE_UINT4,
+                                            LOOM_DTYPE_FP4};
   for (size_t i = 0; i < G_N_ELEMENTS(panel_dtypes); i++) {
     char *path = g_strdup_printf("/qgemm/panel/%s", loom_dtype_name(panel_dtypes[i]));
     g_test_add_data_func(path, GINT_TO_POINTER(panel_dtypes[i]), test_panel);
