@@ -13,6 +13,10 @@
 #if defined(LOOM_KERNELS_X86)
 #include <cpuid.h>
 #endif
+#if defined(LOOM_KERNELS_X86) && defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 static loom_cpu_features features;
 static loom_kernels tables[LOOM_KERNELS_LEVEL_COUNT];
@@ -27,6 +31,18 @@ static uint64_t read_xcr0(void) {
   uint32_t lo, hi;
   __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
   return ((uint64_t)hi << 32) | lo;
+}
+
+/* Linux hands out the tile data state (8 KiB more per thread to save) only
+ * to a process that asks for it; before that, a tile instruction faults.
+ * Asked once, at the first use of any kernel. */
+static bool amx_permitted(void) {
+#if defined(__linux__) && defined(SYS_arch_prctl)
+  enum { ARCH_REQ_XCOMP_PERM = 0x1023, XFEATURE_XTILEDATA = 18 };
+  return syscall(SYS_arch_prctl, ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA) == 0;
+#else
+  return false;
+#endif
 }
 
 static void detect(loom_cpu_features *f) {
@@ -55,10 +71,11 @@ static void detect(loom_cpu_features *f) {
     __cpuid_count(7, 1, a1, b1, c1, d1);
     f->avx512bf16 = a1 & (1u << 5);
   }
+  f->amx_int8 = (d & (1u << 24)) && (d & (1u << 25)) && (xcr0 & 0x60000) == 0x60000 && amx_permitted();
 }
 #endif
 
-static const char *const level_names[LOOM_KERNELS_LEVEL_COUNT] = {"ref", "avx2", "avx512"};
+static const char *const level_names[LOOM_KERNELS_LEVEL_COUNT] = {"ref", "avx2", "avx512", "amx"};
 
 const char *loom_kernel_level_name(loom_kernel_level level) {
   return (unsigned)level < LOOM_KERNELS_LEVEL_COUNT ? level_names[level] : "?";
@@ -94,6 +111,11 @@ static void init(void) {
       loom_kernels_fill_act_avx512(&tables[LOOM_KERNELS_AVX512]);
       if (f->avx512vnni) loom_kernels_fill_vnni(&tables[LOOM_KERNELS_AVX512]);
       available[LOOM_KERNELS_AVX512] = true;
+      if (f->avx512vnni && f->amx_int8) {
+        tables[LOOM_KERNELS_AMX] = tables[LOOM_KERNELS_AVX512];
+        loom_kernels_fill_amx(&tables[LOOM_KERNELS_AMX]);
+        available[LOOM_KERNELS_AMX] = true;
+      }
     }
   }
 #endif

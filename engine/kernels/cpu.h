@@ -1,7 +1,7 @@
 /*
  * Runtime kernel dispatch. The CPU's features are read once (cpuid and, for
  * the vector register state the OS saves, xgetbv); a kernel level is chosen
- * from them, or forced by the environment variable LOOM_KERNELS=ref|avx2|avx512
+ * from them, or forced by the environment variable LOOM_KERNELS=ref|avx2|avx512|amx
  * (read once, at the first use of any kernel), and one table of function
  * pointers for that level serves every caller from then on. The reference
  * level is plain C and always present; the vector levels exist only in x86-64
@@ -18,12 +18,16 @@ typedef struct loom_cpu_features {
   bool avx2, fma, f16c, bmi2;
   bool avx512f, avx512bw, avx512vl, avx512dq;
   bool avx512vnni, avx512bf16;
+  /* AMX tiles with int8 products, the OS saving their state and granting
+   * this process their use (arch_prctl, Linux) */
+  bool amx_int8;
 } loom_cpu_features;
 
 typedef enum loom_kernel_level {
   LOOM_KERNELS_REF = 0,    /* plain C, every machine */
   LOOM_KERNELS_AVX2 = 1,   /* AVX2 + FMA + F16C */
   LOOM_KERNELS_AVX512 = 2, /* AVX-512 F/BW/VL/DQ (VNNI, BF16 used per function where present) */
+  LOOM_KERNELS_AMX = 3,    /* AVX-512 with VNNI, and AMX tiles for the integer GEMM (qgemm-amx.c) */
   LOOM_KERNELS_LEVEL_COUNT
 } loom_kernel_level;
 
@@ -40,6 +44,12 @@ typedef int (*loom_quantize_scan_fn)(const loom_dtype_traits *t, const float *sr
 typedef void (*loom_dequantize_row_fn)(const loom_dtype_traits *t, const uint8_t *src, int64_t n, float scale,
                                        const float *lut, float *dst);
 struct loom_qgemm_job; /* kernels/qgemm.h */
+/* The layouts of the activation tiles xt (kernels/qgemm.h). */
+typedef enum loom_qgemm_tile_layout {
+  LOOM_QGEMM_TILES_NONE = 0,
+  LOOM_QGEMM_TILES_VNNI, /* LOOM_QGEMM_TILE_ROWS rows a tile, the last rows in tiles of 4, 2, 1 */
+  LOOM_QGEMM_TILES_AMX,  /* LOOM_QGEMM_AMX_TILE_ROWS rows a tile, the last padded with rows of zeros */
+} loom_qgemm_tile_layout;
 typedef void (*loom_qgemm_rows_fn)(const struct loom_qgemm_job *job, int64_t r0, int64_t r1);
 typedef void (*loom_qgemm_short_fn)(const struct loom_qgemm_job *job, int64_t r0, int64_t r1, int64_t b0, int64_t b1);
 
@@ -138,10 +148,10 @@ typedef struct loom_kernels {
    * not made and xstride is cols rounded up to 64. NULL where a level has
    * none. */
   loom_qgemm_short_fn qgemm_short;
-  /* True where qgemm_rows reads the activations of 8-bit and 4-bit codes
-   * also in tiles (xt, kernels/qgemm.h) from batch
-   * LOOM_QGEMM_PANEL_MIN_BATCH. */
-  bool qgemm_tiles;
+  /* Where qgemm_rows reads the activations of 8-bit and 4-bit codes also in
+   * tiles (xt, kernels/qgemm.h) for the shapes loom_qgemm_takes_panel
+   * picks, their layout; LOOM_QGEMM_TILES_NONE elsewhere. */
+  loom_qgemm_tile_layout qgemm_tiles;
   /* Element-wise activations in double with the lanes the reference must
    * redo marked (kernels/act.h). NULL at the reference level. */
   loom_act_fn_kernel act;
@@ -192,9 +202,15 @@ void loom_kernels_fill_vnni(loom_kernels *k);
  * the activations, for qgemm-vnni.c. */
 void loom_qgemm_gemv_vnni(const struct loom_qgemm_job *j, int64_t r0, int64_t r1);
 void loom_qgemm_prepare_vnni(int bits, const int8_t *xq, int8_t *xp, int64_t len, int64_t *xsum);
-/* qgemm-vnni-panel.c: the GEMM of 8-bit codes from packed weight panels;
- * false (nothing written) when its buffer cannot be had. */
+/* qgemm-vnni-panel.c: the GEMM of 8-bit and 4-bit codes from packed weight
+ * panels; false (nothing written) when its buffer cannot be had. */
 bool loom_qgemm_panel_vnni(const struct loom_qgemm_job *j, int64_t r0, int64_t r1);
+/* qgemm-vnni.c: the VNNI level's qgemm_rows, which the AMX level keeps for
+ * the shapes its tiles do not take. */
+void loom_qgemm_rows_vnni(const struct loom_qgemm_job *j, int64_t r0, int64_t r1);
+/* AMX tiles (qgemm-amx.c) on top of the VNNI level, where the CPU and OS
+ * have them. */
+void loom_kernels_fill_amx(loom_kernels *k);
 #endif
 /* Outputs of at least this many bytes are written around the caches where
  * a level can (dequantize_row_stream, quantize_row_finite_stream): more

@@ -74,18 +74,6 @@ static void pack8(const uint8_t *const *rowp, int64_t o0, int64_t o1, __m512i fl
   }
 }
 
-/* 32 bytes of 4-bit codes to the u of their 64 columns, a byte each in
- * column order: byte i holds column 2i in its low half and 2i + 1 in its
- * high half, so as a 16-bit lane it becomes low | high << 8. */
-static ALWAYS_INLINE __m512i unpack4(__m256i codes, loom_dtype d) {
-  const __m512i x = _mm512_cvtepu8_epi16(codes);
-  const __m512i f = _mm512_or_si512(_mm512_and_si512(x, _mm512_set1_epi16(0x000f)),
-                                    _mm512_and_si512(_mm512_slli_epi16(x, 4), _mm512_set1_epi16(0x0f00)));
-  if (d == LOOM_DTYPE_FP4) return fp4_u(f);
-  if (d == LOOM_DTYPE_INT4) return _mm512_xor_si512(f, _mm512_set1_epi8(0x08));
-  return f;
-}
-
 /* The same for 4-bit codes: code bytes [o0, o1) are columns [2 · o0,
  * 2 · o1), each 32 bytes of a row 16 groups of 4 columns. */
 static ALWAYS_INLINE void pack4(const loom_dtype d, const uint8_t *const *rowp, int64_t o0, int64_t o1,
@@ -229,21 +217,7 @@ bool loom_qgemm_panel_vnni(const loom_qgemm_job *j, int64_t r0, int64_t r1) {
           b += nb;
         }
       }
-      /* loom_qgemm_finish's operations, 8 rows at a time */
-      for (int64_t h = 0; h < NR; h += 8) {
-        if (p0 + h >= p1) break;
-        const __mmask8 mask = (__mmask8)(p1 - p0 - h >= 8 ? 0xff : (1u << (p1 - p0 - h)) - 1);
-        const __m512d sw = _mm512_cvtps_pd(j->nscales == 1 ? _mm256_set1_ps(j->scales[0])
-                                                           : _mm256_maskz_loadu_ps(mask, j->scales + p0 + h));
-        for (int64_t b = 0; b < gn; b++) {
-          const int64_t bb = g0 + b;
-          const __m512i d = _mm512_loadu_si512(dot + b * NR + h);
-          const __m512i isum = _mm512_sub_epi64(d, _mm512_set1_epi64(j->xsum[bb] * base));
-          const __m512d f = _mm512_mul_pd(sw, _mm512_set1_pd((double)j->sx[bb]));
-          const __m256 yv = _mm512_cvtpd_ps(_mm512_mul_pd(_mm512_cvtepi64_pd(isum), f));
-          _mm256_mask_storeu_ps(j->y + bb * j->rows + p0 + h, mask, j->bad[bb] ? _mm256_set1_ps(NAN) : yv);
-        }
-      }
+      panel_finish(j, dot, NR, p0, p1, g0, gn, base);
     }
   }
   return true;

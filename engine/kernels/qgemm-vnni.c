@@ -161,7 +161,7 @@ static ALWAYS_INLINE void rows_bits(const int bits, const bool fp4, const loom_q
   }
 }
 
-static void qgemm_rows_vnni(const loom_qgemm_job *j, int64_t r0, int64_t r1) {
+void loom_qgemm_rows_vnni(const loom_qgemm_job *j, int64_t r0, int64_t r1) {
   if (j->batch == 1) {
     loom_qgemm_gemv_vnni(j, r0, r1); /* qgemm-vnni-gemv.c */
     return;
@@ -183,9 +183,9 @@ static void qgemm_rows_vnni(const loom_qgemm_job *j, int64_t r0, int64_t r1) {
 
 void loom_kernels_fill_vnni(loom_kernels *k) {
   for (int d = 0; d < LOOM_DTYPE_COUNT; d++)
-    if (loom_qgemm_supports((loom_dtype)d)) k->qgemm_rows[d] = qgemm_rows_vnni;
+    if (loom_qgemm_supports((loom_dtype)d)) k->qgemm_rows[d] = loom_qgemm_rows_vnni;
   k->qgemm_prepare = loom_qgemm_prepare_vnni;
-  k->qgemm_tiles = true; /* the panel GEMM (qgemm-vnni-panel.c) */
+  k->qgemm_tiles = LOOM_QGEMM_TILES_VNNI; /* the panel GEMM (qgemm-vnni-panel.c) */
 }
 #pragma GCC pop_options
 #endif

@@ -87,14 +87,23 @@ void loom_kernels_fill_qgemm_ref(loom_kernels *k) {
   k->qgemm_prepare = loom_qgemm_prepare_ref;
 }
 
-/* xt from xq (qgemm.h): tiles of LOOM_QGEMM_TILE_ROWS rows, then 4, 2, 1. */
-static void interleave_tiles(const int8_t *xq, int8_t *xt, int64_t batch, int64_t xstride) {
+/* xt from xq in a level's layout (qgemm.h): tiles of LOOM_QGEMM_TILE_ROWS
+ * rows, then 4, 2, 1; or tiles of LOOM_QGEMM_AMX_TILE_ROWS, the last padded
+ * with zeros. */
+static void interleave_tiles(loom_qgemm_tile_layout layout, const int8_t *xq, int8_t *xt, int64_t batch,
+                             int64_t xstride) {
+  static const int8_t zeros[4];
   for (int64_t b0 = 0; b0 < batch;) {
     const int64_t left = batch - b0;
-    const int64_t nb = left >= LOOM_QGEMM_TILE_ROWS ? LOOM_QGEMM_TILE_ROWS : left >= 4 ? 4 : left >= 2 ? 2 : 1;
+    const int64_t nb = layout == LOOM_QGEMM_TILES_AMX    ? LOOM_QGEMM_AMX_TILE_ROWS
+                       : left >= LOOM_QGEMM_TILE_ROWS ? LOOM_QGEMM_TILE_ROWS
+                       : left >= 4                    ? 4
+                       : left >= 2                    ? 2
+                                                      : 1;
     int8_t *t = xt + b0 * xstride;
     for (int64_t g = 0; g < xstride / 4; g++)
-      for (int64_t i = 0; i < nb; i++) memcpy(t + (g * nb + i) * 4, xq + (b0 + i) * xstride + g * 4, 4);
+      for (int64_t i = 0; i < nb; i++)
+        memcpy(t + (g * nb + i) * 4, i < left ? xq + (b0 + i) * xstride + g * 4 : zeros, 4);
     b0 += nb;
   }
 }
@@ -106,6 +115,7 @@ static void qgemm_range(void *arg, int64_t begin, int64_t end) {
 
 bool loom_qgemm_takes_panel(const loom_kernels *k, int bits, int64_t cols, int64_t batch) {
   if (!k->qgemm_tiles) return false;
+  if (k->qgemm_tiles == LOOM_QGEMM_TILES_AMX) return (bits == 8 || bits == 4) && batch >= LOOM_QGEMM_AMX_MIN_BATCH;
   if (bits == 8) return batch >= LOOM_QGEMM_PANEL_MIN_BATCH;
   if (bits == 4)
     return batch >= (cols <= LOOM_QGEMM_PANEL4_SHORT_COLS ? LOOM_QGEMM_PANEL_MIN_BATCH : LOOM_QGEMM_PANEL4_LONG_MIN_BATCH);
@@ -114,6 +124,8 @@ bool loom_qgemm_takes_panel(const loom_kernels *k, int bits, int64_t cols, int64
 
 bool loom_qgemm_takes_short(const loom_kernels *k, int bits, int64_t cols, int64_t batch) {
   if (!k->qgemm_short || cols > LOOM_QGEMM_SHORT_MAX_COLS || batch < 1) return false;
+  if (k->qgemm_tiles == LOOM_QGEMM_TILES_AMX && (bits == 8 || bits == 4) && batch >= LOOM_QGEMM_AMX_MIN_BATCH)
+    return false; /* AMX tiles (qgemm-amx.c) */
   if (k->level >= LOOM_KERNELS_AVX512) {
     /* An Intel Xeon with VNNI (docs/qgemm.md): its panel GEMM wins for
      * 8-bit codes from a batch of 16 and beyond 64 columns, and for 4-bit
@@ -235,7 +247,7 @@ int loom_qgemm_packed(loom_pool *pool, loom_dtype d, const uint8_t *packed, int6
   const bool short_rows = loom_qgemm_takes_short(k, t->bits, cols, batch);
   const int64_t per_block = short_rows ? 64 : 512 / t->bits;
   const int64_t xstride = (cols + per_block - 1) / per_block * per_block;
-  if (xstride > 0 && batch > INT64_MAX / 4 / xstride)
+  if (xstride > 0 && batch + LOOM_QGEMM_AMX_TILE_ROWS > INT64_MAX / 4 / xstride)
     return loom_error_set(err, LOOM_ERR_NOMEM, _("out of memory for %lld activation values"), (long long)batch);
   const int m = 8 / t->bits;
   /* xsum, sx, bad, xq, (for m > 1) xp and (for the panel GEMM) xt, each
@@ -249,7 +261,9 @@ int loom_qgemm_packed(loom_pool *pool, loom_dtype d, const uint8_t *packed, int6
    * buffer cannot be had) xp */
   const size_t o_xq = o_bad + ((size_t)batch + 63) / 64 * 64, o_xp = o_xq + xbytes;
   const size_t o_xt = o_xp + (permuted ? xbytes : 0);
-  unsigned char *buf = loom_scratch(LOOM_SCRATCH_QGEMM_ACTIVATIONS, o_xt + (tiles ? xbytes : 0));
+  const int64_t tile_rows = k->qgemm_tiles == LOOM_QGEMM_TILES_AMX ? LOOM_QGEMM_AMX_TILE_ROWS : 1;
+  const size_t xtbytes = ((size_t)((batch + tile_rows - 1) / tile_rows * tile_rows * xstride) + 63) / 64 * 64;
+  unsigned char *buf = loom_scratch(LOOM_SCRATCH_QGEMM_ACTIVATIONS, o_xt + (tiles ? xtbytes : 0));
   if (!buf)
     return loom_error_set(err, LOOM_ERR_NOMEM, _("out of memory for %lld activation values"),
                           (long long)(batch * cols));
@@ -263,7 +277,7 @@ int loom_qgemm_packed(loom_pool *pool, loom_dtype d, const uint8_t *packed, int6
                       .bad = bad, .xsum = xsum, .permute = permuted};
   loom_pool_for(pool, batch, cols > 0 ? (8192 + cols - 1) / cols : batch, prepare_range, &prep);
   int8_t *xt = tiles ? (int8_t *)(buf + o_xt) : NULL;
-  if (xt) interleave_tiles(xq, xt, batch, xstride);
+  if (xt) interleave_tiles(k->qgemm_tiles, xq, xt, batch, xstride);
   loom_qgemm_job job = {
     .t = t, .packed = packed, .row_bytes = loom_dtype_row_bytes(d, cols), .rows = rows, .cols = cols,
     .batch = batch, .scales = scales, .nscales = nscales, .xq = xq, .xp = xp, .xt = xt, .xstride = xstride,

@@ -45,11 +45,14 @@ typedef struct loom_qgemm_job {
    * xq[c0 + j·m + k] (field k of byte j holds column c0 + j·m + k). */
   const int8_t *xq, *xp;
   /* NULL, or (where the level asks for it: loom_kernels.qgemm_tiles) xq
-   * once more in tiles of activation rows: tiles of LOOM_QGEMM_TILE_ROWS
-   * rows from row 0, the last rows in tiles of 4, 2 and 1; the tile of nb
-   * rows from row b0 holds at xt[b0 · xstride + (g · nb + i) · 4 + k] the
-   * byte xq[(b0 + i) · xstride + 4g + k], so the 4 codes of one group of
-   * columns of every row of a tile lie together. */
+   * once more in tiles of activation rows: the tile of nb rows from row b0
+   * holds at xt[b0 · xstride + (g · nb + i) · 4 + k] the byte
+   * xq[(b0 + i) · xstride + 4g + k], so the 4 codes of one group of columns
+   * of every row of a tile lie together. LOOM_QGEMM_TILES_VNNI: tiles of
+   * LOOM_QGEMM_TILE_ROWS rows from row 0, the last rows in tiles of 4, 2
+   * and 1; LOOM_QGEMM_TILES_AMX: tiles of LOOM_QGEMM_AMX_TILE_ROWS rows, the
+   * last one's rows past the batch zero (xt then holds the batch rounded up
+   * to whole tiles). */
   const int8_t *xt;
   int64_t xstride;
   const float *sx;      /* per batch row; 0 for a row of zeros */
@@ -82,6 +85,8 @@ enum {
   LOOM_QGEMM_PANEL4_SHORT_COLS = 1024,
   LOOM_QGEMM_PANEL4_LONG_MIN_BATCH = 32,
   LOOM_QGEMM_TILE_ROWS = 8,
+  LOOM_QGEMM_AMX_TILE_ROWS = 16,
+  LOOM_QGEMM_AMX_MIN_BATCH = 16,
   LOOM_QGEMM_PANEL_ROWS = 32
 };
 

@@ -116,6 +116,10 @@ static void init(void) {
     att_kernels_fill_avx512(&tables[LOOM_KERNELS_AVX512]);
     available[LOOM_KERNELS_AVX512] = true;
   }
+  if (loom_kernels_for(LOOM_KERNELS_AMX)) { /* AMX changes the integer GEMM only */
+    tables[LOOM_KERNELS_AMX] = tables[LOOM_KERNELS_AVX512];
+    available[LOOM_KERNELS_AMX] = true;
+  }
 #endif
 }
 

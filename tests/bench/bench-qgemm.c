@@ -223,6 +223,51 @@ __attribute__((target("avx512f,avx512vnni"))) static double vnni_per_s(void) {
   return best;
 }
 
+/* tdpbusd per second into 4 independent C tiles from 4 tile registers
+ * that stay loaded (16 rows of 64 bytes each: 16 · 16 · 64 multiply-adds an
+ * instruction), the best of short trials: the AMX units' bound. */
+typedef struct {
+  uint8_t palette, start_row, reserved[14];
+  uint16_t colsb[16];
+  uint8_t rows[16];
+} bench_tile_config;
+
+__attribute__((target("amx-tile,amx-int8"))) static double amx_per_s(void) {
+  static int8_t src[4][1024] __attribute__((aligned(64)));
+  bench_tile_config c;
+  memset(&c, 0, sizeof c);
+  c.palette = 1;
+  for (int i = 0; i < 8; i++) {
+    c.rows[i] = 16;
+    c.colsb[i] = 64;
+  }
+  _tile_loadconfig(&c);
+  for (int i = 0; i < 4; i++) memset(src[i], i + 1, sizeof src[i]);
+  _tile_loadd(4, src[0], 64);
+  _tile_loadd(5, src[1], 64);
+  _tile_loadd(6, src[2], 64);
+  _tile_loadd(7, src[3], 64);
+  const int64_t n = 50000;
+  double best = 0;
+  for (int trial = 0; trial < 20; trial++) {
+    _tile_zero(0);
+    _tile_zero(1);
+    _tile_zero(2);
+    _tile_zero(3);
+    const double t0 = bench_now_s();
+    for (int64_t i = 0; i < n; i++) {
+      _tile_dpbusd(0, 4, 6);
+      _tile_dpbusd(1, 4, 7);
+      _tile_dpbusd(2, 5, 6);
+      _tile_dpbusd(3, 5, 7);
+    }
+    const double rate = (double)n * 4 / (bench_now_s() - t0);
+    best = rate > best ? rate : best;
+  }
+  _tile_release();
+  return best;
+}
+
 /* Without VNNI (the AVX2 level), the exact int8 multiply-add of 32 byte
  * pairs is a vpmaddubsw (pairs of u8 · s8 into 16 bits), a vpmaddwd (pairs
  * of those into 32 bits) and a vpaddd; triples per second over 6 independent
@@ -291,6 +336,17 @@ int bench_qgemm_batch(int runs, bool all_levels) {
     rate = ipc[k] > rate ? ipc[k] : rate;
   }
   const double peak = rate * (vnni ? 64 : 32);
+  /* With AMX (the best level then), its own peak beside VNNI's: the
+   * ratios of each level are to its own. */
+  const bool amx = best == LOOM_KERNELS_AMX;
+  double amx_rate = 0;
+#if defined(__x86_64__) && defined(__GNUC__)
+  for (int k = 0; amx && k < runs; k++) {
+    const double a = amx_per_s();
+    amx_rate = a > amx_rate ? a : amx_rate;
+  }
+#endif
+  const double amx_peak = amx_rate * 16 * 16 * 64;
   printf("\ninteger GEMM, batch %d, %lld x %lld, 1 thread, %d runs: median and best\n", BATCH, (long long)rows,
          (long long)cols, runs);
   if (vnni)
@@ -304,8 +360,12 @@ int bench_qgemm_batch(int runs, bool all_levels) {
            rate / 1e9, peak / 1e9, rate / clock, clock / 1e9);
   else
     printf("neither AVX-512 VNNI nor AVX2 on this CPU: no peak to compare with\n");
-  printf("%-9s %8s %12s %10s %12s %10s %14s\n", "dtype", "level", "GMAC/s", "×peak", "best GMAC/s", "×peak",
-         "×f32 sgemm");
+  if (amx)
+    printf("AMX peak  = %.3f G tdpbusd/s (4 independent C tiles) x 16384 multiply-adds = %.1f GMAC/s\n"
+           "          = %.1f x the VNNI peak; the amx rows' ×peak is against it, their ×VNNI against VNNI's\n",
+           amx_rate / 1e9, amx_peak / 1e9, amx_peak / peak);
+  printf("%-9s %8s %12s %10s %12s %10s %14s%s\n", "dtype", "level", "GMAC/s", "×peak", "best GMAC/s", "×peak",
+         "×f32 sgemm", amx ? "      ×VNNI" : "");
   static const loom_dtype dts[] = {LOOM_DTYPE_INT8, LOOM_DTYPE_INT4, LOOM_DTYPE_FP4, LOOM_DTYPE_TERNARY};
   for (size_t di = 0; di < G_N_ELEMENTS(dts); di++) {
     const loom_dtype d = dts[di];
@@ -318,8 +378,10 @@ int bench_qgemm_batch(int runs, bool all_levels) {
     const uint8_t *p = loom_weights_packed(w, &nbytes);
     const float *sc = loom_weights_scales(w, &ns);
     if (loom_dtype_dequantize(d, p, rows, cols, sc, ns, deq, &err)) return 1;
-    for (int l = all_levels ? 0 : (int)best; l <= (int)best; l++) {
+    /* (with AMX, the VNNI level too: what the tiles gain) */
+    for (int l = all_levels ? 0 : amx ? LOOM_KERNELS_AVX512 : (int)best; l <= (int)best; l++) {
       loom_kernels_force((loom_kernel_level)l);
+      const double lpeak = l == LOOM_KERNELS_AMX ? amx_peak : peak;
       const int lruns = l == LOOM_KERNELS_REF ? 1 : runs; /* the scalar reference is slow */
       for (int k = 0; k < lruns; k++) {
         double t0 = bench_now_s();
@@ -335,8 +397,10 @@ int bench_qgemm_batch(int runs, bool all_levels) {
       const double macs = (double)BATCH * (double)rows * (double)cols;
       const double g = macs / bench_median(t, lruns), gbest = macs / t[0]; /* sorted by the median */
       const double gf = macs / bench_median(tf, lruns);
-      printf("%-9s %8s %12.1f %10.3f %12.1f %10.3f %14.2f\n", loom_dtype_name(d), loom_kernel_level_name(l),
-             g / 1e9, has_peak ? g / peak : 0.0, gbest / 1e9, has_peak ? gbest / peak : 0.0, g / gf);
+      printf("%-9s %8s %12.1f %10.3f %12.1f %10.3f %14.2f", loom_dtype_name(d), loom_kernel_level_name(l), g / 1e9,
+             has_peak ? g / lpeak : 0.0, gbest / 1e9, has_peak ? gbest / lpeak : 0.0, g / gf);
+      if (amx) printf(" %10.3f", g / peak);
+      printf("\n");
       fflush(stdout);
     }
   }

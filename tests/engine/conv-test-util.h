@@ -12,6 +12,7 @@
 #include "layer-test-util.h"
 #include "kernels/cpu.h"
 #include "layers/conv-core.h"
+#include "test-levels.h"
 
 typedef struct conv_cfg {
   int dims;
@@ -215,7 +216,7 @@ static inline void conv_check_table_matches_rows(const conv_cfg *c, int64_t batc
   loom_pool *pool = lt_pool(3);
   loom_pool *pools[2] = {NULL, pool};
   const loom_kernel_level saved = loom_kernels_get()->level;
-  for (int level = 0; level < LOOM_KERNELS_LEVEL_COUNT; level++) {
+  for (int level = 0; level <= TEST_LAST_LEVEL; level++) {
     if (!loom_kernels_force((loom_kernel_level)level)) continue;
     char what[320];
     loom_layer_describe(l, what, 256);

@@ -15,6 +15,7 @@
 
 #include "kernels/cpu.h"
 #include "layer-test-util.h"
+#include "test-levels.h"
 
 static float from_bits(uint32_t u) {
   float f;
@@ -92,7 +93,7 @@ static void check_type(const char *type, double alpha) {
   g_assert_true(loom_kernels_force(LOOM_KERNELS_REF));
   run_layer(l, x, dy, y0, dx0, n);
   int levels = 0;
-  for (int lv = LOOM_KERNELS_AVX2; lv < LOOM_KERNELS_LEVEL_COUNT; lv++) {
+  for (int lv = LOOM_KERNELS_AVX2; lv <= TEST_LAST_LEVEL; lv++) {
     if (!loom_kernels_force((loom_kernel_level)lv)) {
       g_test_message("%s: level %s not available here", type, loom_kernel_level_name((loom_kernel_level)lv));
       continue;

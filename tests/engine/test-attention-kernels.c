@@ -14,6 +14,7 @@
 #include "parity.h"
 #include "layers/attention-kernels.h"
 #include "loom/sequence.h"
+#include "test-levels.h"
 
 /* The same bits, or NaN in both. */
 static void assert_same(const char *what, const float *got, const float *ref, int64_t n) {
@@ -125,7 +126,7 @@ static void test_levels(void) {
   const att_kernels *ref = att_kernels_for(LOOM_KERNELS_REF);
   g_assert_nonnull(ref);
   int tested = 0;
-  for (int level = LOOM_KERNELS_AVX2; level < LOOM_KERNELS_LEVEL_COUNT; level++) {
+  for (int level = LOOM_KERNELS_AVX2; level <= TEST_LAST_LEVEL; level++) {
     const att_kernels *k = att_kernels_for((loom_kernel_level)level);
     if (!k) continue;
     const char *name = loom_kernel_level_name((loom_kernel_level)level);
@@ -217,7 +218,7 @@ static void test_layer_levels(void) {
     float *x = random_floats(nx, 1.0, 110 + c), *dy = random_floats(ny, 1.0, 120 + c);
     g_assert_true(loom_kernels_force(LOOM_KERNELS_REF));
     run_out ref = run_layer(l, NULL, x, dy, 2);
-    for (int level = LOOM_KERNELS_AVX2; level < LOOM_KERNELS_LEVEL_COUNT; level++) {
+    for (int level = LOOM_KERNELS_AVX2; level <= TEST_LAST_LEVEL; level++) {
       if (!loom_kernels_force((loom_kernel_level)level)) continue;
       run_out got = run_layer(l, NULL, x, dy, 2);
       char what[96];

@@ -13,6 +13,7 @@
 #include "loom/pool.h"
 #include "kernels/cpu.h"
 #include "loom/loom.h"
+#include "test-levels.h"
 
 static loom_weights *random_weights(int64_t rows, int64_t cols, guint32 seed) {
   loom_weights *w = loom_weights_new(rows, cols, NULL);
@@ -251,7 +252,7 @@ static void test_float64_beyond_caches(void) {
   loom_pool *pool = loom_pool_new(2, NULL);
   g_assert_nonnull(pool);
   bool streamed = false;
-  for (int level = 0; level <= (int)loom_kernels_best_level(); level++) {
+  for (int level = 0; level <= test_top_level(); level++) {
     if (!loom_kernels_force((loom_kernel_level)level)) continue;
     streamed |= loom_kernels_get()->quantize_row_finite_stream[LOOM_DTYPE_FLOAT64] != NULL;
     loom_weights_touch(w);
@@ -295,7 +296,7 @@ static void test_checked_in_one_pass(void) {
     const size_t expect_bytes = (size_t)(rows * cols) * loom_dtype_traits_get(dts[d])->bits / 8;
     g_autofree uint8_t *ref = g_memdup2(loom_weights_packed(w, &nbytes), expect_bytes);
     g_assert_cmpuint(nbytes, ==, expect_bytes);
-    for (int level = 0; level <= (int)loom_kernels_best_level(); level++) {
+    for (int level = 0; level <= test_top_level(); level++) {
       if (!loom_kernels_force((loom_kernel_level)level)) continue;
       loom_weights_touch(w);
       g_assert_cmpint(loom_weights_morph(w, NULL), ==, 0);
@@ -355,7 +356,7 @@ static void test_scan_rides_on_encode(void) {
     g_autofree uint8_t *ref = g_memdup2(p, nbytes);
     g_autofree float *ref_scales = g_memdup2(loom_weights_scales(w, &ns), rows * sizeof(float));
     g_assert_cmpint(ns, ==, rows);
-    for (int level = 0; level <= (int)loom_kernels_best_level(); level++) {
+    for (int level = 0; level <= test_top_level(); level++) {
       if (!loom_kernels_force((loom_kernel_level)level)) continue;
       fused_seen |= loom_kernels_get()->quantize_row_scan[dts[d]] != NULL;
       loom_weights_touch(w);

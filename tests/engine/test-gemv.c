@@ -18,6 +18,7 @@
 #include "kernels/cpu.h"
 #include "kernels/gemv.h"
 #include "loom/loom.h"
+#include "test-levels.h"
 
 static const int64_t row_counts[] = {1, 3, 17};
 static const int64_t col_counts[] = {1, 3, 17, 63, 64, 65, 511, 512, 513, 4095};
@@ -60,7 +61,7 @@ static void check_shape(loom_dtype d, int64_t rows, int64_t cols, bool per_tenso
       g_error("%s %lld×%lld row %lld: %.9g, exact %.9g, tolerance %.3g", loom_dtype_name(d), (long long)rows,
               (long long)cols, (long long)r, (double)ref[r], exact, tol);
   }
-  for (int l = 0; l <= (int)loom_kernels_best_level(); l++) {
+  for (int l = 0; l <= test_top_level(); l++) {
     g_assert_true(loom_kernels_force((loom_kernel_level)l));
     for (int p = 0; p < npools; p++) {
       memset(y, 0xff, (size_t)rows * sizeof *y);
@@ -138,7 +139,7 @@ static void test_specials(void) {
     for (int r = 0; r < 7; r++)
       if (!isnan(ref[r]) && !isinf(ref[r]))
         g_error("%s row %d: %g, expected a NaN or an infinity", loom_dtype_name(d), r, (double)ref[r]);
-    for (int l = 0; l <= (int)loom_kernels_best_level(); l++) {
+    for (int l = 0; l <= test_top_level(); l++) {
       g_assert_true(loom_kernels_force((loom_kernel_level)l));
       for (int p = 0; p < 2; p++) {
         memset(y, 0, sizeof y);
@@ -182,7 +183,7 @@ static void test_e4m3_large_activations(void) {
     g_assert_true(loom_kernels_force(LOOM_KERNELS_REF));
     g_assert_cmpint(loom_gemv_packed_batch(NULL, d, packed, ROWS, COLS, NULL, 0, M, x, ref, NULL), ==, 0);
     for (int i = 0; i < M * ROWS; i++) g_assert_true(isfinite(ref[i]));
-    for (int l = 0; l <= (int)loom_kernels_best_level(); l++) {
+    for (int l = 0; l <= test_top_level(); l++) {
       g_assert_true(loom_kernels_force((loom_kernel_level)l));
       for (int p = 0; p < 2; p++) {
         memset(y, 0, sizeof y);
@@ -223,7 +224,7 @@ static void test_batch(void) {
     g_assert_cmpint(loom_dtype_packed_bytes((loom_dtype)d, rows, cols, &nbytes, NULL), ==, 0);
     uint8_t *packed = g_malloc(nbytes + 1);
     g_assert_cmpint(loom_dtype_quantize((loom_dtype)d, w, rows, cols, scales, nscales, packed, NULL), ==, 0);
-    for (int l = 0; l <= (int)loom_kernels_best_level(); l++) {
+    for (int l = 0; l <= test_top_level(); l++) {
       g_assert_true(loom_kernels_force((loom_kernel_level)l));
       for (size_t mi = 0; mi < G_N_ELEMENTS(ms); mi++) {
         memset(y, 0xff, (size_t)(7 * rows) * sizeof *y);

@@ -15,7 +15,9 @@
 
 #include "core/dtype-internal.h"
 #include "kernels/cpu.h"
+#include "kernels/qgemm.h"
 #include "loom/loom.h"
+#include "test-levels.h"
 
 static const int64_t lengths[] = {1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 33, 64, 100, 4095};
 
@@ -472,7 +474,7 @@ static void check_morph_scales(const loom_kernels *fast) {
 
 static void test_levels(void) {
   int tested = 0;
-  for (int l = LOOM_KERNELS_AVX2; l < LOOM_KERNELS_LEVEL_COUNT; l++) {
+  for (int l = LOOM_KERNELS_AVX2; l <= TEST_LAST_LEVEL; l++) {
     const loom_kernels *k = loom_kernels_for((loom_kernel_level)l);
     if (!k) {
       g_test_message("kernel level %s: not available on this machine, not tested", loom_kernel_level_name(l));
@@ -487,6 +489,30 @@ static void test_levels(void) {
     tested++;
   }
   if (!tested) g_test_skip("no vector kernel level on this machine");
+}
+
+/* The AMX level's table is the AVX-512 one but for the integer GEMM of
+ * 8-bit and 4-bit codes (what lets the other kernels' tests stop at
+ * AVX-512: test-levels.h). */
+static void test_amx_table(void) {
+  const loom_kernels *amx = loom_kernels_for(LOOM_KERNELS_AMX), *avx512 = loom_kernels_for(LOOM_KERNELS_AVX512);
+  if (!amx) {
+    g_test_skip("no AMX tiles on this machine");
+    return;
+  }
+  g_assert_nonnull(avx512);
+  g_assert_true(amx->qgemm_tiles == LOOM_QGEMM_TILES_AMX && avx512->qgemm_tiles == LOOM_QGEMM_TILES_VNNI);
+  loom_kernels same = *amx;
+  same.level = avx512->level;
+  same.name = avx512->name;
+  same.qgemm_tiles = avx512->qgemm_tiles;
+  for (int d = 0; d < LOOM_DTYPE_COUNT; d++) {
+    const int bits = loom_dtype_traits_get((loom_dtype)d)->bits;
+    const bool tiles = loom_qgemm_supports((loom_dtype)d) && (bits == 8 || bits == 4);
+    g_assert_true((amx->qgemm_rows[d] != avx512->qgemm_rows[d]) == tiles);
+    same.qgemm_rows[d] = avx512->qgemm_rows[d];
+  }
+  g_assert_cmpmem(&same, sizeof same, avx512, sizeof *avx512);
 }
 
 /* Values in [-2, 2) from a fixed xorshift, and the per-row scales of dtype
@@ -515,8 +541,9 @@ static void test_dispatch(void) {
   const loom_cpu_features *f = loom_cpu_features_get();
   if (best >= LOOM_KERNELS_AVX512) g_assert_true(f->avx512f && f->avx512bw && f->avx512vl && f->avx512dq);
   if (best >= LOOM_KERNELS_AVX2) g_assert_true(f->avx2 && f->fma && f->f16c);
-  g_test_message("best kernel level: %s (vnni %d, bf16 %d)", loom_kernel_level_name(best), f->avx512vnni,
-                 f->avx512bf16);
+  if (best >= LOOM_KERNELS_AMX) g_assert_true(f->amx_int8 && f->avx512vnni);
+  g_test_message("best kernel level: %s (vnni %d, bf16 %d, amx %d)", loom_kernel_level_name(best), f->avx512vnni,
+                 f->avx512bf16, f->amx_int8);
   for (int l = 0; l < LOOM_KERNELS_LEVEL_COUNT; l++) {
     const bool ok = loom_kernels_force((loom_kernel_level)l);
     g_assert_cmpint(ok, ==, l <= (int)best);
@@ -584,6 +611,7 @@ int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/kernels/dequantize-alignment", test_dequantize_alignment);
   g_test_add_func("/kernels/dispatch", test_dispatch);
+  g_test_add_func("/kernels/amx-table", test_amx_table);
   g_test_add_func("/kernels/codecs-match-reference", test_levels);
   return g_test_run();
 }

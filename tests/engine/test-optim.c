@@ -14,6 +14,7 @@
 #include "loom/loom.h"
 #include "parity.h"
 #include "train/optim-internal.h"
+#include "test-levels.h"
 
 #define STEPS 20
 #define N_SAMPLES 6
@@ -314,7 +315,7 @@ static void test_adam_levels(void) {
   static const int64_t lengths[] = {1, 7, 8, 9, 15, 16, 17, 31, 33, 64, 1003};
   GRand *r = g_rand_new_with_seed(13);
   int checked = 0;
-  for (int level = LOOM_KERNELS_AVX2; level < LOOM_KERNELS_LEVEL_COUNT; level++) {
+  for (int level = LOOM_KERNELS_AVX2; level <= TEST_LAST_LEVEL; level++) {
     if (!loom_kernels_for((loom_kernel_level)level)) continue;
     for (int opts = 0; opts < 16; opts++)
       for (size_t li = 0; li < G_N_ELEMENTS(lengths); li++) {
@@ -412,7 +413,7 @@ static void test_adam_subnormal_levels(void) {
   const int64_t n = 16 * 64 + 11;
   GRand *r = g_rand_new_with_seed(31);
   int checked = 0;
-  for (int level = LOOM_KERNELS_AVX2; level < LOOM_KERNELS_LEVEL_COUNT; level++) {
+  for (int level = LOOM_KERNELS_AVX2; level <= TEST_LAST_LEVEL; level++) {
     if (!loom_kernels_for((loom_kernel_level)level)) continue;
     for (size_t cs = 0; cs < G_N_ELEMENTS(sets); cs++)
       for (int opts = 0; opts < 16; opts++) {
@@ -497,7 +498,7 @@ static void test_sgd_rmsprop_levels(void) {
   static const int64_t lengths[] = {1, 7, 8, 9, 17, 16 * 40 + 5};
   GRand *r = g_rand_new_with_seed(37);
   int checked = 0;
-  for (int level = LOOM_KERNELS_AVX2; level < LOOM_KERNELS_LEVEL_COUNT; level++) {
+  for (int level = LOOM_KERNELS_AVX2; level <= TEST_LAST_LEVEL; level++) {
     if (!loom_kernels_for((loom_kernel_level)level)) continue;
     for (int rms = 0; rms < 2; rms++)
       for (int opts = 0; opts < 16; opts++)

@@ -196,6 +196,15 @@ static void test_panel(gconstpointer data) {
     g_assert_false(loom_qgemm_takes_panel(avx512, 2, 4096, 64));
   }
   g_assert_false(loom_qgemm_takes_panel(loom_kernels_for(LOOM_KERNELS_REF), bits, 4096, 64));
+  const loom_kernels *amx = loom_kernels_for(LOOM_KERNELS_AMX);
+  if (amx) { /* AMX tiles from LOOM_QGEMM_AMX_MIN_BATCH at any width */
+    g_assert_true(amx->qgemm_tiles == LOOM_QGEMM_TILES_AMX);
+    g_assert_false(loom_qgemm_takes_panel(amx, bits, panel_cols, LOOM_QGEMM_AMX_MIN_BATCH - 1));
+    g_assert_true(loom_qgemm_takes_panel(amx, bits, 10, LOOM_QGEMM_AMX_MIN_BATCH));
+    g_assert_true(loom_qgemm_takes_panel(amx, bits, 4096 + 37, LOOM_QGEMM_AMX_MIN_BATCH));
+    g_assert_false(loom_qgemm_takes_short(amx, bits, 10, LOOM_QGEMM_AMX_MIN_BATCH));
+    g_assert_false(loom_qgemm_takes_panel(amx, 2, 4096, 64));
+  }
   for (int64_t batch = 1; batch <= 70; batch++) {
     if (sanitized && batch > 26 && batch != 31 && batch != 33 && batch != 64 && batch != 70) continue;
     check(d, batch % 3 == 0 ? 33 : 37, panel_cols + batch % 4, batch, batch % 5 == 0, false, pools,
@@ -209,6 +218,11 @@ static void test_panel(gconstpointer data) {
       check(d, rows[ri], cols[ci], ci % 2 ? 17 : LOOM_QGEMM_PANEL_MIN_BATCH, ri == 2, false, pools, 3, &seed);
     }
   check(d, 203, 1000, 70, false, false, pools, 3, &seed);
+  /* AMX (qgemm-amx.c) reads 8-bit rows in place in blocks of 32 whose
+   * last tile stays inside the matrix, else from a copy: a last full
+   * block whose rows end inside a tile, and rows shorter than a tile */
+  check(d, 64, 129, 20, false, false, pools, 3, &seed);
+  check(d, 96, 10, 33, true, false, pools, 3, &seed);
   /* ranges of 32 rows, the last short; 4-bit codes' long rows from their
    * own threshold on, and below it (the row kernels) */
   check(d, 150, 4096 + 37, bits == 8 ? 20 : LOOM_QGEMM_PANEL4_LONG_MIN_BATCH + 1, false, false, pools, 3, &seed);
@@ -297,7 +311,7 @@ static void test_extremes(void) {
     for (int sw = -1; sw <= 1; sw += 2)
       for (int sx = -1; sx <= 1; sx += 2)
         for (int64_t batch = 1; batch <= 17; batch += batch == 1 ? 4 : 12)
-          for (int shape = 0; shape < 2; shape++) {
+          for (int shape = 0; shape < 3; shape++) {
           /* 17: the panel GEMM, which only 8-bit and 4-bit codes take
            * (and the others' 1-bit and 2-bit rows are long: they would
            * only add time);
@@ -307,8 +321,14 @@ static void test_extremes(void) {
           const int bits = loom_dtype_traits_get((loom_dtype)d)->bits;
           if (batch == 17 && shape == 0 && bits < 4) continue;
           if (shape == 1 && batch < 17) continue;
+          /* shape 2: the AMX tiles' int32 sums over 65,536 columns at
+           * most, then widened (qgemm-amx.c): rows of two such spans and
+           * a bit */
+          if (shape == 2 && (batch < 17 || bits < 4 || sanitized)) continue;
           /* (sanitized builds: rows of 5 blocks, for memory errors) */
-          const int64_t cols = shape ? (sanitized ? 4096 + 5 : LOOM_QGEMM_SHORT_MAX_COLS) : long_cols;
+          const int64_t cols = shape == 2 ? 2 * 65536 + 5
+                               : shape    ? (sanitized ? 4096 + 5 : LOOM_QGEMM_SHORT_MAX_COLS)
+                                          : long_cols;
           const int64_t nx = shape == 1 && bits == 2 ? 33 : batch;
           uint64_t seed = 1;
           problem p;

@@ -19,6 +19,7 @@
 #include "kernels/matmul.h"
 #include "layers/layer-impl.h"
 #include "loom/loom.h"
+#include "test-levels.h"
 
 /* Marks the padding of a strided matrix; any write there is caught. */
 static const float GUARD = -12345.5f;
@@ -101,7 +102,7 @@ static void for_each_level(void (*fn)(const char *level, void *data), void *data
     fn(loom_kernel_level_name(start), data);
     return;
   }
-  for (int l = 0; l < LOOM_KERNELS_LEVEL_COUNT; l++) {
+  for (int l = 0; l <= TEST_LAST_LEVEL; l++) {
     if (!loom_kernels_force((loom_kernel_level)l)) continue;
     fn(loom_kernel_level_name((loom_kernel_level)l), data);
   }

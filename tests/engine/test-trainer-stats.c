@@ -12,6 +12,7 @@
 #include "kernels/cpu.h"
 #include "train-test-util.h"
 #include "train/trainer-internal.h"
+#include "test-levels.h"
 
 static double exact_sum_squares(const float *v, int64_t n) {
   double s = 0.0;
@@ -150,7 +151,7 @@ static void test_lanes_levels(void) {
       }
       double want[6] = {0}, got[6];
       train_moments want_m = {0}, got_m;
-      for (int l = 0; l < LOOM_KERNELS_LEVEL_COUNT; l++) {
+      for (int l = 0; l <= TEST_LAST_LEVEL; l++) {
         if (!loom_kernels_force((loom_kernel_level)l)) continue;
         double *out = l == 0 ? want : got;
         train_moments *m = l == 0 ? &want_m : &got_m;

@@ -1,0 +1,251 @@
+/*
+ * The batched product of 8-bit and 4-bit codes (int8, uint8, int4, uint4,
+ * fp4) with AMX tiles (kernels/qgemm.h). One tdpbusd multiplies a tile of
+ * 16 rows × 64 unsigned bytes by a tile of 64 × 16 signed bytes into 16 × 16
+ * int32 sums: 16,384 multiply-adds, against vpdpbusd's 64 (docs/qgemm.md
+ * gives the rates measured).
+ *
+ *   A = 16 weight rows × 64 columns, one byte a weight, row-major: for
+ *       8-bit codes the packed rows themselves (int8 through tdpbssd,
+ *       signed × signed, uint8 through tdpbusd), read in place; 4-bit
+ *       codes spread to a byte each, as the unsigned operand u of
+ *       qgemm-vnni.c (int4 XOR 8, fp4 through its table), in a panel of
+ *       the calling thread's scratch.
+ *   B = 64 columns × 16 activation rows: the activation tiles of j->xt in
+ *       the AMX layout (qgemm.h: per group of 4 columns, the 4 codes of
+ *       each of 16 rows side by side) — a tile is 1 KiB read at stride 64.
+ *   C = 16 weight rows × 16 activation rows.
+ *
+ * A block of 32 weight rows (2 A tiles) meets 32 activation rows (2 B
+ * tiles) in 4 C tiles, so each tile load serves 2 products; all 8 tile
+ * registers are in use. The C tiles of every activation row of the block
+ * are kept as int32 in a buffer (loaded and stored around each slice of
+ * columns) and widened to 64 bits once per 65,536 columns: a sum gains at
+ * most 255 · 127 per column, so 65,536 columns stay below 2^31. The outputs
+ * are loom_qgemm_finish's operations on exact integer sums (panel_finish),
+ * the bits of every other level.
+ */
+#include "kernels/cpu.h"
+#include "kernels/qgemm.h"
+#include "kernels/scratch.h"
+
+#if defined(LOOM_KERNELS_X86)
+#include <math.h>
+#include <string.h>
+
+#pragma GCC push_options
+#pragma GCC target("avx2,fma,bmi,bmi2,avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,amx-tile,amx-int8")
+#include <immintrin.h>
+
+#include "kernels/qgemm-vnni-simd.h"
+#include "kernels/transpose-avx512.h"
+
+enum {
+  NR = LOOM_QGEMM_PANEL_ROWS,      /* weight rows a block: 2 A tiles */
+  TB = LOOM_QGEMM_AMX_TILE_ROWS,   /* activation rows a B tile */
+  KC = 4096,                       /* columns a slice of a 4-bit panel */
+  WIDEN = 65536,                   /* columns between widenings to 64 bits */
+  BATCH_GROUP = 256,               /* activation rows whose sums are kept at once */
+};
+_Static_assert(NR == 2 * 16 && TB == 16, "2 A tiles of 16 rows, B tiles of 16 activation rows");
+_Static_assert(BATCH_GROUP % (2 * TB) == 0 && WIDEN % KC == 0, "groups of whole tile pairs; slices within a widening");
+
+/* The tile configuration (palette 1): tiles 0-3 C, 4-5 A, 6-7 B, each
+ * 16 rows of 64 bytes. */
+typedef struct {
+  uint8_t palette, start_row, reserved[14];
+  uint16_t colsb[16];
+  uint8_t rows[16];
+} tile_config;
+
+static void configure(void) {
+  tile_config c;
+  memset(&c, 0, sizeof c);
+  c.palette = 1;
+  for (int t = 0; t < 8; t++) {
+    c.rows[t] = 16;
+    c.colsb[t] = 64;
+  }
+  _tile_loadconfig(&c);
+}
+
+/* Columns [c0, c1) (whole groups of 64, zero past the row's end) of the
+ * rows p0 … p1 − 1 of j as u bytes into pan (NR rows of KC bytes; rows past
+ * p1 zero). 4-bit codes; for 8-bit codes (the last block of a matrix, whose
+ * tiles would read past its end) a copy. */
+static void pack(const loom_qgemm_job *j, int64_t p0, int64_t p1, int64_t c0, int64_t c1, uint8_t *pan) {
+  const loom_dtype d = j->t->id;
+  const int m = 8 / j->t->bits;
+  const int64_t rb = (int64_t)j->row_bytes;
+  for (int64_t i = 0; i < NR; i++) {
+    uint8_t *dst = pan + i * KC;
+    if (p0 + i >= p1) {
+      memset(dst, 0, (size_t)(c1 - c0));
+      continue;
+    }
+    const uint8_t *row = j->packed + (size_t)(p0 + i) * (size_t)rb;
+    for (int64_t c = c0; c < c1; c += 64) {
+      const int64_t o = c / m, avail = rb - o; /* code bytes left in the row */
+      if (m == 1) {
+        const __mmask64 k = avail >= 64 ? ~UINT64_C(0) : avail <= 0 ? 0 : _bzhi_u64(~UINT64_C(0), (unsigned)avail);
+        _mm512_store_si512(dst + (c - c0), _mm512_maskz_loadu_epi8(k, row + o));
+      } else {
+        const __mmask32 k = avail >= 32 ? ~0u : avail <= 0 ? 0 : _bzhi_u32(~0u, (unsigned)avail);
+        _mm512_store_si512(dst + (c - c0), unpack4(_mm256_maskz_loadu_epi8(k, row + o), d));
+      }
+    }
+  }
+}
+
+/* The products of columns [c0, c1) of a block's 2 A tiles (rows at a0 and
+ * a0 + 16 · astride, column c at c − c0) with one B tile (xt0) or two (xt1
+ * too), into the C tiles at acc (qgemm's layout above): loaded and stored
+ * back, or started at zero (`first`). */
+static inline __attribute__((always_inline)) void products(const bool sign, const bool two, const uint8_t *a0,
+                                                           int64_t astride, const int8_t *xt0, const int8_t *xt1,
+                                                           int64_t c0, int64_t c1, int32_t *acc, bool first) {
+  int32_t *acc0 = acc, *acc1 = acc + 256, *acc2 = acc + 512, *acc3 = acc + 768;
+  if (first) {
+    _tile_zero(0);
+    _tile_zero(1);
+    _tile_zero(2);
+    _tile_zero(3);
+  } else {
+    _tile_loadd(0, acc0, 64);
+    _tile_loadd(2, acc2, 64);
+    if (two) {
+      _tile_loadd(1, acc1, 64);
+      _tile_loadd(3, acc3, 64);
+    }
+  }
+  const uint8_t *a1 = a0 + 16 * astride;
+  for (int64_t c = c0; c < c1; c += 64) {
+    _tile_loadd(4, a0 + (c - c0), astride);
+    _tile_loadd(5, a1 + (c - c0), astride);
+    _tile_loadd(6, xt0 + c * TB, 64); /* 16 groups of 4 columns × 16 rows × 4 bytes */
+    if (sign) {
+      _tile_dpbssd(0, 4, 6);
+      _tile_dpbssd(2, 5, 6);
+    } else {
+      _tile_dpbusd(0, 4, 6);
+      _tile_dpbusd(2, 5, 6);
+    }
+    if (two) {
+      _tile_loadd(7, xt1 + c * TB, 64);
+      if (sign) {
+        _tile_dpbssd(1, 4, 7);
+        _tile_dpbssd(3, 5, 7);
+      } else {
+        _tile_dpbusd(1, 4, 7);
+        _tile_dpbusd(3, 5, 7);
+      }
+    }
+  }
+  _tile_stored(0, acc0, 64);
+  _tile_stored(2, acc2, 64);
+  if (two) {
+    _tile_stored(1, acc1, 64);
+    _tile_stored(3, acc3, 64);
+  }
+}
+
+/* The int32 sums of a C tile (16 weight rows × 16 activation rows, row i
+ * at acc + 16 i) added, widened, to dot (activation row b's weight row r at
+ * dot[b · NR + r]) for its first nb activation rows. */
+static void widen(const int32_t *acc, int64_t *dot, int nb) {
+  __m512i r[16];
+  for (int i = 0; i < 16; i++) r[i] = _mm512_load_si512(acc + 16 * i);
+  transpose16_epi32(r); /* r[b]: the 16 weight rows' sums of activation row b */
+  for (int b = 0; b < nb; b++) {
+    __m512i *d = (__m512i *)(void *)(dot + b * NR);
+    d[0] = _mm512_add_epi64(_mm512_loadu_si512(d), _mm512_cvtepi32_epi64(_mm512_castsi512_si256(r[b])));
+    d[1] = _mm512_add_epi64(_mm512_loadu_si512(d + 1), _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(r[b], 1)));
+  }
+}
+
+/* Needs j->xt in the AMX layout; false (nothing written) when its buffers
+ * cannot be had. */
+static bool panel_amx(const loom_qgemm_job *j, int64_t r0, int64_t r1) {
+  const int m = 8 / j->t->bits;
+  const int64_t rb = (int64_t)j->row_bytes, cols = rb * m; /* whole code bytes */
+  const int64_t kcols = (cols + 63) / 64 * 64;             /* columns a row's tiles cover */
+  const int64_t gmax = j->batch < BATCH_GROUP ? j->batch : BATCH_GROUP;
+  const int64_t gtiles = (gmax + TB - 1) / TB;
+  /* pan: NR × KC; acc: per pair of B tiles, the 4 C tiles of 1 KiB (A
+   * tile 0 × B tiles 0, 1, then A tile 1 × B tiles 0, 1); dot: 64-bit sums */
+  const size_t pan_bytes = (size_t)NR * KC, acc_bytes = (size_t)(gtiles + 1) / 2 * 4096;
+  uint8_t *pan = loom_scratch(LOOM_SCRATCH_QGEMM_PANELS, pan_bytes + acc_bytes + (size_t)gmax * NR * sizeof(int64_t));
+  if (!pan) return false;
+  int32_t *acc = (int32_t *)(void *)(pan + pan_bytes);
+  int64_t *dot = (int64_t *)(void *)(pan + pan_bytes + acc_bytes);
+  const loom_dtype d = j->t->id;
+  /* int8 multiplies its codes as they are (signed × signed), uint8 as
+   * unsigned; 4-bit codes as u, corrected by base (qgemm-vnni.c) */
+  const bool sign = d == LOOM_DTYPE_INT8;
+  const int64_t base = d == LOOM_DTYPE_INT4 ? 8 : d == LOOM_DTYPE_FP4 ? LOOM_QGEMM_FP4_OFFSET : 0;
+  configure();
+  for (int64_t p0 = r0; p0 < r1; p0 += NR) {
+    const int64_t p1 = r1 - p0 < NR ? r1 : p0 + NR;
+    /* 8-bit rows are read in place where 32 rows are there and the last
+     * row's last tile (64 bytes from a multiple of 64) stays inside the
+     * matrix: bytes past a row's end belong to the next rows and meet zero
+     * activations */
+    const bool in_place = m == 1 && p1 - p0 == NR && (p0 + NR - 1) * rb + kcols <= j->rows * rb;
+    for (int64_t g0 = 0; g0 < j->batch; g0 += BATCH_GROUP) {
+      const int64_t gn = j->batch - g0 < BATCH_GROUP ? j->batch - g0 : BATCH_GROUP;
+      const int64_t nt = (gn + TB - 1) / TB; /* B tiles */
+      memset(dot, 0, (size_t)gn * NR * sizeof *dot);
+      for (int64_t c0 = 0; c0 < kcols; c0 += KC) {
+        const int64_t c1 = kcols - c0 < KC ? kcols : c0 + KC;
+        const uint8_t *a0;
+        int64_t astride;
+        if (in_place) {
+          a0 = j->packed + (size_t)p0 * (size_t)rb + c0;
+          astride = rb;
+        } else {
+          pack(j, p0, p1, c0, c1, pan);
+          a0 = pan;
+          astride = KC;
+        }
+        const bool first = c0 % WIDEN == 0;
+        for (int64_t t = 0; t < nt; t += 2) {
+          const int8_t *xt0 = j->xt + (g0 + t * TB) * j->xstride, *xt1 = xt0 + TB * j->xstride;
+          int32_t *a = acc + t / 2 * 1024; /* the pair's C tiles 0-3, 1 KiB each */
+          if (t + 1 < nt) products(sign, true, a0, astride, xt0, xt1, c0, c1, a, first);
+          else products(sign, false, a0, astride, xt0, xt1, c0, c1, a, first);
+        }
+        if (c1 % WIDEN == 0 || c1 == kcols)
+          for (int64_t t = 0; t < nt; t++) {
+            /* tile pair t / 2's C tiles: 0 (rows 0-15 × B tile t even) or
+             * 1 (odd), then 2 or 3 for rows 16-31 */
+            int32_t *pair = acc + t / 2 * 1024;
+            const int nb = gn - t * TB < TB ? (int)(gn - t * TB) : TB;
+            widen(pair + (t % 2) * 256, dot + t * TB * NR, nb);
+            widen(pair + 512 + (t % 2) * 256, dot + t * TB * NR + 16, nb);
+          }
+      }
+      panel_finish(j, dot, NR, p0, p1, g0, gn, base);
+    }
+  }
+  _tile_release();
+  return true;
+}
+
+static void qgemm_rows_amx(const loom_qgemm_job *j, int64_t r0, int64_t r1) {
+  if (j->xt && panel_amx(j, r0, r1)) return;
+  /* the shapes the tiles do not take, or no buffer: the VNNI level's
+   * kernels, which must not read tiles of this layout */
+  loom_qgemm_job plain = *j;
+  plain.xt = NULL;
+  loom_qgemm_rows_vnni(&plain, r0, r1);
+}
+
+void loom_kernels_fill_amx(loom_kernels *k) {
+  for (int d = 0; d < LOOM_DTYPE_COUNT; d++) {
+    const loom_dtype_traits *t = loom_dtype_traits_get((loom_dtype)d);
+    if (loom_qgemm_supports((loom_dtype)d) && (t->bits == 8 || t->bits == 4)) k->qgemm_rows[d] = qgemm_rows_amx;
+  }
+  k->qgemm_tiles = LOOM_QGEMM_TILES_AMX;
+}
+#pragma GCC pop_options
+#endif
