@@ -5,12 +5,11 @@
  * int32 sums: 16,384 multiply-adds, against vpdpbusd's 64 (docs/qgemm.md
  * gives the rates measured).
  *
- *   A = 16 weight rows × 64 columns, one byte a weight, row-major: for
- *       8-bit codes the packed rows themselves (int8 through tdpbssd,
- *       signed × signed, uint8 through tdpbusd), read in place; 4-bit
- *       codes spread to a byte each, as the unsigned operand u of
- *       qgemm-vnni.c (int4 XOR 8, fp4 through its table), in a panel of
- *       the calling thread's scratch.
+ *   A = 16 weight rows × 64 columns, one byte a weight, row-major, copied
+ *       into a panel of the calling thread's scratch (pack): 8-bit codes
+ *       as they are (int8 through tdpbssd, signed × signed, uint8 through
+ *       tdpbusd), 4-bit codes spread to a byte each as the unsigned operand
+ *       u of qgemm-vnni.c (int4 XOR 8, fp4 through its table).
  *   B = 64 columns × 16 activation rows: the activation tiles of j->xt in
  *       the AMX layout (qgemm.h: per group of 4 columns, the 4 codes of
  *       each of 16 rows side by side) — a tile is 1 KiB read at stride 64.
@@ -32,6 +31,9 @@
 #if defined(LOOM_KERNELS_X86)
 #include <math.h>
 #include <string.h>
+#ifndef PFD
+#define PFD 1024
+#endif
 
 #pragma GCC push_options
 #pragma GCC target("avx2,fma,bmi,bmi2,avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,amx-tile,amx-int8")
@@ -43,7 +45,8 @@
 enum {
   NR = LOOM_QGEMM_PANEL_ROWS,      /* weight rows a block: 2 A tiles */
   TB = LOOM_QGEMM_AMX_TILE_ROWS,   /* activation rows a B tile */
-  KC = 4096,                       /* columns a slice of a 4-bit panel */
+  KC = 4096,                       /* columns a slice of the panel */
+  STEP = 2048 + 64,                /* panel bytes a step of 64 columns: 2 A tiles and a line (pack) */
   WIDEN = 65536,                   /* columns between widenings to 64 bits */
   BATCH_GROUP = 256,               /* activation rows whose sums are kept at once */
 };
@@ -69,41 +72,52 @@ static void configure(void) {
   _tile_loadconfig(&c);
 }
 
-/* Columns [c0, c1) (whole groups of 64, zero past the row's end) of the
- * rows p0 … p1 − 1 of j as u bytes into pan (NR rows of KC bytes; rows past
- * p1 zero). 4-bit codes; for 8-bit codes (the last block of a matrix, whose
- * tiles would read past its end) a copy. */
-static void pack(const loom_qgemm_job *j, int64_t p0, int64_t p1, int64_t c0, int64_t c1, uint8_t *pan) {
-  const loom_dtype d = j->t->id;
-  const int m = 8 / j->t->bits;
+/* Columns [c0, c1) (whole steps of 64, zero past the row's end) of the
+ * rows p0 … p1 − 1 of j into pan as A tiles, one byte a weight: step k's
+ * tile of rows 0-15 at pan + 2048 k, of rows 16-31 1 KiB on, row i's 64
+ * bytes at 64 i in its tile (rows past p1 zero). A tile is then one contiguous KiB:
+ * read in place at the row stride, a power of two as a rule, its 16 or 32
+ * lines fell in one L1 set of 12 ways and the loop ran at a fifth of the
+ * tiles' rate. 8-bit codes are copied, 4-bit ones spread to the unsigned
+ * operand u (unpack4). */
+static ALWAYS_INLINE void pack_m(const int m, const loom_dtype d, const loom_qgemm_job *j, int64_t p0, int64_t p1,
+                                 int64_t c0, int64_t c1, uint8_t *pan) {
   const int64_t rb = (int64_t)j->row_bytes;
   for (int64_t i = 0; i < NR; i++) {
-    uint8_t *dst = pan + i * KC;
-    if (p0 + i >= p1) {
-      memset(dst, 0, (size_t)(c1 - c0));
-      continue;
-    }
-    const uint8_t *row = j->packed + (size_t)(p0 + i) * (size_t)rb;
+    uint8_t *dst = pan + (i / 16) * 1024 + (i % 16) * 64;
+    const uint8_t *row = p0 + i < p1 ? j->packed + (size_t)(p0 + i) * (size_t)rb : NULL;
+    const uint8_t *next = p0 + i + 1 < p1 ? row + rb : NULL;
     for (int64_t c = c0; c < c1; c += 64) {
       const int64_t o = c / m, avail = rb - o; /* code bytes left in the row */
-      if (m == 1) {
+      __m512i v = _mm512_setzero_si512();
+      if (row && m == 1) {
         const __mmask64 k = avail >= 64 ? ~UINT64_C(0) : avail <= 0 ? 0 : _bzhi_u64(~UINT64_C(0), (unsigned)avail);
-        _mm512_store_si512(dst + (c - c0), _mm512_maskz_loadu_epi8(k, row + o));
-      } else {
+        v = _mm512_maskz_loadu_epi8(k, row + o);
+      } else if (row) {
         const __mmask32 k = avail >= 32 ? ~0u : avail <= 0 ? 0 : _bzhi_u32(~0u, (unsigned)avail);
-        _mm512_store_si512(dst + (c - c0), unpack4(_mm256_maskz_loadu_epi8(k, row + o), d));
+        v = unpack4(_mm256_maskz_loadu_epi8(k, row + o), d);
       }
+      if (next && (o & 63) == 0) _mm_prefetch((const char *)next + o, _MM_HINT_T0);
+      _mm512_store_si512(dst + (c - c0) / 64 * STEP, v);
     }
   }
 }
 
-/* The products of columns [c0, c1) of a block's 2 A tiles (rows at a0 and
- * a0 + 16 · astride, column c at c − c0) with one B tile (xt0) or two (xt1
- * too), into the C tiles at acc (qgemm's layout above): loaded and stored
- * back, or started at zero (`first`). */
-static inline __attribute__((always_inline)) void products(const bool sign, const bool two, const uint8_t *a0,
-                                                           int64_t astride, const int8_t *xt0, const int8_t *xt1,
-                                                           int64_t c0, int64_t c1, int32_t *acc, bool first) {
+static void pack(const loom_qgemm_job *j, int64_t p0, int64_t p1, int64_t c0, int64_t c1, uint8_t *pan) {
+  switch (j->t->id) {
+  case LOOM_DTYPE_INT4: pack_m(2, LOOM_DTYPE_INT4, j, p0, p1, c0, c1, pan); break;
+  case LOOM_DTYPE_UINT4: pack_m(2, LOOM_DTYPE_UINT4, j, p0, p1, c0, c1, pan); break;
+  case LOOM_DTYPE_FP4: pack_m(2, LOOM_DTYPE_FP4, j, p0, p1, c0, c1, pan); break;
+  default: pack_m(1, j->t->id, j, p0, p1, c0, c1, pan); break; /* int8, uint8 */
+  }
+}
+
+/* The products of columns [c0, c1) of a block's 2 A tiles (pan, as pack
+ * lays them out) with one B tile (xt0) or two (xt1 too), into the C tiles
+ * at acc (4 of 1 KiB: A tile 0 × B tiles 0, 1, then A tile 1 × B tiles 0,
+ * 1): loaded and stored back, or started at zero (`first`). */
+static ALWAYS_INLINE void products(const bool sign, const bool two, const uint8_t *pan, const int8_t *xt0,
+                                   const int8_t *xt1, int64_t c0, int64_t c1, int32_t *acc, bool first) {
   int32_t *acc0 = acc, *acc1 = acc + 256, *acc2 = acc + 512, *acc3 = acc + 768;
   if (first) {
     _tile_zero(0);
@@ -118,10 +132,10 @@ static inline __attribute__((always_inline)) void products(const bool sign, cons
       _tile_loadd(3, acc3, 64);
     }
   }
-  const uint8_t *a1 = a0 + 16 * astride;
   for (int64_t c = c0; c < c1; c += 64) {
-    _tile_loadd(4, a0 + (c - c0), astride);
-    _tile_loadd(5, a1 + (c - c0), astride);
+    const uint8_t *a = pan + (c - c0) / 64 * STEP;
+    _tile_loadd(4, a, 64);
+    _tile_loadd(5, a + 1024, 64);
     _tile_loadd(6, xt0 + c * TB, 64); /* 16 groups of 4 columns × 16 rows × 4 bytes */
     if (sign) {
       _tile_dpbssd(0, 4, 6);
@@ -173,7 +187,7 @@ static bool panel_amx(const loom_qgemm_job *j, int64_t r0, int64_t r1) {
   const int64_t gtiles = (gmax + TB - 1) / TB;
   /* pan: NR × KC; acc: per pair of B tiles, the 4 C tiles of 1 KiB (A
    * tile 0 × B tiles 0, 1, then A tile 1 × B tiles 0, 1); dot: 64-bit sums */
-  const size_t pan_bytes = (size_t)NR * KC, acc_bytes = (size_t)(gtiles + 1) / 2 * 4096;
+  const size_t pan_bytes = (size_t)KC / 64 * STEP, acc_bytes = (size_t)(gtiles + 1) / 2 * 4096;
   uint8_t *pan = loom_scratch(LOOM_SCRATCH_QGEMM_PANELS, pan_bytes + acc_bytes + (size_t)gmax * NR * sizeof(int64_t));
   if (!pan) return false;
   int32_t *acc = (int32_t *)(void *)(pan + pan_bytes);
@@ -186,33 +200,21 @@ static bool panel_amx(const loom_qgemm_job *j, int64_t r0, int64_t r1) {
   configure();
   for (int64_t p0 = r0; p0 < r1; p0 += NR) {
     const int64_t p1 = r1 - p0 < NR ? r1 : p0 + NR;
-    /* 8-bit rows are read in place where 32 rows are there and the last
-     * row's last tile (64 bytes from a multiple of 64) stays inside the
-     * matrix: bytes past a row's end belong to the next rows and meet zero
-     * activations */
-    const bool in_place = m == 1 && p1 - p0 == NR && (p0 + NR - 1) * rb + kcols <= j->rows * rb;
     for (int64_t g0 = 0; g0 < j->batch; g0 += BATCH_GROUP) {
       const int64_t gn = j->batch - g0 < BATCH_GROUP ? j->batch - g0 : BATCH_GROUP;
       const int64_t nt = (gn + TB - 1) / TB; /* B tiles */
       memset(dot, 0, (size_t)gn * NR * sizeof *dot);
       for (int64_t c0 = 0; c0 < kcols; c0 += KC) {
         const int64_t c1 = kcols - c0 < KC ? kcols : c0 + KC;
-        const uint8_t *a0;
-        int64_t astride;
-        if (in_place) {
-          a0 = j->packed + (size_t)p0 * (size_t)rb + c0;
-          astride = rb;
-        } else {
-          pack(j, p0, p1, c0, c1, pan);
-          a0 = pan;
-          astride = KC;
-        }
+        pack(j, p0, p1, c0, c1, pan);
         const bool first = c0 % WIDEN == 0;
         for (int64_t t = 0; t < nt; t += 2) {
           const int8_t *xt0 = j->xt + (g0 + t * TB) * j->xstride, *xt1 = xt0 + TB * j->xstride;
           int32_t *a = acc + t / 2 * 1024; /* the pair's C tiles 0-3, 1 KiB each */
-          if (t + 1 < nt) products(sign, true, a0, astride, xt0, xt1, c0, c1, a, first);
-          else products(sign, false, a0, astride, xt0, xt1, c0, c1, a, first);
+          if (sign && t + 1 < nt) products(true, true, pan, xt0, xt1, c0, c1, a, first);
+          else if (sign) products(true, false, pan, xt0, xt1, c0, c1, a, first);
+          else if (t + 1 < nt) products(false, true, pan, xt0, xt1, c0, c1, a, first);
+          else products(false, false, pan, xt0, xt1, c0, c1, a, first);
         }
         if (c1 % WIDEN == 0 || c1 == kcols)
           for (int64_t t = 0; t < nt; t++) {

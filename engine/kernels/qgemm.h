@@ -87,6 +87,8 @@ enum {
   LOOM_QGEMM_TILE_ROWS = 8,
   LOOM_QGEMM_AMX_TILE_ROWS = 16,
   LOOM_QGEMM_AMX_MIN_BATCH = 16,
+  LOOM_QGEMM_AMX_SHORT_COLS = 256,
+  LOOM_QGEMM_AMX_SHORT_MIN_BATCH = 8,
   LOOM_QGEMM_PANEL_ROWS = 32
 };
 
@@ -103,7 +105,10 @@ enum { LOOM_QGEMM_SHORT_MAX_COLS = 65536 };
 struct loom_kernels;
 bool loom_qgemm_takes_short(const struct loom_kernels *k, int bits, int64_t cols, int64_t batch);
 /* Which products go to the panel GEMM at level k (loom_kernels.qgemm_tiles;
- * the short-row product's shapes excepted): false where k has none. */
+ * the short-row product's shapes excepted): false where k has none. The
+ * AMX level's tiles (qgemm-amx.c) take 8-bit and 4-bit codes from batch
+ * LOOM_QGEMM_AMX_MIN_BATCH, rows of at most LOOM_QGEMM_AMX_SHORT_COLS
+ * columns from LOOM_QGEMM_AMX_SHORT_MIN_BATCH (docs/qgemm.md). */
 bool loom_qgemm_takes_panel(const struct loom_kernels *k, int bits, int64_t cols, int64_t batch);
 
 /* The reference's qgemm_prepare (kernels/cpu.h), one byte at a time. */

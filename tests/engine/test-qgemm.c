@@ -197,12 +197,15 @@ static void test_panel(gconstpointer data) {
   }
   g_assert_false(loom_qgemm_takes_panel(loom_kernels_for(LOOM_KERNELS_REF), bits, 4096, 64));
   const loom_kernels *amx = loom_kernels_for(LOOM_KERNELS_AMX);
-  if (amx) { /* AMX tiles from LOOM_QGEMM_AMX_MIN_BATCH at any width */
+  if (amx) { /* AMX tiles from LOOM_QGEMM_AMX_MIN_BATCH, short rows sooner */
     g_assert_true(amx->qgemm_tiles == LOOM_QGEMM_TILES_AMX);
-    g_assert_false(loom_qgemm_takes_panel(amx, bits, panel_cols, LOOM_QGEMM_AMX_MIN_BATCH - 1));
-    g_assert_true(loom_qgemm_takes_panel(amx, bits, 10, LOOM_QGEMM_AMX_MIN_BATCH));
+    g_assert_false(loom_qgemm_takes_panel(amx, bits, LOOM_QGEMM_AMX_SHORT_COLS + 1, LOOM_QGEMM_AMX_MIN_BATCH - 1));
+    g_assert_true(loom_qgemm_takes_panel(amx, bits, LOOM_QGEMM_AMX_SHORT_COLS + 1, LOOM_QGEMM_AMX_MIN_BATCH));
     g_assert_true(loom_qgemm_takes_panel(amx, bits, 4096 + 37, LOOM_QGEMM_AMX_MIN_BATCH));
-    g_assert_false(loom_qgemm_takes_short(amx, bits, 10, LOOM_QGEMM_AMX_MIN_BATCH));
+    g_assert_false(loom_qgemm_takes_panel(amx, bits, 10, LOOM_QGEMM_AMX_SHORT_MIN_BATCH - 1));
+    g_assert_true(loom_qgemm_takes_panel(amx, bits, 10, LOOM_QGEMM_AMX_SHORT_MIN_BATCH));
+    g_assert_true(loom_qgemm_takes_panel(amx, bits, LOOM_QGEMM_AMX_SHORT_COLS, LOOM_QGEMM_AMX_SHORT_MIN_BATCH));
+    g_assert_false(loom_qgemm_takes_short(amx, bits, 10, LOOM_QGEMM_AMX_SHORT_MIN_BATCH));
     g_assert_false(loom_qgemm_takes_panel(amx, 2, 4096, 64));
   }
   for (int64_t batch = 1; batch <= 70; batch++) {
