@@ -31,9 +31,6 @@
 #if defined(LOOM_KERNELS_X86)
 #include <math.h>
 #include <string.h>
-#ifndef PFD
-#define PFD 1024
-#endif
 
 #pragma GCC push_options
 #pragma GCC target("avx2,fma,bmi,bmi2,avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,amx-tile,amx-int8")
@@ -74,19 +71,19 @@ static void configure(void) {
 
 /* Columns [c0, c1) (whole steps of 64, zero past the row's end) of the
  * rows p0 … p1 − 1 of j into pan as A tiles, one byte a weight: step k's
- * tile of rows 0-15 at pan + 2048 k, of rows 16-31 1 KiB on, row i's 64
- * bytes at 64 i in its tile (rows past p1 zero). A tile is then one contiguous KiB:
- * read in place at the row stride, a power of two as a rule, its 16 or 32
- * lines fell in one L1 set of 12 ways and the loop ran at a fifth of the
- * tiles' rate. 8-bit codes are copied, 4-bit ones spread to the unsigned
- * operand u (unpack4). */
+ * tile of rows 0-15 at pan + STEP · k, of rows 16-31 1 KiB on, row i's 64
+ * bytes at 64 i in its tile (rows past p1 zero). A tile is then one
+ * contiguous KiB: read in place at the row stride, a power of two as a rule,
+ * its 16 or 32 lines fell in one L1 set of 12 ways. A row at a time (one
+ * read stream; 32 rows side by side read memory at about half the rate),
+ * its steps STEP bytes apart: at 2048 its stores fell in two L1 sets. 8-bit
+ * codes are copied, 4-bit ones spread to the unsigned operand u (unpack4). */
 static ALWAYS_INLINE void pack_m(const int m, const loom_dtype d, const loom_qgemm_job *j, int64_t p0, int64_t p1,
                                  int64_t c0, int64_t c1, uint8_t *pan) {
   const int64_t rb = (int64_t)j->row_bytes;
   for (int64_t i = 0; i < NR; i++) {
     uint8_t *dst = pan + (i / 16) * 1024 + (i % 16) * 64;
     const uint8_t *row = p0 + i < p1 ? j->packed + (size_t)(p0 + i) * (size_t)rb : NULL;
-    const uint8_t *next = p0 + i + 1 < p1 ? row + rb : NULL;
     for (int64_t c = c0; c < c1; c += 64) {
       const int64_t o = c / m, avail = rb - o; /* code bytes left in the row */
       __m512i v = _mm512_setzero_si512();
@@ -97,7 +94,6 @@ static ALWAYS_INLINE void pack_m(const int m, const loom_dtype d, const loom_qge
         const __mmask32 k = avail >= 32 ? ~0u : avail <= 0 ? 0 : _bzhi_u32(~0u, (unsigned)avail);
         v = unpack4(_mm256_maskz_loadu_epi8(k, row + o), d);
       }
-      if (next && (o & 63) == 0) _mm_prefetch((const char *)next + o, _MM_HINT_T0);
       _mm512_store_si512(dst + (c - c0) / 64 * STEP, v);
     }
   }
@@ -181,8 +177,8 @@ static void widen(const int32_t *acc, int64_t *dot, int nb) {
  * cannot be had. */
 static bool panel_amx(const loom_qgemm_job *j, int64_t r0, int64_t r1) {
   const int m = 8 / j->t->bits;
-  const int64_t rb = (int64_t)j->row_bytes, cols = rb * m; /* whole code bytes */
-  const int64_t kcols = (cols + 63) / 64 * 64;             /* columns a row's tiles cover */
+  const int64_t rb = (int64_t)j->row_bytes;
+  const int64_t kcols = (rb * m + 63) / 64 * 64; /* columns a row's tiles cover (its code bytes', and zeros) */
   const int64_t gmax = j->batch < BATCH_GROUP ? j->batch : BATCH_GROUP;
   const int64_t gtiles = (gmax + TB - 1) / TB;
   /* pan: NR × KC; acc: per pair of B tiles, the 4 C tiles of 1 KiB (A
