@@ -148,9 +148,10 @@ typedef struct loom_kernels {
    * not made and xstride is cols rounded up to 64. NULL where a level has
    * none. */
   loom_qgemm_short_fn qgemm_short;
-  /* Where qgemm_rows reads the activations of 8-bit and 4-bit codes also in
-   * tiles (xt, kernels/qgemm.h) for the shapes loom_qgemm_takes_panel
-   * picks, their layout; LOOM_QGEMM_TILES_NONE elsewhere. */
+  /* Where qgemm_rows reads the activations also in tiles (xt,
+   * kernels/qgemm.h) for the shapes loom_qgemm_takes_panel picks (VNNI:
+   * 8-bit and 4-bit codes; AMX: all), their layout; LOOM_QGEMM_TILES_NONE
+   * elsewhere. */
   loom_qgemm_tile_layout qgemm_tiles;
   /* Element-wise activations in double with the lanes the reference must
    * redo marked (kernels/act.h). NULL at the reference level. */

@@ -1,6 +1,6 @@
 /*
- * The batched product of 8-bit and 4-bit codes (int8, uint8, int4, uint4,
- * fp4) with AMX tiles (kernels/qgemm.h). One tdpbusd multiplies a tile of
+ * The batched product of packed codes (every dtype of kernels/qgemm.h) with
+ * AMX tiles. One tdpbusd multiplies a tile of
  * 16 rows × 64 unsigned bytes by a tile of 64 × 16 signed bytes into 16 × 16
  * int32 sums: 16,384 multiply-adds, against vpdpbusd's 64 (docs/qgemm.md
  * gives the rates measured).
@@ -8,8 +8,9 @@
  *   A = 16 weight rows × 64 columns, one byte a weight, row-major, copied
  *       into a panel of the calling thread's scratch (pack): 8-bit codes
  *       as they are (int8 through tdpbssd, signed × signed, uint8 through
- *       tdpbusd), 4-bit codes spread to a byte each as the unsigned operand
- *       u of qgemm-vnni.c (int4 XOR 8, fp4 through its table).
+ *       tdpbusd), 4-bit and 2-bit codes spread to a byte each as the
+ *       unsigned operand u of qgemm-vnni.c (signed formats XOR 2^(n−1), fp4
+ *       through its table), binary bits as q = ±1 (tdpbssd).
  *   B = 64 columns × 16 activation rows: the activation tiles of j->xt in
  *       the AMX layout (qgemm.h: per group of 4 columns, the 4 codes of
  *       each of 16 rows side by side) — a tile is 1 KiB read at stride 64.
@@ -77,7 +78,41 @@ static void configure(void) {
  * its 16 or 32 lines fell in one L1 set of 12 ways. A row at a time (one
  * read stream; 32 rows side by side read memory at about half the rate),
  * its steps STEP bytes apart: at 2048 its stores fell in two L1 sets. 8-bit
- * codes are copied, 4-bit ones spread to the unsigned operand u (unpack4). */
+ * codes are copied, narrower ones spread a field to a byte (step_bytes). */
+/* 16 bytes of 2-bit codes to their 64 columns, a byte each in column
+ * order: byte i holds columns 4i … 4i + 3 in bits 2k, so as a 32-bit lane
+ * b | b << 6 | b << 12 | b << 18 has field k in byte k's low bits. */
+static ALWAYS_INLINE __m512i spread2(__m128i codes) {
+  const __m512i b = _mm512_cvtepu8_epi32(codes);
+  const __m512i t = _mm512_or_si512(_mm512_or_si512(b, _mm512_slli_epi32(b, 6)),
+                                    _mm512_or_si512(_mm512_slli_epi32(b, 12), _mm512_slli_epi32(b, 18)));
+  return _mm512_and_si512(t, _mm512_set1_epi8(0x03));
+}
+
+/* One step (64 columns) of a row as A bytes: avail code bytes are left in
+ * the row from o (the rest reads as zero). 8-bit codes as they are; 4-bit
+ * and 2-bit codes as the unsigned operand u (signed formats XOR 2^(n−1),
+ * fp4 its table); binary as q = ±1 (bit 0 is +1). */
+static ALWAYS_INLINE __m512i step_bytes(const int m, const loom_dtype d, const uint8_t *row, int64_t o,
+                                        int64_t avail) {
+  const int64_t n = 64 / m; /* code bytes a step */
+  const uint64_t k = avail >= n ? (n == 64 ? ~UINT64_C(0) : (UINT64_C(1) << n) - 1)
+                                : avail <= 0 ? 0 : _bzhi_u64(~UINT64_C(0), (unsigned)avail);
+  switch (m) {
+  case 1: return _mm512_maskz_loadu_epi8(k, row + o);
+  case 2: return unpack4(_mm256_maskz_loadu_epi8((__mmask32)k, row + o), d);
+  case 4: {
+    const __m512i f = spread2(_mm_maskz_loadu_epi8((__mmask16)k, row + o));
+    return d == LOOM_DTYPE_UINT2 ? f : _mm512_xor_si512(f, _mm512_set1_epi8(0x02));
+  }
+  default: { /* binary: the 64 bits of 8 code bytes are the 64 columns' */
+    uint64_t bits = 0;
+    memcpy(&bits, row + o, (size_t)(avail >= 8 ? 8 : avail <= 0 ? 0 : avail));
+    return _mm512_mask_blend_epi8(bits, _mm512_set1_epi8(1), _mm512_set1_epi8(-1));
+  }
+  }
+}
+
 static ALWAYS_INLINE void pack_m(const int m, const loom_dtype d, const loom_qgemm_job *j, int64_t p0, int64_t p1,
                                  int64_t c0, int64_t c1, uint8_t *pan) {
   const int64_t rb = (int64_t)j->row_bytes;
@@ -85,16 +120,8 @@ static ALWAYS_INLINE void pack_m(const int m, const loom_dtype d, const loom_qge
     uint8_t *dst = pan + (i / 16) * 1024 + (i % 16) * 64;
     const uint8_t *row = p0 + i < p1 ? j->packed + (size_t)(p0 + i) * (size_t)rb : NULL;
     for (int64_t c = c0; c < c1; c += 64) {
-      const int64_t o = c / m, avail = rb - o; /* code bytes left in the row */
-      __m512i v = _mm512_setzero_si512();
-      if (row && m == 1) {
-        const __mmask64 k = avail >= 64 ? ~UINT64_C(0) : avail <= 0 ? 0 : _bzhi_u64(~UINT64_C(0), (unsigned)avail);
-        v = _mm512_maskz_loadu_epi8(k, row + o);
-      } else if (row) {
-        const __mmask32 k = avail >= 32 ? ~0u : avail <= 0 ? 0 : _bzhi_u32(~0u, (unsigned)avail);
-        v = unpack4(_mm256_maskz_loadu_epi8(k, row + o), d);
-      }
-      _mm512_store_si512(dst + (c - c0) / 64 * STEP, v);
+      const int64_t o = c / m; /* the step's first code byte */
+      _mm512_store_si512(dst + (c - c0) / 64 * STEP, row ? step_bytes(m, d, row, o, rb - o) : _mm512_setzero_si512());
     }
   }
 }
@@ -104,6 +131,10 @@ static void pack(const loom_qgemm_job *j, int64_t p0, int64_t p1, int64_t c0, in
   case LOOM_DTYPE_INT4: pack_m(2, LOOM_DTYPE_INT4, j, p0, p1, c0, c1, pan); break;
   case LOOM_DTYPE_UINT4: pack_m(2, LOOM_DTYPE_UINT4, j, p0, p1, c0, c1, pan); break;
   case LOOM_DTYPE_FP4: pack_m(2, LOOM_DTYPE_FP4, j, p0, p1, c0, c1, pan); break;
+  case LOOM_DTYPE_INT2: pack_m(4, LOOM_DTYPE_INT2, j, p0, p1, c0, c1, pan); break;
+  case LOOM_DTYPE_TERNARY: pack_m(4, LOOM_DTYPE_TERNARY, j, p0, p1, c0, c1, pan); break;
+  case LOOM_DTYPE_UINT2: pack_m(4, LOOM_DTYPE_UINT2, j, p0, p1, c0, c1, pan); break;
+  case LOOM_DTYPE_BINARY: pack_m(8, LOOM_DTYPE_BINARY, j, p0, p1, c0, c1, pan); break;
   default: pack_m(1, j->t->id, j, p0, p1, c0, c1, pan); break; /* int8, uint8 */
   }
 }
@@ -189,10 +220,14 @@ static bool panel_amx(const loom_qgemm_job *j, int64_t r0, int64_t r1) {
   int32_t *acc = (int32_t *)(void *)(pan + pan_bytes);
   int64_t *dot = (int64_t *)(void *)(pan + pan_bytes + acc_bytes);
   const loom_dtype d = j->t->id;
-  /* int8 multiplies its codes as they are (signed × signed), uint8 as
-   * unsigned; 4-bit codes as u, corrected by base (qgemm-vnni.c) */
-  const bool sign = d == LOOM_DTYPE_INT8;
-  const int64_t base = d == LOOM_DTYPE_INT4 ? 8 : d == LOOM_DTYPE_FP4 ? LOOM_QGEMM_FP4_OFFSET : 0;
+  /* int8 multiplies its codes as they are and binary its ±1 (signed ×
+   * signed), uint8 as unsigned; 4-bit and 2-bit codes as u, corrected by
+   * base (qgemm-vnni.c) */
+  const bool sign = d == LOOM_DTYPE_INT8 || d == LOOM_DTYPE_BINARY;
+  const int64_t base = d == LOOM_DTYPE_INT4                              ? 8
+                       : d == LOOM_DTYPE_FP4                             ? LOOM_QGEMM_FP4_OFFSET
+                       : d == LOOM_DTYPE_INT2 || d == LOOM_DTYPE_TERNARY ? 2
+                                                                         : 0;
   configure();
   for (int64_t p0 = r0; p0 < r1; p0 += NR) {
     const int64_t p1 = r1 - p0 < NR ? r1 : p0 + NR;
@@ -239,10 +274,8 @@ static void qgemm_rows_amx(const loom_qgemm_job *j, int64_t r0, int64_t r1) {
 }
 
 void loom_kernels_fill_amx(loom_kernels *k) {
-  for (int d = 0; d < LOOM_DTYPE_COUNT; d++) {
-    const loom_dtype_traits *t = loom_dtype_traits_get((loom_dtype)d);
-    if (loom_qgemm_supports((loom_dtype)d) && (t->bits == 8 || t->bits == 4)) k->qgemm_rows[d] = qgemm_rows_amx;
-  }
+  for (int d = 0; d < LOOM_DTYPE_COUNT; d++)
+    if (loom_qgemm_supports((loom_dtype)d)) k->qgemm_rows[d] = qgemm_rows_amx;
   k->qgemm_tiles = LOOM_QGEMM_TILES_AMX;
 }
 #pragma GCC pop_options

@@ -115,9 +115,9 @@ static void qgemm_range(void *arg, int64_t begin, int64_t end) {
 
 bool loom_qgemm_takes_panel(const loom_kernels *k, int bits, int64_t cols, int64_t batch) {
   if (!k->qgemm_tiles) return false;
-  if (k->qgemm_tiles == LOOM_QGEMM_TILES_AMX)
-    return (bits == 8 || bits == 4) &&
-           batch >= (cols <= LOOM_QGEMM_AMX_SHORT_COLS ? LOOM_QGEMM_AMX_SHORT_MIN_BATCH : LOOM_QGEMM_AMX_MIN_BATCH);
+  if (k->qgemm_tiles == LOOM_QGEMM_TILES_AMX) /* binary's shortest rows: the short-row product, as fast */
+    return batch >= (cols <= LOOM_QGEMM_AMX_SHORT_COLS ? LOOM_QGEMM_AMX_SHORT_MIN_BATCH : LOOM_QGEMM_AMX_MIN_BATCH) &&
+           !(bits == 1 && cols <= LOOM_QGEMM_AMX_SHORT_COLS / 2);
   if (bits == 8) return batch >= LOOM_QGEMM_PANEL_MIN_BATCH;
   if (bits == 4)
     return batch >= (cols <= LOOM_QGEMM_PANEL4_SHORT_COLS ? LOOM_QGEMM_PANEL_MIN_BATCH : LOOM_QGEMM_PANEL4_LONG_MIN_BATCH);

@@ -106,9 +106,10 @@ struct loom_kernels;
 bool loom_qgemm_takes_short(const struct loom_kernels *k, int bits, int64_t cols, int64_t batch);
 /* Which products go to the panel GEMM at level k (loom_kernels.qgemm_tiles;
  * the short-row product's shapes excepted): false where k has none. The
- * AMX level's tiles (qgemm-amx.c) take 8-bit and 4-bit codes from batch
+ * AMX level's tiles (qgemm-amx.c) take every dtype from batch
  * LOOM_QGEMM_AMX_MIN_BATCH, rows of at most LOOM_QGEMM_AMX_SHORT_COLS
- * columns from LOOM_QGEMM_AMX_SHORT_MIN_BATCH (docs/qgemm.md). */
+ * columns from LOOM_QGEMM_AMX_SHORT_MIN_BATCH, but binary rows of at most
+ * half that (docs/qgemm.md). */
 bool loom_qgemm_takes_panel(const struct loom_kernels *k, int bits, int64_t cols, int64_t batch);
 
 /* The reference's qgemm_prepare (kernels/cpu.h), one byte at a time. */

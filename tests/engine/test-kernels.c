@@ -491,9 +491,8 @@ static void test_levels(void) {
   if (!tested) g_test_skip("no vector kernel level on this machine");
 }
 
-/* The AMX level's table is the AVX-512 one but for the integer GEMM of
- * 8-bit and 4-bit codes (what lets the other kernels' tests stop at
- * AVX-512: test-levels.h). */
+/* The AMX level's table is the AVX-512 one but for the integer GEMM
+ * (what lets the other kernels' tests stop at AVX-512: test-levels.h). */
 static void test_amx_table(void) {
   const loom_kernels *amx = loom_kernels_for(LOOM_KERNELS_AMX), *avx512 = loom_kernels_for(LOOM_KERNELS_AVX512);
   if (!amx) {
@@ -507,9 +506,7 @@ static void test_amx_table(void) {
   same.name = avx512->name;
   same.qgemm_tiles = avx512->qgemm_tiles;
   for (int d = 0; d < LOOM_DTYPE_COUNT; d++) {
-    const int bits = loom_dtype_traits_get((loom_dtype)d)->bits;
-    const bool tiles = loom_qgemm_supports((loom_dtype)d) && (bits == 8 || bits == 4);
-    g_assert_true((amx->qgemm_rows[d] != avx512->qgemm_rows[d]) == tiles);
+    g_assert_true((amx->qgemm_rows[d] != avx512->qgemm_rows[d]) == loom_qgemm_supports((loom_dtype)d));
     same.qgemm_rows[d] = avx512->qgemm_rows[d];
   }
   g_assert_cmpmem(&same, sizeof same, avx512, sizeof *avx512);

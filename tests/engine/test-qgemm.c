@@ -183,11 +183,12 @@ static void test_panel(gconstpointer data) {
    * its first tiles, then a few. */
   const bool sanitized = g_getenv("LOOM_TEST_SANITIZED") != NULL;
   /* Rows the VNNI level gives the panel GEMM from its batch threshold
-   * (loom_qgemm_takes_short): 4-bit codes' rows end inside a byte. */
+   * (loom_qgemm_takes_short): the narrower codes' rows end inside a byte. */
   const int bits = loom_dtype_traits_get(d)->bits;
   const int64_t panel_cols = bits == 8 ? 129 : 265;
   const loom_kernels *avx512 = loom_kernels_for(LOOM_KERNELS_AVX512);
-  if (avx512 && avx512->qgemm_tiles) { /* the thresholds this test crosses */
+  if (avx512 && avx512->qgemm_tiles && bits < 4) g_assert_false(loom_qgemm_takes_panel(avx512, bits, 4096, 64));
+  if (avx512 && avx512->qgemm_tiles && bits >= 4) { /* the thresholds this test crosses */
     g_assert_false(loom_qgemm_takes_panel(avx512, bits, panel_cols, LOOM_QGEMM_PANEL_MIN_BATCH - 1));
     g_assert_true(loom_qgemm_takes_panel(avx512, bits, panel_cols, LOOM_QGEMM_PANEL_MIN_BATCH));
     g_assert_false(loom_qgemm_takes_short(avx512, bits, panel_cols, LOOM_QGEMM_PANEL_MIN_BATCH));
@@ -202,11 +203,13 @@ static void test_panel(gconstpointer data) {
     g_assert_false(loom_qgemm_takes_panel(amx, bits, LOOM_QGEMM_AMX_SHORT_COLS + 1, LOOM_QGEMM_AMX_MIN_BATCH - 1));
     g_assert_true(loom_qgemm_takes_panel(amx, bits, LOOM_QGEMM_AMX_SHORT_COLS + 1, LOOM_QGEMM_AMX_MIN_BATCH));
     g_assert_true(loom_qgemm_takes_panel(amx, bits, 4096 + 37, LOOM_QGEMM_AMX_MIN_BATCH));
-    g_assert_false(loom_qgemm_takes_panel(amx, bits, 10, LOOM_QGEMM_AMX_SHORT_MIN_BATCH - 1));
-    g_assert_true(loom_qgemm_takes_panel(amx, bits, 10, LOOM_QGEMM_AMX_SHORT_MIN_BATCH));
+    g_assert_false(loom_qgemm_takes_panel(amx, bits, 200, LOOM_QGEMM_AMX_SHORT_MIN_BATCH - 1));
+    g_assert_true(loom_qgemm_takes_panel(amx, bits, 200, LOOM_QGEMM_AMX_SHORT_MIN_BATCH));
     g_assert_true(loom_qgemm_takes_panel(amx, bits, LOOM_QGEMM_AMX_SHORT_COLS, LOOM_QGEMM_AMX_SHORT_MIN_BATCH));
-    g_assert_false(loom_qgemm_takes_short(amx, bits, 10, LOOM_QGEMM_AMX_SHORT_MIN_BATCH));
-    g_assert_false(loom_qgemm_takes_panel(amx, 2, 4096, 64));
+    g_assert_false(loom_qgemm_takes_short(amx, bits, 200, LOOM_QGEMM_AMX_SHORT_MIN_BATCH));
+    g_assert_true(loom_qgemm_takes_panel(amx, 2, 4096, 64));
+    g_assert_false(loom_qgemm_takes_panel(amx, 1, LOOM_QGEMM_AMX_SHORT_COLS / 2, 64));
+    g_assert_true(loom_qgemm_takes_panel(amx, 1, LOOM_QGEMM_AMX_SHORT_COLS / 2 + 1, LOOM_QGEMM_AMX_SHORT_MIN_BATCH));
   }
   for (int64_t batch = 1; batch <= 70; batch++) {
     if (sanitized && batch > 26 && batch != 31 && batch != 33 && batch != 64 && batch != 70) continue;
@@ -315,14 +318,14 @@ static void test_extremes(void) {
       for (int sx = -1; sx <= 1; sx += 2)
         for (int64_t batch = 1; batch <= 17; batch += batch == 1 ? 4 : 12)
           for (int shape = 0; shape < 3; shape++) {
-          /* 17: the panel GEMM, which only 8-bit and 4-bit codes take
-           * (and the others' 1-bit and 2-bit rows are long: they would
-           * only add time);
+          /* 17: the panel GEMMs (VNNI: 8-bit and 4-bit codes; AMX:
+           * all; the 1-bit and 2-bit rows are long, so not in sanitized
+           * builds);
            * shape 1: the short-row product's widest rows (qgemm-short.c),
            * whose 32-bit sums come nearest 2^31 (2-bit codes take it from
            * a batch of 32 at that width) */
           const int bits = loom_dtype_traits_get((loom_dtype)d)->bits;
-          if (batch == 17 && shape == 0 && bits < 4) continue;
+          if (batch == 17 && shape == 0 && bits < 4 && sanitized) continue;
           if (shape == 1 && batch < 17) continue;
           /* shape 2: the AMX tiles' int32 sums over 65,536 columns at
            * most, then widened (qgemm-amx.c): rows of two such spans and
@@ -485,8 +488,10 @@ int main(int argc, char **argv) {
     g_test_add_data_func(path, GINT_TO_POINTER(d), test_shapes);
     g_free(path);
   }
-  static const loom_dtype panel_dtypes[] = {LOOM_DTYPE_INT8, LOOM_DTYPE_UINT8, LOOM_DTYPE_INT4, LOOM_DTYPE_UINT4,
-                                            LOOM_DTYPE_FP4};
+  /* (the 2-bit and binary codes take the AMX tiles, not the VNNI panels) */
+  static const loom_dtype panel_dtypes[] = {LOOM_DTYPE_INT8, LOOM_DTYPE_UINT8, LOOM_DTYPE_INT4,    LOOM_DTYPE_UINT4,
+                                            LOOM_DTYPE_FP4,  LOOM_DTYPE_INT2,  LOOM_DTYPE_UINT2,   LOOM_DTYPE_TERNARY,
+                                            LOOM_DTYPE_BINARY};
   for (size_t i = 0; i < G_N_ELEMENTS(panel_dtypes); i++) {
     char *path = g_strdup_printf("/qgemm/panel/%s", loom_dtype_name(panel_dtypes[i]));
     g_test_add_data_func(path, GINT_TO_POINTER(panel_dtypes[i]), test_panel);
