@@ -500,6 +500,13 @@ void loom_kernels_fill_scaled_avx512(loom_kernels *k) {
     if (!t->scaled) continue;
     fallback_quantize[d] = k->quantize_row[d];
     k->quantize_row[d] = quantize_scaled;
+    /* Not the AVX2 level's encoder with the next row's scan inside
+     * (codec-scan-simd.h), which this table starts with: on a Xeon with
+     * AMX (2026-12-07) the scan of a row of its own and this level's
+     * encoder, which prefetches the next row, morphed the 1- to 16-bit
+     * formats 1.3-2.8 times faster (ternary 16.7 -> 5.9 ms at 4096 x
+     * 4096; docs/kernels.md). */
+    if (t->bits <= 16) k->quantize_row_scan[d] = NULL;
     if (t->bits == 64) {
       k->dequantize_row[d] = dequantize64;
       k->dequantize_row_stream[d] = dequantize64_stream;

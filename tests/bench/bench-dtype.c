@@ -80,7 +80,10 @@ int main(int argc, char **argv) {
   double remorph_us[LOOM_KERNELS_LEVEL_COUNT][LOOM_DTYPE_COUNT] = {{0}};
   double *tc = malloc((size_t)runs * sizeof *tc), *td = malloc((size_t)runs * sizeof *td);
   if (!tc || !td) return 1;
-  const loom_kernel_level best = loom_kernels_best_level();
+  /* (the AMX level's codecs are the AVX-512 level's: its table differs in
+   * the integer GEMM only) */
+  const loom_kernel_level best =
+    loom_kernels_best_level() > LOOM_KERNELS_AVX512 ? LOOM_KERNELS_AVX512 : loom_kernels_best_level();
   for (int level = 0; level <= (int)best; level++) {
     if (!loom_kernels_force((loom_kernel_level)level)) continue;
     for (int d = 0; d < LOOM_DTYPE_COUNT; d++) {
