@@ -55,37 +55,29 @@ enum { NV = 2, NR = LOOM_QGEMM_PANEL_ROWS, MR = LOOM_QGEMM_TILE_ROWS, KC = 4096,
 _Static_assert(MR == 8 && BATCH_GROUP % MR == 0, "the tails are tiles of 4, 2, 1; groups start tiles");
 _Static_assert(NR == 16 * NV, "a panel is NV vectors of 16 rows");
 
-/* Code bytes [o0, o1) of the NR rows at rowp into the panel, 8-bit codes
- * (XORed with flip). The last block of a row may be short: its missing
- * bytes read as zero (the activations there are zero too). */
-static void pack8(const uint8_t *const *rowp, int64_t o0, int64_t o1, __m512i flip, uint8_t *pan) {
-  for (int64_t o = o0; o < o1; o += 64) {
-    const __mmask64 m = o1 - o >= 64 ? ~UINT64_C(0) : _bzhi_u64(~UINT64_C(0), (unsigned)(o1 - o));
-    uint8_t *dst = pan + (o - o0) * NR; /* (o − o0) / 4 groups of NV vectors */
+/* Code bytes [o0, o1) of the NR rows at rowp into the panel as u: 8-bit
+ * codes XORed with 0x80 (int8) or as they are (uint8), 4-bit codes (m = 2
+ * columns a byte) spread to a byte each by unpack4; 64 columns of 16 rows
+ * at a time, transposed to 16 groups of 4 columns. The last block of a
+ * row may be short: its missing bytes read as zero (the activations there
+ * are zero too). */
+static ALWAYS_INLINE void pack_m(const int m, const loom_dtype d, const uint8_t *const *rowp, int64_t o0, int64_t o1,
+                                 uint8_t *pan) {
+  const int64_t step = 64 / m; /* code bytes of 64 columns */
+  for (int64_t o = o0; o < o1; o += step) {
+    const uint64_t k = o1 - o >= step ? (step == 64 ? ~UINT64_C(0) : (UINT64_C(1) << step) - 1)
+                                      : _bzhi_u64(~UINT64_C(0), (unsigned)(o1 - o));
+    uint8_t *dst = pan + (o - o0) * m * NR; /* (o − o0) · m / 4 groups of NV vectors */
 #pragma GCC unroll 2
     for (int v = 0; v < NV; v++) {
       __m512i r[16];
 #pragma GCC unroll 16
-      for (int i = 0; i < 16; i++) r[i] = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, rowp[16 * v + i] + o), flip);
-      transpose16_epi32(r);
-#pragma GCC unroll 16
-      for (int g = 0; g < 16; g++) _mm512_store_si512(dst + (g * NV + v) * 64, r[g]);
-    }
-  }
-}
-
-/* The same for 4-bit codes: code bytes [o0, o1) are columns [2 · o0,
- * 2 · o1), each 32 bytes of a row 16 groups of 4 columns. */
-static ALWAYS_INLINE void pack4(const loom_dtype d, const uint8_t *const *rowp, int64_t o0, int64_t o1,
-                                uint8_t *pan) {
-  for (int64_t o = o0; o < o1; o += 32) {
-    const __mmask32 m = o1 - o >= 32 ? ~0u : _bzhi_u32(~0u, (unsigned)(o1 - o));
-    uint8_t *dst = pan + (o - o0) * 2 * NR;
-#pragma GCC unroll 2
-    for (int v = 0; v < NV; v++) {
-      __m512i r[16];
-#pragma GCC unroll 16
-      for (int i = 0; i < 16; i++) r[i] = unpack4(_mm256_maskz_loadu_epi8(m, rowp[16 * v + i] + o), d);
+      for (int i = 0; i < 16; i++) {
+        const uint8_t *src = rowp[16 * v + i] + o;
+        r[i] = m == 2 ? unpack4(_mm256_maskz_loadu_epi8((__mmask32)k, src), d)
+             : d == LOOM_DTYPE_INT8 ? _mm512_xor_si512(_mm512_maskz_loadu_epi8(k, src), _mm512_set1_epi8((char)0x80))
+                                    : _mm512_maskz_loadu_epi8(k, src);
+      }
       transpose16_epi32(r);
 #pragma GCC unroll 16
       for (int g = 0; g < 16; g++) _mm512_store_si512(dst + (g * NV + v) * 64, r[g]);
@@ -95,11 +87,11 @@ static ALWAYS_INLINE void pack4(const loom_dtype d, const uint8_t *const *rowp, 
 
 static void pack(const loom_dtype_traits *t, const uint8_t *const *rowp, int64_t o0, int64_t o1, uint8_t *pan) {
   switch (t->id) {
-  case LOOM_DTYPE_INT8: pack8(rowp, o0, o1, _mm512_set1_epi8((char)0x80), pan); break;
-  case LOOM_DTYPE_INT4: pack4(LOOM_DTYPE_INT4, rowp, o0, o1, pan); break;
-  case LOOM_DTYPE_UINT4: pack4(LOOM_DTYPE_UINT4, rowp, o0, o1, pan); break;
-  case LOOM_DTYPE_FP4: pack4(LOOM_DTYPE_FP4, rowp, o0, o1, pan); break;
-  default: pack8(rowp, o0, o1, _mm512_setzero_si512(), pan); break; /* uint8 */
+  case LOOM_DTYPE_INT8: pack_m(1, LOOM_DTYPE_INT8, rowp, o0, o1, pan); break;
+  case LOOM_DTYPE_INT4: pack_m(2, LOOM_DTYPE_INT4, rowp, o0, o1, pan); break;
+  case LOOM_DTYPE_UINT4: pack_m(2, LOOM_DTYPE_UINT4, rowp, o0, o1, pan); break;
+  case LOOM_DTYPE_FP4: pack_m(2, LOOM_DTYPE_FP4, rowp, o0, o1, pan); break;
+  default: pack_m(1, LOOM_DTYPE_UINT8, rowp, o0, o1, pan); break;
   }
 }
 
