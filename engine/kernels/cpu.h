@@ -153,6 +153,10 @@ typedef struct loom_kernels {
    * 8-bit and 4-bit codes; AMX: all), their layout; LOOM_QGEMM_TILES_NONE
    * elsewhere. */
   loom_qgemm_tile_layout qgemm_tiles;
+  /* The tiles xt of xq in the LOOM_QGEMM_TILES_AMX layout, batch rows of
+   * xstride bytes (a multiple of 64); NULL where qgemm.c's plain loop
+   * builds them. */
+  void (*qgemm_make_tiles)(const int8_t *xq, int8_t *xt, int64_t batch, int64_t xstride);
   /* Element-wise activations in double with the lanes the reference must
    * redo marked (kernels/act.h). NULL at the reference level. */
   loom_act_fn_kernel act;

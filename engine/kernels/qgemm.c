@@ -279,7 +279,8 @@ int loom_qgemm_packed(loom_pool *pool, loom_dtype d, const uint8_t *packed, int6
                       .bad = bad, .xsum = xsum, .permute = permuted};
   loom_pool_for(pool, batch, cols > 0 ? (8192 + cols - 1) / cols : batch, prepare_range, &prep);
   int8_t *xt = tiles ? (int8_t *)(buf + o_xt) : NULL;
-  if (xt) interleave_tiles(k->qgemm_tiles, xq, xt, batch, xstride);
+  if (xt && k->qgemm_make_tiles) k->qgemm_make_tiles(xq, xt, batch, xstride);
+  else if (xt) interleave_tiles(k->qgemm_tiles, xq, xt, batch, xstride);
   loom_qgemm_job job = {
     .t = t, .packed = packed, .row_bytes = loom_dtype_row_bytes(d, cols), .rows = rows, .cols = cols,
     .batch = batch, .scales = scales, .nscales = nscales, .xq = xq, .xp = xp, .xt = xt, .xstride = xstride,

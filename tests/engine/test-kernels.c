@@ -491,8 +491,9 @@ static void test_levels(void) {
   if (!tested) g_test_skip("no vector kernel level on this machine");
 }
 
-/* The AMX level's table is the AVX-512 one but for the integer GEMM
- * (what lets the other kernels' tests stop at AVX-512: test-levels.h). */
+/* The AMX level's table is the AVX-512 one but for the integer GEMM and
+ * its activation tiles (what lets the other kernels' tests stop at
+ * AVX-512: test-levels.h). */
 static void test_amx_table(void) {
   const loom_kernels *amx = loom_kernels_for(LOOM_KERNELS_AMX), *avx512 = loom_kernels_for(LOOM_KERNELS_AVX512);
   if (!amx) {
@@ -505,6 +506,9 @@ static void test_amx_table(void) {
   same.level = avx512->level;
   same.name = avx512->name;
   same.qgemm_tiles = avx512->qgemm_tiles;
+  g_assert_nonnull(amx->qgemm_make_tiles);
+  g_assert_null(avx512->qgemm_make_tiles);
+  same.qgemm_make_tiles = NULL;
   for (int d = 0; d < LOOM_DTYPE_COUNT; d++) {
     g_assert_true((amx->qgemm_rows[d] != avx512->qgemm_rows[d]) == loom_qgemm_supports((loom_dtype)d));
     same.qgemm_rows[d] = avx512->qgemm_rows[d];
