@@ -53,23 +53,23 @@ _Static_assert(NR == 2 * 16 && TB == 16 && NR % GR == 0, "2 A tiles of 16 rows, 
 _Static_assert(BATCH_GROUP % (2 * TB) == 0 && WIDEN % KC == 0, "groups of whole tile pairs; slices within a widening");
 
 /* The tile configuration (palette 1): tiles 0-3 C, 4-5 A, 6-7 B, each
- * 16 rows of 64 bytes. */
+ * 16 rows of 64 bytes. A constant in memory: built on the stack, GCC 12
+ * dropped its stores as dead in one build (it does not see ldtilecfg read
+ * them), and the instruction faulted on the zeros. */
 typedef struct {
   uint8_t palette, start_row, reserved[14];
   uint16_t colsb[16];
   uint8_t rows[16];
 } tile_config;
+_Static_assert(sizeof(tile_config) == 64, "ldtilecfg reads 64 bytes");
 
-static void configure(void) {
-  tile_config c;
-  memset(&c, 0, sizeof c);
-  c.palette = 1;
-  for (int t = 0; t < 8; t++) {
-    c.rows[t] = 16;
-    c.colsb[t] = 64;
-  }
-  _tile_loadconfig(&c);
-}
+static const _Alignas(64) tile_config config = {
+  .palette = 1,
+  .colsb = {64, 64, 64, 64, 64, 64, 64, 64},
+  .rows = {16, 16, 16, 16, 16, 16, 16, 16},
+};
+
+static void configure(void) { _tile_loadconfig(&config); }
 
 /* Columns [c0, c1) (whole steps of 64, zero past the row's end) of the
  * rows p0 … p1 − 1 of j into pan as A tiles, one byte a weight: step k's

@@ -232,16 +232,17 @@ typedef struct {
   uint8_t rows[16];
 } bench_tile_config;
 
+/* (a constant: GCC 12 may drop stores to a stack copy as dead, not seeing
+ * ldtilecfg read them; qgemm-amx.c says so too) */
+static const _Alignas(64) bench_tile_config bench_tiles = {
+  .palette = 1,
+  .colsb = {64, 64, 64, 64, 64, 64, 64, 64},
+  .rows = {16, 16, 16, 16, 16, 16, 16, 16},
+};
+
 __attribute__((target("amx-tile,amx-int8"))) static double amx_per_s(void) {
   static int8_t src[4][1024] __attribute__((aligned(64)));
-  bench_tile_config c;
-  memset(&c, 0, sizeof c);
-  c.palette = 1;
-  for (int i = 0; i < 8; i++) {
-    c.rows[i] = 16;
-    c.colsb[i] = 64;
-  }
-  _tile_loadconfig(&c);
+  _tile_loadconfig(&bench_tiles);
   for (int i = 0; i < 4; i++) memset(src[i], i + 1, sizeof src[i]);
   _tile_loadd(4, src[0], 64);
   _tile_loadd(5, src[1], 64);
