@@ -58,6 +58,22 @@ static int dense_build(loom_layer *l, const loom_shape *in, uint64_t seed, loom_
   return LOOM_OK;
 }
 
+typedef struct {
+  float *y;
+  const float *b;
+  int64_t n_out;
+} bias_job;
+
+/* y[r] += b for rows [r0, r1): each output gets its one addition after the
+ * product, as before, whichever thread does it. */
+static void add_bias_rows(void *arg, int64_t r0, int64_t r1) {
+  const bias_job *j = arg;
+  for (int64_t r = r0; r < r1; r++) {
+    float *yr = j->y + r * j->n_out;
+    for (int64_t o = 0; o < j->n_out; o++) yr[o] += j->b[o];
+  }
+}
+
 static int dense_forward(loom_layer *l, const loom_ctx *ctx, const float *x, float *y, int64_t batch,
                          loom_error *err) {
   int64_t n_out = layer_int(l, P_OUT);
@@ -68,10 +84,11 @@ static int dense_forward(loom_layer *l, const loom_ctx *ctx, const float *x, flo
   if (l->n_weights > W_BIAS) {
     const float *b = layer_weight_values(l, W_BIAS, err);
     if (!b) return err ? err->code : LOOM_ERR_INVALID;
-    for (int64_t r = 0; r < m; r++) {
-      float *yr = y + r * n_out;
-      for (int64_t o = 0; o < n_out; o++) yr[o] += b[o];
-    }
+    /* over the pool in ranges of about 16K outputs: run alone after the
+     * product, this pass cost the 2-thread forward of a 1024 → 1024 layer
+     * at batch 64 its 2-thread speed-up, 1.64 against 1.86 (docs/sgemm.md) */
+    bias_job job = {.y = y, .b = b, .n_out = n_out};
+    loom_pool_for(ctx ? ctx->pool : NULL, m, n_out > 0 ? (16384 + n_out - 1) / n_out : m, add_bias_rows, &job);
   }
   return LOOM_OK;
 }
