@@ -84,9 +84,10 @@ static int dense_forward(loom_layer *l, const loom_ctx *ctx, const float *x, flo
   if (l->n_weights > W_BIAS) {
     const float *b = layer_weight_values(l, W_BIAS, err);
     if (!b) return err ? err->code : LOOM_ERR_INVALID;
-    /* over the pool in ranges of about 16K outputs: run alone after the
-     * product, this pass cost the 2-thread forward of a 1024 → 1024 layer
-     * at batch 64 its 2-thread speed-up, 1.64 against 1.86 (docs/sgemm.md) */
+    /* over the pool in ranges of about 16K outputs: on the calling thread
+     * alone, over outputs the other threads had just written, this pass
+     * held the 2-thread forward of a 1024 → 1024 layer at batch 64 to a
+     * speed-up of 1.64, 1.86 now (docs/sgemm.md) */
     bias_job job = {.y = y, .b = b, .n_out = n_out};
     loom_pool_for(ctx ? ctx->pool : NULL, m, n_out > 0 ? (16384 + n_out - 1) / n_out : m, add_bias_rows, &job);
   }
