@@ -1,9 +1,9 @@
 /*
  * The kernel levels a test walks. The AMX level's table is the AVX-512
- * one but for the integer GEMM (qgemm_rows and qgemm_tiles; test-kernels
- * checks so), so test-qgemm and the layers through it walk it and the
- * tests of every other kernel stop at AVX-512, where theirs last differ:
- * the same checks again would only add time.
+ * one but for the integer GEMM (qgemm_rows, qgemm_tiles and
+ * qgemm_make_tiles; test-kernels checks so), so test-qgemm and the layers
+ * through it walk it and the tests of every other kernel stop at AVX-512,
+ * where theirs last differ: the same checks again would only add time.
  */
 #pragma once
 #include "kernels/cpu.h"
