@@ -1,9 +1,9 @@
 /*
  * The batched product of packed codes (every dtype of kernels/qgemm.h) with
- * AMX tiles. One tdpbusd multiplies a tile of
- * 16 rows × 64 unsigned bytes by a tile of 64 × 16 signed bytes into 16 × 16
- * int32 sums: 16,384 multiply-adds, against vpdpbusd's 64 (docs/qgemm.md
- * gives the rates measured).
+ * AMX tiles. One tdpbusd multiplies a tile of 16 rows × 64 unsigned bytes
+ * by a tile of 64 × 16 signed bytes into 16 × 16 int32 sums: 16,384
+ * multiply-adds, against vpdpbusd's 64 (docs/qgemm.md gives the rates
+ * measured).
  *
  *   A = 16 weight rows × 64 columns, one byte a weight, row-major, copied
  *       into a panel of the calling thread's scratch (pack): 8-bit codes
