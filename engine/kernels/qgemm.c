@@ -126,8 +126,7 @@ bool loom_qgemm_takes_panel(const loom_kernels *k, int bits, int64_t cols, int64
 
 bool loom_qgemm_takes_short(const loom_kernels *k, int bits, int64_t cols, int64_t batch) {
   if (!k->qgemm_short || cols > LOOM_QGEMM_SHORT_MAX_COLS || batch < 1) return false;
-  if (loom_qgemm_takes_panel(k, bits, cols, batch) && k->qgemm_tiles == LOOM_QGEMM_TILES_AMX)
-    return false; /* AMX tiles (qgemm-amx.c) */
+  if (loom_qgemm_takes_panel(k, bits, cols, batch)) return false; /* the level's panel GEMM or AMX tiles */
   if (k->level >= LOOM_KERNELS_AVX512) {
     /* An Intel Xeon with VNNI (docs/qgemm.md): its panel GEMM wins for
      * 8-bit codes from a batch of 16 and beyond 64 columns, and for 4-bit
@@ -135,8 +134,7 @@ bool loom_qgemm_takes_short(const loom_kernels *k, int bits, int64_t cols, int64
      * product's time up to 256 columns); the row kernels for the others
      * beyond 128 columns below a batch of 16, beyond 200-256 above (binary
      * 256-512). */
-    if (bits == 8 && k->qgemm_tiles) return cols <= 64 && batch >= 2 && batch < LOOM_QGEMM_PANEL_MIN_BATCH;
-    if (bits == 4 && k->qgemm_tiles && batch >= LOOM_QGEMM_PANEL_MIN_BATCH) return false;
+    if (bits == 8 && k->qgemm_tiles) return cols <= 64 && batch >= 2;
     if (batch == 1) return bits == 1 && cols <= 64;
     if (cols <= 128) return true;
     if (bits == 1) return cols <= (batch >= 32 ? 512 : batch >= 16 ? 384 : 256);
