@@ -79,7 +79,7 @@ static int64_t unaligned_head(const loom_dtype_traits *t, const float *out, int6
 /* Outputs of LOOM_STREAM_MIN_BYTES (cpu.h) and more are written around the
  * caches where the level can (cpu.h, dequantize_row_stream). bench-dtype,
  * 4096 × 4096 float64 on Zen 3: 0.83–0.91 → 0.98–1.04 of memcpy; the
- * formats of at most 16 bits see codec-simd.h's dequantize_via_l1
+ * formats of at most 32 bits see codec-simd.h's dequantize_via_l1
  * (docs/kernels.md). */
 
 int loom_dtype_dequantize_part(loom_dtype d, const uint8_t *src, int64_t rows, int64_t cols, int64_t r0, int64_t r1,
@@ -101,10 +101,13 @@ int loom_dtype_dequantize_part(loom_dtype d, const uint8_t *src, int64_t rows, i
     const uint8_t *in = src + (size_t)r * row_bytes;
     float *out = dst + r * cols;
     const float scale = t->scaled ? scales[nscales == 1 ? 0 : r] : 1.0f;
+    if (stream_row) { /* it aligns its stores itself */
+      stream_row(t, in, cols, scale, lut, out);
+      continue;
+    }
     const int64_t h = unaligned_head(t, out, cols);
     if (h) dequantize_row(t, in, h, scale, lut, out);
-    const bool aligned = ((uintptr_t)(out + h) & 63) == 0;
-    (stream_row && aligned ? stream_row : dequantize_row)(t, in + h * t->bits / 8, cols - h, scale, lut, out + h);
+    dequantize_row(t, in + h * t->bits / 8, cols - h, scale, lut, out + h);
   }
   if (stream_row) loom_stream_fence();
   return 0;

@@ -453,6 +453,15 @@ WIDE_QUANTIZE_SCAN64(quantize_scan64, quantize64, quantize_scaled)
 
 /* ---- 64-bit decode: (float)(double(q) · s), eight lanes ---- */
 
+/* The first cnt ≤ 8 values at src, nothing past them read or written. */
+static inline __attribute__((always_inline)) void dequantize64_part(const bool is_unsigned, __m512d s,
+                                                                    const uint8_t *src, int64_t cnt, float *dst) {
+  const __mmask8 m = (__mmask8)((1u << cnt) - 1);
+  const __m512i c = _mm512_maskz_loadu_epi64(m, src);
+  const __m512d q = is_unsigned ? _mm512_cvtepu64_pd(c) : _mm512_cvtepi64_pd(c);
+  _mm256_mask_storeu_ps(dst, m, _mm512_cvtpd_ps(_mm512_mul_pd(q, s)));
+}
+
 static inline __attribute__((always_inline)) void dequantize64_rows(const bool stream, const loom_dtype_traits *t,
                                                                     const uint8_t *src, int64_t n, float scale,
                                                                     float *dst) {
@@ -460,7 +469,15 @@ static inline __attribute__((always_inline)) void dequantize64_rows(const bool s
   const __m512d s = _mm512_set1_pd(scale);
   int64_t i = 0;
   /* The integer-to-double conversions round to nearest, as C's casts do in
-   * the default rounding mode; the product and the narrowing likewise. */
+   * the default rounding mode; the product and the narrowing likewise.
+   * Streamed, the values before dst's first 64-byte boundary are stored
+   * ordinarily (cpu.h). */
+  if (stream) {
+    int64_t head = (int64_t)(((64 - ((uintptr_t)dst & 63)) & 63) / sizeof(float));
+    head = head < n ? head : n;
+    for (; i < head; i += 8) dequantize64_part(is_unsigned, s, src + 8 * i, head - i < 8 ? head - i : 8, dst + i);
+    i = head;
+  }
   for (; i + 8 <= n; i += 8) {
     const __m512i c = _mm512_loadu_si512(src + 8 * i);
     const __m512d q = is_unsigned ? _mm512_cvtepu64_pd(c) : _mm512_cvtepi64_pd(c);
@@ -469,15 +486,7 @@ static inline __attribute__((always_inline)) void dequantize64_rows(const bool s
     else
       _mm256_storeu_ps(dst + i, _mm512_cvtpd_ps(_mm512_mul_pd(q, s)));
   }
-  if (i < n) {
-    uint64_t in[8] = {0};
-    float out[8];
-    memcpy(in, src + 8 * i, (size_t)(n - i) * sizeof *in);
-    const __m512i c = _mm512_loadu_si512(in);
-    const __m512d q = is_unsigned ? _mm512_cvtepu64_pd(c) : _mm512_cvtepi64_pd(c);
-    _mm256_storeu_ps(out, _mm512_cvtpd_ps(_mm512_mul_pd(q, s)));
-    memcpy(dst + i, out, (size_t)(n - i) * sizeof *out);
-  }
+  if (i < n) dequantize64_part(is_unsigned, s, src + 8 * i, n - i, dst + i);
 }
 
 static void dequantize64(const loom_dtype_traits *t, const uint8_t *src, int64_t n, float scale, const float *lut,
@@ -486,8 +495,8 @@ static void dequantize64(const loom_dtype_traits *t, const uint8_t *src, int64_t
   dequantize64_rows(false, t, src, n, scale, dst);
 }
 
-/* dst 64-byte aligned (cpu.h, dequantize_row_stream); the loop aligned to
- * 64 bytes as codec-wide-avx2.c's (measured there only) */
+/* cpu.h, dequantize_row_stream; the loop aligned to 64 bytes as
+ * codec-wide-avx2.c's (measured there only) */
 __attribute__((optimize("align-loops=64"))) static void dequantize64_stream(const loom_dtype_traits *t, const uint8_t *src, int64_t n, float scale,
                                 const float *lut, float *dst) {
   (void)lut;

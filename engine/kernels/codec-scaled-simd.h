@@ -1,3 +1,4 @@
+
 /*
  * The scaled formats' row codecs (integer, ternary, binary) of codec-simd.h,
  * included by it where they stood: the same per-level copy, the same
@@ -392,7 +393,8 @@ static ALWAYS_INLINE vf decode_scaled_at(const int bits, const bool is_signed, c
 }
 
 static ALWAYS_INLINE void dequantize_scaled_bits(const int bits, const bool is_signed, const bool binary,
-                                                 const uint8_t *src, int64_t n, float scale, float *dst) {
+                                                 const uint8_t *src, int64_t n, float scale, float *dst,
+                                                 const bool stream) {
   const int ext = 32 - bits; /* sign extension by shifting up and back */
   uint8_t in[64] = {0};
 #if VBYTES == 64
@@ -413,9 +415,20 @@ static ALWAYS_INLINE void dequantize_scaled_bits(const int bits, const bool is_s
 #endif
   int64_t i = 0;
   for (; i + VL <= n; i += VL) {
-    if (bits == 32 && (4 * i) % 64 == 0) DECODE_PREFETCH(src + 4 * i);
+    /* Streamed, the 32-bit codes are fetched ahead at every level: at the
+     * AVX-512 level int32 dequantized at 0.98-1.02 of memcpy without,
+     * 1.08-1.19 with (a Xeon with AMX; 4 KiB ahead the same) */
+    if (bits == 32 && (4 * i) % 64 == 0) {
+      if (stream)
+        _mm_prefetch((const char *)(src + 4 * i) + 1024, _MM_HINT_T0);
+      else
+        DECODE_PREFETCH(src + 4 * i);
+    }
     const vf v = decode_scaled_at(bits, is_signed, binary, src + i * bits / 8, scale, ext LUT_ARG);
-    memcpy(dst + i, &v, sizeof v);
+    if (stream)
+      STREAM_F(dst + i, v);
+    else
+      memcpy(dst + i, &v, sizeof v);
   }
   if (i < n) { /* the tail out of the loop: its copies are calls */
     memcpy(in, src + i * bits / 8, (size_t)(((n - i) * bits + 7) / 8));
@@ -427,16 +440,16 @@ static ALWAYS_INLINE void dequantize_scaled_bits(const int bits, const bool is_s
 #define DEQUANTIZE_SCALED_CASE(B)                                                \
   case B:                                                                        \
     if (is_signed)                                                               \
-      dequantize_scaled_bits(B, true, false, src, n, scale, dst);                \
+      dequantize_scaled_bits(B, true, false, src, n, scale, dst, false);         \
     else                                                                         \
-      dequantize_scaled_bits(B, false, false, src, n, scale, dst);               \
+      dequantize_scaled_bits(B, false, false, src, n, scale, dst, false);        \
     break;
 
 static void SIMD(dequantize_scaled)(const loom_dtype_traits *t, const uint8_t *src, int64_t n, float scale,
                                     const float *lut, float *dst) {
   const bool is_signed = t->kind != LOOM_DTYPE_KIND_UNSIGNED; /* ternary decodes as int2 */
   switch (t->bits) {
-  case 1: dequantize_scaled_bits(1, true, true, src, n, scale, dst); break;
+  case 1: dequantize_scaled_bits(1, true, true, src, n, scale, dst, false); break;
   DEQUANTIZE_SCALED_CASE(2)
   DEQUANTIZE_SCALED_CASE(4)
   DEQUANTIZE_SCALED_CASE(8)

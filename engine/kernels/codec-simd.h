@@ -430,11 +430,15 @@ static void SIMD(dequantize_float64)(const loom_dtype_traits *t, const uint8_t *
   dequantize_float64_rows(false, src, n, dst);
 }
 
-/* dst 64-byte aligned (cpu.h, dequantize_row_stream); the loop aligned
- * to 64 bytes as codec-wide-avx2.c's dequantize64_stream */
+/* cpu.h, dequantize_row_stream; the loop aligned to 64 bytes as
+ * codec-wide-avx2.c's dequantize64_stream */
 __attribute__((optimize("align-loops=64"))) static void SIMD(dequantize_float64_stream)(const loom_dtype_traits *t, const uint8_t *src, int64_t n, float scale,
                                             const float *lut, float *dst) {
-  dequantize_float64_rows(true, src, n, dst);
+  /* up to dst's first 64-byte boundary through ordinary stores */
+  int64_t h = (int64_t)(((64 - ((uintptr_t)dst & 63)) & 63) / sizeof(float));
+  h = h < n ? h : n;
+  dequantize_float64_rows(false, src, h, dst);
+  dequantize_float64_rows(true, src + 8 * h, n - h, dst + h);
 }
 
 static void SIMD(dequantize_bfloat16)(const loom_dtype_traits *t, const uint8_t *src, int64_t n, float scale,
@@ -527,14 +531,36 @@ static void SIMD(qgemm_quantize)(const float *x, int64_t batch, int64_t cols, in
 static ALWAYS_INLINE void dequantize_via_l1(const loom_dequantize_row_fn decode, const loom_dtype_traits *t,
                                             const uint8_t *src, int64_t n, float scale, const float *lut,
                                             float *dst) {
-  float buf[STREAM_CHUNK] __attribute__((aligned(64)));
+  /* Decoded at buf + off, the values sit where they will in dst's lines:
+   * the ones before dst's first 64-byte boundary are copied ordinarily,
+   * the rest streamed from aligned loads. Chunks are 4 KiB of output, so
+   * every chunk starts at the same place in a line. Any dst a float can
+   * have: pack.c's head of a row before the boundary would start mid-byte
+   * for binary codes in an output 16 bytes past one (malloc's), and those
+   * rows went through ordinary stores (0.94-0.97 of memcpy against 1.5 on a
+   * Xeon with AMX, 2026-12-08). */
+  float buf[STREAM_CHUNK + 16] __attribute__((aligned(64)));
+  int64_t off = (int64_t)(((uintptr_t)dst & 63) / sizeof(float));
+  int64_t lead = off ? 16 - off : 0;
+  if (lead && lead * t->bits % 8 == 0) {
+    /* The head's codes end on a byte: decoded straight into dst, the rest
+     * from an aligned buffer. A decoder's vector stores into buf + off
+     * split lines in L1, and cost int2 and int16 a tenth of their speed. */
+    const int64_t h = lead < n ? lead : n;
+    decode(t, src, h, scale, lut, dst);
+    src += h * t->bits / 8;
+    dst += h;
+    n -= h;
+    off = lead = 0;
+  }
   for (int64_t i = 0; i < n; i += STREAM_CHUNK) {
     const int64_t len = n - i < STREAM_CHUNK ? n - i : STREAM_CHUNK;
     /* i is a multiple of STREAM_CHUNK, so its codes start on a byte */
-    decode(t, src + i * t->bits / 8, len, scale, lut, buf);
-    int64_t j = 0;
-    for (; j + VL <= len; j += VL) STREAM_F(dst + i + j, load_f(buf + j));
-    memcpy(dst + i + j, buf + j, (size_t)(len - j) * sizeof *buf);
+    decode(t, src + i * t->bits / 8, len, scale, lut, buf + off);
+    int64_t j = lead < len ? lead : len;
+    memcpy(dst + i, buf + off, (size_t)j * sizeof *buf);
+    for (; j + VL <= len; j += VL) STREAM_F(dst + i + j, load_f(buf + off + j));
+    memcpy(dst + i + j, buf + off + j, (size_t)(len - j) * sizeof *buf);
   }
 }
 static void SIMD(dequantize_minifloat_stream)(const loom_dtype_traits *t, const uint8_t *src, int64_t n, float scale,
@@ -547,7 +573,19 @@ static void SIMD(dequantize_bfloat16_stream)(const loom_dtype_traits *t, const u
 }
 static void SIMD(dequantize_scaled_stream)(const loom_dtype_traits *t, const uint8_t *src, int64_t n, float scale,
                                            const float *lut, float *dst) {
-  dequantize_via_l1(SIMD(dequantize_scaled), t, src, n, scale, lut, dst);
+  if (t->bits < 32) {
+    dequantize_via_l1(SIMD(dequantize_scaled), t, src, n, scale, lut, dst);
+    return;
+  }
+  /* int32 and uint32 read as many bytes as they write: streamed straight
+   * from the decoder, without the copy through L1 */
+  int64_t h = (int64_t)(((64 - ((uintptr_t)dst & 63)) & 63) / sizeof(float));
+  h = h < n ? h : n;
+  SIMD(dequantize_scaled)(t, src, h, scale, lut, dst);
+  if (t->kind == LOOM_DTYPE_KIND_UNSIGNED)
+    dequantize_scaled_bits(32, false, false, src + 4 * h, n - h, scale, dst + h, true);
+  else
+    dequantize_scaled_bits(32, true, false, src + 4 * h, n - h, scale, dst + h, true);
 }
 
 static void SIMD(fill_codecs)(loom_kernels *k) {
@@ -589,11 +627,16 @@ static void SIMD(fill_codecs)(loom_kernels *k) {
        * each level's own (codec-wide-avx2.c, codec-scaled-avx512.c),
        * filled after these into a table that starts as the level below's
        * (cpu.c). */
-      if (t->bits <= 32) k->dequantize_row[d] = SIMD(dequantize_scaled);
-      if (t->bits <= 16) {
-        k->quantize_row[d] = SIMD(quantize_scaled);
+      if (t->bits <= 32) {
+        k->dequantize_row[d] = SIMD(dequantize_scaled);
+        /* int32 and uint32 read as many bytes as they write, so the read
+         * of each destination line that streaming saves is a third of
+         * their traffic: bench-dtype at the AVX-512 level on a Xeon with
+         * AMX, int32 0.81-0.91 -> 1.08-1.19 of memcpy, uint32 0.79-0.88
+         * -> 1.14-1.16 (docs/kernels.md) */
         k->dequantize_row_stream[d] = SIMD(dequantize_scaled_stream);
       }
+      if (t->bits <= 16) k->quantize_row[d] = SIMD(quantize_scaled);
 #if VBYTES == 32
       if (t->bits <= 16) k->quantize_row_scan[d] = SIMD(quantize_scaled_scan);
 #endif

@@ -351,11 +351,27 @@ static inline __attribute__((always_inline)) __m256 decode8(const uint8_t *src, 
   return _mm256_set_m128(b, a);
 }
 
+/* The first cnt ≤ 8 values at src, nothing past them read or written. */
+static inline __attribute__((always_inline)) void dequantize64_part(const bool is_signed, __m256d s,
+                                                                    const uint8_t *src, int64_t cnt, float *dst) {
+  uint64_t in[8] = {0};
+  float out[8];
+  memcpy(in, src, (size_t)cnt * sizeof *in);
+  _mm256_storeu_ps(out, decode8((const uint8_t *)in, s, is_signed));
+  memcpy(dst, out, (size_t)cnt * sizeof *out);
+}
+
 static inline __attribute__((always_inline)) void dequantize64_rows(const bool stream, const bool is_signed,
                                                                     const uint8_t *src, int64_t n, float scale,
                                                                     float *dst) {
   const __m256d s = _mm256_set1_pd(scale);
   int64_t i = 0;
+  if (stream) { /* up to dst's first 64-byte boundary ordinarily (cpu.h) */
+    int64_t head = (int64_t)(((64 - ((uintptr_t)dst & 63)) & 63) / sizeof(float));
+    head = head < n ? head : n;
+    for (; i < head; i += 8) dequantize64_part(is_signed, s, src + 8 * i, head - i < 8 ? head - i : 8, dst + i);
+    i = head;
+  }
   for (; i + 8 <= n; i += 8) {
     /* as codec-simd.h's DECODE_PREFETCH; streaming, 4 KiB ahead measured
      * best (int64 0.93–0.96 → 1.03–1.05 of memcpy; none 0.82–0.87) */
@@ -365,13 +381,7 @@ static inline __attribute__((always_inline)) void dequantize64_rows(const bool s
     else
       _mm256_storeu_ps(dst + i, decode8(src + 8 * i, s, is_signed));
   }
-  if (i < n) {
-    uint64_t in[8] = {0};
-    float out[8];
-    memcpy(in, src + 8 * i, (size_t)(n - i) * sizeof *in);
-    _mm256_storeu_ps(out, decode8((const uint8_t *)in, s, is_signed));
-    memcpy(dst + i, out, (size_t)(n - i) * sizeof *out);
-  }
+  if (i < n) dequantize64_part(is_signed, s, src + 8 * i, n - i, dst + i);
 }
 
 static void dequantize64(const loom_dtype_traits *t, const uint8_t *src, int64_t n, float scale, const float *lut,
@@ -383,7 +393,7 @@ static void dequantize64(const loom_dtype_traits *t, const uint8_t *src, int64_t
     dequantize64_rows(false, true, src, n, scale, dst);
 }
 
-/* dst 64-byte aligned (cpu.h, dequantize_row_stream). The loop starts on a
+/* cpu.h, dequantize_row_stream. The loop starts on a
  * 64-byte boundary: where the program's layout put the unsigned loop 16
  * bytes past one (3 of the op cache's 64-byte windows instead of 2), uint64
  * dequantized at 0.71 of memcpy instead of 1.07 on Zen 3 (two builds of a

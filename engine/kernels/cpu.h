@@ -63,8 +63,9 @@ typedef struct loom_kernels {
   const char *name;
   loom_quantize_row_fn quantize_row[LOOM_DTYPE_COUNT];
   loom_dequantize_row_fn dequantize_row[LOOM_DTYPE_COUNT];
-  /* dequantize_row with non-temporal stores, for a dst 64-byte aligned
-   * (the tail, less than a vector, through ordinary stores): for outputs
+  /* dequantize_row with non-temporal stores, for any dst (the values
+   * before its first 64-byte boundary and the tail, less than a vector,
+   * through ordinary stores): for outputs
    * larger than the caches, where writing around them saves reading every
    * destination line first (loom_dtype_dequantize). The same bits. No
    * store fence: the caller runs loom_stream_fence once after its last row

@@ -176,19 +176,27 @@ static void compare_dequantize(const loom_kernels *fast, const loom_kernels *ref
   if (!t->scaled && t->bits <= 8) loom_float_build_lut(t, lut);
   uint8_t *row = g_malloc0(row_bytes);
   float *a = g_malloc((size_t)(len + 1) * sizeof *a), *b = g_malloc((size_t)(len + 1) * sizeof *b);
-  float *s = g_aligned_alloc((size_t)len + 1, sizeof *s, 64);
+  float *s = g_aligned_alloc((size_t)len + 17, sizeof *s, 64);
   for (int64_t off = 0; off + len <= ncodes; off += len) {
     memset(row, 0, row_bytes);
     for (int64_t i = 0; i < len; i++) loom_pack_put(t->bits, row, i, loom_pack_get(t->bits, codes, off + i));
     a[len] = b[len] = 42.0f; /* nothing is written past the row */
     fast->dequantize_row[t->id](t, row, len, scale, lut, a);
     ref->dequantize_row[t->id](t, row, len, scale, lut, b);
-    if (fast->dequantize_row_stream[t->id]) { /* the same bits through non-temporal stores, dst 64-byte aligned */
-      s[len] = 42.0f;
-      fast->dequantize_row_stream[t->id](t, row, len, scale, lut, s);
-      if (memcmp(s, b, (size_t)(len + 1) * sizeof *s) != 0)
-        g_error("%s %s, scale %a, length %lld: the streaming decode differs from the reference", fast->name, t->name,
-                (double)scale, (long long)len);
+    /* the same bits through non-temporal stores, dst anywhere in a line
+     * (the values before its first boundary go through ordinary stores:
+     * a binary row 16 bytes past one starts that boundary mid-byte) */
+    static const int64_t starts[] = {0, 1, 4, 12, 15};
+    for (size_t k = 0; fast->dequantize_row_stream[t->id] && k < G_N_ELEMENTS(starts); k++) {
+      float *d = s + starts[k];
+      if (starts[k]) d[-1] = -42.0f;
+      d[len] = 42.0f;
+      fast->dequantize_row_stream[t->id](t, row, len, scale, lut, d);
+      loom_stream_fence();
+      if (memcmp(d, b, (size_t)(len + 1) * sizeof *s) != 0 || (starts[k] && d[-1] != -42.0f))
+        g_error("%s %s, scale %a, length %lld, output %lld floats past a 64-byte boundary: the streaming decode "
+                "differs from the reference",
+                fast->name, t->name, (double)scale, (long long)len, (long long)starts[k]);
     }
     if (memcmp(a, b, (size_t)(len + 1) * sizeof *a) != 0) {
       for (int64_t i = 0; i <= len; i++) {
