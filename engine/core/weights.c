@@ -248,10 +248,14 @@ static int morph_rows(loom_weights *w, int64_t nscales, int64_t r0, int64_t r1, 
   const loom_quantize_row_fn streaming =
     nscales || w->packed_size < LOOM_STREAM_MIN_BYTES ? NULL : k->quantize_row_finite_stream[w->dtype];
   const loom_quantize_row_fn checked = nscales ? NULL : streaming ? streaming : k->quantize_row_finite[w->dtype];
-  const loom_quantize_scan_fn scanning = nscales ? k->quantize_row_scan[w->dtype] : NULL;
+  const loom_quantize_scan_fn scan_streaming =
+    nscales && w->packed_size >= LOOM_STREAM_MIN_BYTES ? k->quantize_row_scan_stream[w->dtype] : NULL;
+  const loom_quantize_scan_fn scanning =
+    scan_streaming ? scan_streaming : nscales ? k->quantize_row_scan[w->dtype] : NULL;
   if (scanning) {
     if (loom_scaled_row_scale(t, w->master + r0 * w->cols, w->cols, &w->scales[r0]))
       return report_nonfinite(w, w->master, r0 * w->cols, w->cols, err);
+    int rc = 0;
     for (int64_t r = r0; r < r1; r++) {
       const float *row = w->master + r * w->cols;
       const bool last = r + 1 == r1;
@@ -264,13 +268,18 @@ static int morph_rows(loom_weights *w, int64_t nscales, int64_t r0, int64_t r1, 
         loom_error_set(err, LOOM_ERR_NONFINITE, _("%s has no code for NaN (row %lld, column %lld)"), t->name,
                        (long long)r, (long long)bad);
         loom_error_prefix(err, "%s", w->label);
-        return LOOM_ERR_NONFINITE;
+        rc = LOOM_ERR_NONFINITE;
+        break;
       }
       if (last) break;
-      if (next_bad) return report_nonfinite(w, w->master, (r + 1) * w->cols, w->cols, err);
+      if (next_bad) {
+        rc = report_nonfinite(w, w->master, (r + 1) * w->cols, w->cols, err);
+        break;
+      }
       w->scales[r + 1] = loom_scaled_scale_of_stat(t, stat, w->cols);
     }
-    return 0;
+    if (scan_streaming) loom_stream_fence(); /* once a range, as below */
+    return rc;
   }
   for (int64_t r = r0; r < r1; r++) {
     const float *row = w->master + r * w->cols;

@@ -369,7 +369,7 @@ static __attribute__((noinline)) __mmask8 encode8_64_rest(const loom_dtype_trait
 static inline __attribute__((always_inline)) bool quantize64(const loom_dtype_traits *t, const bool is_unsigned,
                                                               const float *src, int64_t n, float scale, uint8_t *dst,
                                                               const float *scan, bool *scan_nonfinite,
-                                                              double *scan_stat) {
+                                                              double *scan_stat, const bool stream) {
   const wide64_params p = {
     .s = _mm512_set1_pd(scale),
     .inv = _mm512_set1_pd(1.0 / (double)scale),
@@ -377,25 +377,38 @@ static inline __attribute__((always_inline)) bool quantize64(const loom_dtype_tr
   };
   scan_maxima sm = {_mm256_setzero_si256(), _mm256_setzero_si256()};
   __mmask8 nan = 0;
-  int64_t i = 0;
+  /* Streamed (cpu.h, quantize_row_scan_stream), the h values before dst's
+   * first 64-byte boundary go through the out-of-line encoder and its
+   * ordinary stores, and the scan of the next row keeps its own index,
+   * j = i − h, from its first value. */
+  const int64_t h = stream ? (int64_t)(((64 - ((uintptr_t)dst & 63)) & 63) / 8) : 0;
+  const bool nt = stream && !((uintptr_t)dst & 7) && n - h >= 8;
+  if (nt && h) nan |= encode8_64_rest(t, is_unsigned, src, h, scale, &p, dst);
+  int64_t i = nt ? h : 0;
+  const int64_t lead = i;
   const uintptr_t next = (uintptr_t)(src + n); /* as in quantize_small_rows */
   for (; i + 8 <= n; i += 8) {
+    const int64_t j = i - lead;
     if (scan) {
-      sm = scan8(sm, _mm256_loadu_si256((const __m256i *)(const void *)(scan + i)));
+      sm = scan8(sm, _mm256_loadu_si256((const __m256i *)(const void *)(scan + j)));
       /* 4 KiB ahead in the scanned row (and on into the row after it, which
        * the next call scans): 9.3–9.7 → 9.0–9.1 ms a morph of 4096 × 4096 */
-      if (!(i & 8)) _mm_prefetch((const char *)((uintptr_t)scan + sizeof *scan * (uintptr_t)(i + 1024)), _MM_HINT_T0);
+      if (!(j & 8)) _mm_prefetch((const char *)((uintptr_t)scan + sizeof *scan * (uintptr_t)(j + 1024)), _MM_HINT_T0);
     } else if (!(i & 8)) {
       _mm_prefetch((const char *)(next + sizeof *src * (uintptr_t)i), _MM_HINT_T0);
     }
     const block64 b = quotients64(is_unsigned, src + i, &p);
     /* one kortest for both masks (GCC otherwise moves each to a register to OR them) */
-    if (__builtin_expect(_kortestz_mask8_u8(b.slow, b.near), 1))
-      _mm512_storeu_si512(dst + 8 * i, b.m);
-    else
+    if (__builtin_expect(_kortestz_mask8_u8(b.slow, b.near), 1)) {
+      if (nt)
+        _mm512_stream_si512((void *)(dst + 8 * i), b.m);
+      else
+        _mm512_storeu_si512(dst + 8 * i, b.m);
+    } else {
       nan |= encode8_64_rest(t, is_unsigned, src + i, 8, scale, &p, dst + 8 * i);
+    }
   }
-  if (scan) *scan_nonfinite = scan_result(sm, scan, i, n, is_unsigned, scan_stat);
+  if (scan) *scan_nonfinite = scan_result(sm, scan, i - lead, n, is_unsigned, scan_stat);
   if (i < n) {
     float tail[8] = {0};
     memcpy(tail, src + i, (size_t)(n - i) * sizeof *tail);
@@ -443,13 +456,14 @@ static int quantize_scaled(const loom_dtype_traits *t, const float *src, int64_t
     };
     nan = quantize32(is_unsigned, src, n, &p, dst);
   } else {
-    nan = is_unsigned ? quantize64(t, true, src, n, scale, dst, NULL, NULL, NULL)
-                      : quantize64(t, false, src, n, scale, dst, NULL, NULL, NULL);
+    nan = is_unsigned ? quantize64(t, true, src, n, scale, dst, NULL, NULL, NULL, false)
+                      : quantize64(t, false, src, n, scale, dst, NULL, NULL, NULL, false);
   }
   return nan_answer(nan, src, n, bad);
 }
 
-WIDE_QUANTIZE_SCAN64(quantize_scan64, quantize64, quantize_scaled)
+WIDE_QUANTIZE_SCAN64(quantize_scan64, quantize64, quantize_scaled, false)
+WIDE_QUANTIZE_SCAN64(quantize_scan64_stream, quantize64, quantize_scaled, true)
 
 /* ---- 64-bit decode: (float)(double(q) · s), eight lanes ---- */
 
@@ -520,6 +534,7 @@ void loom_kernels_fill_scaled_avx512(loom_kernels *k) {
       k->dequantize_row[d] = dequantize64;
       k->dequantize_row_stream[d] = dequantize64_stream;
       k->quantize_row_scan[d] = quantize_scan64;
+      k->quantize_row_scan_stream[d] = quantize_scan64_stream;
     }
   }
 }

@@ -116,8 +116,9 @@ static __attribute__((noinline)) bool encode8_32_rest(const float *in, int64_t l
 static inline __attribute__((always_inline)) bool quantize32(const loom_dtype_traits *t, const bool is_unsigned,
                                                               const float *src, int64_t n, float scale, uint8_t *dst,
                                                               const float *scan, bool *scan_nonfinite,
-                                                              double *scan_stat) {
+                                                              double *scan_stat, const bool stream) {
   (void)t;
+  (void)stream; /* no streaming variant (WIDE_QUANTIZE_SCAN64 below) */
   const double hi = is_unsigned ? (double)UINT32_MAX : (double)INT32_MAX;
   const wide32_params p = {
     .s = _mm256_set1_pd(scale),
@@ -156,12 +157,13 @@ static int quantize_scaled32(const loom_dtype_traits *t, const float *src, int64
                              int64_t *bad) {
   /* Invalid and zero scales as before. */
   if (!(scale > 0) || isinf(scale)) return fallback_quantize[t->id](t, src, n, scale, dst, bad);
-  const bool nan = t->kind == LOOM_DTYPE_KIND_UNSIGNED ? quantize32(t, true, src, n, scale, dst, NULL, NULL, NULL)
-                                                        : quantize32(t, false, src, n, scale, dst, NULL, NULL, NULL);
+  const bool nan = t->kind == LOOM_DTYPE_KIND_UNSIGNED
+                     ? quantize32(t, true, src, n, scale, dst, NULL, NULL, NULL, false)
+                     : quantize32(t, false, src, n, scale, dst, NULL, NULL, NULL, false);
   return nan_answer(nan, src, n, bad);
 }
 
-WIDE_QUANTIZE_SCAN64(quantize_scan32, quantize32, quantize_scaled32)
+WIDE_QUANTIZE_SCAN64(quantize_scan32, quantize32, quantize_scaled32, false)
 
 /* ---- 64-bit codes ---- */
 
@@ -271,7 +273,7 @@ static __attribute__((noinline)) unsigned encode4_64_rest(const loom_dtype_trait
 static inline __attribute__((always_inline)) bool quantize64(const loom_dtype_traits *t, const bool is_unsigned,
                                                               const float *src, int64_t n, float scale, uint8_t *dst,
                                                               const float *scan, bool *scan_nonfinite,
-                                                              double *scan_stat) {
+                                                              double *scan_stat, const bool stream) {
   const wide64_params p = {
     .s = _mm256_set1_pd(scale),
     .s32 = _mm256_set1_pd((double)scale * 0x1p32),
@@ -282,26 +284,43 @@ static inline __attribute__((always_inline)) bool quantize64(const loom_dtype_tr
   const __m256i ones = _mm256_set1_epi64x(-1);
   scan_maxima sm = {_mm256_setzero_si256(), _mm256_setzero_si256()};
   unsigned nan = 0;
-  int64_t i = 0;
+  /* Streamed (cpu.h, quantize_row_scan_stream), as codec-scaled-avx512.c's
+   * quantize64: the values before dst's first 64-byte boundary out of
+   * line, the next row's scan at its own index j = i − h. */
+  const int64_t h = stream ? (int64_t)(((64 - ((uintptr_t)dst & 63)) & 63) / 8) : 0;
+  const bool nt = stream && !((uintptr_t)dst & 7) && n - h >= 8;
+  for (int64_t k = 0; nt && k < h; k += 4)
+    nan |= encode4_64_rest(t, is_unsigned, src + k, h - k < 4 ? h - k : 4, scale, &p, dst + 8 * k);
+  int64_t i = nt ? h : 0;
+  const int64_t lead = i;
   const uintptr_t next = (uintptr_t)(src + n);
   for (; i + 8 <= n; i += 8) {
+    const int64_t j = i - lead;
     if (scan) {
-      sm = scan8(sm, _mm256_loadu_si256((const __m256i *)(const void *)(scan + i)));
-      if (!(i & 8)) _mm_prefetch((const char *)((uintptr_t)scan + sizeof *scan * (uintptr_t)(i + 1024)), _MM_HINT_T0);
+      sm = scan8(sm, _mm256_loadu_si256((const __m256i *)(const void *)(scan + j)));
+      if (!(j & 8)) _mm_prefetch((const char *)((uintptr_t)scan + sizeof *scan * (uintptr_t)(j + 1024)), _MM_HINT_T0);
     } else if (!(i & 8)) {
       _mm_prefetch((const char *)(next + sizeof *src * (uintptr_t)i), _MM_HINT_T0);
     }
-    /* both halves stored, then one test for the 8: a half with a slow
-     * lane is encoded again (one branch where two had been) */
     const quotients4 b0 = quotients64(is_unsigned, src + i, &p), b1 = quotients64(is_unsigned, src + i + 4, &p);
-    _mm256_storeu_si256((__m256i *)(void *)(dst + 8 * i), code_of(&b0));
-    _mm256_storeu_si256((__m256i *)(void *)(dst + 8 * (i + 4)), code_of(&b1));
-    if (__builtin_expect(!_mm256_testc_si256(_mm256_and_si256(b0.fast, b1.fast), ones), 0)) {
-      nan |= encode4_64_rest(t, is_unsigned, src + i, 4, scale, &p, dst + 8 * i);
-      nan |= encode4_64_rest(t, is_unsigned, src + i + 4, 4, scale, &p, dst + 8 * (i + 4));
+    const bool fast = _mm256_testc_si256(_mm256_and_si256(b0.fast, b1.fast), ones);
+    if (nt) { /* a line streamed once, only when both halves are settled */
+      if (__builtin_expect(fast, 1)) {
+        _mm256_stream_si256((__m256i *)(void *)(dst + 8 * i), code_of(&b0));
+        _mm256_stream_si256((__m256i *)(void *)(dst + 8 * (i + 4)), code_of(&b1));
+        continue;
+      }
+    } else {
+      /* both halves stored, then one test for the 8: a half with a slow
+       * lane is encoded again (one branch where two had been) */
+      _mm256_storeu_si256((__m256i *)(void *)(dst + 8 * i), code_of(&b0));
+      _mm256_storeu_si256((__m256i *)(void *)(dst + 8 * (i + 4)), code_of(&b1));
+      if (__builtin_expect(fast, 1)) continue;
     }
+    nan |= encode4_64_rest(t, is_unsigned, src + i, 4, scale, &p, dst + 8 * i);
+    nan |= encode4_64_rest(t, is_unsigned, src + i + 4, 4, scale, &p, dst + 8 * (i + 4));
   }
-  if (scan) *scan_nonfinite = scan_result(sm, scan, i, n, is_unsigned, scan_stat);
+  if (scan) *scan_nonfinite = scan_result(sm, scan, i - lead, n, is_unsigned, scan_stat);
   for (; i < n; i += 4) {
     float tail[4] = {0};
     const int64_t len = n - i < 4 ? n - i : 4;
@@ -316,12 +335,13 @@ static int quantize_scaled64(const loom_dtype_traits *t, const float *src, int64
   /* Invalid and zero scales as before. */
   if (!(scale > 0) || isinf(scale)) return fallback_quantize[t->id](t, src, n, scale, dst, bad);
   const bool is_unsigned = t->kind == LOOM_DTYPE_KIND_UNSIGNED;
-  const bool nan = is_unsigned ? quantize64(t, true, src, n, scale, dst, NULL, NULL, NULL)
-                               : quantize64(t, false, src, n, scale, dst, NULL, NULL, NULL);
+  const bool nan = is_unsigned ? quantize64(t, true, src, n, scale, dst, NULL, NULL, NULL, false)
+                               : quantize64(t, false, src, n, scale, dst, NULL, NULL, NULL, false);
   return nan_answer(nan, src, n, bad);
 }
 
-WIDE_QUANTIZE_SCAN64(quantize_scan64, quantize64, quantize_scaled64)
+WIDE_QUANTIZE_SCAN64(quantize_scan64, quantize64, quantize_scaled64, false)
+WIDE_QUANTIZE_SCAN64(quantize_scan64_stream, quantize64, quantize_scaled64, true)
 
 /* ---- 64-bit decode: (float)((double)q · s), as the reference ---- */
 
@@ -420,6 +440,7 @@ void loom_kernels_fill_wide_avx2(loom_kernels *k) {
     }
     k->quantize_row[d] = quantize_scaled64;
     k->quantize_row_scan[d] = quantize_scan64;
+    k->quantize_row_scan_stream[d] = quantize_scan64_stream;
     k->dequantize_row[d] = dequantize64;
     k->dequantize_row_stream[d] = dequantize64_stream;
   }

@@ -102,10 +102,11 @@ static bool scan_alone(const float *next, int64_t n, bool is_unsigned, double *s
 
 /* cpu.h, quantize_row_scan for the 64-bit formats (and at the AVX2 level
  * the 32-bit ones) over a level's own (static) QUANTIZE64(t, is_unsigned,
- * src, n, scale, dst, next, next_nonfinite, next_stat): the encode with the
- * next row's scan riding along. Scales the fast path does not take go through SLOW, the level's
+ * src, n, scale, dst, next, next_nonfinite, next_stat, stream): the encode
+ * with the next row's scan riding along; STREAM true for
+ * quantize_row_scan_stream. Scales the fast path does not take go through SLOW, the level's
  * whole-row encoder, and a scan of their own. */
-#define WIDE_QUANTIZE_SCAN64(NAME, QUANTIZE64, SLOW)                                                           \
+#define WIDE_QUANTIZE_SCAN64(NAME, QUANTIZE64, SLOW, STREAM)                                                   \
   static int NAME(const loom_dtype_traits *t, const float *src, int64_t n, float scale, uint8_t *dst, int64_t *bad, \
                   const float *next, bool *next_nonfinite, double *next_stat) {                                \
     const bool is_unsigned = t->kind == LOOM_DTYPE_KIND_UNSIGNED;                                              \
@@ -114,8 +115,9 @@ static bool scan_alone(const float *next, int64_t n, bool is_unsigned, double *s
       *next_nonfinite = scan_alone(next, n, is_unsigned, next_stat);                                           \
       return rc;                                                                                               \
     }                                                                                                          \
-    const bool nan = is_unsigned ? QUANTIZE64(t, true, src, n, scale, dst, next, next_nonfinite, next_stat)    \
-                                 : QUANTIZE64(t, false, src, n, scale, dst, next, next_nonfinite, next_stat);  \
+    const bool nan = is_unsigned                                                                               \
+                       ? QUANTIZE64(t, true, src, n, scale, dst, next, next_nonfinite, next_stat, STREAM)      \
+                       : QUANTIZE64(t, false, src, n, scale, dst, next, next_nonfinite, next_stat, STREAM);    \
     return nan_answer(nan, src, n, bad);                                                                       \
   }
 

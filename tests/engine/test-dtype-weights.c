@@ -231,42 +231,53 @@ static void assert_morph_reports(loom_weights *w, const bad_value *bad, gsize n)
   loom_weights_touch(w);
 }
 
-/* A float64 store whose packed copy is beyond the caches (16 MiB: cpu.h,
- * LOOM_STREAM_MIN_BYTES) is morphed through non-temporal stores where the
- * level can (quantize_row_finite_stream): at every level the reference's
- * bytes, on one thread and on a pool of 2 (each range fences its own
- * stores), and a NaN or infinity reported as the whole-row check does. Rows
- * of 1023 values, so most rows start off a 64-byte boundary. */
-static void test_float64_beyond_caches(void) {
-  const int64_t rows = 2051, cols = 1023;
-  loom_weights *w = random_weights(rows, cols, 31);
-  morph_at_reference(w, LOOM_DTYPE_FLOAT64);
-  size_t nbytes;
-  g_autofree uint8_t *ref = g_memdup2(loom_weights_packed(w, &nbytes), rows * cols * 8);
-  g_assert_cmpuint(nbytes, ==, (size_t)(rows * cols * 8));
-  g_assert_cmpuint(nbytes, >=, (size_t)16 << 20);
+/* A float64, int64 or uint64 store whose packed copy is beyond the caches
+ * (16 MiB: cpu.h, LOOM_STREAM_MIN_BYTES) is morphed through non-temporal
+ * stores where the level can (float64's quantize_row_finite_stream, the
+ * 64-bit integers' quantize_row_scan_stream): at every level the
+ * reference's bytes and scales, on one thread and on a pool of 2 (each
+ * range fences its own stores), and a NaN or infinity reported as the
+ * whole-row check does. Rows of 1023 values, so most rows start off a
+ * 64-byte boundary (the values before it stored apart, the next row's scan
+ * then at an index of its own). */
+static void test_wide_beyond_caches(void) {
+  const int64_t rows = 2051, cols = 1023; /* rows 8184 bytes apart: every 8-byte place in a line */
+  const loom_dtype dts[] = {LOOM_DTYPE_FLOAT64, LOOM_DTYPE_INT64, LOOM_DTYPE_UINT64};
   const bad_value bad[] = {
       {2050 * cols + 1022, NAN, "layer (0,0,0,0) weight: weight at row 2050, column 1022 is NaN"},
       {7 * cols + 3, -INFINITY, "layer (0,0,0,0) weight: weight at row 7, column 3 is -inf"},
   };
   loom_pool *pool = loom_pool_new(2, NULL);
   g_assert_nonnull(pool);
-  bool streamed = false;
-  for (int level = 0; level <= test_top_level(); level++) {
-    if (!loom_kernels_force((loom_kernel_level)level)) continue;
-    streamed |= loom_kernels_get()->quantize_row_finite_stream[LOOM_DTYPE_FLOAT64] != NULL;
-    loom_weights_touch(w);
-    g_assert_cmpint(loom_weights_morph(w, NULL), ==, 0);
-    g_assert_cmpmem(loom_weights_packed(w, NULL), nbytes, ref, nbytes);
-    loom_weights_touch(w);
-    g_assert_cmpint(loom_weights_morph_on(w, pool, NULL), ==, 0);
-    g_assert_cmpmem(loom_weights_packed(w, NULL), nbytes, ref, nbytes);
-    assert_morph_reports(w, bad, G_N_ELEMENTS(bad));
+  for (gsize d = 0; d < G_N_ELEMENTS(dts); d++) {
+    loom_weights *w = random_weights(rows, cols, 31);
+    morph_at_reference(w, dts[d]);
+    size_t nbytes;
+    int64_t ns = 0;
+    g_autofree uint8_t *ref = g_memdup2(loom_weights_packed(w, &nbytes), rows * cols * 8);
+    const float *sc = loom_weights_scales(w, &ns);
+    g_autofree float *ref_scales = ns ? g_memdup2(sc, (gsize)ns * sizeof *sc) : NULL;
+    g_assert_cmpuint(nbytes, ==, (size_t)(rows * cols * 8));
+    g_assert_cmpuint(nbytes, >=, (size_t)16 << 20);
+    bool streamed = false;
+    for (int level = 0; level <= test_top_level(); level++) {
+      if (!loom_kernels_force((loom_kernel_level)level)) continue;
+      const loom_kernels *k = loom_kernels_get();
+      streamed |= dts[d] == LOOM_DTYPE_FLOAT64 ? k->quantize_row_finite_stream[dts[d]] != NULL
+                                               : k->quantize_row_scan_stream[dts[d]] != NULL;
+      for (int on_pool = 0; on_pool < 2; on_pool++) {
+        loom_weights_touch(w);
+        g_assert_cmpint(on_pool ? loom_weights_morph_on(w, pool, NULL) : loom_weights_morph(w, NULL), ==, 0);
+        g_assert_cmpmem(loom_weights_packed(w, NULL), nbytes, ref, nbytes);
+        if (ns) g_assert_cmpmem(loom_weights_scales(w, NULL), ns * sizeof(float), ref_scales, ns * sizeof(float));
+      }
+      assert_morph_reports(w, bad, G_N_ELEMENTS(bad));
+    }
+    loom_kernels_force(loom_kernels_best_level());
+    if (loom_kernels_best_level() >= LOOM_KERNELS_AVX2) g_assert_true(streamed);
+    loom_weights_free(w);
   }
-  loom_kernels_force(loom_kernels_best_level());
-  if (loom_kernels_best_level() >= LOOM_KERNELS_AVX2) g_assert_true(streamed);
   loom_pool_free(pool);
-  loom_weights_free(w);
 }
 
 /* The morphs of float64, float16, bfloat16, fp8 and fp4 check and encode a
@@ -527,7 +538,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/weights/nonfinite", test_nonfinite);
   g_test_add_func("/weights/touch-finite", test_touch_finite);
   g_test_add_func("/weights/checked-in-one-pass", test_checked_in_one_pass);
-  g_test_add_func("/weights/float64-beyond-caches", test_float64_beyond_caches);
+  g_test_add_func("/weights/wide-beyond-caches", test_wide_beyond_caches);
   g_test_add_func("/weights/scan-rides-on-encode", test_scan_rides_on_encode);
   g_test_add_func("/weights/morph-on-pool", test_morph_on_pool);
   g_test_add_func("/weights/load-packed", test_load_packed);

@@ -301,6 +301,26 @@ static void check_scale_scan(const loom_kernels *fast, const loom_kernels *ref, 
       g_assert_cmpmem(codes, nbytes, want, nbytes);
       g_assert_cmpint(nb, ==, br);
       if (!br) g_assert_cmpmem(&st, 8, &sr, 8);
+      /* The streaming variant, its output at several places in a line
+       * (the values before the first boundary stored apart, the scan at an
+       * index of its own): the same bytes, nothing written around them. */
+      static const size_t places[] = {0, 8, 16, 40, 56};
+      for (size_t pl = 0; fast->quantize_row_scan_stream[d] && pl < G_N_ELEMENTS(places); pl++) {
+        _Alignas(64) uint8_t out[200 * 8 + 128];
+        memset(out, 0xa5, sizeof out);
+        uint8_t *at = out + 64 + places[pl];
+        nb = !br;
+        st = -1;
+        g_assert_cmpint(fast->quantize_row_scan_stream[d](t, src, n, scan_scales[si], at, &bad, v, &nb, &st), ==, 0);
+        loom_stream_fence();
+        if (memcmp(at, want, nbytes) != 0)
+          g_error("%s %s, %d values %zu bytes past a line, scale %a: the streaming encode differs from the reference",
+                  fast->name, t->name, n, places[pl], (double)scan_scales[si]);
+        g_assert_cmphex(at[-1], ==, 0xa5);
+        g_assert_cmphex(at[nbytes], ==, 0xa5);
+        g_assert_cmpint(nb, ==, br);
+        if (!br) g_assert_cmpmem(&st, 8, &sr, 8);
+      }
     }
   }
 }
