@@ -185,9 +185,11 @@ static void compare_dequantize(const loom_kernels *fast, const loom_kernels *ref
     ref->dequantize_row[t->id](t, row, len, scale, lut, b);
     /* the same bits through non-temporal stores, dst anywhere in a line
      * (the values before its first boundary go through ordinary stores:
-     * a binary row 16 bytes past one starts that boundary mid-byte) */
+     * a binary row 16 bytes past one starts that boundary mid-byte); one
+     * place a row, the rows taking the places in turn */
     static const int64_t starts[] = {0, 1, 4, 12, 15};
-    for (size_t k = 0; fast->dequantize_row_stream[t->id] && k < G_N_ELEMENTS(starts); k++) {
+    if (fast->dequantize_row_stream[t->id]) {
+      const size_t k = (size_t)(off / len) % G_N_ELEMENTS(starts);
       float *d = s + starts[k];
       if (starts[k]) d[-1] = -42.0f;
       d[len] = 42.0f;
