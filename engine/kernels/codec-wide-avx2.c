@@ -118,7 +118,6 @@ static inline __attribute__((always_inline)) bool quantize32(const loom_dtype_tr
                                                               const float *scan, bool *scan_nonfinite,
                                                               double *scan_stat, const bool stream) {
   (void)t;
-  (void)stream; /* no streaming variant (WIDE_QUANTIZE_SCAN64 below) */
   const double hi = is_unsigned ? (double)UINT32_MAX : (double)INT32_MAX;
   const wide32_params p = {
     .s = _mm256_set1_pd(scale),
@@ -128,23 +127,36 @@ static inline __attribute__((always_inline)) bool quantize32(const loom_dtype_tr
   };
   scan_maxima sm = {_mm256_setzero_si256(), _mm256_setzero_si256()};
   bool nan = false;
-  int64_t i = 0;
+  /* Streamed (cpu.h, quantize_row_scan_stream), as quantize64 below: the
+   * values before dst's first 64-byte boundary out of line, the next row's
+   * scan at its own index j = i − h. */
+  const int64_t h = stream ? (int64_t)(((64 - ((uintptr_t)dst & 63)) & 63) / 4) : 0;
+  const bool nt = stream && !((uintptr_t)dst & 3) && n - h >= 8;
+  for (int64_t k = 0; nt && k < h; k += 8)
+    nan |= encode8_32_rest(src + k, h - k < 8 ? h - k : 8, &p, dst + 4 * k);
+  int64_t i = nt ? h : 0;
+  const int64_t lead = i;
   /* the next row, which a morph scans next (as codec-simd.h's encoders) */
   const uintptr_t next = (uintptr_t)(src + n);
   for (; i + 8 <= n; i += 8) {
+    const int64_t j = i - lead;
     if (scan) {
-      sm = scan8(sm, _mm256_loadu_si256((const __m256i *)(const void *)(scan + i)));
-      if (!(i & 8)) _mm_prefetch((const char *)((uintptr_t)scan + sizeof *scan * (uintptr_t)(i + 1024)), _MM_HINT_T0);
+      sm = scan8(sm, _mm256_loadu_si256((const __m256i *)(const void *)(scan + j)));
+      if (!(j & 8)) _mm_prefetch((const char *)((uintptr_t)scan + sizeof *scan * (uintptr_t)(j + 1024)), _MM_HINT_T0);
     } else if (!(i & 8)) {
       _mm_prefetch((const char *)(next + sizeof *src * (uintptr_t)i), _MM_HINT_T0);
     }
     __m256d y[2];
-    if (__builtin_expect(sums8(src + i, &p, y), 1))
-      _mm256_storeu_si256((__m256i *)(void *)(dst + 4 * i), codes32_of(y));
-    else
+    if (__builtin_expect(sums8(src + i, &p, y), 1)) {
+      if (nt)
+        _mm256_stream_si256((__m256i *)(void *)(dst + 4 * i), codes32_of(y));
+      else
+        _mm256_storeu_si256((__m256i *)(void *)(dst + 4 * i), codes32_of(y));
+    } else {
       nan |= encode8_32_rest(src + i, 8, &p, dst + 4 * i);
+    }
   }
-  if (scan) *scan_nonfinite = scan_result(sm, scan, i, n, is_unsigned, scan_stat);
+  if (scan) *scan_nonfinite = scan_result(sm, scan, i - lead, n, is_unsigned, scan_stat);
   if (i < n) {
     float tail[8] = {0};
     memcpy(tail, src + i, (size_t)(n - i) * sizeof *tail);
@@ -164,6 +176,7 @@ static int quantize_scaled32(const loom_dtype_traits *t, const float *src, int64
 }
 
 WIDE_QUANTIZE_SCAN64(quantize_scan32, quantize32, quantize_scaled32, false)
+WIDE_QUANTIZE_SCAN64(quantize_scan32_stream, quantize32, quantize_scaled32, true)
 
 /* ---- 64-bit codes ---- */
 
@@ -436,6 +449,7 @@ void loom_kernels_fill_wide_avx2(loom_kernels *k) {
     if (t->bits == 32) {
       k->quantize_row[d] = quantize_scaled32;
       k->quantize_row_scan[d] = quantize_scan32;
+      k->quantize_row_scan_stream[d] = quantize_scan32_stream;
       continue;
     }
     k->quantize_row[d] = quantize_scaled64;

@@ -231,33 +231,39 @@ static void assert_morph_reports(loom_weights *w, const bad_value *bad, gsize n)
   loom_weights_touch(w);
 }
 
-/* A float64, int64 or uint64 store whose packed copy is beyond the caches
- * (16 MiB: cpu.h, LOOM_STREAM_MIN_BYTES) is morphed through non-temporal
- * stores where the level can (float64's quantize_row_finite_stream, the
- * 64-bit integers' quantize_row_scan_stream): at every level the
+/* A float64, int64, uint64, int32 or uint32 store whose packed copy is
+ * beyond the caches (16 MiB: cpu.h, LOOM_STREAM_MIN_BYTES) is morphed
+ * through non-temporal stores where the level can (float64's
+ * quantize_row_finite_stream, the wide integers' quantize_row_scan_stream): at every level the
  * reference's bytes and scales, on one thread and on a pool of 2 (each
  * range fences its own stores), and a NaN or infinity reported as the
  * whole-row check does. Rows of 1023 values, so most rows start off a
  * 64-byte boundary (the values before it stored apart, the next row's scan
  * then at an index of its own). */
 static void test_wide_beyond_caches(void) {
-  const int64_t rows = 2051, cols = 1023; /* rows 8184 bytes apart: every 8-byte place in a line */
-  const loom_dtype dts[] = {LOOM_DTYPE_FLOAT64, LOOM_DTYPE_INT64, LOOM_DTYPE_UINT64};
-  const bad_value bad[] = {
-      {2050 * cols + 1022, NAN, "layer (0,0,0,0) weight: weight at row 2050, column 1022 is NaN"},
-      {7 * cols + 3, -INFINITY, "layer (0,0,0,0) weight: weight at row 7, column 3 is -inf"},
-  };
+  /* rows 1023 codes apart: every place in a line a code can start at */
+  const int64_t cols = 1023;
+  const loom_dtype dts[] = {LOOM_DTYPE_FLOAT64, LOOM_DTYPE_INT64, LOOM_DTYPE_UINT64, LOOM_DTYPE_INT32,
+                            LOOM_DTYPE_UINT32};
   loom_pool *pool = loom_pool_new(2, NULL);
   g_assert_nonnull(pool);
   for (gsize d = 0; d < G_N_ELEMENTS(dts); d++) {
+    const int64_t code_bytes = loom_dtype_traits_get(dts[d])->bits / 8;
+    const int64_t rows = ((int64_t)16 << 20) / (cols * code_bytes) + 3;
+    char *nan_text = g_strdup_printf("layer (0,0,0,0) weight: weight at row %lld, column 1022 is NaN",
+                                     (long long)(rows - 1));
+    const bad_value bad[] = {
+        {(rows - 1) * cols + 1022, NAN, nan_text},
+        {7 * cols + 3, -INFINITY, "layer (0,0,0,0) weight: weight at row 7, column 3 is -inf"},
+    };
     loom_weights *w = random_weights(rows, cols, 31);
     morph_at_reference(w, dts[d]);
     size_t nbytes;
     int64_t ns = 0;
-    g_autofree uint8_t *ref = g_memdup2(loom_weights_packed(w, &nbytes), rows * cols * 8);
+    g_autofree uint8_t *ref = g_memdup2(loom_weights_packed(w, &nbytes), rows * cols * code_bytes);
     const float *sc = loom_weights_scales(w, &ns);
     g_autofree float *ref_scales = ns ? g_memdup2(sc, (gsize)ns * sizeof *sc) : NULL;
-    g_assert_cmpuint(nbytes, ==, (size_t)(rows * cols * 8));
+    g_assert_cmpuint(nbytes, ==, (size_t)(rows * cols * code_bytes));
     g_assert_cmpuint(nbytes, >=, (size_t)16 << 20);
     bool streamed = false;
     for (int level = 0; level <= test_top_level(); level++) {
@@ -276,6 +282,7 @@ static void test_wide_beyond_caches(void) {
     loom_kernels_force(loom_kernels_best_level());
     if (loom_kernels_best_level() >= LOOM_KERNELS_AVX2) g_assert_true(streamed);
     loom_weights_free(w);
+    g_free(nan_text);
   }
   loom_pool_free(pool);
 }
