@@ -1,4 +1,3 @@
-
 /*
  * The scaled formats' row codecs (integer, ternary, binary) of codec-simd.h,
  * included by it where they stood: the same per-level copy, the same
