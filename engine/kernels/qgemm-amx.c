@@ -198,15 +198,18 @@ static ALWAYS_INLINE void products(const bool sign, const bool two, const uint8_
 
 /* The int32 sums of a C tile (16 weight rows × 16 activation rows, row i
  * at acc + 16 i) added, widened, to dot (activation row b's weight row r at
- * dot[b · NR + r]) for its first nb activation rows. */
-static void widen(const int32_t *acc, int64_t *dot, int nb) {
+ * dot[b · NR + r]) for its first nb activation rows; stored there instead
+ * at the first widening (`fresh`), so dot needs no clearing. */
+static void widen(const int32_t *acc, int64_t *dot, int nb, bool fresh) {
   __m512i r[16];
   for (int i = 0; i < 16; i++) r[i] = _mm512_load_si512(acc + 16 * i);
   transpose16_epi32(r); /* r[b]: the 16 weight rows' sums of activation row b */
   for (int b = 0; b < nb; b++) {
     __m512i *d = (__m512i *)(void *)(dot + b * NR);
-    d[0] = _mm512_add_epi64(_mm512_loadu_si512(d), _mm512_cvtepi32_epi64(_mm512_castsi512_si256(r[b])));
-    d[1] = _mm512_add_epi64(_mm512_loadu_si512(d + 1), _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(r[b], 1)));
+    const __m512i lo = _mm512_cvtepi32_epi64(_mm512_castsi512_si256(r[b]));
+    const __m512i hi = _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(r[b], 1));
+    _mm512_storeu_si512(d, fresh ? lo : _mm512_add_epi64(_mm512_loadu_si512(d), lo));
+    _mm512_storeu_si512(d + 1, fresh ? hi : _mm512_add_epi64(_mm512_loadu_si512(d + 1), hi));
   }
 }
 
@@ -240,7 +243,7 @@ static bool panel_amx(const loom_qgemm_job *j, int64_t r0, int64_t r1) {
     for (int64_t g0 = 0; g0 < j->batch; g0 += BATCH_GROUP) {
       const int64_t gn = j->batch - g0 < BATCH_GROUP ? j->batch - g0 : BATCH_GROUP;
       const int64_t nt = (gn + TB - 1) / TB; /* B tiles */
-      memset(dot, 0, (size_t)gn * NR * sizeof *dot);
+      bool fresh = true; /* dot: every one of its gn rows of NR written at the first widening */
       for (int64_t c0 = 0; c0 < kcols; c0 += KC) {
         const int64_t c1 = kcols - c0 < KC ? kcols : c0 + KC;
         pack(j, p0, p1, c0, c1, pan);
@@ -253,15 +256,17 @@ static bool panel_amx(const loom_qgemm_job *j, int64_t r0, int64_t r1) {
           else if (t + 1 < nt) products(false, true, pan, xt0, xt1, c0, c1, a, first);
           else products(false, false, pan, xt0, xt1, c0, c1, a, first);
         }
-        if (c1 % WIDEN == 0 || c1 == kcols)
+        if (c1 % WIDEN == 0 || c1 == kcols) {
           for (int64_t t = 0; t < nt; t++) {
             /* tile pair t / 2's C tiles: 0 (rows 0-15 × B tile t even) or
              * 1 (odd), then 2 or 3 for rows 16-31 */
             int32_t *pair = acc + t / 2 * 1024;
             const int nb = gn - t * TB < TB ? (int)(gn - t * TB) : TB;
-            widen(pair + (t % 2) * 256, dot + t * TB * NR, nb);
-            widen(pair + 512 + (t % 2) * 256, dot + t * TB * NR + 16, nb);
+            widen(pair + (t % 2) * 256, dot + t * TB * NR, nb, fresh);
+            widen(pair + 512 + (t % 2) * 256, dot + t * TB * NR + 16, nb, fresh);
           }
+          fresh = false;
+        }
       }
       panel_finish(j, dot, NR, p0, p1, g0, gn, base);
     }

@@ -130,9 +130,10 @@ static ALWAYS_INLINE void pf_step(pf_cursor *c) {
 
 /* A tile of nb activation rows (xt: its codes in j->xt's layout, from the
  * slice's first column) against the panel's ng groups of 4 columns; the sums
- * are added to dot (nb rows of NR). */
+ * are added to dot (nb rows of NR), or stored there for the first slice
+ * (`fresh`), so dot needs no clearing. */
 static ALWAYS_INLINE void tile(const int nb, const uint8_t *pan, int64_t ng, const int8_t *xt, int64_t *dot,
-                               pf_cursor *pf) {
+                               pf_cursor *pf, const bool fresh) {
   __m512i acc[MR][NV];
 #pragma GCC unroll 8
   for (int b = 0; b < nb; b++)
@@ -157,8 +158,10 @@ static ALWAYS_INLINE void tile(const int nb, const uint8_t *pan, int64_t ng, con
 #pragma GCC unroll 2
     for (int v = 0; v < NV; v++) {
       __m512i *d = (__m512i *)(void *)(dot + b * NR + v * 16);
-      d[0] = _mm512_add_epi64(d[0], _mm512_cvtepi32_epi64(_mm512_castsi512_si256(acc[b][v])));
-      d[1] = _mm512_add_epi64(d[1], _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(acc[b][v], 1)));
+      const __m512i lo = _mm512_cvtepi32_epi64(_mm512_castsi512_si256(acc[b][v]));
+      const __m512i hi = _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(acc[b][v], 1));
+      d[0] = fresh ? lo : _mm512_add_epi64(d[0], lo);
+      d[1] = fresh ? hi : _mm512_add_epi64(d[1], hi);
     }
 }
 
@@ -185,7 +188,7 @@ bool loom_qgemm_panel_vnni(const loom_qgemm_job *j, int64_t r0, int64_t r1) {
       rowp[i] = j->packed + (size_t)(p0 + i < p1 ? p0 + i : p1 - 1) * (size_t)rb;
     for (int64_t g0 = 0; g0 < j->batch; g0 += BATCH_GROUP) {
       const int64_t gn = j->batch - g0 < BATCH_GROUP ? j->batch - g0 : BATCH_GROUP;
-      memset(dot, 0, (size_t)gn * NR * sizeof *dot);
+      /* dot: every one of its gn rows of NR written by the first slice's tiles */
       for (int64_t o0 = 0; o0 < rb; o0 += kc) {
         const int64_t o1 = rb - o0 < kc ? rb : o0 + kc, c0 = o0 * m, ng = ((o1 - o0) * m + 3) / 4;
         pack(j->t, rowp, o0, o1, pan);
@@ -198,14 +201,19 @@ bool loom_qgemm_panel_vnni(const loom_qgemm_job *j, int64_t r0, int64_t r1) {
         else pf_set(&pf, j, p0 + NR, 0, kc < rb ? kc : rb, tiles * ng);
         /* the tiles of j->xt: MR rows, the last rows 4, 2, 1 (BATCH_GROUP is
          * a multiple of MR, so a group starts a tile) */
+        const bool fresh = o0 == 0;
         int64_t b = 0;
-        for (; b + MR <= gn; b += MR) tile(MR, pan, ng, j->xt + (g0 + b) * j->xstride + c0 * MR, dot + b * NR, &pf);
+        for (; b + MR <= gn; b += MR) {
+          const int8_t *xt = j->xt + (g0 + b) * j->xstride + c0 * MR;
+          if (fresh) tile(MR, pan, ng, xt, dot + b * NR, &pf, true);
+          else tile(MR, pan, ng, xt, dot + b * NR, &pf, false);
+        }
         for (int nb = MR / 2; nb >= 1; nb /= 2) {
           if (gn - b < nb) continue;
           const int8_t *xt = j->xt + (g0 + b) * j->xstride + c0 * nb;
-          if (nb == 4) tile(4, pan, ng, xt, dot + b * NR, &pf);
-          else if (nb == 2) tile(2, pan, ng, xt, dot + b * NR, &pf);
-          else tile(1, pan, ng, xt, dot + b * NR, &pf);
+          if (nb == 4) tile(4, pan, ng, xt, dot + b * NR, &pf, fresh);
+          else if (nb == 2) tile(2, pan, ng, xt, dot + b * NR, &pf, fresh);
+          else tile(1, pan, ng, xt, dot + b * NR, &pf, fresh);
           b += nb;
         }
       }
