@@ -51,6 +51,13 @@
  * --integer, 2026-12-02). Cache-resident weights keep T0: the lines are in
  * L2 already, and T0 brings them to L1 ahead of the loads. */
 enum { GR_MAX = 8, CHUNK = 4096, PREFETCH = 1024, NEAR = 16384, SPAN = 64, AHEAD_BYTES = 8192 };
+/* Binary rows of at most this many bytes pick their columns' codes with
+ * the row's bits as a mask (block()), 8 rows a group, beyond it the
+ * fields: a private driver on a Xeon with AMX (2026-12-08), GB/s of codes,
+ * fields → picked: 512 columns 8.4 → 12.6, 1024 10.6–11.2 → 13.6, 2048
+ * 14.2–15.3 → 15.1–16.0, 4096 (512 rows) 13.8–14.6 → 13.9–14.1, 4096 ×
+ * 14336 15.8–16.7 → 14.2–14.8. */
+enum { PICK_ROW_BYTES = 256 };
 #define L2_BYTES ((int64_t)4 << 20)
 
 /* One 64-byte block of codes at byte offset o of each row into acc. `avail`
@@ -60,11 +67,46 @@ enum { GR_MAX = 8, CHUNK = 4096, PREFETCH = 1024, NEAR = 16384, SPAN = 64, AHEAD
  * (one pointer: with a pointer per row GCC ran out of registers and
  * reloaded them from the stack in the loop); otherwise PREFETCH bytes ahead
  * in each row. Rows outer, fields inner: one code vector live at a time. */
-static ALWAYS_INLINE void block(const int bits, const bool fp4, const int gr, const bool near, const bool to_l2,
+static ALWAYS_INLINE void block(const int bits, const bool fp4, const bool pick, const int gr, const bool near,
+                                const bool to_l2,
                                 const uint8_t *const *rowp, const int8_t *xp, int64_t o, int64_t avail,
                                 const uint8_t *pfp, __m512i flip, __m512i acc[GR_MAX][8]) {
   const int m = 8 / bits;
   const int64_t xo = o * m; /* the block's first column */
+  if (pick) {
+    /* Binary rows of at most PICK_ROW_BYTES: 8 code bytes of a row are the
+     * mask of 64 columns (bit c, column c), which picks those columns'
+     * codes out of xq in their own order; one vpdpbusd against ones adds
+     * them into the row's only accumulator. The same two operations per 64
+     * weights as a field's AND and vpdpbusd, but no fields to shift back
+     * and add at the row's end, the fixed cost that bounds short rows. */
+    const __m512i ones = _mm512_set1_epi8(1);
+#pragma GCC unroll 8
+    for (int s = 0; s < 8; s++) {
+      if (8 * s >= avail) break;
+      const __m512i x = _mm512_loadu_si512(xp + xo + 64 * s);
+#pragma GCC unroll 8
+      for (int r = 0; r < gr; r++) {
+        __mmask64 k;
+        if (avail - 8 * s >= 8) {
+          k = _load_mask64((__mmask64 *)(void *)(uintptr_t)(rowp[r] + o + 8 * s));
+        } else { /* the row's last bytes; the rest reads as zero */
+          const __m128i u = _mm_maskz_loadu_epi8((__mmask16)((1u << (avail - 8 * s)) - 1), rowp[r] + o + 8 * s);
+          k = _cvtu64_mask64((uint64_t)_mm_cvtsi128_si64(u));
+        }
+        dpbusd(&acc[r][0], ones, _mm512_maskz_mov_epi8(k, x));
+      }
+    }
+#pragma GCC unroll 8
+    for (int r = 0; r < gr; r++) {
+      const char *ahead = (const char *)(near ? pfp + o * gr + r * 64 : rowp[r] + o + PREFETCH);
+      if (to_l2)
+        _mm_prefetch(ahead, _MM_HINT_T1);
+      else
+        _mm_prefetch(ahead, _MM_HINT_T0);
+    }
+    return;
+  }
   __m512i xv[8];
 #pragma GCC unroll 8
   for (int k = 0; k < m; k++) xv[k] = _mm512_loadu_si512(xp + xo + k * 64);
@@ -93,10 +135,12 @@ static ALWAYS_INLINE void block(const int bits, const bool fp4, const int gr, co
 
 /* Σ u·xq of the rows at rowp[0 .. gr) into dot[0 .. gr) (whole quads
  * written: dot has room for them). */
-static ALWAYS_INLINE void group(const int bits, const bool fp4, const int gr, const bool near, const bool to_l2,
+static ALWAYS_INLINE void group(const int bits, const bool fp4, const bool pick, const int gr, const bool near,
+                                const bool to_l2,
                                 const uint8_t *const *rowp, const int8_t *xp, int64_t rb, const uint8_t *pfp,
                                 __m512i flip, int64_t *dot) {
-  const int m = 8 / bits, nq = (gr + 3) / 4;
+  const int m = pick ? 1 : 8 / bits; /* accumulators a row (picked binary columns: one, block()) */
+  const int nq = (gr + 3) / 4;
   __m256i d[GR_MAX / 4];
   for (int q = 0; q < nq; q++) d[q] = _mm256_setzero_si256();
   for (int64_t o0 = 0; o0 < rb; o0 += CHUNK) {
@@ -108,8 +152,8 @@ static ALWAYS_INLINE void group(const int bits, const bool fp4, const int gr, co
       for (int k = 0; k < m; k++) acc[i][k] = _mm512_setzero_si512();
     const int64_t full = o1 < rb ? o1 : rb / 64 * 64;
     int64_t o = o0;
-    for (; o + 64 <= full; o += 64) block(bits, fp4, gr, near, to_l2, rowp, xp, o, 64, pfp, flip, acc);
-    if (o < o1) block(bits, fp4, gr, near, to_l2, rowp, xp, o, rb - o, pfp, flip, acc);
+    for (; o + 64 <= full; o += 64) block(bits, fp4, pick, gr, near, to_l2, rowp, xp, o, 64, pfp, flip, acc);
+    if (o < o1) block(bits, fp4, pick, gr, near, to_l2, rowp, xp, o, rb - o, pfp, flip, acc);
     __m512i v[GR_MAX];
 #pragma GCC unroll 8
     for (int i = 0; i < nq * 4; i++) {
@@ -127,7 +171,7 @@ static ALWAYS_INLINE void group(const int bits, const bool fp4, const int gr, co
   for (int q = 0; q < nq; q++) _mm256_storeu_si256((__m256i *)(void *)(dot + 4 * q), d[q]);
 }
 
-static ALWAYS_INLINE void gemv_bits(const int bits, const bool fp4, const int gr, const bool to_l2,
+static ALWAYS_INLINE void gemv_bits(const int bits, const bool fp4, const bool pick, const int gr, const bool to_l2,
                                     const loom_qgemm_job *j, int64_t r0, int64_t r1) {
   const loom_dtype_kind kind = j->t->kind;
   const bool offset = !fp4 && (kind == LOOM_DTYPE_KIND_SIGNED || kind == LOOM_DTYPE_KIND_TERNARY);
@@ -142,6 +186,7 @@ static ALWAYS_INLINE void gemv_bits(const int bits, const bool fp4, const int gr
                                          : offset ? -s * (INT64_C(1) << (bits - 1))
                                                   : 0);
   const __m512d sx = _mm512_set1_pd((double)j->sx[0]);
+  const int8_t *xs = pick ? j->xq : j->xp; /* picked binary columns: codes in column order (block()) */
   const bool bad = j->bad[0];
   /* Groups of rows ahead that the prefetch reaches: at least 8 KiB ahead
    * (one group of 1 KiB ternary rows, 4 KiB, left ternary 4096 × 4096 at
@@ -161,18 +206,18 @@ static ALWAYS_INLINE void gemv_bits(const int bits, const bool fp4, const int gr
       const uint8_t *pfp = base + (size_t)(ahead * gr) * (size_t)rb;
       const bool near = gr * rb <= NEAR;
       if (near && to_l2)
-        group(bits, fp4, gr, true, true, rowp, j->xp, rb, pfp, flip, dot + i);
+        group(bits, fp4, pick, gr, true, true, rowp, xs, rb, pfp, flip, dot + i);
       else if (near)
-        group(bits, fp4, gr, true, false, rowp, j->xp, rb, pfp, flip, dot + i);
+        group(bits, fp4, pick, gr, true, false, rowp, xs, rb, pfp, flip, dot + i);
       else if (to_l2)
-        group(bits, fp4, gr, false, true, rowp, j->xp, rb, pfp, flip, dot + i);
+        group(bits, fp4, pick, gr, false, true, rowp, xs, rb, pfp, flip, dot + i);
       else
-        group(bits, fp4, gr, false, false, rowp, j->xp, rb, pfp, flip, dot + i);
+        group(bits, fp4, pick, gr, false, false, rowp, xs, rb, pfp, flip, dot + i);
     }
     if (i < n) { /* a short last group repeats its last row */
       const uint8_t *rowp[GR_MAX];
       for (int g = 0; g < gr; g++) rowp[g] = j->packed + (size_t)(r + (i + g < n ? i + g : n - 1)) * (size_t)rb;
-      group(bits, fp4, gr, false, false, rowp, j->xp, rb, NULL, flip, dot + i);
+      group(bits, fp4, pick, gr, false, false, rowp, xs, rb, NULL, flip, dot + i);
     }
     for (int64_t e = 0; e < n; e += 8) {
       const __mmask8 mask = (__mmask8)(n - e >= 8 ? 0xff : (1u << (n - e)) - 1);
@@ -190,18 +235,19 @@ static ALWAYS_INLINE void gemv_bits(const int bits, const bool fp4, const int gr
 
 /* One function per width and prefetch target: inlined into one, the
  * cache-resident int4 GEMV lost about 5 %. */
-#define GEMV_FN(NAME, BITS, FP4, GR)                                                                        \
+#define GEMV_FN(NAME, BITS, FP4, PICK, GR)                                                                  \
   static void gemv_##NAME##_l1(const loom_qgemm_job *j, int64_t r0, int64_t r1) {                          \
-    gemv_bits(BITS, FP4, GR, false, j, r0, r1);                                                             \
+    gemv_bits(BITS, FP4, PICK, GR, false, j, r0, r1);                                                       \
   }                                                                                                         \
   static void gemv_##NAME##_l2(const loom_qgemm_job *j, int64_t r0, int64_t r1) {                          \
-    gemv_bits(BITS, FP4, GR, true, j, r0, r1);                                                              \
+    gemv_bits(BITS, FP4, PICK, GR, true, j, r0, r1);                                                        \
   }
-GEMV_FN(1, 1, false, 2)
-GEMV_FN(2, 2, false, 4)
-GEMV_FN(4, 4, false, 8)
-GEMV_FN(fp4, 4, true, 8)
-GEMV_FN(8, 8, false, 8)
+GEMV_FN(1, 1, false, false, 2)
+GEMV_FN(1pick, 1, false, true, 8)
+GEMV_FN(2, 2, false, false, 4)
+GEMV_FN(4, 4, false, false, 8)
+GEMV_FN(fp4, 4, true, false, 8)
+GEMV_FN(8, 8, false, false, 8)
 
 void loom_qgemm_gemv_vnni(const loom_qgemm_job *j, int64_t r0, int64_t r1) {
   const bool to_l2 = j->row_bytes > 0 && j->rows > L2_BYTES / (int64_t)j->row_bytes;
@@ -210,7 +256,12 @@ void loom_qgemm_gemv_vnni(const loom_qgemm_job *j, int64_t r0, int64_t r1) {
     return;
   }
   switch (j->t->bits) {
-  case 1: (to_l2 ? gemv_1_l2 : gemv_1_l1)(j, r0, r1); break;
+  case 1:
+    if (j->row_bytes <= PICK_ROW_BYTES)
+      (to_l2 ? gemv_1pick_l2 : gemv_1pick_l1)(j, r0, r1);
+    else
+      (to_l2 ? gemv_1_l2 : gemv_1_l1)(j, r0, r1);
+    break;
   case 2: (to_l2 ? gemv_2_l2 : gemv_2_l1)(j, r0, r1); break;
   case 4: (to_l2 ? gemv_4_l2 : gemv_4_l1)(j, r0, r1); break;
   default: (to_l2 ? gemv_8_l2 : gemv_8_l1)(j, r0, r1); break;
