@@ -12,6 +12,8 @@
  * One XOR per 64 code bytes, one AND and one vpdpbusd per field. fp4's
  * fields are shifted down and go through a vpshufb table to u = 2 · value +
  * 12 (qgemm.h), corrected with −12 · Σ xq: three operations more a block.
+ * Short binary rows instead use their bits as masks that pick activation
+ * codes in column order (xq, not xp), one accumulator a row (block()).
  *
  * GR rows at a time share each activation vector (loaded once into a
  * register); the sums of 4 rows are reduced together (one transposing
