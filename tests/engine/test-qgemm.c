@@ -475,6 +475,41 @@ static void test_edges(void) {
   problem_free(&p);
 }
 
+/* Every level's qgemm_prepare gives the reference's Σ xq and, for codes of
+ * 1, 2 and 4 bits, its permuted copy xp, byte for byte: random codes over
+ * lengths of one and of several 512-column blocks (the longest layout unit,
+ * binary's), extremes included. */
+static void test_prepare(void) {
+  static const int64_t lengths[] = {512, 1024, 4608};
+  static const int bits[] = {1, 2, 4, 8};
+  uint64_t seed = 77;
+  int8_t *xq = g_malloc(4608), *want = g_malloc(4608), *got = g_malloc(4608);
+  for (size_t li = 0; li < G_N_ELEMENTS(lengths); li++) {
+    const int64_t len = lengths[li];
+    for (int64_t c = 0; c < len; c++) xq[c] = (int8_t)(xorshift(&seed) % 255 - 127);
+    xq[0] = -127;
+    xq[len - 1] = 127;
+    for (size_t bi = 0; bi < G_N_ELEMENTS(bits); bi++) {
+      int64_t sum_want = 0;
+      memset(want, 0x5a, (size_t)len);
+      loom_qgemm_prepare_ref(bits[bi], xq, want, len, &sum_want);
+      for (int l = 0; l <= (int)loom_kernels_best_level(); l++) {
+        const loom_kernels *k = loom_kernels_for((loom_kernel_level)l);
+        if (!k->qgemm_prepare) continue;
+        int64_t sum_got = 0;
+        memset(got, 0x5a, (size_t)len);
+        k->qgemm_prepare(bits[bi], xq, got, len, &sum_got);
+        g_assert_cmpint(sum_got, ==, sum_want);
+        if (bits[bi] < 8 && memcmp(got, want, (size_t)len) != 0)
+          g_error("%d-bit codes, %lld columns, level %s: xp is not the reference's", bits[bi], (long long)len, k->name);
+      }
+    }
+  }
+  g_free(xq);
+  g_free(want);
+  g_free(got);
+}
+
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   pools[0] = NULL;
@@ -503,6 +538,7 @@ int main(int argc, char **argv) {
     g_test_add_data_func(path, GINT_TO_POINTER(d), test_short);
     g_free(path);
   }
+  g_test_add_func("/qgemm/prepare", test_prepare);
   g_test_add_func("/qgemm/edges", test_edges);
   g_test_add_func("/qgemm/fp4-table", test_fp4_table);
   g_test_add_func("/qgemm/tiny-activations", test_tiny_activations);
