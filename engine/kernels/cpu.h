@@ -162,7 +162,7 @@ typedef struct loom_kernels {
    * 8-bit and 4-bit codes; AMX: all), their layout; LOOM_QGEMM_TILES_NONE
    * elsewhere. */
   loom_qgemm_tile_layout qgemm_tiles;
-  /* The tiles xt of xq in the LOOM_QGEMM_TILES_AMX layout, batch rows of
+  /* The tiles xt of xq in the level's qgemm_tiles layout, batch rows of
    * xstride bytes (a multiple of 64); NULL where qgemm.c's plain loop
    * builds them. */
   void (*qgemm_make_tiles)(const int8_t *xq, int8_t *xt, int64_t batch, int64_t xstride);
@@ -219,6 +219,7 @@ void loom_qgemm_prepare_vnni(int bits, const int8_t *xq, int8_t *xp, int64_t len
 /* qgemm-vnni-panel.c: the GEMM of 8-bit and 4-bit codes from packed weight
  * panels; false (nothing written) when its buffer cannot be had. */
 bool loom_qgemm_panel_vnni(const struct loom_qgemm_job *j, int64_t r0, int64_t r1);
+void loom_qgemm_make_tiles_vnni(const int8_t *xq, int8_t *xt, int64_t batch, int64_t xstride);
 /* qgemm-vnni.c: the VNNI level's qgemm_rows, which the AMX level keeps for
  * the shapes its tiles do not take. */
 void loom_qgemm_rows_vnni(const struct loom_qgemm_job *j, int64_t r0, int64_t r1);

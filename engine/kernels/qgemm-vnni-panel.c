@@ -165,6 +165,38 @@ static ALWAYS_INLINE void tile(const int nb, const uint8_t *pan, int64_t ng, con
     }
 }
 
+/* xt in the VNNI layout (qgemm.h: tiles of MR rows, then 4, 2, 1; group g
+ * of a tile of nb rows at its byte g · nb · 4): two tiles of MR rows at a
+ * time through a 16 × 16 transpose of 4-byte groups per 64 columns, which
+ * turns row i's 16 groups into group g's 16 rows, the first tile's 8 in
+ * the low half (qgemm.c's byte loop had been 2–3 % of a 1024 × 1024 int8
+ * product at batch 64); the last rows in that loop's way. */
+void loom_qgemm_make_tiles_vnni(const int8_t *xq, int8_t *xt, int64_t batch, int64_t xstride) {
+  int64_t b0 = 0;
+  while (batch - b0 >= MR) {
+    const bool two = batch - b0 >= 2 * MR;
+    int8_t *t0 = xt + b0 * xstride, *t1 = xt + (b0 + MR) * xstride;
+    for (int64_t c = 0; c < xstride; c += 64) {
+      __m512i r[16];
+      for (int i = 0; i < 16; i++)
+        r[i] = i < MR || two ? _mm512_loadu_si512(xq + (b0 + i) * xstride + c) : _mm512_setzero_si512();
+      transpose16_epi32(r); /* r[g]: group c / 4 + g of the 16 rows */
+      for (int g = 0; g < 16; g++) {
+        _mm256_storeu_si256((__m256i *)(void *)(t0 + (c + 4 * g) * MR), _mm512_castsi512_si256(r[g]));
+        if (two) _mm256_storeu_si256((__m256i *)(void *)(t1 + (c + 4 * g) * MR), _mm512_extracti64x4_epi64(r[g], 1));
+      }
+    }
+    b0 += two ? 2 * MR : MR;
+  }
+  for (int nb = MR / 2; nb >= 1; nb /= 2) {
+    if (batch - b0 < nb) continue;
+    int8_t *t = xt + b0 * xstride;
+    for (int64_t g = 0; g < xstride / 4; g++)
+      for (int i = 0; i < nb; i++) memcpy(t + (g * nb + i) * 4, xq + (b0 + i) * xstride + g * 4, 4);
+    b0 += nb;
+  }
+}
+
 /* Needs j->xt; 8-bit or 4-bit codes. */
 bool loom_qgemm_panel_vnni(const loom_qgemm_job *j, int64_t r0, int64_t r1) {
   const int m = 8 / j->t->bits; /* columns a code byte */

@@ -186,6 +186,7 @@ void loom_kernels_fill_vnni(loom_kernels *k) {
     if (loom_qgemm_supports((loom_dtype)d)) k->qgemm_rows[d] = loom_qgemm_rows_vnni;
   k->qgemm_prepare = loom_qgemm_prepare_vnni;
   k->qgemm_tiles = LOOM_QGEMM_TILES_VNNI; /* the panel GEMM (qgemm-vnni-panel.c) */
+  k->qgemm_make_tiles = loom_qgemm_make_tiles_vnni;
 }
 #pragma GCC pop_options
 #endif
