@@ -91,7 +91,9 @@ static ALWAYS_INLINE void block(const int bits, const bool fp4, const bool pick,
       for (int r = 0; r < gr; r++) {
         __mmask64 k;
         if (avail - 8 * s >= 8) {
-          k = _load_mask64((__mmask64 *)(void *)(uintptr_t)(rowp[r] + o + 8 * s));
+          uint64_t u; /* (_load_mask64 needs its address 8-byte aligned; rows are not) */
+          memcpy(&u, rowp[r] + o + 8 * s, sizeof u);
+          k = _cvtu64_mask64(u);
         } else { /* the row's last bytes; the rest reads as zero */
           const __m128i u = _mm_maskz_loadu_epi8((__mmask16)((1u << (avail - 8 * s)) - 1), rowp[r] + o + 8 * s);
           k = _cvtu64_mask64((uint64_t)_mm_cvtsi128_si64(u));
