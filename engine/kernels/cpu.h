@@ -163,8 +163,7 @@ typedef struct loom_kernels {
    * elsewhere. */
   loom_qgemm_tile_layout qgemm_tiles;
   /* The tiles xt of xq in the level's qgemm_tiles layout, batch rows of
-   * xstride bytes (a multiple of 64); NULL where qgemm.c's plain loop
-   * builds them. */
+   * xstride bytes (a multiple of 64); set wherever qgemm_tiles is. */
   void (*qgemm_make_tiles)(const int8_t *xq, int8_t *xt, int64_t batch, int64_t xstride);
   /* Element-wise activations in double with the lanes the reference must
    * redo marked (kernels/act.h). NULL at the reference level. */

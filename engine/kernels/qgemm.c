@@ -87,27 +87,6 @@ void loom_kernels_fill_qgemm_ref(loom_kernels *k) {
   k->qgemm_prepare = loom_qgemm_prepare_ref;
 }
 
-/* xt from xq in a level's layout (qgemm.h): tiles of LOOM_QGEMM_TILE_ROWS
- * rows, then 4, 2, 1; or tiles of LOOM_QGEMM_AMX_TILE_ROWS, the last padded
- * with zeros. */
-static void interleave_tiles(loom_qgemm_tile_layout layout, const int8_t *xq, int8_t *xt, int64_t batch,
-                             int64_t xstride) {
-  static const int8_t zeros[4];
-  for (int64_t b0 = 0; b0 < batch;) {
-    const int64_t left = batch - b0;
-    const int64_t nb = layout == LOOM_QGEMM_TILES_AMX    ? LOOM_QGEMM_AMX_TILE_ROWS
-                       : left >= LOOM_QGEMM_TILE_ROWS ? LOOM_QGEMM_TILE_ROWS
-                       : left >= 4                    ? 4
-                       : left >= 2                    ? 2
-                                                      : 1;
-    int8_t *t = xt + b0 * xstride;
-    for (int64_t g = 0; g < xstride / 4; g++)
-      for (int64_t i = 0; i < nb; i++)
-        memcpy(t + (g * nb + i) * 4, i < left ? xq + (b0 + i) * xstride + g * 4 : zeros, 4);
-    b0 += nb;
-  }
-}
-
 static void qgemm_range(void *arg, int64_t begin, int64_t end) {
   const loom_qgemm_job *j = arg;
   loom_kernels_get()->qgemm_rows[j->t->id](j, begin, end);
@@ -277,8 +256,7 @@ int loom_qgemm_packed(loom_pool *pool, loom_dtype d, const uint8_t *packed, int6
                       .bad = bad, .xsum = xsum, .permute = permuted};
   loom_pool_for(pool, batch, cols > 0 ? (8192 + cols - 1) / cols : batch, prepare_range, &prep);
   int8_t *xt = tiles ? (int8_t *)(buf + o_xt) : NULL;
-  if (xt && k->qgemm_make_tiles) k->qgemm_make_tiles(xq, xt, batch, xstride);
-  else if (xt) interleave_tiles(k->qgemm_tiles, xq, xt, batch, xstride);
+  if (xt) k->qgemm_make_tiles(xq, xt, batch, xstride); /* every level with tiles has its builder (cpu.h) */
   loom_qgemm_job job = {
     .t = t, .packed = packed, .row_bytes = loom_dtype_row_bytes(d, cols), .rows = rows, .cols = cols,
     .batch = batch, .scales = scales, .nscales = nscales, .xq = xq, .xp = xp, .xt = xt, .xstride = xstride,

@@ -521,6 +521,15 @@ static void test_levels(void) {
   if (!tested) g_test_skip("no vector kernel level on this machine");
 }
 
+/* Every level whose integer GEMM reads activation tiles builds them
+ * itself (qgemm.c calls qgemm_make_tiles unchecked). */
+static void test_tile_builders(void) {
+  for (int l = 0; l <= (int)loom_kernels_best_level(); l++) {
+    const loom_kernels *k = loom_kernels_for((loom_kernel_level)l);
+    g_assert_true((k->qgemm_tiles != LOOM_QGEMM_TILES_NONE) == (k->qgemm_make_tiles != NULL));
+  }
+}
+
 /* The AMX level's table is the AVX-512 one but for the integer GEMM and
  * its activation tiles (what lets the other kernels' tests stop at
  * AVX-512: test-levels.h). */
@@ -642,6 +651,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/kernels/dequantize-alignment", test_dequantize_alignment);
   g_test_add_func("/kernels/dispatch", test_dispatch);
   g_test_add_func("/kernels/amx-table", test_amx_table);
+  g_test_add_func("/kernels/tile-builders", test_tile_builders);
   g_test_add_func("/kernels/codecs-match-reference", test_levels);
   return g_test_run();
 }
