@@ -218,6 +218,7 @@ void loom_qgemm_prepare_vnni(int bits, const int8_t *xq, int8_t *xp, int64_t len
 /* qgemm-vnni-panel.c: the GEMM of 8-bit and 4-bit codes from packed weight
  * panels; false (nothing written) when its buffer cannot be had. */
 bool loom_qgemm_panel_vnni(const struct loom_qgemm_job *j, int64_t r0, int64_t r1);
+/* ... and the VNNI level's qgemm_make_tiles, the activation tiles it reads. */
 void loom_qgemm_make_tiles_vnni(const int8_t *xq, int8_t *xt, int64_t batch, int64_t xstride);
 /* qgemm-vnni.c: the VNNI level's qgemm_rows, which the AMX level keeps for
  * the shapes its tiles do not take. */
