@@ -381,7 +381,7 @@ static inline __attribute__((always_inline)) bool quantize64(const loom_dtype_tr
    * first 64-byte boundary go through the out-of-line encoder and its
    * ordinary stores, and the scan of the next row keeps its own index,
    * j = i − h, from its first value. */
-  const int64_t h = stream ? (int64_t)(((64 - ((uintptr_t)dst & 63)) & 63) / 8) : 0;
+  const int64_t h = stream ? loom_stream_head(dst, 8, n) : 0;
   const bool nt = stream && !((uintptr_t)dst & 7) && n - h >= 8;
   if (nt && h) nan |= encode8_64_rest(t, is_unsigned, src, h, scale, &p, dst);
   int64_t i = nt ? h : 0;
@@ -487,8 +487,7 @@ static inline __attribute__((always_inline)) void dequantize64_rows(const bool s
    * Streamed, the values before dst's first 64-byte boundary are stored
    * ordinarily (cpu.h). */
   if (stream) {
-    int64_t head = (int64_t)(((64 - ((uintptr_t)dst & 63)) & 63) / sizeof(float));
-    head = head < n ? head : n;
+    const int64_t head = loom_stream_head(dst, sizeof(float), n);
     for (; i < head; i += 8) dequantize64_part(is_unsigned, s, src + 8 * i, head - i < 8 ? head - i : 8, dst + i);
     i = head;
   }

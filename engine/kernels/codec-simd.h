@@ -435,8 +435,7 @@ static void SIMD(dequantize_float64)(const loom_dtype_traits *t, const uint8_t *
 __attribute__((optimize("align-loops=64"))) static void SIMD(dequantize_float64_stream)(const loom_dtype_traits *t, const uint8_t *src, int64_t n, float scale,
                                             const float *lut, float *dst) {
   /* up to dst's first 64-byte boundary through ordinary stores */
-  int64_t h = (int64_t)(((64 - ((uintptr_t)dst & 63)) & 63) / sizeof(float));
-  h = h < n ? h : n;
+  const int64_t h = loom_stream_head(dst, sizeof(float), n);
   dequantize_float64_rows(false, src, h, dst);
   dequantize_float64_rows(true, src + 8 * h, n - h, dst + h);
 }
@@ -579,8 +578,7 @@ static void SIMD(dequantize_scaled_stream)(const loom_dtype_traits *t, const uin
   }
   /* int32 and uint32 read as many bytes as they write: streamed straight
    * from the decoder, without the copy through L1 */
-  int64_t h = (int64_t)(((64 - ((uintptr_t)dst & 63)) & 63) / sizeof(float));
-  h = h < n ? h : n;
+  const int64_t h = loom_stream_head(dst, sizeof(float), n);
   SIMD(dequantize_scaled)(t, src, h, scale, lut, dst);
   if (t->kind == LOOM_DTYPE_KIND_UNSIGNED)
     dequantize_scaled_bits(32, false, false, src + 4 * h, n - h, scale, dst + h, true);

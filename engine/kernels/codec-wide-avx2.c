@@ -130,7 +130,7 @@ static inline __attribute__((always_inline)) bool quantize32(const loom_dtype_tr
   /* Streamed (cpu.h, quantize_row_scan_stream), as quantize64 below: the
    * values before dst's first 64-byte boundary out of line, the next row's
    * scan at its own index j = i − h. */
-  const int64_t h = stream ? (int64_t)(((64 - ((uintptr_t)dst & 63)) & 63) / 4) : 0;
+  const int64_t h = stream ? loom_stream_head(dst, 4, n) : 0;
   const bool nt = stream && !((uintptr_t)dst & 3) && n - h >= 8;
   for (int64_t k = 0; nt && k < h; k += 8)
     nan |= encode8_32_rest(src + k, h - k < 8 ? h - k : 8, &p, dst + 4 * k);
@@ -300,7 +300,7 @@ static inline __attribute__((always_inline)) bool quantize64(const loom_dtype_tr
   /* Streamed (cpu.h, quantize_row_scan_stream), as codec-scaled-avx512.c's
    * quantize64: the values before dst's first 64-byte boundary out of
    * line, the next row's scan at its own index j = i − h. */
-  const int64_t h = stream ? (int64_t)(((64 - ((uintptr_t)dst & 63)) & 63) / 8) : 0;
+  const int64_t h = stream ? loom_stream_head(dst, 8, n) : 0;
   const bool nt = stream && !((uintptr_t)dst & 7) && n - h >= 8;
   for (int64_t k = 0; nt && k < h; k += 4)
     nan |= encode4_64_rest(t, is_unsigned, src + k, h - k < 4 ? h - k : 4, scale, &p, dst + 8 * k);
@@ -400,8 +400,7 @@ static inline __attribute__((always_inline)) void dequantize64_rows(const bool s
   const __m256d s = _mm256_set1_pd(scale);
   int64_t i = 0;
   if (stream) { /* up to dst's first 64-byte boundary ordinarily (cpu.h) */
-    int64_t head = (int64_t)(((64 - ((uintptr_t)dst & 63)) & 63) / sizeof(float));
-    head = head < n ? head : n;
+    const int64_t head = loom_stream_head(dst, sizeof(float), n);
     for (; i < head; i += 8) dequantize64_part(is_signed, s, src + 8 * i, head - i < 8 ? head - i : 8, dst + i);
     i = head;
   }

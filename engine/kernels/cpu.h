@@ -235,6 +235,14 @@ void loom_kernels_fill_amx(loom_kernels *k);
  * the development machine). */
 #define LOOM_STREAM_MIN_BYTES ((size_t)16 << 20)
 
+/* How many values of `size` bytes lie from p to its first 64-byte boundary
+ * (0 when p is on one), at most n: the head a streaming codec stores
+ * ordinarily before its non-temporal stores. */
+static inline int64_t loom_stream_head(const void *p, size_t size, int64_t n) {
+  const int64_t h = (int64_t)((64 - ((uintptr_t)p & 63)) & 63) / (int64_t)size;
+  return h < n ? h : n;
+}
+
 /* Orders the non-temporal stores of dequantize_row_stream before any later
  * store, so another thread that sees a later flag sees the outputs too
  * (sfence is part of x86-64's baseline; other machines have no streaming
